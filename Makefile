@@ -1,0 +1,37 @@
+# protomesh: `make sim` and `make test` are all a new machine needs.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+SCENARIO ?= scenarios/train_booking.yaml
+
+.PHONY: install sim test bench lint schema clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+sim: $(STAMP)
+	$(PY) -m sim sim $(SCENARIO)
+
+test: $(STAMP)
+	$(PY) -m pytest -q -n 2
+
+bench: $(STAMP)
+	$(PY) -m pytest -q -m 'slow or bench' -p no:xdist
+	$(PY) -m benchmarks.run
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check sim tests benchmarks
+	$(VENV)/bin/ruff format --check sim tests benchmarks
+	$(VENV)/bin/mypy
+
+schema: $(STAMP)
+	$(PY) -m sim schema > scenarios/protomesh.schema.json
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

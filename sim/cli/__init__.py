@@ -1,0 +1,52 @@
+"""``python -m sim``: parse the command line, call one function, render errors, exit.
+
+Each command group lives in its own module with a ``register(subparsers)`` function;
+a command's handler takes the parsed ``argparse.Namespace`` and returns the exit code.
+Only this package prints for the user.
+
+Exit codes (SPEC §7): 0 success, 1 a negative answer (no route, a violation, not
+equivalent, lint findings), 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from sim import __version__
+from sim.cli import calculus, mesh
+
+EXIT_OK = 0
+EXIT_NEGATIVE = 1
+EXIT_BAD_INPUT = 2
+
+_GROUPS = (mesh, calculus)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full ``python -m sim`` argument parser."""
+    parser = argparse.ArgumentParser(
+        prog="python -m sim",
+        description="protomesh: simulate multi-protocol AI-agent meshes.",
+    )
+    parser.add_argument("--version", action="version", version=f"protomesh {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for group in _GROUPS:
+        group.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; return its exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on bad usage, 0 on --help
+        return int(exc.code or 0)
+    handler = args.handler
+    try:
+        return int(handler(args))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

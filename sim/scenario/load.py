@@ -1,0 +1,406 @@
+"""YAML with line marks → a validated :class:`~sim.scenario.model.Scenario`.
+
+Loading runs in three passes, and every pass reports all it finds:
+
+1. YAML is composed into nodes; each value and each mapping key keeps its mark
+   (line, column). Malformed YAML, duplicate keys, an empty file or a document that
+   is not a mapping stop here.
+2. The pydantic models check the shape of every field.
+3. :mod:`sim.scenario.rules` checks the cross-references, on the items that passed
+   pass 2 (so one bad agent does not hide a bad link).
+
+Each problem becomes a :class:`Diagnostic` naming file, line, column and field path.
+"""
+
+from __future__ import annotations
+
+import re
+import typing
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+import yaml
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails
+
+from sim.scenario.diagnostics import (
+    Diagnostic,
+    FieldPath,
+    ScenarioError,
+    did_you_mean,
+    format_path,
+)
+from sim.scenario.model import Scenario
+from sim.scenario.rules import KnownNames, check_rules
+
+Mark = tuple[int, int]  # 1-based (line, column)
+
+
+class _Document:
+    """The plain data of a YAML document with the mark of every value and key."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.value_marks: dict[FieldPath, Mark] = {}
+        self.key_marks: dict[FieldPath, Mark] = {}
+        self.problems: list[Diagnostic] = []
+
+    def locate(self, path: FieldPath, *, at_key: bool = False) -> Mark:
+        """The mark of ``path``, or of its nearest ancestor present in the file."""
+        probe = path
+        while probe:
+            if at_key and probe in self.key_marks:
+                return self.key_marks[probe]
+            if probe in self.value_marks:
+                return self.value_marks[probe]
+            probe = probe[:-1]
+        return self.value_marks.get((), (1, 1))
+
+    def diagnostic(
+        self, path: FieldPath, message: str, *, at_key: bool = False, warning: bool = False
+    ) -> Diagnostic:
+        line, column = self.locate(path, at_key=at_key)
+        return Diagnostic(
+            self.file,
+            line,
+            column,
+            format_path(path),
+            message,
+            "warning" if warning else "error",
+        )
+
+
+def _mark(node: yaml.Node) -> Mark:
+    return (node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+def _construct(loader: yaml.SafeLoader, node: yaml.Node, path: FieldPath, doc: _Document) -> Any:
+    doc.value_marks[path] = _mark(node)
+    if isinstance(node, yaml.MappingNode):
+        loader.flatten_mapping(node)
+        result: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = loader.construct_object(key_node, deep=True)
+            if not isinstance(key, str | int | float | bool) or key is None:
+                line, column = _mark(key_node)
+                doc.problems.append(
+                    Diagnostic(doc.file, line, column, format_path(path), "keys must be scalars")
+                )
+                continue
+            key = str(key) if not isinstance(key, str) else key
+            if key in result:
+                line, column = _mark(key_node)
+                first = doc.key_marks[(*path, key)]
+                doc.problems.append(
+                    Diagnostic(
+                        doc.file,
+                        line,
+                        column,
+                        format_path((*path, key)),
+                        f"duplicate key '{key}' (first given at line {first[0]})",
+                    )
+                )
+                continue
+            doc.key_marks[(*path, key)] = _mark(key_node)
+            result[key] = _construct(loader, value_node, (*path, key), doc)
+        return result
+    if isinstance(node, yaml.SequenceNode):
+        return [_construct(loader, item, (*path, i), doc) for i, item in enumerate(node.value)]
+    return loader.construct_object(node, deep=True)
+
+
+def _parse_yaml(text: str, doc: _Document) -> Any:
+    """Compose and construct ``text``; return the data or record why it cannot be read."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            doc.problems.append(
+                Diagnostic(doc.file, 1, 1, "<root>", "the file is empty; a scenario is a mapping")
+            )
+            return None
+        data = _construct(loader, node, (), doc)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        problem = exc.problem or "cannot be parsed"
+        context = f" {exc.context}" if exc.context else ""
+        doc.problems.append(
+            Diagnostic(doc.file, line, column, "<root>", f"malformed YAML: {problem}{context}")
+        )
+        return None
+    except yaml.YAMLError as exc:
+        doc.problems.append(Diagnostic(doc.file, 1, 1, "<root>", f"malformed YAML: {exc}"))
+        return None
+    finally:
+        loader.dispose()
+    if not isinstance(data, dict):
+        kind = type(data).__name__ if data is not None else "null"
+        doc.problems.append(doc.diagnostic((), f"a scenario is a mapping of fields, not a {kind}"))
+        return None
+    return data
+
+
+# --- pydantic errors → diagnostics -------------------------------------------------------
+
+
+def _unwrap(annotation: Any) -> list[Any]:
+    """The concrete types inside Optional / Annotated / unions."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _unwrap(typing.get_args(annotation)[0])
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        out: list[Any] = []
+        for arg in typing.get_args(annotation):
+            out.extend(_unwrap(arg))
+        return out
+    return [annotation]
+
+
+def _model_at(path: FieldPath) -> type[BaseModel] | None:
+    """The model class whose fields live at ``path`` in a scenario document."""
+    current: list[Any] = [Scenario]
+    for part in path:
+        following: list[Any] = []
+        for tp in current:
+            for concrete in _unwrap(tp):
+                origin = typing.get_origin(concrete)
+                if isinstance(part, int) and origin is list:
+                    following.extend(_unwrap(typing.get_args(concrete)[0]))
+                elif isinstance(part, str) and origin is dict:
+                    following.extend(_unwrap(typing.get_args(concrete)[1]))
+                elif (
+                    isinstance(part, str)
+                    and isinstance(concrete, type)
+                    and issubclass(concrete, BaseModel)
+                ):
+                    for name, info in concrete.model_fields.items():
+                        if (info.alias or name) == part:
+                            following.extend(_unwrap(info.annotation))
+        current = following
+    for tp in current:
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            return tp
+    return None
+
+
+def _field_names(model: type[BaseModel]) -> list[str]:
+    return [info.alias or name for name, info in model.model_fields.items()]
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _pydantic_diagnostic(err: ErrorDetails, doc: _Document, base: FieldPath) -> Diagnostic:
+    path: FieldPath = (*base, *err["loc"])
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        key = str(path[-1])
+        model = _model_at(path[:-1])
+        hint = did_you_mean(key, _field_names(model)) if model else ""
+        if not hint and model:
+            hint = f" (allowed: {', '.join(_field_names(model))})"
+        return doc.diagnostic(path, f"unknown key '{key}'{hint}", at_key=True)
+    if kind == "missing":
+        return doc.diagnostic(path, f"missing required field '{path[-1]}'")
+    message = err["msg"]
+    if message.startswith("Value error, "):
+        message = message[len("Value error, ") :]
+    elif kind in ("literal_error", "enum"):
+        expected = str((err.get("ctx") or {}).get("expected", ""))
+        choices = re.findall(r"'([^']*)'", expected)
+        message = f"{message} (got {_short(err['input'])}){did_you_mean(err['input'], choices)}"
+    elif not isinstance(err["input"], dict | list):
+        message = f"{message} (got {_short(err['input'])})"
+    return doc.diagnostic(path, message)
+
+
+_ADAPTERS: dict[int, tuple[Any, TypeAdapter[Any]]] = {}
+
+
+def _adapter(annotation: Any) -> TypeAdapter[Any]:
+    """A cached TypeAdapter for ``annotation`` (kept alive so its id stays unique)."""
+    hit = _ADAPTERS.get(id(annotation))
+    if hit is None:
+        hit = (annotation, TypeAdapter(annotation))
+        _ADAPTERS[id(annotation)] = hit
+    return hit[1]
+
+
+_FIELD_TYPES: dict[tuple[type[BaseModel], str], Any] = {}
+
+
+def _field_type(model: type[BaseModel], name: str) -> Any:
+    key = (model, name)
+    if key not in _FIELD_TYPES:
+        info = model.model_fields[name]
+        _FIELD_TYPES[key] = Annotated[info.annotation, info]
+    return _FIELD_TYPES[key]
+
+
+Origin = dict[FieldPath, list[int]]
+
+
+def _salvage_value(
+    annotation: Any, value: Any, path: FieldPath, origin: Origin
+) -> tuple[bool, Any]:
+    """Validate ``value``; on failure keep the parts that validate (items, entries, fields).
+
+    Returns (usable, value). ``origin`` records, for each list that lost items, the
+    original index of every kept item, so findings on the salvage map back to the file.
+    """
+    try:
+        return True, _adapter(annotation).validate_python(value)
+    except ValidationError:
+        pass
+    for concrete in _unwrap(annotation):
+        kind = typing.get_origin(concrete)
+        if isinstance(concrete, type) and issubclass(concrete, BaseModel):
+            if isinstance(value, dict):
+                return _salvage_model(concrete, value, path, origin)
+        elif kind is list and isinstance(value, list):
+            item_type = typing.get_args(concrete)[0]
+            kept: list[Any] = []
+            indices: list[int] = []
+            for i, item in enumerate(value):
+                ok, result = _salvage_value(item_type, item, (*path, len(kept)), origin)
+                if ok:
+                    kept.append(result)
+                    indices.append(i)
+            origin[path] = indices
+            return True, kept
+        elif kind is dict and isinstance(value, dict):
+            value_type = typing.get_args(concrete)[1]
+            entries = {}
+            for key, item in value.items():
+                ok, result = _salvage_value(value_type, item, (*path, key), origin)
+                if ok:
+                    entries[key] = result
+            return True, entries
+    return False, None
+
+
+def _salvage_model(
+    model: type[BaseModel], data: dict[str, Any], path: FieldPath, origin: Origin
+) -> tuple[bool, Any]:
+    """A model of the fields that validate; unusable when a required one does not.
+
+    The root (the scenario itself) is always usable: a bad required list becomes empty.
+    """
+    fields: dict[str, Any] = {}
+    for name, info in model.model_fields.items():
+        key = info.alias or name
+        if key in data:
+            ok, result = _salvage_value(_field_type(model, name), data[key], (*path, key), origin)
+            if ok:
+                fields[name] = result
+                continue
+        if not path and typing.get_origin(info.annotation) is list:
+            fields[name] = []
+        elif info.is_required() and path:
+            return False, None
+    return True, model.model_construct(**fields)
+
+
+def _remap(path: FieldPath, origin: Origin) -> FieldPath:
+    """Map a path into the salvaged scenario back to the file's indices."""
+    out: list[str | int] = []
+    for k, part in enumerate(path):
+        indices = origin.get(path[:k]) if isinstance(part, int) else None
+        if isinstance(part, int) and indices is not None and part < len(indices):
+            part = indices[part]
+        out.append(part)
+    return tuple(out)
+
+
+def _raw_names(data: Mapping[str, Any], section: str, key: str) -> set[str]:
+    raw = data.get(section)
+    names: set[str] = set()
+    if isinstance(raw, list):
+        for item in raw:
+            if isinstance(item, str) and section == "protocols":
+                names.add(item)
+            elif isinstance(item, dict) and isinstance(item.get(key), str):
+                names.add(item[key])
+    return names
+
+
+def _raw_speaks(data: Mapping[str, Any]) -> dict[str, set[str]]:
+    raw = data.get("agents")
+    speaks: dict[str, set[str]] = {}
+    for item in raw if isinstance(raw, list) else ():
+        if isinstance(item, dict) and isinstance(item.get("id"), str):
+            protocols = item.get("protocols")
+            speaks[item["id"]] = set(map(str, protocols)) if isinstance(protocols, dict) else set()
+    return speaks
+
+
+def parse_scenario(text: str, file: str = "<string>") -> tuple[Scenario, list[Diagnostic]]:
+    """Parse and check scenario YAML ``text``; return it with its warnings.
+
+    Raises :class:`ScenarioError` listing every error, located in ``file``.
+    """
+    doc = _Document(file)
+    data = _parse_yaml(text, doc)
+    if data is None or doc.problems:
+        raise ScenarioError(doc.problems)
+    errors: list[Diagnostic] = []
+    scenario: Scenario | None = None
+    try:
+        scenario = Scenario.model_validate(data)
+        origin: Origin = {}
+    except ValidationError as exc:
+        errors.extend(_pydantic_diagnostic(err, doc, ()) for err in exc.errors())
+        origin = {}
+        salvaged = _salvage_model(Scenario, data, (), origin)[1]
+    known = KnownNames(
+        agents=_raw_names(data, "agents", "id"),
+        tools=_raw_names(data, "tools", "name"),
+        protocols=_raw_names(data, "protocols", "name"),
+        speaks=_raw_speaks(data),
+    )
+    checked = scenario if scenario is not None else salvaged
+    warnings: list[Diagnostic] = []
+    for finding in check_rules(checked, known):
+        path = _remap(finding.path, origin)
+        message = finding.message
+        if finding.first is not None:
+            message += f" (first at line {doc.locate(_remap(finding.first, origin))[0]})"
+        diag = doc.diagnostic(path, message, at_key=finding.at_key, warning=finding.warning)
+        (warnings if finding.warning else errors).append(diag)
+    errors.sort(key=lambda d: (d.line, d.column, d.field))
+    warnings.sort(key=lambda d: (d.line, d.column, d.field))
+    if errors or scenario is None:
+        raise ScenarioError(errors, warnings)
+    return scenario, warnings
+
+
+def load_scenario_with_warnings(path: str | Path) -> tuple[Scenario, list[Diagnostic]]:
+    """Load the scenario file at ``path``; return it with its warnings.
+
+    Raises :class:`ScenarioError` (every error, located) on a bad scenario, including
+    a file that cannot be read.
+    """
+    file = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise ScenarioError([Diagnostic(file, 1, 1, "<root>", f"cannot read: {reason}")]) from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(
+            [Diagnostic(file, 1, 1, "<root>", f"not UTF-8 text: {exc.reason}")]
+        ) from None
+    return parse_scenario(text, file)
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Load and validate the scenario file at ``path``.
+
+    Raises :class:`ScenarioError` whose ``errors`` name file, line, column and field.
+    """
+    scenario, _ = load_scenario_with_warnings(path)
+    return scenario

@@ -1,0 +1,491 @@
+"""The scenario YAML contract (SPEC §1) as pydantic models.
+
+These models check the *shape* of each field (types, ranges, enumerations, which
+parameters a distribution needs). Rules that relate fields to each other (ids that
+must exist, protocols both ends must speak, ≺ acyclic, ...) live in
+:mod:`sim.scenario.rules`, so that one file reports every error at once.
+
+Units: simulated time in seconds; costs in seconds-equivalent; probabilities in [0, 1].
+Pydantic stays at the edge: the engine and the routers never see these classes on
+their hot paths.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+#: The protocols protomesh knows without a ``fields:`` declaration (SPEC §2).
+BUILTIN_PROTOCOLS: tuple[str, ...] = ("MCP", "MCP+", "A2A", "ANP", "SGD")
+
+#: Router strategies (SPEC §3).
+ROUTERS: tuple[str, ...] = ("dijkstra", "bfs", "resilient", "semantic")
+
+#: Descriptor fields a protocol may represent (SPEC §2): the eight semantic fields
+#: of MCP+ plus MCP's ``annotations``.
+DESCRIPTOR_FIELDS: tuple[str, ...] = (
+    "name",
+    "description",
+    "input_schema",
+    "side_effects",
+    "requires_approval",
+    "failure_modes",
+    "dependencies",
+    "summary",
+    "annotations",
+)
+
+NonNegative = Annotated[float, Field(ge=0)]
+Positive = Annotated[float, Field(gt=0)]
+Probability = Annotated[float, Field(ge=0, le=1)]
+
+
+class Spec(BaseModel):
+    """Base of every scenario model: unknown keys are errors, values are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class AgentType(StrEnum):
+    """The node types of the Protocol Graph Model."""
+
+    LLM_AGENT = "LLM_AGENT"
+    TOOL_SERVER = "TOOL_SERVER"
+    COORDINATOR = "COORDINATOR"
+    GATEWAY = "GATEWAY"
+
+
+class SideEffects(StrEnum):
+    """A tool's ground-truth side effect (paper §6.2, P2)."""
+
+    NONE = "none"
+    READ = "read"
+    WRITE = "write"
+    DELETE = "delete"
+
+
+class Relation(StrEnum):
+    """Inter-tool relations (paper §6.4, P4)."""
+
+    REQUIRES = "Requires"
+    PRODUCES_INPUT_FOR = "ProducesInputFor"
+    EXCLUSIVE_WITH = "ExclusiveWith"
+
+
+class McpPolicy(StrEnum):
+    """How a caller that cannot see ``requires_approval`` or ``side_effects`` decides."""
+
+    HINTS = "hints"
+    NEVER = "never"
+    ALWAYS = "always"
+
+
+class TraceLevel(StrEnum):
+    """How much of a run the trace records (SPEC §5)."""
+
+    FULL = "full"
+    PROTOCOL = "protocol"
+    OFF = "off"
+
+
+_DIST_PARAMS: dict[str, tuple[str, ...]] = {
+    "constant": ("value",),
+    "exponential": ("mean",),
+    "lognormal": ("median", "sigma"),
+    "uniform": ("low", "high"),
+}
+
+
+class Distribution(Spec):
+    """A non-negative random duration in seconds.
+
+    ``constant`` {value}; ``exponential`` {mean}; ``lognormal`` {median, sigma}
+    (sigma of the underlying normal); ``uniform`` {low, high}.
+    """
+
+    dist: Literal["constant", "exponential", "lognormal", "uniform"] = Field(
+        description="Distribution family: constant | exponential | lognormal | uniform."
+    )
+    value: NonNegative | None = Field(None, description="constant: the value, seconds.")
+    mean: NonNegative | None = Field(None, description="exponential: the mean, seconds.")
+    median: NonNegative | None = Field(None, description="lognormal: the median, seconds.")
+    sigma: NonNegative | None = Field(
+        None, description="lognormal: standard deviation of log(duration), dimensionless."
+    )
+    low: NonNegative | None = Field(None, description="uniform: lower bound, seconds.")
+    high: NonNegative | None = Field(None, description="uniform: upper bound, seconds.")
+
+    @model_validator(mode="after")
+    def _parameters_match_family(self) -> Distribution:
+        needed = _DIST_PARAMS[self.dist]
+        given = {
+            k
+            for k in ("value", "mean", "median", "sigma", "low", "high")
+            if getattr(self, k) is not None
+        }
+        missing = [k for k in needed if k not in given]
+        extra = sorted(given - set(needed))
+        if missing:
+            raise ValueError(f"a {self.dist} distribution needs {', '.join(missing)}")
+        if extra:
+            raise ValueError(
+                f"a {self.dist} distribution takes {', '.join(needed)}, not {', '.join(extra)}"
+            )
+        if self.dist == "uniform" and (self.low or 0.0) > (self.high or 0.0):
+            raise ValueError(f"uniform low ({self.low}) is above high ({self.high})")
+        return self
+
+    def mean_value(self) -> float:
+        """The distribution's mean, seconds."""
+        import math
+
+        if self.dist == "constant":
+            return float(self.value or 0.0)
+        if self.dist == "exponential":
+            return float(self.mean or 0.0)
+        if self.dist == "lognormal":
+            return float(self.median or 0.0) * math.exp(float(self.sigma or 0.0) ** 2 / 2)
+        return (float(self.low or 0.0) + float(self.high or 0.0)) / 2
+
+
+def _protocol_entry(value: Any) -> Any:
+    """Accept ``MCP`` as shorthand for ``{name: MCP}``."""
+    return {"name": value} if isinstance(value, str) else value
+
+
+class ProtocolSpec(Spec):
+    """A protocol of P: a built-in name, or a user-defined one with its field set."""
+
+    name: str = Field(min_length=1, description="Protocol name, e.g. MCP, MCP+, A2A, ANP, SGD.")
+    fields: (
+        list[
+            Literal[
+                "name",
+                "description",
+                "input_schema",
+                "side_effects",
+                "requires_approval",
+                "failure_modes",
+                "dependencies",
+                "summary",
+                "annotations",
+            ]
+        ]
+        | None
+    ) = Field(
+        None,
+        description="Descriptor fields this protocol represents; required for a protocol "
+        "that is not built in, optional override for a built-in one.",
+    )
+
+
+class RoutingSpec(Spec):
+    """Router parameters shared by all strategies."""
+
+    loss_penalty: NonNegative = Field(
+        1.0, description="Weight of semantic loss in τ, seconds-equivalent per unit of loss."
+    )
+    translation_delay: NonNegative = Field(
+        0.002, description="Default translation time at a node, seconds."
+    )
+    suspect_ttl: Positive = Field(
+        30.0, description="How long the resilient router avoids a suspected node or link, seconds."
+    )
+
+
+class ApprovalSpec(Spec):
+    """The human (or policy) behind approval gates."""
+
+    latency: Distribution = Field(
+        default_factory=lambda: Distribution(dist="constant", value=1.0),
+        description="Time from approval request to answer, seconds.",
+    )
+    grant_probability: Probability = Field(
+        0.95, description="Probability that an approval request is granted."
+    )
+    mcp_policy: McpPolicy = Field(
+        McpPolicy.HINTS,
+        description="How a caller that sees neither requires_approval nor side_effects "
+        "decides: hints (ask unless readOnlyHint is true) | never | always.",
+    )
+
+
+class AgentSpec(Spec):
+    """A node v of G: an agent with its type, capabilities and protocols Γ(v, ·)."""
+
+    id: str = Field(min_length=1, description="Unique agent id.")
+    type: AgentType = Field(description="LLM_AGENT | TOOL_SERVER | COORDINATOR | GATEWAY.")
+    capabilities: list[str] = Field(
+        default_factory=list, description="Capability names, matched by the semantic router."
+    )
+    protocols: dict[str, Annotated[float, Field(gt=0, le=1)]] = Field(
+        min_length=1,
+        description="Protocols spoken, each with its affinity Γ(v, p) in (0, 1].",
+    )
+    translation_delay: NonNegative | None = Field(
+        None, description="This node's translation time, seconds (overrides every default)."
+    )
+    tools: list[str] = Field(default_factory=list, description="Names of the tools hosted here.")
+    concurrency: int = Field(
+        8, ge=1, description="Tool executions served at once; more wait in a FIFO queue."
+    )
+
+
+class LinkSpec(Spec):
+    """An edge e of G with Φ(e) and the latency w_e(p) of each protocol."""
+
+    between: list[str] = Field(
+        min_length=2, max_length=2, description="The two agent ids this link joins (undirected)."
+    )
+    latency: dict[str, NonNegative] = Field(
+        min_length=1,
+        description="Φ(e): protocols carried, each with its mean one-way latency w_e(p), seconds.",
+    )
+    jitter: NonNegative = Field(
+        0.0, description="Mean of the exponential extra latency per hop, seconds (0: none)."
+    )
+
+
+class TranslationSpec(Spec):
+    """A rule for one ordered protocol pair p → p' (forbid, destroy or calibrate it)."""
+
+    from_: str = Field(alias="from", description="Source protocol p.")
+    to: str = Field(description="Target protocol p'.")
+    allowed: bool = Field(True, description="False forbids translating p → p' anywhere.")
+    loss: Probability | None = Field(
+        None, description="Measured loss in [0, 1], overriding the derived field loss."
+    )
+    delay: NonNegative | None = Field(
+        None, description="Measured translation time, seconds (a node's own delay still wins)."
+    )
+    destructive: bool = Field(False, description="The translation can fail (⊥).")
+    fail: Probability = Field(
+        0.0, description="Probability that a destructive translation fails (⊥)."
+    )
+
+
+class RecoverySpec(Spec):
+    """One recovery strategy (paper §6.3): exactly one of retry, fallback, prompt, abort."""
+
+    retry: int | None = Field(None, ge=0, description="Retry(n): retry at most n times.")
+    fallback: str | None = Field(None, description="Fallback(tool): call this tool instead.")
+    prompt: str | None = Field(None, description="UserPrompt(m): ask the user this message.")
+    abort: Literal[True] | None = Field(None, description="Abort: give up the task.")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> RecoverySpec:
+        chosen = [
+            k for k in ("retry", "fallback", "prompt", "abort") if getattr(self, k) is not None
+        ]
+        if len(chosen) != 1:
+            raise ValueError(
+                "a recovery is exactly one of retry, fallback, prompt, abort"
+                + (f" (got {', '.join(chosen)})" if chosen else "")
+            )
+        return self
+
+
+class FailureModeSpec(Spec):
+    """A declared (ErrorType, RecoveryStrategy) pair (paper §6.3, P3)."""
+
+    error: str = Field(min_length=1, description="Error type, e.g. ServiceDown, NotFound.")
+    recovery: RecoverySpec = Field(description="What the caller does after this error.")
+
+
+class DependencySpec(Spec):
+    """A declared (tool, relation) pair (paper §6.4, P4)."""
+
+    tool: str = Field(min_length=1, description="The other tool's name.")
+    relation: Relation = Field(description="Requires | ProducesInputFor | ExclusiveWith.")
+
+
+class AnnotationsSpec(Spec):
+    """MCP tool annotations as the server declares them (hints; all optional)."""
+
+    title: str | None = Field(None, description="Human-readable title.")
+    readOnlyHint: bool | None = Field(None, description="MCP default false.")
+    destructiveHint: bool | None = Field(None, description="MCP default true.")
+    idempotentHint: bool | None = Field(None, description="MCP default false.")
+    openWorldHint: bool | None = Field(None, description="MCP default true.")
+
+
+class ToolSpec(Spec):
+    """A tool's ground-truth descriptor: the MCP+ fields plus MCP annotations (SPEC §2)."""
+
+    name: str = Field(min_length=1, description="Unique tool name.")
+    description: str = Field("", description="Natural-language description (P1).")
+    summary: str | None = Field(None, description="MCP+ one-sentence summary.")
+    input_schema: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object", "properties": {}},
+        description="JSON Schema of the arguments.",
+    )
+    side_effects: SideEffects = Field(
+        SideEffects.NONE, description="Ground truth: none | read | write | delete."
+    )
+    requires_approval: bool = Field(
+        False, description="MCP+: an approval gate precedes every execution."
+    )
+    annotations: AnnotationsSpec = Field(
+        default_factory=AnnotationsSpec, description="MCP hints as the server declares them."
+    )
+    failure_modes: list[FailureModeSpec] = Field(
+        default_factory=list, description="Declared errors and their recoveries (P3)."
+    )
+    dependencies: list[DependencySpec] = Field(
+        default_factory=list, description="Declared relations to other tools (P4)."
+    )
+    service_time: Distribution = Field(
+        default_factory=lambda: Distribution(dist="constant", value=0.1),
+        description="Execution time at the tool server, seconds.",
+    )
+    errors: dict[str, Probability] = Field(
+        default_factory=dict,
+        description="Error type → probability per execution; their sum is at most 1.",
+    )
+
+    @model_validator(mode="after")
+    def _error_mass(self) -> ToolSpec:
+        total = sum(self.errors.values())
+        if total > 1.0 + 1e-12:
+            raise ValueError(f"error probabilities sum to {total:g}, more than 1")
+        return self
+
+
+class ArrivalsSpec(Spec):
+    """When instances of a workflow start: a Poisson process or listed times."""
+
+    process: Literal["poisson"] | None = Field(None, description="poisson: exponential gaps.")
+    rate: Positive | None = Field(None, description="Poisson rate, instances per second.")
+    times: list[NonNegative] | None = Field(
+        None, description="Explicit start times, seconds (non-decreasing)."
+    )
+
+    @model_validator(mode="after")
+    def _one_form(self) -> ArrivalsSpec:
+        if self.times is not None:
+            if self.process is not None or self.rate is not None:
+                raise ValueError("give either times or {process: poisson, rate}, not both")
+            if any(b < a for a, b in zip(self.times, self.times[1:], strict=False)):
+                raise ValueError("arrival times must be non-decreasing")
+        elif self.process is None or self.rate is None:
+            raise ValueError("arrivals need {process: poisson, rate: R} or {times: [...]}")
+        return self
+
+
+class TaskSpec(Spec):
+    """A task t ∈ T: one tool call (or a capability the semantic router resolves)."""
+
+    id: str = Field(min_length=1, description="Task id, unique in its workflow.")
+    tool: str | None = Field(None, description="The tool to call.")
+    capability: str | None = Field(
+        None, description="Instead of a tool: a capability the semantic router resolves."
+    )
+    args: dict[str, Any] = Field(default_factory=dict, description="Call arguments.")
+    after: list[str] = Field(default_factory=list, description="≺: tasks that must succeed first.")
+    protocol: str | None = Field(None, description="ρ override for this task.")
+    timeout: Positive | None = Field(None, description="Per-call timeout override, seconds.")
+
+    @model_validator(mode="after")
+    def _tool_or_capability(self) -> TaskSpec:
+        if (self.tool is None) == (self.capability is None):
+            raise ValueError("a task names exactly one of tool or capability")
+        return self
+
+
+class WorkflowSpec(Spec):
+    """A workflow W = (T, ≺, ρ) with its initiator and arrival process."""
+
+    name: str = Field(min_length=1, description="Unique workflow name.")
+    initiator: str = Field(description="Agent id that runs the instances.")
+    protocol: str = Field(description="ρ: the protocol the tasks are issued in.")
+    arrivals: ArrivalsSpec = Field(description="When instances start.")
+    tasks: list[TaskSpec] = Field(min_length=1, description="T, with ≺ given by `after`.")
+    timeout: Positive = Field(30.0, description="Per-call timeout, seconds.")
+
+
+class RandomFailureSpec(Spec):
+    """Exponential up and down times for each listed node or link."""
+
+    nodes: list[str] = Field(default_factory=list, description="Agent ids that fail at random.")
+    links: list[list[str]] = Field(
+        default_factory=list, description="Links (pairs of agent ids) that fail at random."
+    )
+    mtbf: Positive = Field(description="Mean time between failures, seconds.")
+    mttr: Positive = Field(description="Mean time to repair, seconds.")
+
+
+class FailureSpec(Spec):
+    """A scheduled outage of a node or link, or a random failure process."""
+
+    node: str | None = Field(None, description="Agent id that goes down.")
+    link: list[str] | None = Field(
+        None, min_length=2, max_length=2, description="Link (pair of agent ids) that goes down."
+    )
+    at: NonNegative | None = Field(None, description="Outage start, seconds.")
+    for_: NonNegative | None = Field(None, alias="for", description="Outage length, seconds.")
+    random: RandomFailureSpec | None = Field(None, description="Random failures.")
+
+    @model_validator(mode="after")
+    def _one_form(self) -> FailureSpec:
+        scheduled = self.node is not None or self.link is not None
+        if self.random is not None:
+            if scheduled or self.at is not None or self.for_ is not None:
+                raise ValueError("a random failure takes only `random:`")
+        elif not scheduled:
+            raise ValueError("a failure names a node, a link, or random")
+        elif self.node is not None and self.link is not None:
+            raise ValueError("a scheduled failure names a node or a link, not both")
+        elif self.at is None or self.for_ is None:
+            raise ValueError("a scheduled failure needs `at` and `for`")
+        return self
+
+
+class Scenario(Spec):
+    """One mesh and one experiment (SPEC §1)."""
+
+    name: Annotated[str, Field(pattern=r"^[a-z0-9-]+$")] = Field(
+        description="Scenario name, [a-z0-9-]+; names the results folder."
+    )
+    description: str = Field("", description="Free text.")
+    seed: int = Field(0, ge=0, description="Root seed of every random stream.")
+    duration: Positive = Field(
+        3600.0, description="Simulated seconds during which workflows arrive; work then drains."
+    )
+    replications: int = Field(1, ge=1, description="Independent replications per router.")
+    routers: list[Literal["dijkstra", "bfs", "resilient", "semantic"]] = Field(
+        default_factory=lambda: ["dijkstra"],  # type: ignore[arg-type]
+        min_length=1,
+        description="Strategies `run`/`compare` evaluate; the first is the default.",
+    )
+    trace: TraceLevel = Field(TraceLevel.FULL, description="Trace level: full | protocol | off.")
+    protocols: list[Annotated[ProtocolSpec, BeforeValidator(_protocol_entry)]] = Field(
+        min_length=1, description="P: the protocols of the mesh."
+    )
+    routing: RoutingSpec = Field(default_factory=RoutingSpec, description="Router parameters.")
+    translations: list[TranslationSpec] = Field(
+        default_factory=list, description="Forbidden, destructive and calibrated pairs."
+    )
+    approval: ApprovalSpec = Field(
+        default_factory=ApprovalSpec, description="The approver behind approval gates."
+    )
+    agents: list[AgentSpec] = Field(min_length=1, description="V: the agents.")
+    links: list[LinkSpec] = Field(default_factory=list, description="E with Φ and w.")
+    tools: list[ToolSpec] = Field(default_factory=list, description="Tool descriptors.")
+    workflows: list[WorkflowSpec] = Field(default_factory=list, description="The workload.")
+    failures: list[FailureSpec] = Field(default_factory=list, description="Outages.")
+
+    def tool(self, name: str) -> ToolSpec:
+        """The tool called ``name``; ``KeyError`` if there is none."""
+        for tool in self.tools:
+            if tool.name == name:
+                return tool
+        raise KeyError(name)
+
+    def agent(self, agent_id: str) -> AgentSpec:
+        """The agent with id ``agent_id``; ``KeyError`` if there is none."""
+        for agent in self.agents:
+            if agent.id == agent_id:
+                return agent
+        raise KeyError(agent_id)
