@@ -1,10 +1,124 @@
-"""Commands on scenarios and the protocol graph: validate, schema, route."""
+"""Commands on the protocol graph: route."""
 
 from __future__ import annotations
 
+import argparse
+import json
+import sys
 from typing import Any
+
+from sim.mesh import (
+    ROUTERS,
+    DownSet,
+    MeshError,
+    NoRoute,
+    ProtocolGraph,
+    Route,
+    SemanticRouter,
+    make_router,
+)
+from sim.scenario import ScenarioError, load_scenario
 
 
 def register(sub: Any) -> None:
     """Add this group's commands to ``sub`` (an argparse subparsers action)."""
-    del sub
+    p = sub.add_parser(
+        "route",
+        help="one route between two agents",
+        description="Print the route a router picks from one agent to another (SPEC §3). "
+        "Exit 0 with a route, 1 when there is none, 2 on bad input.",
+    )
+    p.add_argument("file", metavar="FILE", help="scenario YAML")
+    p.add_argument("--from", dest="source", required=True, metavar="A", help="source agent id")
+    p.add_argument(
+        "--to",
+        dest="target",
+        required=True,
+        metavar="B",
+        help="target agent id (semantic router: also a capability or tool name)",
+    )
+    p.add_argument("--router", choices=sorted(ROUTERS), default=None, help="default: the "
+                   "scenario's first router")
+    p.add_argument("--protocol", metavar="P", help="source protocol ρ (bfs: the one protocol)")
+    p.add_argument("--to-protocol", metavar="P", help="protocol the target must receive")
+    p.add_argument(
+        "--down",
+        default="",
+        metavar="X,Y",
+        help="down agents, and links as a~b (resilient and semantic avoid them)",
+    )
+    p.add_argument("--json", action="store_true", help="print the route as JSON")
+    p.set_defaults(handler=route_command)
+
+
+def _parse_down(text: str) -> DownSet:
+    nodes: list[str] = []
+    links: list[tuple[str, str]] = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        if "~" in item:
+            a, _, b = item.partition("~")
+            links.append((a, b))
+        else:
+            nodes.append(item)
+    return DownSet.of(nodes, links)
+
+
+def _render(route: Route) -> str:
+    hops = []
+    for i, node in enumerate(route.path):
+        marks = [f"[{t.source}→{t.target}]" for t in route.translations if t.at == node]
+        hops.append(node + ("" if not marks else " " + " ".join(marks)))
+        if i < len(route.protocols):
+            hops.append(f"--{route.protocols[i]}-->")
+    return (
+        f"{route.router}: " + " ".join(hops)
+        + f"\ncost {route.cost:.6g} s, {route.hops} hop(s), "
+        f"{len(route.translations)} translation(s)"
+    )
+
+
+def route_command(args: argparse.Namespace) -> int:
+    """``route FILE --from A --to B``: 0 route found, 1 no route, 2 bad input."""
+    try:
+        scenario = load_scenario(args.file)
+    except ScenarioError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    graph = ProtocolGraph.from_scenario(scenario)
+    name = args.router or scenario.routers[0]
+    router = make_router(name, graph)
+    down = _parse_down(args.down)
+    for node in down.nodes:
+        if node not in graph:
+            print(f"--down: unknown agent '{node}'", file=sys.stderr)
+            return 2
+    if down and router.static:
+        print(
+            f"note: {name} is static and ignores --down; use --router resilient",
+            file=sys.stderr,
+        )
+    try:
+        if isinstance(router, SemanticRouter) and args.target not in graph:
+            route = router.resolve(
+                args.source,
+                args.target,
+                source_protocol=args.protocol,
+                target_protocol=args.to_protocol,
+                down=down,
+            )
+        else:
+            route = router.route(
+                args.source,
+                args.target,
+                source_protocol=args.protocol,
+                target_protocol=args.to_protocol,
+                down=down,
+            )
+    except NoRoute as exc:
+        print(f"no route from '{args.source}' to '{args.target}': {exc.reason}", file=sys.stderr)
+        return 1
+    except MeshError as exc:
+        print(f"{args.file}: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(route.to_json()) if args.json else _render(route))
+    return 0

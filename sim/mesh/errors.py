@@ -1,0 +1,41 @@
+"""Precise exceptions of the protocol graph and its routers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sim.scenario.diagnostics import did_you_mean
+
+
+class MeshError(Exception):
+    """Base class of protocol-graph errors."""
+
+
+class NodeNotFound(MeshError, KeyError):
+    """An agent id that is not in the graph."""
+
+    def __init__(self, agent_id: str, known: Iterable[str] = ()) -> None:
+        self.agent_id = agent_id
+        super().__init__(f"unknown agent '{agent_id}'{did_you_mean(agent_id, known)}")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class ProtocolNotFound(MeshError, KeyError):
+    """A protocol that is not in P."""
+
+    def __init__(self, protocol: str, known: Iterable[str] = ()) -> None:
+        self.protocol = protocol
+        super().__init__(f"unknown protocol '{protocol}'{did_you_mean(protocol, known)}")
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class NoRoute(MeshError):
+    """No route exists; ``reason`` is a sentence saying why."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
