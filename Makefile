@@ -15,8 +15,10 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# Until the engine lands, `make sim` validates the scenario and prints each task's route.
 sim: $(STAMP)
-	$(PY) -m sim sim $(SCENARIO)
+	$(PY) -m sim validate $(SCENARIO)
+	$(PY) -m sim plan $(SCENARIO)
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2

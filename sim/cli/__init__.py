@@ -15,13 +15,13 @@ import sys
 from collections.abc import Sequence
 
 from sim import __version__
-from sim.cli import calculus, mesh
+from sim.cli import calculus, mesh, scenario
 
 EXIT_OK = 0
 EXIT_NEGATIVE = 1
 EXIT_BAD_INPUT = 2
 
-_GROUPS = (mesh, calculus)
+_GROUPS = (scenario, mesh, calculus)
 
 
 def build_parser() -> argparse.ArgumentParser:

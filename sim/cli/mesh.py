@@ -1,4 +1,4 @@
-"""Commands on the protocol graph: route."""
+"""Commands on the protocol graph: route, plan."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from sim.mesh import (
     SemanticRouter,
     make_router,
 )
+from sim.mesh.discovery import route_to_service
 from sim.scenario import ScenarioError, load_scenario
 
 
@@ -37,8 +38,12 @@ def register(sub: Any) -> None:
         metavar="B",
         help="target agent id (semantic router: also a capability or tool name)",
     )
-    p.add_argument("--router", choices=sorted(ROUTERS), default=None, help="default: the "
-                   "scenario's first router")
+    p.add_argument(
+        "--router",
+        choices=sorted(ROUTERS),
+        default=None,
+        help="default: the scenario's first router",
+    )
     p.add_argument("--protocol", metavar="P", help="source protocol ρ (bfs: the one protocol)")
     p.add_argument("--to-protocol", metavar="P", help="protocol the target must receive")
     p.add_argument(
@@ -49,6 +54,17 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--json", action="store_true", help="print the route as JSON")
     p.set_defaults(handler=route_command)
+
+    p = sub.add_parser(
+        "plan",
+        help="the route of every workflow task, per router",
+        description="For each router of the scenario and each workflow task, print where "
+        "the call goes (initiator → the tool's host), by which path and protocols, and at "
+        "what cost. Exit 0, 1 if some task has no route, 2 on bad input.",
+    )
+    p.add_argument("file", metavar="FILE", help="scenario YAML")
+    p.add_argument("--routers", default=None, metavar="a,b", help="default: the scenario's")
+    p.set_defaults(handler=plan_command)
 
 
 def _parse_down(text: str) -> DownSet:
@@ -64,16 +80,9 @@ def _parse_down(text: str) -> DownSet:
 
 
 def _render(route: Route) -> str:
-    hops = []
-    for i, node in enumerate(route.path):
-        marks = [f"[{t.source}→{t.target}]" for t in route.translations if t.at == node]
-        hops.append(node + ("" if not marks else " " + " ".join(marks)))
-        if i < len(route.protocols):
-            hops.append(f"--{route.protocols[i]}-->")
     return (
-        f"{route.router}: " + " ".join(hops)
-        + f"\ncost {route.cost:.6g} s, {route.hops} hop(s), "
-        f"{len(route.translations)} translation(s)"
+        f"{route.router}: {route.describe()}\n"
+        f"cost {route.cost:.6g} s, {route.hops} hop(s), {len(route.translations)} translation(s)"
     )
 
 
@@ -122,3 +131,42 @@ def route_command(args: argparse.Namespace) -> int:
         return 2
     print(json.dumps(route.to_json()) if args.json else _render(route))
     return 0
+
+
+def plan_command(args: argparse.Namespace) -> int:
+    """``plan FILE``: each task's route under each router."""
+    try:
+        scenario = load_scenario(args.file)
+    except ScenarioError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    graph = ProtocolGraph.from_scenario(scenario)
+    names = args.routers.split(",") if args.routers else list(scenario.routers)
+    unknown = [n for n in names if n not in ROUTERS]
+    if unknown:
+        print(
+            f"--routers: unknown router '{unknown[0]}' (known: {', '.join(ROUTERS)})",
+            file=sys.stderr,
+        )
+        return 2
+    missing = 0
+    header = ("workflow", "task", "calls", "route", "cost (s)")
+    for name in names:
+        router = make_router(name, graph)
+        rows: list[tuple[str, ...]] = []
+        for wf in scenario.workflows:
+            for task in wf.tasks:
+                need = task.tool or task.capability or ""
+                protocol = task.protocol or wf.protocol
+                try:
+                    route = route_to_service(router, wf.initiator, need, source_protocol=protocol)
+                    rows.append((wf.name, task.id, need, route.describe(), f"{route.cost:.4f}"))
+                except NoRoute as exc:
+                    missing += 1
+                    rows.append((wf.name, task.id, need, f"no route: {exc.reason}", "-"))
+        print(f"router {name}")
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+        for row in [header, *rows]:
+            print("  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)))
+        print()
+    return 1 if missing else 0

@@ -31,10 +31,13 @@ from sim.scenario.diagnostics import (
     did_you_mean,
     format_path,
 )
-from sim.scenario.model import Scenario
+from sim.scenario.model import Scenario, SpecError
 from sim.scenario.rules import KnownNames, check_rules
 
 Mark = tuple[int, int]  # 1-based (line, column)
+
+#: Top-level keys with this prefix are ignored (a place for YAML anchors).
+EXTENSION_PREFIX = "x-"
 
 
 class _Document:
@@ -45,6 +48,8 @@ class _Document:
         self.value_marks: dict[FieldPath, Mark] = {}
         self.key_marks: dict[FieldPath, Mark] = {}
         self.problems: list[Diagnostic] = []
+        #: id of a flattened mapping node → how many of its pairs came from merge keys
+        self.merged: dict[int, int] = {}
 
     def locate(self, path: FieldPath, *, at_key: bool = False) -> Mark:
         """The mark of ``path``, or of its nearest ancestor present in the file."""
@@ -78,9 +83,14 @@ def _mark(node: yaml.Node) -> Mark:
 def _construct(loader: yaml.SafeLoader, node: yaml.Node, path: FieldPath, doc: _Document) -> Any:
     doc.value_marks[path] = _mark(node)
     if isinstance(node, yaml.MappingNode):
-        loader.flatten_mapping(node)
+        if id(node) not in doc.merged:
+            own = sum(1 for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge")
+            loader.flatten_mapping(node)
+            doc.merged[id(node)] = len(node.value) - own
+        n_merged = doc.merged[id(node)]
         result: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
+        own_keys: set[str] = set()
+        for index, (key_node, value_node) in enumerate(node.value):
             key = loader.construct_object(key_node, deep=True)
             if not isinstance(key, str | int | float | bool) or key is None:
                 line, column = _mark(key_node)
@@ -89,7 +99,11 @@ def _construct(loader: yaml.SafeLoader, node: yaml.Node, path: FieldPath, doc: _
                 )
                 continue
             key = str(key) if not isinstance(key, str) else key
-            if key in result:
+            if index < n_merged:  # from `<<: *anchor`: later merges and own keys win
+                doc.key_marks[(*path, key)] = _mark(key_node)
+                result[key] = _construct(loader, value_node, (*path, key), doc)
+                continue
+            if key in own_keys:
                 line, column = _mark(key_node)
                 first = doc.key_marks[(*path, key)]
                 doc.problems.append(
@@ -102,6 +116,7 @@ def _construct(loader: yaml.SafeLoader, node: yaml.Node, path: FieldPath, doc: _
                     )
                 )
                 continue
+            own_keys.add(key)
             doc.key_marks[(*path, key)] = _mark(key_node)
             result[key] = _construct(loader, value_node, (*path, key), doc)
         return result
@@ -117,18 +132,19 @@ def _parse_yaml(text: str, doc: _Document) -> Any:
         node = loader.get_single_node()
         if node is None:
             doc.problems.append(
-                Diagnostic(doc.file, 1, 1, "<root>", "the file is empty; a scenario is a mapping")
+                Diagnostic(
+                    doc.file,
+                    1,
+                    1,
+                    "<root>",
+                    "the file is empty; a scenario is a mapping with at least name, "
+                    "protocols and agents",
+                )
             )
             return None
         data = _construct(loader, node, (), doc)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        problem = exc.problem or "cannot be parsed"
-        context = f" {exc.context}" if exc.context else ""
-        doc.problems.append(
-            Diagnostic(doc.file, line, column, "<root>", f"malformed YAML: {problem}{context}")
-        )
+        doc.problems.append(_yaml_diagnostic(exc, doc.file))
         return None
     except yaml.YAMLError as exc:
         doc.problems.append(Diagnostic(doc.file, 1, 1, "<root>", f"malformed YAML: {exc}"))
@@ -136,10 +152,47 @@ def _parse_yaml(text: str, doc: _Document) -> Any:
     finally:
         loader.dispose()
     if not isinstance(data, dict):
-        kind = type(data).__name__ if data is not None else "null"
-        doc.problems.append(doc.diagnostic((), f"a scenario is a mapping of fields, not a {kind}"))
+        doc.problems.append(
+            doc.diagnostic((), f"a scenario is a mapping of fields, not {_kind(data)}")
+        )
         return None
     return data
+
+
+def _yaml_diagnostic(exc: yaml.MarkedYAMLError, file: str) -> Diagnostic:
+    """PyYAML's error as a located diagnostic; a tab gets a hint, a context its start."""
+    problem, context = exc.problem_mark, exc.context_mark
+    mark = problem or context
+    line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+    message = f"malformed YAML: {exc.problem or 'cannot be parsed'}"
+    if "'\\t'" in message:
+        message += "; indent with spaces, not tabs"
+    elif "expected <block end>" in message or "mapping values are not allowed" in message:
+        message += "; check the indentation of this line"
+    if exc.context:
+        if context is not None and problem is not None and context.line != problem.line:
+            where = f"line {context.line + 1}, column {context.column + 1}"
+            message += f" ({exc.context} that starts at {where})"
+        else:
+            message += f" ({exc.context})"
+    return Diagnostic(file, line, column, "<root>", message)
+
+
+def _kind(value: Any) -> str:
+    """``value``'s kind in YAML words: 'a list', 'a string', 'a number', ..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return f"a {type(value).__name__}"
 
 
 # --- pydantic errors → diagnostics -------------------------------------------------------
@@ -194,9 +247,34 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+_BOUNDS = {
+    "greater_than": ("gt", ">"),
+    "greater_than_equal": ("ge", "≥"),
+    "less_than": ("lt", "<"),
+    "less_than_equal": ("le", "≤"),
+}
+
+_TYPE_WORDS = {
+    "dict_type": "a mapping",
+    "model_type": "a mapping of fields",
+    "model_attributes_type": "a mapping of fields",
+    "list_type": "a list",
+    "string_type": "a string",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "int_type": "a whole number",
+    "int_parsing": "a whole number",
+    "int_from_float": "a whole number",
+    "float_type": "a number",
+    "float_parsing": "a number",
+}
+
+
 def _pydantic_diagnostic(err: ErrorDetails, doc: _Document, base: FieldPath) -> Diagnostic:
     path: FieldPath = (*base, *err["loc"])
     kind = err["type"]
+    ctx = err.get("ctx") or {}
+    got = f" (got {_short(err['input'])})"
     if kind == "extra_forbidden":
         key = str(path[-1])
         model = _model_at(path[:-1])
@@ -207,15 +285,61 @@ def _pydantic_diagnostic(err: ErrorDetails, doc: _Document, base: FieldPath) -> 
     if kind == "missing":
         return doc.diagnostic(path, f"missing required field '{path[-1]}'")
     message = err["msg"]
-    if message.startswith("Value error, "):
-        message = message[len("Value error, ") :]
+    if kind == "value_error":
+        error = ctx.get("error")
+        if isinstance(error, SpecError):
+            path = (*path, *error.where)
+        message = message.removeprefix("Value error, ")
     elif kind in ("literal_error", "enum"):
-        expected = str((err.get("ctx") or {}).get("expected", ""))
-        choices = re.findall(r"'([^']*)'", expected)
-        message = f"{message} (got {_short(err['input'])}){did_you_mean(err['input'], choices)}"
+        choices = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+        message = f"must be one of {', '.join(choices)}{got}"
+        message += did_you_mean(str(err["input"]), choices)
+    elif kind in _BOUNDS:
+        key, sign = _BOUNDS[kind]
+        bound = ctx.get(key)
+        shown = f"{bound:g}" if isinstance(bound, int | float) else str(bound)
+        message = f"must be {sign} {shown}{got}"
+    elif kind == "string_pattern_mismatch":
+        pattern = str(ctx.get("pattern", ""))
+        message = f"must match {pattern}{got}"
+        if pattern == "^[a-z0-9-]+$":
+            message = f"must be lower-case letters, digits and '-' only ([a-z0-9-]+){got}"
+    elif kind == "too_short" and isinstance(err["input"], list | dict):
+        entries = "item" if isinstance(err["input"], list) else "entry"
+        need = ctx.get("min_length")
+        message = f"must have at least {need} {entries}{'s' if need != 1 else ''} (got none)"
+        if len(err["input"]):
+            message = message.replace("(got none)", f"(got {len(err['input'])})")
+    elif kind == "too_long" and isinstance(err["input"], list):
+        need = ctx.get("max_length")
+        message = f"must have at most {need} items (got {len(err['input'])})"
+    elif kind == "string_too_short":
+        message = "must not be empty"
+    elif kind in _TYPE_WORDS:
+        message = f"must be {_TYPE_WORDS[kind]}, not {_kind(err['input'])}"
+        if not isinstance(err["input"], dict | list):
+            message += f" {_short(err['input'])}"
     elif not isinstance(err["input"], dict | list):
-        message = f"{message} (got {_short(err['input'])})"
+        message = f"{message}{got}"
     return doc.diagnostic(path, message)
+
+
+def _misspelt_elsewhere(err: ErrorDetails, details: list[ErrorDetails]) -> bool:
+    """A missing field whose misspelling is reported as an unknown key (one error, not two)."""
+    if err["type"] != "missing" or not err["loc"]:
+        return False
+    parent, name = err["loc"][:-1], str(err["loc"][-1])
+    model = _model_at(tuple(parent))
+    if model is None:
+        return False
+    fields = _field_names(model)
+    return any(
+        other["type"] == "extra_forbidden"
+        and other["loc"][:-1] == parent
+        and did_you_mean(str(other["loc"][-1]), fields) == f" (did you mean '{name}'?)"
+        for other in details
+        if other["loc"]
+    )
 
 
 _ADAPTERS: dict[int, tuple[Any, TypeAdapter[Any]]] = {}
@@ -237,7 +361,10 @@ def _field_type(model: type[BaseModel], name: str) -> Any:
     key = (model, name)
     if key not in _FIELD_TYPES:
         info = model.model_fields[name]
-        _FIELD_TYPES[key] = Annotated[info.annotation, info]
+        # The type with its constraints and validators (not the alias: that is the key).
+        _FIELD_TYPES[key] = (
+            Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
+        )
     return _FIELD_TYPES[key]
 
 
@@ -271,7 +398,7 @@ def _salvage_value(
                     kept.append(result)
                     indices.append(i)
             origin[path] = indices
-            return True, kept
+            return _container_fits(annotation, kept)
         elif kind is dict and isinstance(value, dict):
             value_type = typing.get_args(concrete)[1]
             entries = {}
@@ -279,8 +406,21 @@ def _salvage_value(
                 ok, result = _salvage_value(value_type, item, (*path, key), origin)
                 if ok:
                     entries[key] = result
-            return True, entries
+            return _container_fits(annotation, entries)
     return False, None
+
+
+def _container_fits(annotation: Any, salvaged: Any) -> tuple[bool, Any]:
+    """(usable, value) for a salvaged list or mapping: its own constraints must still hold.
+
+    Salvaging checks items one by one; this checks the container itself (e.g. a link's
+    ``between`` has exactly two ends, an agent speaks at least one protocol).
+    """
+    try:
+        _adapter(annotation).validate_python(salvaged)
+    except ValidationError:
+        return False, None
+    return True, salvaged
 
 
 def _salvage_model(
@@ -334,8 +474,24 @@ def _raw_speaks(data: Mapping[str, Any]) -> dict[str, set[str]]:
     for item in raw if isinstance(raw, list) else ():
         if isinstance(item, dict) and isinstance(item.get("id"), str):
             protocols = item.get("protocols")
-            speaks[item["id"]] = set(map(str, protocols)) if isinstance(protocols, dict) else set()
+            if isinstance(protocols, dict) and protocols:  # else its own error is enough
+                speaks.setdefault(item["id"], set(map(str, protocols)))  # first of duplicates
     return speaks
+
+
+def _raw_hosted(data: Mapping[str, Any]) -> set[str]:
+    raw = data.get("agents")
+    hosted: set[str] = set()
+    for item in raw if isinstance(raw, list) else ():
+        tools = item.get("tools") if isinstance(item, dict) else None
+        if isinstance(tools, list):
+            hosted.update(t for t in tools if isinstance(t, str))
+    return hosted
+
+
+def _raw_sections(data: Mapping[str, Any]) -> frozenset[str]:
+    """The sections given as lists: names they declare can be checked as known or not."""
+    return frozenset(k for k in ("agents", "tools", "protocols") if isinstance(data.get(k), list))
 
 
 def parse_scenario(text: str, file: str = "<string>") -> tuple[Scenario, list[Diagnostic]]:
@@ -347,13 +503,20 @@ def parse_scenario(text: str, file: str = "<string>") -> tuple[Scenario, list[Di
     data = _parse_yaml(text, doc)
     if data is None or doc.problems:
         raise ScenarioError(doc.problems)
+    # Top-level `x-...` keys are free: a place for YAML anchors (`x-defaults: &d {...}`).
+    data = {k: v for k, v in data.items() if not k.startswith(EXTENSION_PREFIX)}
     errors: list[Diagnostic] = []
     scenario: Scenario | None = None
     try:
         scenario = Scenario.model_validate(data)
         origin: Origin = {}
     except ValidationError as exc:
-        errors.extend(_pydantic_diagnostic(err, doc, ()) for err in exc.errors())
+        details = exc.errors()
+        errors.extend(
+            _pydantic_diagnostic(err, doc, ())
+            for err in details
+            if not _misspelt_elsewhere(err, details)
+        )
         origin = {}
         salvaged = _salvage_model(Scenario, data, (), origin)[1]
     known = KnownNames(
@@ -361,6 +524,8 @@ def parse_scenario(text: str, file: str = "<string>") -> tuple[Scenario, list[Di
         tools=_raw_names(data, "tools", "name"),
         protocols=_raw_names(data, "protocols", "name"),
         speaks=_raw_speaks(data),
+        sections=_raw_sections(data),
+        hosted=_raw_hosted(data),
     )
     checked = scenario if scenario is not None else salvaged
     warnings: list[Diagnostic] = []

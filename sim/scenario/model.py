@@ -42,6 +42,18 @@ Positive = Annotated[float, Field(gt=0)]
 Probability = Annotated[float, Field(ge=0, le=1)]
 
 
+class SpecError(ValueError):
+    """A model-level error about one of the model's own fields.
+
+    ``where`` is the path of that field relative to the model, e.g. ``("times", 3)``;
+    the loader points the diagnostic there (the nearest part present in the file).
+    """
+
+    def __init__(self, message: str, *where: str | int) -> None:
+        super().__init__(message)
+        self.where: tuple[str | int, ...] = where
+
+
 class Spec(BaseModel):
     """Base of every scenario model: unknown keys are errors, values are immutable."""
 
@@ -90,6 +102,8 @@ class TraceLevel(StrEnum):
     OFF = "off"
 
 
+_DIST_ORDER: tuple[str, ...] = ("value", "mean", "median", "sigma", "low", "high")
+
 _DIST_PARAMS: dict[str, tuple[str, ...]] = {
     "constant": ("value",),
     "exponential": ("mean",),
@@ -120,21 +134,21 @@ class Distribution(Spec):
     @model_validator(mode="after")
     def _parameters_match_family(self) -> Distribution:
         needed = _DIST_PARAMS[self.dist]
-        given = {
-            k
-            for k in ("value", "mean", "median", "sigma", "low", "high")
-            if getattr(self, k) is not None
-        }
+        given = {k for k in _DIST_ORDER if getattr(self, k) is not None}
         missing = [k for k in needed if k not in given]
-        extra = sorted(given - set(needed))
-        if missing:
-            raise ValueError(f"a {self.dist} distribution needs {', '.join(missing)}")
-        if extra:
-            raise ValueError(
-                f"a {self.dist} distribution takes {', '.join(needed)}, not {', '.join(extra)}"
-            )
+        extra = [k for k in _DIST_ORDER if k in given and k not in needed]
+        if missing or extra:
+            article = "an" if self.dist[0] in "aeiou" else "a"
+            message = f"{article} {self.dist} distribution takes {', '.join(needed)}"
+            if extra:
+                message += f", not {', '.join(extra)}"
+            if missing:
+                message += f" (missing: {', '.join(missing)})"
+            raise SpecError(message, *(extra[:1] or ["dist"]))
         if self.dist == "uniform" and (self.low or 0.0) > (self.high or 0.0):
-            raise ValueError(f"uniform low ({self.low}) is above high ({self.high})")
+            raise SpecError(
+                f"uniform low ({self.low:g}) must not be above high ({self.high:g})", "low"
+            )
         return self
 
     def mean_value(self) -> float:
@@ -148,6 +162,11 @@ class Distribution(Spec):
         if self.dist == "lognormal":
             return float(self.median or 0.0) * math.exp(float(self.sigma or 0.0) ** 2 / 2)
         return (float(self.low or 0.0) + float(self.high or 0.0)) / 2
+
+
+def _trace_level(value: Any) -> Any:
+    """YAML 1.1 reads a bare ``off`` as false: take it as the trace level ``off``."""
+    return "off" if value is False else value
 
 
 def _protocol_entry(value: Any) -> Any:
@@ -280,9 +299,10 @@ class RecoverySpec(Spec):
             k for k in ("retry", "fallback", "prompt", "abort") if getattr(self, k) is not None
         ]
         if len(chosen) != 1:
-            raise ValueError(
+            raise SpecError(
                 "a recovery is exactly one of retry, fallback, prompt, abort"
-                + (f" (got {', '.join(chosen)})" if chosen else "")
+                + (f" (got {', '.join(chosen)})" if chosen else " (got none)"),
+                *chosen[1:2],
             )
         return self
 
@@ -349,7 +369,9 @@ class ToolSpec(Spec):
     def _error_mass(self) -> ToolSpec:
         total = sum(self.errors.values())
         if total > 1.0 + 1e-12:
-            raise ValueError(f"error probabilities sum to {total:g}, more than 1")
+            raise SpecError(
+                f"error probabilities sum to {total:g}; at most 1 per execution", "errors"
+            )
         return self
 
 
@@ -366,11 +388,23 @@ class ArrivalsSpec(Spec):
     def _one_form(self) -> ArrivalsSpec:
         if self.times is not None:
             if self.process is not None or self.rate is not None:
-                raise ValueError("give either times or {process: poisson, rate}, not both")
-            if any(b < a for a, b in zip(self.times, self.times[1:], strict=False)):
-                raise ValueError("arrival times must be non-decreasing")
+                raise SpecError(
+                    "give either times or {process: poisson, rate}, not both",
+                    "process" if self.process is not None else "rate",
+                )
+            for k in range(1, len(self.times)):
+                if self.times[k] < self.times[k - 1]:
+                    raise SpecError(
+                        f"arrival times must be non-decreasing ({self.times[k]:g} s comes "
+                        f"after {self.times[k - 1]:g} s)",
+                        "times",
+                        k,
+                    )
         elif self.process is None or self.rate is None:
-            raise ValueError("arrivals need {process: poisson, rate: R} or {times: [...]}")
+            raise SpecError(
+                "arrivals need {process: poisson, rate: R} or {times: [...]}",
+                "rate" if self.process is not None else "process",
+            )
         return self
 
 
@@ -389,8 +423,12 @@ class TaskSpec(Spec):
 
     @model_validator(mode="after")
     def _tool_or_capability(self) -> TaskSpec:
-        if (self.tool is None) == (self.capability is None):
-            raise ValueError("a task names exactly one of tool or capability")
+        if self.tool is not None and self.capability is not None:
+            raise SpecError(
+                "a task names exactly one of tool or capability, not both", "capability"
+            )
+        if self.tool is None and self.capability is None:
+            raise SpecError("a task names a tool or a capability (neither given)")
         return self
 
 
@@ -432,13 +470,15 @@ class FailureSpec(Spec):
         scheduled = self.node is not None or self.link is not None
         if self.random is not None:
             if scheduled or self.at is not None or self.for_ is not None:
-                raise ValueError("a random failure takes only `random:`")
+                raise SpecError(
+                    "a random failure takes only `random:` (not node, link, at or for)", "random"
+                )
         elif not scheduled:
-            raise ValueError("a failure names a node, a link, or random")
+            raise SpecError("a failure names a node, a link, or random")
         elif self.node is not None and self.link is not None:
-            raise ValueError("a scheduled failure names a node or a link, not both")
+            raise SpecError("a scheduled failure names a node or a link, not both", "link")
         elif self.at is None or self.for_ is None:
-            raise ValueError("a scheduled failure needs `at` and `for`")
+            raise SpecError("a scheduled failure needs `at` and `for` (start and length, seconds)")
         return self
 
 
@@ -459,9 +499,17 @@ class Scenario(Spec):
         min_length=1,
         description="Strategies `run`/`compare` evaluate; the first is the default.",
     )
-    trace: TraceLevel = Field(TraceLevel.FULL, description="Trace level: full | protocol | off.")
-    protocols: list[Annotated[ProtocolSpec, BeforeValidator(_protocol_entry)]] = Field(
-        min_length=1, description="P: the protocols of the mesh."
+    trace: Annotated[
+        TraceLevel, BeforeValidator(_trace_level, json_schema_input_type=TraceLevel)
+    ] = Field(TraceLevel.FULL, description="Trace level: full | protocol | off.")
+    protocols: list[
+        Annotated[
+            ProtocolSpec,
+            BeforeValidator(_protocol_entry, json_schema_input_type=str | ProtocolSpec),
+        ]
+    ] = Field(
+        min_length=1,
+        description="P: the protocols of the mesh, each a name (MCP) or {name, fields}.",
     )
     routing: RoutingSpec = Field(default_factory=RoutingSpec, description="Router parameters.")
     translations: list[TranslationSpec] = Field(

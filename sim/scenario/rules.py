@@ -36,10 +36,40 @@ class KnownNames:
     tools: set[str] = field(default_factory=set)
     protocols: set[str] = field(default_factory=set)
     speaks: dict[str, set[str]] = field(default_factory=dict)  # agent id → protocol names
+    #: Sections given as lists. References into a section that is missing or not a
+    #: list are not checked: that section's own error is enough.
+    sections: frozenset[str] = frozenset({"agents", "tools", "protocols"})
+    #: Tool names listed in some agent's ``tools:`` (None: take them from the scenario).
+    hosted: set[str] | None = None
+
+    def lacks(self, section: str, name: str) -> bool:
+        """True when ``name`` is certainly not declared in ``section``."""
+        names = {"agents": self.agents, "tools": self.tools, "protocols": self.protocols}
+        return section in self.sections and name not in names[section]
 
 
 def _unknown(kind: str, name: str, known: set[str]) -> str:
-    return f"unknown {kind} '{name}'{did_you_mean(name, known)}"
+    """``unknown tool 'x'`` with a did-you-mean, or the short list of what is declared."""
+    hint = did_you_mean(name, known)
+    if not hint and known and len(known) <= 8:
+        hint = f" (declared: {', '.join(sorted(known))})"
+    elif not known:
+        hint = " (none declared)"
+    return f"unknown {kind} '{name}'{hint}"
+
+
+def _hosted(scn: Scenario, known: KnownNames) -> set[str]:
+    """Tools some agent lists (including agents whose other fields are invalid)."""
+    if known.hosted is not None:
+        return known.hosted
+    return {tool for agent in scn.agents for tool in agent.tools}
+
+
+def _not_spoken(role: str, agent: str, proto: str, spoken: set[str]) -> str:
+    return (
+        f"{role} '{agent}' does not speak {proto} "
+        f"(it speaks {', '.join(sorted(spoken)) or 'nothing'})"
+    )
 
 
 def _duplicates(section: str, key: str, names: Sequence[str]) -> Iterator[Finding]:
@@ -97,39 +127,45 @@ def _protocols(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
             )
     for i, rule in enumerate(scn.translations):
         for key, name in (("from", rule.from_), ("to", rule.to)):
-            if name not in known.protocols:
+            if known.lacks("protocols", name):
                 yield Finding(("translations", i, key), _unknown("protocol", name, known.protocols))
         if rule.from_ == rule.to:
-            yield Finding(("translations", i, "to"), "a translation joins two different protocols")
+            yield Finding(
+                ("translations", i, "to"),
+                f"a translation joins two different protocols (got {rule.to} → {rule.to})",
+            )
         if rule.fail > 0 and not rule.destructive:
-            yield Finding(("translations", i, "fail"), "`fail` needs `destructive: true`")
+            yield Finding(
+                ("translations", i, "fail"),
+                "`fail` needs `destructive: true` (only a destructive translation can fail)",
+            )
     pairs = [(t.from_, t.to) for t in scn.translations]
     yield from _duplicates("translations", "to", [f"{a} -> {b}" for a, b in pairs])
 
 
 def _agents(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
     yield from _duplicates("agents", "id", [a.id for a in scn.agents])
-    hosted: set[str] = set()
     for i, agent in enumerate(scn.agents):
         for proto in agent.protocols:
-            if proto not in known.protocols:
+            if known.lacks("protocols", proto):
                 yield Finding(
                     ("agents", i, "protocols", proto),
-                    _unknown("protocol", proto, known.protocols) + " (not in `protocols:`)",
+                    _unknown("protocol", proto, known.protocols)
+                    + "; every protocol must be listed in `protocols:`",
                     at_key=True,
                 )
         for j, tool in enumerate(agent.tools):
-            if tool not in known.tools:
+            if known.lacks("tools", tool):
                 yield Finding(("agents", i, "tools", j), _unknown("tool", tool, known.tools))
-            hosted.add(tool)
         if agent.tools and agent.type is not AgentType.TOOL_SERVER:
             yield Finding(
                 ("agents", i, "tools"),
                 f"agent '{agent.id}' is a {agent.type.value} but hosts tools; "
                 "only TOOL_SERVER agents serve tool calls",
             )
+    hosted = _hosted(scn, known)
     for i, spec in enumerate(scn.tools):
-        if spec.name not in hosted:
+        if spec.name not in hosted and "agents" in known.sections:
             yield Finding(("tools", i, "name"), f"tool '{spec.name}' is hosted by no agent", True)
 
 
@@ -139,7 +175,7 @@ def _links(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
     for i, link in enumerate(scn.links):
         a, b = link.between
         for j, end in enumerate((a, b)):
-            if end not in known.agents:
+            if known.lacks("agents", end):
                 yield Finding(("links", i, "between", j), _unknown("agent", end, known.agents))
         if a == b:
             yield Finding(
@@ -155,7 +191,7 @@ def _links(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
             )
         seen.setdefault(pair, i)
         for proto in link.latency:
-            if proto not in known.protocols:
+            if known.lacks("protocols", proto):
                 yield Finding(
                     ("links", i, "latency", proto),
                     _unknown("protocol", proto, known.protocols),
@@ -166,8 +202,7 @@ def _links(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
                 if end in speaks and proto not in speaks[end]:
                     yield Finding(
                         ("links", i, "latency", proto),
-                        f"agent '{end}' does not speak {proto} "
-                        f"(it speaks {', '.join(sorted(speaks[end])) or 'nothing'})",
+                        _not_spoken("agent", end, proto, speaks[end]),
                         at_key=True,
                     )
 
@@ -178,21 +213,22 @@ def _tools(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
     for i, tool in enumerate(scn.tools):
         for j, mode in enumerate(tool.failure_modes):
             target = mode.recovery.fallback
-            if target is not None and target not in known.tools:
+            if target is not None and known.lacks("tools", target):
                 yield Finding(
                     ("tools", i, "failure_modes", j, "recovery", "fallback"),
                     _unknown("fallback tool", target, known.tools),
                 )
-        errors_declared = Counter(m.error for m in tool.failure_modes)
+        first_mode: dict[str, int] = {}
         for j, mode in enumerate(tool.failure_modes):
-            if errors_declared[mode.error] > 1:
+            if mode.error in first_mode:
                 yield Finding(
                     ("tools", i, "failure_modes", j, "error"),
-                    f"error '{mode.error}' has more than one recovery",
+                    f"error '{mode.error}' already has a recovery; give one per error type",
+                    first=("tools", i, "failure_modes", first_mode[mode.error], "error"),
                 )
-                errors_declared[mode.error] = 0
+            first_mode.setdefault(mode.error, j)
         for j, dep in enumerate(tool.dependencies):
-            if dep.tool not in known.tools:
+            if known.lacks("tools", dep.tool):
                 yield Finding(
                     ("tools", i, "dependencies", j, "tool"), _unknown("tool", dep.tool, known.tools)
                 )
@@ -223,18 +259,18 @@ def _tools(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
 
 def _workflows(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
     yield from _duplicates("workflows", "name", [w.name for w in scn.workflows])
-    hosted = {tool for agent in scn.agents for tool in agent.tools}
+    hosted = _hosted(scn, known)
     speaks = known.speaks
     for i, wf in enumerate(scn.workflows):
         where: FieldPath = ("workflows", i)
-        if wf.initiator not in known.agents:
+        if known.lacks("agents", wf.initiator):
             yield Finding((*where, "initiator"), _unknown("agent", wf.initiator, known.agents))
-        if wf.protocol not in known.protocols:
+        if known.lacks("protocols", wf.protocol):
             yield Finding((*where, "protocol"), _unknown("protocol", wf.protocol, known.protocols))
         elif wf.initiator in speaks and wf.protocol not in speaks[wf.initiator]:
             yield Finding(
                 (*where, "protocol"),
-                f"initiator '{wf.initiator}' does not speak {wf.protocol}",
+                _not_spoken("initiator", wf.initiator, wf.protocol, speaks[wf.initiator]),
             )
         ids = [t.id for t in wf.tasks]
         for dup in _duplicates("tasks", "id", ids):
@@ -243,14 +279,24 @@ def _workflows(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
         for j, task in enumerate(wf.tasks):
             at: FieldPath = (*where, "tasks", j)
             if task.tool is not None:
-                if task.tool not in known.tools:
+                if known.lacks("tools", task.tool):
                     yield Finding((*at, "tool"), _unknown("tool", task.tool, known.tools))
-                elif task.tool not in hosted:
-                    yield Finding((*at, "tool"), f"tool '{task.tool}' is hosted by no agent")
-            if task.protocol is not None and task.protocol not in known.protocols:
-                yield Finding(
-                    (*at, "protocol"), _unknown("protocol", task.protocol, known.protocols)
-                )
+                elif task.tool not in hosted and "agents" in known.sections:
+                    yield Finding(
+                        (*at, "tool"),
+                        f"tool '{task.tool}' is hosted by no agent; "
+                        "list it in a TOOL_SERVER's `tools:`",
+                    )
+            if task.protocol is not None:
+                if known.lacks("protocols", task.protocol):
+                    yield Finding(
+                        (*at, "protocol"), _unknown("protocol", task.protocol, known.protocols)
+                    )
+                elif wf.initiator in speaks and task.protocol not in speaks[wf.initiator]:
+                    yield Finding(
+                        (*at, "protocol"),
+                        _not_spoken("initiator", wf.initiator, task.protocol, speaks[wf.initiator]),
+                    )
             for k, pred in enumerate(task.after):
                 if pred not in ids:
                     yield Finding((*at, "after", k), _unknown("task", pred, set(ids)))
@@ -273,14 +319,14 @@ def _failures(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
             return
         missing = False
         for j, end in enumerate(pair):
-            if end not in known.agents:
+            if known.lacks("agents", end):
                 missing = True
                 yield Finding((*path, j), _unknown("agent", end, known.agents))
-        if not missing and frozenset(pair) not in links:
+        if not missing and "agents" in known.sections and frozenset(pair) not in links:
             yield Finding(path, f"there is no link between '{pair[0]}' and '{pair[1]}'")
 
     for i, failure in enumerate(scn.failures):
-        if failure.node is not None and failure.node not in known.agents:
+        if failure.node is not None and known.lacks("agents", failure.node):
             yield Finding(("failures", i, "node"), _unknown("agent", failure.node, known.agents))
         if failure.link is not None:
             yield from check_link(("failures", i, "link"), failure.link)
@@ -289,7 +335,7 @@ def _failures(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
             if not rnd.nodes and not rnd.links:
                 yield Finding(("failures", i, "random"), "random failures need nodes or links")
             for j, node in enumerate(rnd.nodes):
-                if node not in known.agents:
+                if known.lacks("agents", node):
                     yield Finding(
                         ("failures", i, "random", "nodes", j), _unknown("agent", node, known.agents)
                     )
@@ -308,7 +354,7 @@ def _routers(scn: Scenario) -> Iterator[Finding]:
     seen: set[str] = set()
     for i, router in enumerate(scn.routers):
         if router in seen:
-            yield Finding(("routers", i), f"router '{router}' listed twice")
+            yield Finding(("routers", i), f"router '{router}' is listed twice")
         seen.add(router)
 
 
