@@ -1,11 +1,333 @@
-"""Commands of the formal calculus: lts, bisim, phi, unphi, lint."""
+"""Commands of the formal calculus: lts, bisim, phi, unphi, lint (SPEC §7)."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
 from typing import Any
+
+from sim.calculus import (
+    PROTOCOL_FIELDS,
+    AutFormatError,
+    SchemaError,
+    ToolPlus,
+    ToolsListError,
+    bisimilar,
+    caller_view,
+    lint,
+    phi_services,
+    read_aut,
+    tool_lts,
+    tools_from_list,
+    tools_to_list,
+    unphi_services,
+    write_aut,
+)
+from sim.calculus.phi import ServiceUnphi, Unknown
+from sim.calculus.principles import DEFAULT_MIN_ENTITIES, DEFAULT_THETA
+from sim.calculus.sgd import Service, services_from_json
+
+EXIT_OK, EXIT_NEGATIVE, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class BadInput(Exception):
+    """A user-facing one-line error (exit 2)."""
 
 
 def register(sub: Any) -> None:
     """Add this group's commands to ``sub`` (an argparse subparsers action)."""
-    del sub
+    p = sub.add_parser(
+        "lts",
+        help="the LTS of a scenario's tool as the engine uses it",
+        description="Print the LTS of one tool invocation (paper §3.3, §6; SPEC §4) as a "
+        "caller speaking --protocol sees it (SPEC §2): its approval gate follows that view. "
+        "Error branches: declared failure modes, the tool's `errors`, and ServiceDown (a "
+        "timeout). Exit 0, or 2 on bad input.",
+    )
+    p.add_argument("file", metavar="FILE", help="scenario YAML")
+    p.add_argument("--tool", required=True, metavar="NAME", help="tool name")
+    p.add_argument(
+        "--protocol", default="MCP+", metavar="P", help="the caller's protocol (default MCP+)"
+    )
+    p.add_argument("--aut", action="store_true", help="Aldebaran .aut output")
+    p.set_defaults(handler=lts_command)
+
+    p = sub.add_parser(
+        "bisim",
+        help="LTS equivalence of two .aut files",
+        description="Decide weak (default) or strong bisimilarity of two Aldebaran .aut files "
+        "(paper §4.4). Exit 0 equivalent, 1 not (with a distinguishing trace), 2 bad input.",
+    )
+    p.add_argument("a", metavar="A.aut")
+    p.add_argument("b", metavar="B.aut")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--weak", dest="weak", action="store_true", default=True)
+    mode.add_argument("--strong", dest="weak", action="store_false")
+    p.set_defaults(handler=bisim_command)
+
+    p = sub.add_parser(
+        "phi",
+        help="SGD services to an MCP tools/list result (Φ, Φ⁺)",
+        description="Map an SGD schema.json to a tools/list result: Φ (paper §4.1), or Φ⁺ "
+        '(§7.2) with MCP+ metadata under _meta["protomesh/mcp+"]. Exit 0, or 2.',
+    )
+    p.add_argument("schema", metavar="SCHEMA.json")
+    p.add_argument("--plus", action="store_true", help="Φ⁺: add the MCP+ metadata")
+    p.add_argument(
+        "--annotations",
+        action="store_true",
+        help="add MCP annotations (transactional → readOnlyHint false, ...)",
+    )
+    p.set_defaults(handler=phi_command)
+
+    p = sub.add_parser(
+        "unphi",
+        help="an MCP tools/list result back to SGD services (Φ⁻¹, (Φ⁺)⁻¹)",
+        description="Map a tools/list result to SGD services in the schema.json shape (paper "
+        "§5.3, §7.2). What no field carries is null with an 'unknown' list, and reported "
+        "on stderr. Exit 0, or 2.",
+    )
+    p.add_argument("tools", metavar="TOOLS.json")
+    p.set_defaults(handler=unphi_command)
+
+    p = sub.add_parser(
+        "lint",
+        help="the four principles P1-P4 on a tools/list result",
+        description="Check P1-P4 (paper §6) on every tool; one line per finding. Exit 0 "
+        "clean, 1 findings, 2 bad input.",
+    )
+    p.add_argument("tools", metavar="TOOLS.json")
+    p.add_argument(
+        "--theta",
+        type=float,
+        default=DEFAULT_THETA,
+        metavar="X",
+        help=f"P1 threshold on sem_density (default {DEFAULT_THETA})",
+    )
+    p.add_argument(
+        "--min-entities",
+        type=int,
+        default=DEFAULT_MIN_ENTITIES,
+        metavar="N",
+        help=f"P1 minimum entities in a tool description (default {DEFAULT_MIN_ENTITIES})",
+    )
+    p.set_defaults(handler=lint_command)
+
+
+def _guard(fn: Any) -> Any:
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return int(fn(args))
+        except BadInput as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+
+    run.__doc__ = fn.__doc__
+    return run
+
+
+def _read_json(path: str) -> Any:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BadInput(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"{path}: cannot read: {exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadInput(
+            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
+
+
+def _read_tools(path: str) -> tuple[Any, ...]:
+    try:
+        return tools_from_list(_read_json(path))
+    except ToolsListError as exc:
+        raise BadInput(f"{path}: {exc}") from None
+
+
+def _read_services(path: str) -> tuple[Service, ...]:
+    try:
+        return services_from_json(_read_json(path))
+    except SchemaError as exc:
+        raise BadInput(f"{path}: {exc}") from None
+
+
+@_guard
+def lts_command(args: argparse.Namespace) -> int:
+    """``lts FILE --tool NAME [--protocol P] [--aut]``."""
+    from sim.scenario import ScenarioError, load_scenario
+
+    if not Path(args.file).is_file():
+        raise BadInput(f"{args.file}: no such file")
+    try:
+        scenario = load_scenario(args.file)
+    except ScenarioError as exc:
+        raise BadInput(str(exc).strip().replace("\n", "; ")) from None
+    specs = {t.name: t for t in scenario.tools}
+    spec = specs.get(args.tool)
+    if spec is None:
+        known = ", ".join(sorted(specs)) or "none"
+        raise BadInput(f"{args.file}: no tool {args.tool!r} (tools: {known})")
+    fields = _protocol_fields(scenario, args.protocol, args.file)
+    policy = _value(getattr(getattr(scenario, "approval", None), "mcp_policy", "hints"))
+    data = spec.model_dump(by_alias=True, exclude_none=True)
+    try:
+        truth = ToolPlus.from_mapping(data, f"tools[{args.tool}]")
+    except ToolsListError as exc:
+        raise BadInput(f"{args.file}: {exc}") from None
+    view = caller_view(truth, fields, str(policy))
+    errors = [str(e) for e in data.get("errors", {})]
+    lts = tool_lts(view, error_types=(*errors, "ServiceDown"))
+    if args.aut:
+        sys.stdout.write(write_aut(lts))
+        return EXIT_OK
+    print(f"tool {truth.name} seen through {args.protocol}: fields {', '.join(sorted(fields))}")
+    print(f"approval gate: {'yes' if view.approval else 'no'} ({view.approval_reason})")
+    print(f"{lts.n_states} states, {len(lts.transitions)} transitions, initial {lts.name(0)}")
+    for t in lts.transitions:
+        print(f"  {lts.name(t.src)} --{t.label}--> {lts.name(t.dst)}")
+    return EXIT_OK
+
+
+def _value(x: Any) -> Any:
+    return getattr(x, "value", x)
+
+
+def _protocol_fields(scenario: Any, protocol: str, path: str) -> frozenset[str]:
+    for entry in getattr(scenario, "protocols", None) or ():
+        name = getattr(entry, "name", entry)
+        declared = getattr(entry, "fields", None)
+        if name == protocol and declared is not None:
+            return frozenset(str(f) for f in declared)
+    if protocol in PROTOCOL_FIELDS:
+        return PROTOCOL_FIELDS[protocol]
+    raise BadInput(f"{path}: unknown protocol {protocol!r} (declare its fields in the scenario)")
+
+
+@_guard
+def bisim_command(args: argparse.Namespace) -> int:
+    """``bisim A.aut B.aut [--weak | --strong]``."""
+    ltss = []
+    for path in (args.a, args.b):
+        try:
+            ltss.append(read_aut(Path(path)))
+        except FileNotFoundError:
+            raise BadInput(f"{path}: no such file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise BadInput(f"{path}: cannot read: {exc}") from None
+        except AutFormatError as exc:
+            raise BadInput(f"{path}: {exc}") from None
+    result = bisimilar(ltss[0], ltss[1], weak=args.weak)
+    kind = "weakly" if args.weak else "strongly"
+    if result.equivalent:
+        print(f"equivalent ({kind} bisimilar)")
+        return EXIT_OK
+    assert result.distinction is not None
+    print(f"not equivalent (not {kind} bisimilar)")
+    print("distinguishing trace: " + " ".join(result.distinction.trace))
+    print(result.distinction.describe().replace("left", "A").replace("right", "B"))
+    return EXIT_NEGATIVE
+
+
+@_guard
+def phi_command(args: argparse.Namespace) -> int:
+    """``phi SCHEMA.json [--plus] [--annotations]``."""
+    services = _read_services(args.schema)
+    tools = phi_services(services, plus=args.plus, annotations=args.annotations)
+    json.dump(tools_to_list(tools), sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+    return EXIT_OK
+
+
+def _unknown(x: Any) -> Any:
+    return None if isinstance(x, Unknown) else x
+
+
+def _service_json(s: ServiceUnphi) -> dict[str, Any]:
+    slots: dict[str, Any] = {}
+    intents: list[dict[str, Any]] = []
+    for u in s.intents:
+        for sl in (*u.required, *u.optional, *u.result_slots):
+            slots.setdefault(
+                sl.name,
+                {
+                    "name": sl.name,
+                    "description": sl.description,
+                    "is_categorical": sl.is_categorical,
+                    "possible_values": list(sl.possible_values),
+                },
+            )
+        defaults = dict(u.defaults)
+        entry: dict[str, Any] = {
+            "name": u.name,
+            "description": u.description,
+            "is_transactional": _unknown(u.transactional),
+            "required_slots": [sl.name for sl in u.required],
+            "optional_slots": {sl.name: defaults.get(sl.name, "dontcare") for sl in u.optional},
+            "result_slots": [sl.name for sl in u.result_slots],
+        }
+        unknown = [f for f in u.unknown if f != "service"]
+        if unknown:
+            entry["unknown"] = unknown
+        if u.provenance:
+            entry["recovered_from"] = dict(u.provenance)
+        intents.append(entry)
+    return {
+        "service_name": s.name,
+        "description": None,
+        "unknown": ["description"],
+        "slots": list(slots.values()),
+        "intents": intents,
+    }
+
+
+@_guard
+def unphi_command(args: argparse.Namespace) -> int:
+    """``unphi TOOLS.json``."""
+    tools = _read_tools(args.tools)
+    services = unphi_services(tools, default_service=Path(args.tools).stem)
+    json.dump([_service_json(s) for s in services], sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+    counts: Counter[str] = Counter()
+    n = 0
+    for s in services:
+        for u in s.intents:
+            n += 1
+            counts.update(f for f in u.unknown if f != "service")
+            for note in u.notes:
+                print(f"note: {s.name}.{u.name}: {note}", file=sys.stderr)
+    print(
+        f"unphi: {n} tools → {len(services)} services; service descriptions unknown; "
+        + (
+            ", ".join(f"{f} unknown for {c}" for f, c in sorted(counts.items()))
+            if counts
+            else "every intent field recovered"
+        ),
+        file=sys.stderr,
+    )
+    return EXIT_OK
+
+
+@_guard
+def lint_command(args: argparse.Namespace) -> int:
+    """``lint TOOLS.json [--theta X] [--min-entities N]``."""
+    if not 0.0 <= args.theta <= 1.0:
+        raise BadInput(f"--theta must be in [0, 1], got {args.theta}")
+    tools = _read_tools(args.tools)
+    findings = lint(tools, theta=args.theta, min_entities=args.min_entities)
+    for f in findings:
+        print(f)
+    by_principle = Counter(f.principle_name for f in findings)
+    flagged = len({f.tool for f in findings})
+    if findings:
+        detail = ", ".join(f"{k}: {v}" for k, v in sorted(by_principle.items()))
+        print(f"{len(findings)} findings in {flagged} of {len(tools)} tools ({detail})")
+        return EXIT_NEGATIVE
+    print(f"clean: {len(tools)} tools, no findings")
+    return EXIT_OK

@@ -19,28 +19,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 
-#: The eight semantic fields of an MCP+ descriptor (loss is measured on these).
-SEMANTIC_FIELDS: frozenset[str] = frozenset(
-    (
-        "name",
-        "description",
-        "input_schema",
-        "side_effects",
-        "requires_approval",
-        "failure_modes",
-        "dependencies",
-        "summary",
-    )
-)
+from sim.calculus.mcp import PROTOCOL_FIELDS
 
-#: What each built-in protocol represents (SPEC §2).
-BUILTIN_FIELDS: Mapping[str, frozenset[str]] = {
-    "MCP+": SEMANTIC_FIELDS | {"annotations"},
-    "SGD": SEMANTIC_FIELDS,
-    "MCP": frozenset(("name", "description", "input_schema", "annotations")),
-    "ANP": frozenset(("name", "description", "input_schema", "requires_approval")),
-    "A2A": frozenset(("name", "description")),
-}
+#: What each built-in protocol represents (SPEC §2), shared with the calculus.
+BUILTIN_FIELDS: Mapping[str, frozenset[str]] = PROTOCOL_FIELDS
+
+#: The eight semantic fields of an MCP+ descriptor (loss is measured on these).
+SEMANTIC_FIELDS: frozenset[str] = PROTOCOL_FIELDS["SGD"]
 
 
 class TranslationKind(IntEnum):
@@ -99,8 +84,10 @@ class Transformer:
         """
         if self.target != other.source:
             raise ValueError(f"cannot compose {self.target} with a transformer from {other.source}")
-        delay = None if self.delay is None and other.delay is None else (
-            (self.delay or 0.0) + (other.delay or 0.0)
+        delay = (
+            None
+            if self.delay is None and other.delay is None
+            else ((self.delay or 0.0) + (other.delay or 0.0))
         )
         return Transformer(
             chain=self.chain + other.chain[1:],
@@ -128,6 +115,10 @@ class PairRule:
     delay: float | None = None
     destructive: bool = False
     fail: float = 0.0
+
+
+_Pair = tuple[str, str]
+_Chain = tuple[float, Transformer]
 
 
 class TranslationTable:
@@ -171,7 +162,7 @@ class TranslationTable:
                 self._direct[(p, q)] = Transformer(
                     (p, q), loss, rule.delay, kind, rule.fail if rule.destructive else 0.0, dropped
                 )
-        self._chains: dict[tuple[frozenset[str], float | None], dict[tuple[str, str], tuple[float, Transformer]]] = {}
+        self._chains: dict[tuple[frozenset[str], float | None], dict[_Pair, _Chain]] = {}
 
     def fields(self, protocol: str) -> frozenset[str]:
         """The descriptor fields ``protocol`` represents."""

@@ -1,0 +1,160 @@
+"""The calculus: weak bisimulation of two 10,000-state LTSs, and Φ⁺ of the SGD train schema.
+
+* **weak bisimulation** — a random base LTS (out-degree 1–3 over 12 visible labels, and a
+  forward τ edge from 10 % of the states) of ``n - k`` states; each of the two systems adds
+  ``k`` states by putting a τ after ``k`` different visible transitions (``a.τ.P ≈ a.P``), and
+  the second is renumbered by a random permutation. Both have ``n`` states and are weakly
+  bisimilar; ``bisimilar(A, B)`` (saturation + refinement on the 2n-state union) is timed,
+  and so is the same call when one visible label of B is changed (not equivalent: includes
+  the search for a distinguishing trace).
+* **Φ⁺** — ``phi_services(load_schema(...), plus=True)`` on the 26 services / 53 intents of
+  ``../shared/data/sgd/train/schema.json`` (loading timed separately), and the whole
+  ``theorem_report`` (every bisimulation and round-trip check of docs/calculus.md).
+
+Figures are medians of several repeats, garbage collection disabled while timing.
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from benchmarks.run import ROOT, Section, table
+from sim.calculus.bisim import bisimilar
+from sim.calculus.lts import LTS, TAU
+from sim.calculus.phi import phi_services, theorem_report
+from sim.calculus.sgd import load_schema
+
+SCHEMA = ROOT.parent / "shared" / "data" / "sgd" / "train" / "schema.json"
+SEED = 20_260_101
+TARGET_BISIM = 5.0  # seconds, 10,000 states each
+TARGET_PHI = 1.0  # seconds, whole train schema
+COMMAND = "python -m benchmarks.run --only calculus"
+
+
+def weakly_bisimilar_pair(n: int, seed: int = SEED) -> tuple[LTS, LTS]:
+    """Two weakly bisimilar LTSs of ``n`` states each (see the module docstring)."""
+    rng = random.Random(seed)
+    k = n // 5
+    base_n = n - k
+    labels = [f"a{i}" for i in range(12)]
+    edges: list[tuple[int, str, int]] = []
+    for s in range(base_n):
+        for _ in range(rng.randint(1, 3)):
+            edges.append((s, rng.choice(labels), rng.randrange(base_n)))
+        if s + 1 < base_n and rng.random() < 0.1:
+            edges.append((s, TAU, rng.randrange(s + 1, base_n)))
+    visible = [i for i, e in enumerate(edges) if e[1] != TAU]
+
+    def expand(chosen: list[int], perm: list[int]) -> LTS:
+        out: list[tuple[int, str, int]] = []
+        picked = set(chosen)
+        extra = base_n
+        for i, (s, a, d) in enumerate(edges):
+            if i in picked:
+                out.append((perm[s], a, perm[extra]))
+                out.append((perm[extra], TAU, perm[d]))
+                extra += 1
+            else:
+                out.append((perm[s], a, perm[d]))
+        return LTS(n, perm[0], out)
+
+    identity = list(range(n))
+    shuffled = identity[:]
+    rng.shuffle(shuffled)
+    a = expand(rng.sample(visible, k), identity)
+    b = expand(rng.sample(visible, k), shuffled)
+    return a, b
+
+
+def _median(fn: Callable[[], Any], repeats: int) -> tuple[float, Any]:
+    times: list[float] = []
+    result: Any = None
+    for _ in range(repeats):
+        gc.collect()
+        gc.disable()
+        try:
+            start = time.perf_counter()
+            result = fn()
+            times.append(time.perf_counter() - start)
+        finally:
+            gc.enable()
+    return statistics.median(times), result
+
+
+def measure(quick: bool = False, schema: Path = SCHEMA) -> list[tuple[str, float, str]]:
+    """``(name, seconds, detail)`` for each figure."""
+    n = 2_000 if quick else 10_000
+    repeats = 2 if quick else 5
+    a, b = weakly_bisimilar_pair(n)
+    t_weak, res = _median(lambda: bisimilar(a, b), repeats)
+    assert res.equivalent, "the benchmark pair must be weakly bisimilar"
+    visible = [t for t in b.transitions if t.label != TAU]
+    flip = visible[len(visible) // 2]
+    b_bad = LTS(
+        b.n_states,
+        b.initial,
+        [(t.src, "zz" if t == flip else t.label, t.dst) for t in b.transitions],
+    )
+    t_diff, res_bad = _median(lambda: bisimilar(a, b_bad), repeats)
+    t_strong, _ = _median(lambda: bisimilar(a, b, weak=False), repeats)
+    sizes = (
+        f"{a.n_states:,} + {b.n_states:,} states, "
+        f"{len(a.transitions):,} + {len(b.transitions):,} transitions"
+    )
+    t_load, services = _median(lambda: load_schema(schema), repeats * 4)
+    t_phi, tools = _median(lambda: phi_services(services, plus=True), repeats * 20)
+    t_report, _ = _median(lambda: theorem_report(services), repeats)
+    intents = sum(len(s.intents) for s in services)
+    return [
+        (f"weak bisimulation, {n:,} states each (equivalent)", t_weak, sizes),
+        (
+            f"weak bisimulation, {n:,} states each (not equivalent, with trace)",
+            t_diff,
+            f"trace of {len(res_bad.distinction.trace) if res_bad.distinction else 0} labels",
+        ),
+        (f"strong bisimulation, {n:,} states each (not equivalent)", t_strong, sizes),
+        ("load SGD train schema.json", t_load, f"{len(services)} services, {intents} intents"),
+        ("Φ⁺ of the whole train schema", t_phi, f"{len(tools)} MCP+ tools"),
+        (
+            "theorem_report on the train schema",
+            t_report,
+            "7 bisimulations + 5 round trips per intent",
+        ),
+    ]
+
+
+def run(quick: bool = False) -> Section:
+    """The benchmark section for ``BENCHMARKS.md`` (``benchmarks.run`` protocol)."""
+    rows = measure(quick)
+    weak = rows[0][1]
+    phi_time = rows[4][1]
+    passed = None if quick else (weak <= TARGET_BISIM and phi_time <= TARGET_PHI)
+    notes = [
+        f"Targets: weak bisimulation of two 10,000-state LTSs ≤ {TARGET_BISIM:g} s; "
+        f"Φ⁺ of the whole train schema ≤ {TARGET_PHI:g} s.",
+        "Medians of repeated runs, garbage collection disabled while timing.",
+    ]
+    if quick:
+        notes.append("Quick mode: 2,000 states; targets not checked.")
+    return Section(
+        title="Calculus: bisimulation and Φ⁺",
+        command=COMMAND,
+        table=table(
+            ["measure", "median", "detail"],
+            [[name, f"{sec * 1000:.1f} ms", detail] for name, sec, detail in rows],
+            "lrl",
+        ),
+        notes=notes,
+        passed=passed,
+    )
+
+
+if __name__ == "__main__":  # pragma: no cover
+    for name, seconds, detail in measure():
+        print(f"{name}: {seconds * 1000:.1f} ms ({detail})")

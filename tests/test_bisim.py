@@ -1,0 +1,201 @@
+"""Strong and weak bisimulation: agreement with bispy, equivalence laws, hand-made pairs."""
+
+from __future__ import annotations
+
+import random
+
+import bispy
+import networkx as nx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sim.calculus.bisim import bisimilar, saturate, strong_partition, weak_partition
+from sim.calculus.lts import LTS, TAU, accepts, relabel, traces
+from sim.calculus.mcp import Tool, tool_lts
+from sim.calculus.phi import action_equivalence
+
+
+@st.composite
+def random_lts(draw: st.DrawFn, max_states: int = 8) -> LTS:
+    """A random LTS over a, b, c and τ."""
+    n = draw(st.integers(1, max_states))
+    edges = draw(
+        st.lists(
+            st.tuples(
+                st.integers(0, n - 1), st.sampled_from(["a", "b", "c", TAU]), st.integers(0, n - 1)
+            ),
+            max_size=3 * n,
+        )
+    )
+    return LTS(n, draw(st.integers(0, n - 1)), edges)
+
+
+def _blocks(partition: list[int]) -> set[frozenset[int]]:
+    out: dict[int, set[int]] = {}
+    for s, b in enumerate(partition):
+        out.setdefault(b, set()).add(s)
+    return {frozenset(v) for v in out.values()}
+
+
+def bispy_partition(lts: LTS) -> set[frozenset[int]]:
+    """Maximum strong bisimulation by bispy (Paige–Tarjan) on the standard encoding of an LTS
+    as a graph: a node per state, a node per (label, target) pair, labels in the initial
+    partition."""
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(lts.n_states))
+    mid: dict[tuple[str, int], int] = {}
+    for t in lts.transitions:
+        m = mid.setdefault((t.label, t.dst), lts.n_states + len(mid))
+        graph.add_edge(t.src, m)
+        graph.add_edge(m, t.dst)
+    by_label: dict[str, list[int]] = {}
+    for (lab, _), m in mid.items():
+        by_label.setdefault(lab, []).append(m)
+    initial = [tuple(range(lts.n_states)), *(tuple(v) for v in by_label.values())]
+    result = bispy.compute_maximum_bisimulation(graph, initial)
+    return {
+        frozenset(s for s in block if s < lts.n_states)
+        for block in result
+        if any(s < lts.n_states for s in block)
+    }
+
+
+def _random_lts(rng: random.Random) -> LTS:
+    n = rng.randint(1, 12)
+    labels = ["a", "b", "c", TAU][: rng.randint(1, 4)]
+    m = rng.randint(0, 3 * n)
+    edges = [(rng.randrange(n), rng.choice(labels), rng.randrange(n)) for _ in range(m)]
+    return LTS(n, rng.randrange(n), edges)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_strong_partition_agrees_with_bispy_on_random_lts(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(60):
+        lts = _random_lts(rng)
+        assert _blocks(strong_partition(lts)) == bispy_partition(lts)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_weak_partition_agrees_with_bispy_on_saturated_random_lts(seed: int) -> None:
+    rng = random.Random(100 + seed)
+    for _ in range(60):
+        lts = _random_lts(rng)
+        assert _blocks(weak_partition(lts)) == bispy_partition(saturate(lts))
+
+
+def test_saturation_is_tau_star_a_tau_star() -> None:
+    lts = LTS(4, 0, [(0, TAU, 1), (1, "a", 2), (2, TAU, 3)])
+    sat = saturate(lts)
+    assert set(sat.successors(0, "a")) == {2, 3}
+    assert set(sat.successors(0, TAU)) == {0, 1}
+    assert sat.successors(3, TAU) == (3,)
+
+
+@given(random_lts())
+@settings(max_examples=60, deadline=None)
+def test_bisimilarity_is_reflexive(lts: LTS) -> None:
+    assert bisimilar(lts, lts, weak=False).equivalent
+    assert bisimilar(lts, lts).equivalent
+
+
+@given(random_lts(), random_lts())
+@settings(max_examples=80, deadline=None)
+def test_bisimilarity_is_symmetric_and_strong_implies_weak(a: LTS, b: LTS) -> None:
+    for weak in (False, True):
+        assert bisimilar(a, b, weak=weak).equivalent == bisimilar(b, a, weak=weak).equivalent
+    if bisimilar(a, b, weak=False).equivalent:
+        assert bisimilar(a, b).equivalent
+
+
+@given(random_lts())
+@settings(max_examples=60, deadline=None)
+def test_tau_self_loops_do_not_matter_weakly(lts: LTS) -> None:
+    without = LTS(
+        lts.n_states,
+        lts.initial,
+        [
+            (t.src, t.label, t.dst)
+            for t in lts.transitions
+            if not (t.label == TAU and t.src == t.dst)
+        ],
+    )
+    assert bisimilar(lts, without).equivalent
+
+
+@given(random_lts(), random_lts())
+@settings(max_examples=80, deadline=None)
+def test_a_distinction_is_a_real_difference(a: LTS, b: LTS) -> None:
+    """The states the distinction names really differ on its label (weakly)."""
+    result = bisimilar(a, b)
+    if result.equivalent:
+        assert result.distinction is None
+        return
+    d = result.distinction
+    assert d is not None
+    sat_a, sat_b = saturate(a), saturate(b)
+    can_a = bool(sat_a.successors(d.left_state, d.label))
+    can_b = bool(sat_b.successors(d.right_state, d.label))
+    assert (can_a, can_b) == ((True, False) if d.left_can else (False, True))
+    assert not result.related(d.left_state, d.right_state)
+
+
+def test_relation_contains_the_initial_pair_when_equivalent() -> None:
+    a = LTS(3, 0, [(0, "a", 1), (1, TAU, 2), (2, "b", 0)])
+    b = LTS(2, 0, [(0, "a", 1), (1, "b", 0)])
+    result = bisimilar(a, b)
+    assert result.equivalent and (0, 0) in set(result.relation())
+    assert not bisimilar(a, b, weak=False).equivalent
+
+
+def test_classic_pair_a_bc_versus_ab_ac() -> None:
+    """a.(b+c) and a.b + a.c: same traces, not bisimilar; the trace ends where they differ."""
+    left = LTS(4, 0, [(0, "a", 1), (1, "b", 2), (1, "c", 3)])
+    right = LTS(5, 0, [(0, "a", 1), (1, "b", 2), (0, "a", 3), (3, "c", 4)])
+    result = bisimilar(left, right, weak=False)
+    assert not result.equivalent
+    assert result.distinction is not None
+    assert result.distinction.trace[0] == "a" and result.distinction.left_can
+
+
+def test_trace_equivalent_but_not_weakly_bisimilar_sgd_versus_mcp() -> None:
+    """An SGD intent that can still collect slots after validation has started (it decides
+    between executing and failing only after the collect) against the MCP tool that validates
+    once (its τ commits): weakly trace-equivalent, not weakly bisimilar."""
+    n = "book"
+    lazy_sgd = LTS(
+        6,
+        0,
+        [
+            (0, f"invoke({n})", 1),
+            (1, "collect(date)", 2),
+            (2, "collect(date)", 2),  # can still collect after validation started
+            (2, f"error({n},MissingSlots)", 3),
+            (3, f"abort({n})", 5),
+            (2, f"execute({n})", 4),
+            (4, f"result({n})", 5),
+        ],
+    )
+    tool = Tool(n, "Books", {"type": "object", "required": ["date"], "properties": {}})
+    mcp = tool_lts(tool, error_types=())
+    sgd = relabel(lazy_sgd, action_equivalence)
+    assert traces(sgd, 5) == traces(mcp, 5)
+    assert accepts(sgd, ["call(book)", "error(book,ValidationError)", "abort(book)"])
+    result = bisimilar(sgd, mcp)
+    assert not result.equivalent
+    d = result.distinction
+    assert d is not None
+    assert d.trace == ("call(book)", "error(book,ValidationError)")
+    assert d.left_can  # the SGD side can still fail after the MCP side has validated
+    assert "right (state" in d.describe() and "cannot" in d.describe()
+
+
+def test_ten_thousand_state_chain_refines_in_linear_time() -> None:
+    import time
+
+    n = 10_000
+    chain = LTS(n, 0, [(i, "a", i + 1) for i in range(n - 1)])
+    start = time.perf_counter()
+    assert len(set(strong_partition(chain))) == n
+    assert time.perf_counter() - start < 2.0

@@ -1,0 +1,198 @@
+"""The MCP/MCP⁺ calculus: descriptors, tools/list I/O, caller views and tool LTSs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from sim.calculus.lts import TAU, accepts
+from sim.calculus.mcp import (
+    PROTOCOL_FIELDS,
+    Abort,
+    Dependency,
+    FailureMode,
+    Fallback,
+    Relation,
+    Retry,
+    SideEffect,
+    Tool,
+    ToolPlus,
+    ToolsListError,
+    UserPrompt,
+    caller_view,
+    load_tools,
+    tool_lts,
+    tools_from_list,
+    tools_to_list,
+)
+
+BOOK_TRAIN: dict[str, Any] = {
+    "name": "book_train",
+    "description": "Books a train ticket from an origin to a destination at a date and class.",
+    "input_schema": {
+        "type": "object",
+        "required": ["from", "to", "date"],
+        "properties": {
+            "from": {"type": "string"},
+            "to": {"type": "string"},
+            "date": {"type": "string"},
+            "class": {"type": "string", "enum": ["economy", "business"]},
+        },
+    },
+    "side_effects": "write",
+    "requires_approval": True,
+    "annotations": {"readOnlyHint": False, "destructiveHint": False},
+    "failure_modes": [
+        {"error": "ServiceDown", "recovery": {"retry": 3}},
+        {"error": "NotFound", "recovery": {"prompt": "Station unknown. Choose another?"}},
+        {"error": "AuthError", "recovery": {"fallback": "use_cached_data"}},
+    ],
+    "dependencies": [{"tool": "check_balance", "relation": "Requires"}],
+    "service_time": {"dist": "exponential", "mean": 0.2},
+    "errors": {"ServiceDown": 0.02},
+}
+
+
+@pytest.fixture(scope="module")
+def mcp_schema(shared_data: Path) -> Any:
+    return json.loads((shared_data / "mcp_spec" / "schema-2025-11-25.json").read_text())
+
+
+def _validate_tools_list(result: Any, spec: Any) -> None:
+    schema = {"$ref": "#/$defs/ListToolsResult", "$defs": spec["$defs"]}
+    jsonschema.validate(result, schema)
+
+
+def test_from_mapping_reads_the_scenario_tool_shape() -> None:
+    tool = ToolPlus.from_mapping(BOOK_TRAIN)
+    assert tool.side_effects is SideEffect.WRITE and tool.requires_approval is True
+    assert tool.failure_modes == (
+        FailureMode("ServiceDown", Retry(3)),
+        FailureMode("NotFound", UserPrompt("Station unknown. Choose another?")),
+        FailureMode("AuthError", Fallback("use_cached_data")),
+    )
+    assert tool.dependencies == (Dependency("check_balance", Relation.REQUIRES),)
+    assert tool.annotations is not None and tool.annotations.effective("openWorldHint")
+    assert ToolPlus.from_mapping(tool.to_mapping()) == tool
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "path"),
+    [
+        ("side_effects", "maybe", "$.side_effects"),
+        ("requires_approval", "yes", "$.requires_approval"),
+        ("failure_modes", [{"error": "X", "recovery": {"retry": -1}}], "failure_modes[0].recovery"),
+        ("failure_modes", [{"error": "X", "recovery": {"a": 1, "b": 2}}], "failure_modes[0]"),
+        ("dependencies", [{"tool": "x", "relation": "Likes"}], "dependencies[0].relation"),
+        ("annotations", {"readOnlyHint": "no"}, "annotations.readOnlyHint"),
+        ("input_schema", {"type": "array"}, "input_schema.type"),
+        ("name", "", "$.name"),
+    ],
+)
+def test_from_mapping_errors_name_the_field(key: str, value: Any, path: str) -> None:
+    bad = {**BOOK_TRAIN, key: value}
+    with pytest.raises(ToolsListError) as info:
+        ToolPlus.from_mapping(bad)
+    assert path in str(info.value)
+
+
+def test_tools_list_round_trip_is_spec_valid(mcp_schema: Any) -> None:
+    plus = ToolPlus.from_mapping(BOOK_TRAIN)
+    plain = Tool("echo", "Echoes back the input string", {"type": "object"})
+    result = tools_to_list([plus, plain])
+    _validate_tools_list(result, mcp_schema)
+    assert result["tools"][0]["_meta"]["protomesh/mcp+"]["requires_approval"] is True
+    back = tools_from_list(json.loads(json.dumps(result)))
+    assert back[1] == plain
+    assert isinstance(back[0], ToolPlus) and back[0].failure_modes == plus.failure_modes
+
+
+def test_real_tool_lists_load(shared_data: Path, mcp_schema: Any) -> None:
+    total = 0
+    for path in sorted((shared_data / "mcp_tools").glob("*.json")):
+        if path.name == "MANIFEST.json":
+            continue
+        tools = load_tools(path)
+        assert all(isinstance(t, Tool) for t in tools)
+        _validate_tools_list(tools_to_list(tools), mcp_schema)
+        total += len(tools)
+    assert total == 194
+
+
+@pytest.mark.parametrize(
+    ("data", "path"),
+    [
+        ([], "$"),
+        ({"tools": [3]}, "$.tools[0]"),
+        ({"tools": [{"name": "x"}]}, "$.tools[0].inputSchema"),
+        (
+            {"tools": [{"name": "x", "inputSchema": {"type": "object"}, "_meta": 1}]},
+            "$.tools[0]._meta",
+        ),
+    ],
+)
+def test_tools_from_list_rejects_bad_shapes(data: Any, path: str) -> None:
+    with pytest.raises(ToolsListError) as info:
+        tools_from_list(data)
+    assert str(info.value).startswith(path)
+
+
+def test_caller_view_follows_spec_section_2() -> None:
+    truth = ToolPlus.from_mapping(BOOK_TRAIN)
+    assert caller_view(truth, PROTOCOL_FIELDS["MCP+"]).approval_reason == "requires_approval"
+    sgd = caller_view(truth, PROTOCOL_FIELDS["SGD"])
+    assert sgd.approval and sgd.descriptor.annotations is None
+    mcp = caller_view(truth, PROTOCOL_FIELDS["MCP"], "hints")
+    assert mcp.approval and mcp.descriptor.failure_modes is None
+    assert mcp.approval_reason == "mcp_policy=hints, readOnlyHint=False"
+    assert not caller_view(truth, PROTOCOL_FIELDS["MCP"], "never").approval
+    a2a = caller_view(truth, PROTOCOL_FIELDS["A2A"], "hints")
+    assert a2a.approval and a2a.descriptor.input_schema is None  # no hints: default false
+    no_rq = ToolPlus.from_mapping({**BOOK_TRAIN, "requires_approval": None})
+    assert caller_view(no_rq).approval_reason == "side_effects=write"
+    read_only = {**BOOK_TRAIN, "annotations": {"readOnlyHint": True}}
+    assert not caller_view(ToolPlus.from_mapping(read_only), PROTOCOL_FIELDS["MCP"]).approval
+    with pytest.raises(ValueError):
+        caller_view(truth, {"colour"})
+    with pytest.raises(ValueError):
+        caller_view(truth, PROTOCOL_FIELDS["MCP"], "sometimes")
+
+
+def test_tool_lts_of_an_mcp_plus_tool_has_the_gate_and_recoveries() -> None:
+    lts = tool_lts(ToolPlus.from_mapping(BOOK_TRAIN), error_types=())
+    call, ok = "call(book_train)", ["execute(book_train)", "result(book_train)"]
+    assert accepts(lts, [call, "approve(book_train)", *ok])
+    assert not accepts(lts, [call, *ok])
+    assert accepts(lts, [call, "deny(book_train)"])
+    assert lts.step(lts.step(0, call) or 0, TAU) is not None
+    fail = [call, "approve(book_train)", "execute(book_train)", "error(book_train,ServiceDown)"]
+    retry = [*fail[1:], "retry(book_train)"]
+    assert accepts(lts, [fail[0], *retry * 3, *fail[1:], "abort(book_train)"])
+    assert not accepts(lts, [fail[0], *retry * 4])
+    assert accepts(
+        lts, [*fail[:3], "error(book_train,AuthError)", "fallback(book_train,use_cached_data)"]
+    )
+    assert accepts(lts, [*fail[:3], "error(book_train,NotFound)", "prompt(book_train)"])
+
+
+def test_tool_lts_of_a_plain_tool_and_of_an_mcp_view() -> None:
+    plain = tool_lts(ToolPlus.from_mapping(BOOK_TRAIN).tool)
+    n = "book_train"
+    assert accepts(
+        plain, [f"call({n})", f"execute({n})", f"error({n},ExecutionError)", f"abort({n})"]
+    )
+    view = caller_view(ToolPlus.from_mapping(BOOK_TRAIN), PROTOCOL_FIELDS["MCP"], "hints")
+    seen = tool_lts(view, error_types=("ServiceDown",))
+    assert accepts(
+        seen,
+        [f"call({n})", f"approve({n})", f"execute({n})", f"error({n},ServiceDown)", f"abort({n})"],
+    )
+    assert not any(t.label.startswith("retry") for t in seen.transitions)
+    no_required = Tool("now", "Current time", {"type": "object"})
+    assert not any("ValidationError" in t.label for t in tool_lts(no_required).transitions)
+    assert tool_lts(no_required, approval=True).step(2, "approve(now)") is not None
+    assert FailureMode("X", Abort()).recovery == Abort()

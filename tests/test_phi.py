@@ -1,0 +1,243 @@
+"""Φ, Φ⁺ and their inverses; Theorems 4.3, 5.7 and 7.1 decided on the real SGD schema.
+
+The counts asserted here are the ones docs/calculus.md reports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from sim.calculus.bisim import bisimilar
+from sim.calculus.lts import relabel
+from sim.calculus.mcp import SideEffect, Tool, ToolPlus, tool_lts
+from sim.calculus.phi import (
+    UNKNOWN,
+    TheoremReport,
+    action_equivalence,
+    hide_approval,
+    intent_tool_bisimilar,
+    phi,
+    phi_annotated,
+    phi_plus,
+    phi_services,
+    schema,
+    theorem_report,
+    unphi,
+    unphi_plus,
+    unphi_services,
+)
+from sim.calculus.sgd import Intent, Service, Slot, intent_lts, load_schema
+
+TRANSACTIONAL = (
+    "Banks_1__TransferMoney",
+    "Buses_1__BuyBusTicket",
+    "Buses_2__BuyBusTicket",
+    "Calendar_1__AddEvent",
+    "Events_1__BuyEventTickets",
+    "Events_2__BuyEventTickets",
+    "Flights_1__ReserveOnewayFlight",
+    "Flights_1__ReserveRoundtripFlights",
+    "Homes_1__ScheduleVisit",
+    "Hotels_1__ReserveHotel",
+    "Hotels_2__BookHouse",
+    "Hotels_3__ReserveHotel",
+    "Media_1__PlayMovie",
+    "Movies_1__BuyMovieTickets",
+    "Music_1__PlaySong",
+    "Music_2__PlayMedia",
+    "RentalCars_1__ReserveCar",
+    "RentalCars_2__ReserveCar",
+    "Restaurants_1__ReserveRestaurant",
+    "RideSharing_1__GetRide",
+    "RideSharing_2__GetRide",
+    "Services_1__BookAppointment",
+    "Services_2__BookAppointment",
+    "Services_3__BookAppointment",
+)
+
+FROM = Slot("from", "Departure station", True, ("8507000", "8508050"))
+TO = Slot("to", "Arrival station", True, ("8507000", "8508050"))
+CLASS = Slot("class", "Travel class", True, ("economy", "business"))
+BOOK = Intent("BookTrain", "Books a Train", (FROM, TO), (CLASS,), True, (("class", "economy"),))
+
+
+@pytest.fixture(scope="module")
+def services(shared_data: Path) -> tuple[Service, ...]:
+    return load_schema(shared_data / "sgd" / "train" / "schema.json")
+
+
+@pytest.fixture(scope="module")
+def report(services: tuple[Service, ...]) -> TheoremReport:
+    return theorem_report(services)
+
+
+def test_phi_is_definition_4_1() -> None:
+    """The paper's §4.2 example, plus the optional slot and its real default."""
+    tool = phi(BOOK)
+    assert tool.name == "BookTrain" and tool.description == "Books a Train"
+    assert tool.annotations is None
+    assert tool.input_schema == {
+        "type": "object",
+        "required": ["from", "to"],
+        "properties": {
+            "from": {
+                "type": "string",
+                "description": "Departure station",
+                "enum": list(FROM.possible_values),
+            },
+            "to": {
+                "type": "string",
+                "description": "Arrival station",
+                "enum": list(TO.possible_values),
+            },
+            "class": {
+                "type": "string",
+                "description": "Travel class",
+                "enum": ["economy", "business"],
+                "default": "economy",
+            },
+        },
+    }
+
+
+def test_only_categorical_slots_become_enum(services: tuple[Service, ...]) -> None:
+    restaurants = next(s for s in services if s.name == "Restaurants_1")
+    find = next(i for i in restaurants.intents if i.name == "FindRestaurants")
+    props = schema(find)["properties"]
+    assert "enum" not in props["cuisine"] and props["cuisine"]["examples"][:2] == [
+        "Mexican",
+        "Chinese",
+    ]
+    assert "enum" in props["price_range"]
+    assert all(p["type"] == "string" for p in props.values())
+    assert all("default" not in p for p in props.values())  # their defaults are all dontcare
+
+
+def test_phi_plus_metadata_is_section_7_2(services: tuple[Service, ...]) -> None:
+    hotels = next(s for s in services if s.name == "Hotels_1")
+    search, reserve = hotels.intents[1], hotels.intents[0]
+    plus = phi_plus(reserve, hotels)
+    assert plus.side_effects is SideEffect.WRITE and plus.requires_approval is True
+    assert plus.summary == reserve.description
+    assert [f.error for f in plus.failure_modes or ()] == ["ValidationError", "ExecutionError"]
+    search_plus = phi_plus(search, hotels)
+    assert search_plus.side_effects is SideEffect.READ and search_plus.requires_approval is False
+    assert [d.tool for d in search_plus.dependencies or ()] == ["Hotels_1__ReserveHotel"]
+
+
+def test_real_schema_counts(report: TheoremReport) -> None:
+    assert report.services == 26
+    assert len(report.intents) == 53
+    assert report.transactional == TRANSACTIONAL
+
+
+def test_theorem_4_3_with_approval_hidden_holds_for_every_intent(report: TheoremReport) -> None:
+    assert report.count("phi_hidden") == 53
+    assert report.count("phi_plus_hidden") == 53
+
+
+def test_theorem_5_7_with_approval_observable_phi_fails_exactly_on_t(report: TheoremReport) -> None:
+    assert report.fails("phi_observable") == TRANSACTIONAL
+    assert report.count("phi_observable") == 29
+    assert report.count("phi_plus_observable") == 53
+
+
+def test_a_denying_approver_breaks_theorem_4_3_on_transactional_intents(
+    report: TheoremReport,
+) -> None:
+    assert report.fails("phi_hidden_deny") == TRANSACTIONAL
+
+
+def test_what_an_mcp_caller_sees_depends_on_the_annotations(report: TheoremReport) -> None:
+    """Plain Φ through MCP with mcp_policy=hints asks for every tool (readOnlyHint absent
+    = false): right for the 24 transactional intents only. Φ with annotations: all 53."""
+    assert report.holds["phi_mcp_hints_observable"] == TRANSACTIONAL
+    assert report.count("phi_annotated_hints_observable") == 53
+    assert report.count("unphi_phi_annotated_recovers_t") == 53
+
+
+def test_round_trips(report: TheoremReport) -> None:
+    assert report.count("unphi_plus_phi_plus_id") == 53
+    assert report.count("phi_plus_unphi_plus_id") == 53
+    assert report.count("unphi_phi_id") == 0
+    assert report.count("unphi_phi_id_except_t") == 53
+
+
+def test_unphi_reports_unknowns_and_never_defaults(services: tuple[Service, ...]) -> None:
+    transfer = services[0].intents[1]
+    back = unphi(phi(transfer))
+    assert back.transactional is UNKNOWN
+    assert back.unknown == ("transactional", "failure_modes", "dependencies")
+    with pytest.raises(ValueError, match="unknown"):
+        back.intent()
+    assert back.intent(transactional=True) == transfer
+    # a naive client that reads a missing flag as false breaks exactly the transactional ones
+    naive = [
+        i.qualified_name
+        for s in services
+        for i in s.intents
+        if unphi(phi(i)).intent(transactional=False) != i
+    ]
+    assert tuple(naive) == TRANSACTIONAL
+
+
+def test_theorem_5_7_two_intents_differing_only_in_t() -> None:
+    s1, s2 = BOOK, replace(BOOK, transactional=False)
+    assert phi(s1) == phi(s2)
+    assert bisimilar(tool_lts(phi(s1)), tool_lts(phi(s2))).equivalent
+    l1 = relabel(intent_lts(s1), action_equivalence)
+    l2 = relabel(intent_lts(s2), action_equivalence)
+    observed = bisimilar(l1, l2)
+    assert not observed.equivalent
+    assert observed.distinction is not None and "approve(BookTrain)" in observed.distinction.trace
+    assert bisimilar(hide_approval(l1), hide_approval(l2)).equivalent
+    assert phi_plus(s1) != phi_plus(s2)
+
+
+def test_unphi_plus_checks_write_approval_and_the_image() -> None:
+    plus = phi_plus(BOOK)
+    assert unphi_plus(plus).intent() == BOOK
+    bad = replace(plus, requires_approval=False)
+    notes = unphi_plus(bad).notes
+    assert any("violates WriteApproval" in n for n in notes)
+    assert any("requires_approval" in n and "outside" in n for n in notes)
+    undeclared = replace(plus, side_effects=None, failure_modes=None)
+    back = unphi_plus(undeclared)
+    assert back.transactional is UNKNOWN and back.failure_modes is UNKNOWN
+
+
+def test_unphi_of_a_foreign_tool_notes_what_is_lossy() -> None:
+    tool = Tool(
+        "add",
+        "Adds two numbers",
+        {"type": "object", "required": ["a", "z"], "properties": {"a": {"type": "number"}}},
+    )
+    back = unphi(tool)
+    assert back.service is UNKNOWN
+    assert any("type 'number'" in n for n in back.notes)
+    assert any("'z' has no property" in n for n in back.notes)
+
+
+def test_phi_services_variants_and_grouping(services: tuple[Service, ...]) -> None:
+    plain = phi_services(services)
+    annotated = phi_services(services, annotations=True)
+    plus = phi_services(services, plus=True, annotations=True)
+    assert len(plain) == len(annotated) == len(plus) == 53
+    assert all(isinstance(t, Tool) and t.annotations is None for t in plain)
+    assert all(isinstance(t, ToolPlus) and t.annotations is not None for t in plus)
+    groups = unphi_services(plain)
+    assert [g.name for g in groups] == [s.name for s in services]
+    assert phi_annotated(services[0].intents[0]).annotations is not None
+
+
+def test_intent_tool_bisimilar_distinguishes_on_the_gate(services: tuple[Service, ...]) -> None:
+    transfer = services[0].intents[1]
+    result = intent_tool_bisimilar(transfer, phi(transfer))
+    assert result.distinction is not None
+    assert result.distinction.trace == (
+        "call(Banks_1__TransferMoney)",
+        "approve(Banks_1__TransferMoney)",
+    )
