@@ -25,6 +25,10 @@ def scenario_json_schema() -> dict[str, Any]:
         "title": "protomesh scenario",
     }
     schema.update((k, v) for k, v in body.items() if k != "title")
+    # Top-level `x-...` keys are free (YAML anchors, imported metadata): the loader ignores them.
+    schema["patternProperties"] = {
+        "^x-": {"description": "Extension key, ignored by protomesh (anchors, notes, metadata)."}
+    }
     return schema
 
 

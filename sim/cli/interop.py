@@ -1,0 +1,327 @@
+"""Commands for real protocol artifacts (SPEC §7, issue 7): ``import mcp|tools|sgd``,
+``export mcp``, ``serve mcp``. See docs/interop.md."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from sim.interop.errors import InteropError
+
+EXIT_OK, EXIT_BAD_INPUT = 0, 2
+
+
+class BadInput(Exception):
+    """A user-facing one-line error (exit 2)."""
+
+
+def register(sub: Any) -> None:
+    """Add this group's commands to ``sub`` (an argparse subparsers action)."""
+    p = sub.add_parser(
+        "import",
+        help="a scenario fragment from a live MCP server, a tools/list result or SGD services",
+        description="Write a scenario fragment (a complete minimal scenario: a TOOL_SERVER agent "
+        "with its tools) to stdout or --out; what the source does not carry is marked unknown; "
+        "a lint summary (P1-P4) goes to stderr. Exit 0, or 2 on bad input.",
+    )
+    kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
+
+    k = kinds.add_parser(
+        "mcp",
+        help="from a live MCP server over stdio",
+        description="Start COMMAND ARGS... as an MCP server over stdio (the official SDK's "
+        "client), run the handshake, page through tools/list, stop it. Options go before --.",
+    )
+    k.add_argument("--out", metavar="FILE", help="write the fragment here (default: stdout)")
+    k.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="seconds for start, handshake and listing together (default 30)",
+    )
+    k.add_argument("--name", metavar="NAME", help="scenario name (default: the server's name)")
+    k.add_argument(
+        "server", nargs=argparse.REMAINDER, metavar="-- COMMAND ARGS", help="the server command"
+    )
+    k.set_defaults(handler=import_mcp_command)
+
+    k = kinds.add_parser(
+        "tools",
+        help="from a saved tools/list result",
+        description="A fragment from a saved MCP tools/list result (JSON).",
+    )
+    k.add_argument("tools", metavar="TOOLS.json")
+    k.add_argument("--out", metavar="FILE", help="write the fragment here (default: stdout)")
+    k.add_argument("--name", metavar="NAME", help="scenario name (default: the file's stem)")
+    k.set_defaults(handler=import_tools_command)
+
+    k = kinds.add_parser(
+        "sgd",
+        help="from SGD services (schema.json) through Φ⁺",
+        description="A fragment from SGD services through Φ⁺ (paper §7.2): one MCP+ tool server "
+        "per service; transactional intents become write tools requiring approval.",
+    )
+    k.add_argument("schema", metavar="SCHEMA.json")
+    k.add_argument("--out", metavar="FILE", help="write the fragment here (default: stdout)")
+    k.add_argument("--name", metavar="NAME", help="scenario name (default: sgd-<folder>)")
+    k.set_defaults(handler=import_sgd_command)
+
+    p = sub.add_parser(
+        "export",
+        help="a scenario's tools as a real MCP tools/list result",
+        description="Export a scenario's tools as an artifact of a real protocol.",
+    )
+    kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
+    k = kinds.add_parser(
+        "mcp",
+        help="tools/list result with MCP+ metadata",
+        description="The scenario's tools as a spec-valid tools/list result: MCP+ metadata under "
+        '_meta["protomesh/mcp+"], annotations derived from side effects. Exit 0, or 2.',
+    )
+    k.add_argument("file", metavar="FILE", help="scenario YAML")
+    k.add_argument("--out", metavar="FILE", help="write the JSON here (default: stdout)")
+    k.add_argument(
+        "--tool", action="append", default=[], metavar="NAME", help="only this tool (repeatable)"
+    )
+    k.set_defaults(handler=export_mcp_command)
+
+    p = sub.add_parser(
+        "serve",
+        help="a real MCP server (stdio) exposing a scenario's tools with simulated behaviour",
+        description="Serve a scenario as a real protocol endpoint.",
+    )
+    kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
+    k = kinds.add_parser(
+        "mcp",
+        help="an MCP server over stdio",
+        description="Serve the scenario's tools over MCP (stdio, official SDK) with their MCP+ "
+        "metadata; service times scaled to wall-clock (--speed), errors drawn from each tool's "
+        "`errors` (--seed) and returned as isError results; a bad argument is a JSON-RPC error "
+        "-32602. Runs until the client closes stdin. Exit 0, or 2 on bad input.",
+    )
+    k.add_argument("file", metavar="FILE", help="scenario YAML")
+    k.add_argument(
+        "--speed",
+        default="instant",
+        metavar="instant|realtime|X",
+        help="wall-clock sleep = service time / X (realtime = 1; default instant: no sleep)",
+    )
+    k.add_argument("--seed", type=int, default=None, metavar="S", help="default: the scenario's")
+    k.add_argument(
+        "--arg-errors",
+        choices=("error", "result"),
+        default="error",
+        help="a bad argument as a JSON-RPC error -32602 (default) or an isError result",
+    )
+    k.add_argument(
+        "--tool", action="append", default=[], metavar="NAME", help="only this tool (repeatable)"
+    )
+    k.set_defaults(handler=serve_mcp_command)
+
+
+def _guard(fn: Any) -> Any:
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return int(fn(args))
+        except (BadInput, InteropError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+
+    run.__doc__ = fn.__doc__
+    return run
+
+
+def _read_json(path: str) -> Any:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BadInput(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"{path}: cannot read: {exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadInput(
+            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
+
+
+def _write(text: str, out: str | None) -> None:
+    if out is None:
+        sys.stdout.write(text)
+        return
+    try:
+        Path(out).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise BadInput(f"{out}: cannot write: {exc}") from None
+
+
+def _report(fragment: Any, out: str | None) -> None:
+    where = out if out is not None else "stdout"
+    guessed = ", ".join(f"{k} for {v}" for k, v in fragment.guessed.items() if v)
+    print(
+        f"import: scenario {fragment.name!r}, {fragment.tools} tools → {where}"
+        + (f"; unknown (labelled guesses): {guessed}" if guessed else "; every field known"),
+        file=sys.stderr,
+    )
+    for note in fragment.notes:
+        print(f"note: {note}", file=sys.stderr)
+    print(fragment.lint.line(), file=sys.stderr)
+
+
+@_guard
+def import_mcp_command(args: argparse.Namespace) -> int:
+    """``import mcp [--out FILE] [--timeout S] -- COMMAND ARGS...``."""
+    from sim.interop.client import fetch_tools
+    from sim.interop.fragments import fragment_from_tools_list
+
+    command = list(args.server)
+    if command and command[0] == "--":
+        command = command[1:]
+    if not command:
+        raise BadInput("import mcp: no server command (usage: import mcp -- COMMAND ARGS...)")
+    if args.timeout <= 0:
+        raise BadInput(f"--timeout must be positive, got {args.timeout:g}")
+    listing = fetch_tools(command, timeout=args.timeout)
+    shown = " ".join(command)
+    source = (
+        f"the live MCP server {listing.server_name!r} {listing.server_version}".rstrip()
+        + f" (`{shown}`, protocol {listing.protocol_version}, {listing.pages} tools/list pages)"
+    )
+    name = args.name or listing.server_name or Path(command[0]).stem
+    try:
+        fragment = fragment_from_tools_list(
+            listing.tools, name=name, agent=name, source=source, out=args.out
+        )
+    except InteropError as exc:
+        raise BadInput(f"{shown}: tools/list result: {exc}") from None
+    _write(fragment.text, args.out)
+    _report(fragment, args.out)
+    return EXIT_OK
+
+
+@_guard
+def import_tools_command(args: argparse.Namespace) -> int:
+    """``import tools TOOLS.json [--out FILE]``."""
+    from sim.interop.fragments import fragment_from_tools_list
+
+    data = _read_json(args.tools)
+    stem = Path(args.tools).stem
+    try:
+        fragment = fragment_from_tools_list(
+            data,
+            name=args.name or stem,
+            agent=stem,
+            source=f"the saved tools/list result {Path(args.tools).name}",
+            out=args.out,
+        )
+    except InteropError as exc:
+        raise BadInput(f"{args.tools}: {exc}") from None
+    _write(fragment.text, args.out)
+    _report(fragment, args.out)
+    return EXIT_OK
+
+
+@_guard
+def import_sgd_command(args: argparse.Namespace) -> int:
+    """``import sgd SCHEMA.json [--out FILE]``."""
+    from sim.calculus import SchemaError
+    from sim.calculus.sgd import services_from_json
+    from sim.interop.fragments import fragment_from_sgd
+
+    data = _read_json(args.schema)
+    try:
+        services = services_from_json(data)
+    except SchemaError as exc:
+        raise BadInput(f"{args.schema}: {exc}") from None
+    path = Path(args.schema)
+    default = f"sgd-{path.resolve().parent.name}" if path.stem == "schema" else f"sgd-{path.stem}"
+    fragment = fragment_from_sgd(
+        services, name=args.name or default, source=path.name, out=args.out
+    )
+    _write(fragment.text, args.out)
+    _report(fragment, args.out)
+    return EXIT_OK
+
+
+def _load(path: str) -> tuple[Any, Any]:
+    from sim.interop.tools_list import read_extension
+    from sim.scenario import ScenarioError, load_scenario
+
+    if not Path(path).is_file():
+        raise BadInput(f"{path}: no such file")
+    try:
+        scenario = load_scenario(path)
+    except ScenarioError as exc:
+        raise BadInput(str(exc).strip().replace("\n", "; ")) from None
+    return scenario, read_extension(path)
+
+
+@_guard
+def export_mcp_command(args: argparse.Namespace) -> int:
+    """``export mcp FILE [--out FILE] [--tool NAME]...``."""
+    from sim.interop.tools_list import scenario_tools_list
+
+    scenario, ext = _load(args.file)
+    try:
+        export = scenario_tools_list(scenario, ext, args.tool)
+    except InteropError as exc:
+        raise BadInput(f"{args.file}: {exc}") from None
+    _write(json.dumps(export.data, indent=2, ensure_ascii=False) + "\n", args.out)
+    for note in export.notes:
+        print(f"note: {note}", file=sys.stderr)
+    unknown = sum(len(v) for v in export.unknown.values())
+    print(
+        f"export: {len(export.data['tools'])} tools"
+        + (
+            f"; {unknown} fields left unknown (still their import guesses) in "
+            f"{len(export.unknown)} tools"
+            if unknown
+            else ""
+        ),
+        file=sys.stderr,
+    )
+    return EXIT_OK
+
+
+def _speed(text: str) -> float | None:
+    if text == "instant":
+        return None
+    if text == "realtime":
+        return 1.0
+    try:
+        value = float(text)
+    except ValueError:
+        raise BadInput(f"--speed must be instant, realtime or a number, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise BadInput(f"--speed must be a positive number, got {text!r}")
+    return value
+
+
+@_guard
+def serve_mcp_command(args: argparse.Namespace) -> int:
+    """``serve mcp FILE [--speed instant|realtime|X] [--seed S] [--arg-errors error|result]``."""
+    from sim.interop.server import build_server, run_stdio
+
+    speed = _speed(args.speed)
+    scenario, ext = _load(args.file)
+    seed = scenario.seed if args.seed is None else args.seed
+    try:
+        server, sim = build_server(
+            scenario, ext, speed=speed, seed=seed, arg_errors=args.arg_errors, tools=args.tool
+        )
+    except InteropError as exc:
+        raise BadInput(f"{args.file}: {exc}") from None
+    for note in sim.notes:
+        print(f"note: {note}", file=sys.stderr)
+    print(
+        f"serve: {len(sim.entries)} tools of {scenario.name!r} over MCP stdio "
+        f"(speed {args.speed}, seed {seed})",
+        file=sys.stderr,
+    )
+    run_stdio(server)
+    return EXIT_OK

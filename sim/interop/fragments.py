@@ -1,0 +1,495 @@
+"""Tool descriptors → a scenario fragment (SPEC §1 YAML) that validates on its own.
+
+A fragment is a complete minimal scenario: ``name``, ``protocols``, one ``TOOL_SERVER`` agent
+per server (or SGD service) hosting its tools, and the ``tools`` section. It starts with the
+``# yaml-language-server: $schema=...`` line and a header saying where it came from and what
+is unknown. Nothing is invented silently (docs/interop.md §Decisions):
+
+- A field the source does not carry (for a plain MCP tool: ``side_effects``,
+  ``requires_approval``, ``failure_modes``, ``dependencies``) is still written explicitly,
+  because the scenario needs a value, but as a *labelled guess*: a ``# unknown:`` comment above
+  the tool says so, and the top-level extension ``x-mcp.tools.<name>.guessed`` records the
+  guessed values. ``export mcp`` treats a field as unknown as long as it still equals its guess
+  (so editing the value is how a user declares it).
+- ``side_effects`` is guessed from the MCP hints *with the specification's defaults* (absent
+  ``readOnlyHint`` = false, absent ``destructiveHint`` = true): ``readOnlyHint`` true → read;
+  else ``destructiveHint`` true → delete; else write. That is the most cautious reading the
+  hints allow, so the checks and P2 see the risk an MCP client must assume.
+- MCP fields the scenario does not model (``title``, ``outputSchema``, ``execution``,
+  ``icons``, other ``_meta`` keys) are kept verbatim under ``x-mcp.tools.<name>.mcp`` so that
+  ``export mcp`` gives them back.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from sim.calculus.mcp import (
+    MCP_PLUS_META,
+    Annotations,
+    Dependency,
+    FailureMode,
+    Fallback,
+    Relation,
+    SideEffect,
+    Tool,
+    ToolPlus,
+    ToolsListError,
+    tools_from_list,
+)
+from sim.calculus.phi import phi_plus
+from sim.calculus.principles import PRINCIPLES, lint
+from sim.calculus.sgd import Service
+from sim.interop.errors import InteropError
+from sim.scenario.rules import find_cycle
+
+__all__ = [
+    "EXTENSION_KEY",
+    "GUESSABLE",
+    "Fragment",
+    "ImportedTool",
+    "LintSummary",
+    "fragment_from_sgd",
+    "fragment_from_tools_list",
+    "guess_side_effects",
+    "imported_tools",
+    "lint_summary",
+    "schema_line",
+    "slug",
+]
+
+EXTENSION_KEY = "x-mcp"
+"""Top-level scenario extension (``x-`` keys are ignored by the loader) holding what the
+scenario model does not: per tool, the guessed fields and the verbatim MCP extras."""
+
+GUESSABLE = ("side_effects", "requires_approval", "failure_modes", "dependencies")
+"""MCP⁺ fields a fragment must give a value even when the source does not carry them."""
+
+_MODELLED_KEYS = frozenset({"name", "description", "inputSchema", "annotations", "_meta"})
+_ANNOTATION_KEYS = frozenset(
+    {"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
+)
+_SCHEMA_FILE = Path(__file__).resolve().parents[2] / "scenarios" / "protomesh.schema.json"
+
+
+def slug(text: str) -> str:
+    """A scenario name (``[a-z0-9-]+``) from ``text``: lower-cased, other runs become ``-``."""
+    s = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return s or "imported"
+
+
+def schema_line(out: str | Path | None) -> str:
+    """The ``# yaml-language-server: $schema=...`` line: a path relative to ``out``'s folder
+    when the repository's ``scenarios/protomesh.schema.json`` is there to point at; otherwise
+    (stdout, or no checkout) ``./protomesh.schema.json``, right for a file saved in
+    ``scenarios/`` like every shipped scenario."""
+    target = "./protomesh.schema.json"
+    if out is not None and _SCHEMA_FILE.is_file():
+        try:
+            rel = os.path.relpath(_SCHEMA_FILE, Path(out).resolve().parent)
+        except ValueError:  # another drive (Windows)
+            rel = None
+        if rel is not None:
+            target = rel if rel.startswith(".") else f"./{rel}"
+    return f"# yaml-language-server: $schema={target.replace(os.sep, '/')}"
+
+
+def guess_side_effects(annotations: Annotations | None) -> tuple[SideEffect, str]:
+    """The most cautious side effect the MCP hints allow (absent hints take the spec defaults)
+    and the reason, for the ``# unknown:`` comment."""
+    ann = annotations or Annotations()
+    ro = ann.effective("readOnlyHint")
+    dest = ann.effective("destructiveHint")
+
+    def show(hint: str, value: bool | None) -> str:
+        return f"{hint}={str(value).lower()}" if value is not None else f"{hint} absent"
+
+    if ro:
+        return SideEffect.READ, show("readOnlyHint", ann.read_only)
+    why = f"{show('readOnlyHint', ann.read_only)}, {show('destructiveHint', ann.destructive)}"
+    return (SideEffect.DELETE if dest else SideEffect.WRITE), why
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedTool:
+    """One tool as a fragment holds it: the descriptor with every field decided, which fields
+    are guesses (with why), and the MCP extras the scenario does not model."""
+
+    descriptor: ToolPlus
+    guessed: Mapping[str, Any] = field(default_factory=dict)
+    reasons: Mapping[str, str] = field(default_factory=dict)
+    extras: Mapping[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    withheld: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """The tool's name."""
+        return self.descriptor.name
+
+
+def _decide(tool: ToolPlus, extras: Mapping[str, Any], notes: Sequence[str]) -> ImportedTool:
+    """Fill every MCP⁺ field the source left undeclared with a labelled guess."""
+    guessed: dict[str, Any] = {}
+    reasons: dict[str, str] = {}
+    side = tool.side_effects
+    if side is None:
+        side, why = guess_side_effects(tool.annotations)
+        guessed["side_effects"] = side.value
+        reasons["side_effects"] = f"guessed {side.value!r} from the hints ({why})"
+    approval = tool.requires_approval
+    if approval is None:
+        approval = False
+        guessed["requires_approval"] = False
+        reasons["requires_approval"] = "not declared; false is what an MCP server gives"
+    failure_modes = tool.failure_modes
+    if failure_modes is None:
+        failure_modes = ()
+        guessed["failure_modes"] = []
+        reasons["failure_modes"] = "not declared (callers abort on any error)"
+    dependencies = tool.dependencies
+    if dependencies is None:
+        dependencies = ()
+        guessed["dependencies"] = []
+        reasons["dependencies"] = "not declared"
+    decided = ToolPlus(
+        tool.name,
+        tool.description,
+        tool.input_schema,
+        side,
+        approval,
+        failure_modes,
+        tool.summary,
+        dependencies,
+        tool.annotations,
+        None,  # the output schema travels in extras (the scenario has no field for it)
+    )
+    return ImportedTool(decided, guessed, reasons, extras, tuple(notes))
+
+
+def imported_tools(data: Any, path: str = "$") -> tuple[ImportedTool, ...]:
+    """The tools of a ``tools/list`` result, decided for a fragment. Raises
+    :class:`InteropError` on a malformed result (naming the JSON path)."""
+    try:
+        parsed = tools_from_list(data, path)
+    except ToolsListError as exc:
+        raise InteropError(str(exc)) from None
+    seen: set[str] = set()
+    out: list[ImportedTool] = []
+    for i, (entry, tool) in enumerate(zip(data["tools"], parsed, strict=True)):
+        if tool.name in seen:
+            raise InteropError(f"{path}.tools[{i}].name: duplicate tool name {tool.name!r}")
+        seen.add(tool.name)
+        extras: dict[str, Any] = {k: v for k, v in entry.items() if k not in _MODELLED_KEYS}
+        notes: list[str] = []
+        if "description" not in entry:
+            extras["description"] = None  # absent, not empty: export leaves it out again
+        meta = {k: v for k, v in (entry.get("_meta") or {}).items() if k != MCP_PLUS_META}
+        if meta:
+            extras["_meta"] = meta
+        ann = entry.get("annotations")
+        if isinstance(ann, Mapping):
+            unknown = {k: v for k, v in ann.items() if k not in _ANNOTATION_KEYS}
+            if unknown:
+                extras["annotations"] = unknown
+                notes.append(f"annotation keys {sorted(unknown)} kept under {EXTENSION_KEY}")
+        plus = tool if isinstance(tool, ToolPlus) else ToolPlus.from_tool(tool)
+        out.append(_decide(plus, extras, notes))
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class LintSummary:
+    """The four principles on the tools as received: findings per principle, tools flagged."""
+
+    tools: int
+    flagged: int
+    findings: Mapping[str, int]
+
+    def line(self) -> str:
+        """One line for the end of an import."""
+        if not self.flagged:
+            return f"lint: {self.tools} tools, no findings"
+        parts = ", ".join(
+            f"{p} {PRINCIPLES[p]}: {self.findings.get(p, 0)}" for p in sorted(PRINCIPLES)
+        )
+        total = sum(self.findings.values())
+        return f"lint: {total} findings in {self.flagged} of {self.tools} tools ({parts})"
+
+
+def lint_summary(tools: Sequence[Tool | ToolPlus]) -> LintSummary:
+    """P1–P4 (paper §6, :func:`sim.calculus.lint`) on ``tools`` as a source declares them."""
+    findings = lint(tools)
+    counts = Counter(f.principle for f in findings)
+    return LintSummary(
+        len(tools), len({f.tool for f in findings}), {p: counts.get(p, 0) for p in PRINCIPLES}
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Fragment:
+    """A scenario fragment: its YAML text and what the caller reports about it."""
+
+    text: str
+    name: str
+    tools: int
+    guessed: Mapping[str, int]
+    lint: LintSummary
+    notes: tuple[str, ...] = ()
+
+
+def _dump(value: Any) -> str:
+    return yaml.safe_dump(
+        value, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100
+    )
+
+
+def _tool_entry(t: ImportedTool) -> dict[str, Any]:
+    entry = t.descriptor.to_mapping()
+    # the scenario's key order: name, description, summary, schema, ground truth, hints
+    order = (
+        "name",
+        "description",
+        "summary",
+        "input_schema",
+        "side_effects",
+        "requires_approval",
+        "annotations",
+        "failure_modes",
+        "dependencies",
+    )
+    return {k: entry[k] for k in order if k in entry}
+
+
+def _withhold(
+    servers: Sequence[tuple[str, Sequence[ImportedTool]]],
+) -> list[tuple[str, list[ImportedTool]]]:
+    """Keep out of the scenario what its rules reject, to be restored by ``export mcp``:
+    dependencies and fallbacks on tools outside the fragment, and the dependency that closes
+    each Requires/ProducesInputFor cycle (the engine adds them to ≺, which must be acyclic;
+    Φ⁺ of the real SGD schema has such cycles, e.g. Homes_1)."""
+    names = {t.name for _, ts in servers for t in ts}
+    tools = {t.name: t for _, ts in servers for t in ts}
+    deps: dict[str, list[Dependency]] = {}
+    modes: dict[str, list[FailureMode]] = {}
+    held: dict[str, dict[str, list[dict[str, Any]]]] = {n: {} for n in names}
+    notes: dict[str, list[str]] = {n: [] for n in names}
+    for n, t in tools.items():
+        deps[n] = []
+        for d in t.descriptor.dependencies or ():
+            if d.tool in names:
+                deps[n].append(d)
+            else:
+                held[n].setdefault("dependencies", []).append(
+                    {"tool": d.tool, "relation": d.relation.value}
+                )
+                notes[n].append(f"dependency on {d.tool!r} withheld: no such tool here")
+        modes[n] = []
+        for fm in t.descriptor.failure_modes or ():
+            if isinstance(fm.recovery, Fallback) and fm.recovery.tool not in names:
+                held[n].setdefault("failure_modes", []).append(
+                    {"error": fm.error, "recovery": {"fallback": fm.recovery.tool}}
+                )
+                notes[n].append(f"failure mode {fm.error} withheld: no fallback tool here")
+            else:
+                modes[n].append(fm)
+    ordering = (Relation.REQUIRES, Relation.PRODUCES_INPUT_FOR)
+    while True:
+        edges = {n: [d.tool for d in ds if d.relation in ordering] for n, ds in deps.items()}
+        cycle = find_cycle(edges)
+        if cycle is None:
+            break
+        src, dst = cycle[-2], cycle[-1]
+        dep = next(d for d in deps[src] if d.tool == dst and d.relation in ordering)
+        deps[src].remove(dep)
+        held[src].setdefault("dependencies", []).append(
+            {"tool": dep.tool, "relation": dep.relation.value}
+        )
+        notes[src].append(
+            f"dependency ({dep.tool}, {dep.relation.value}) withheld: it closes the cycle "
+            + " -> ".join(cycle)
+            + " (scenario dependencies must be acyclic)"
+        )
+    out: list[tuple[str, list[ImportedTool]]] = []
+    for agent, ts in servers:
+        fixed: list[ImportedTool] = []
+        for t in ts:
+            if not held[t.name]:
+                fixed.append(t)
+                continue
+            kept = replace(
+                t.descriptor,
+                dependencies=tuple(deps[t.name]),
+                failure_modes=tuple(modes[t.name]),
+            )
+            fixed.append(
+                replace(
+                    t,
+                    descriptor=kept,
+                    withheld=held[t.name],
+                    notes=(*t.notes, *notes[t.name]),
+                )
+            )
+        out.append((agent, fixed))
+    return out
+
+
+def _render(
+    *,
+    name: str,
+    description: str,
+    header: Sequence[str],
+    protocols: Sequence[str],
+    servers: Sequence[tuple[str, Sequence[ImportedTool]]],
+    out: str | Path | None,
+    lint_of: LintSummary,
+    notes: Sequence[str] = (),
+) -> Fragment:
+    servers = _withhold(servers)
+    all_tools = [t for _, ts in servers for t in ts]
+    guessed: Counter[str] = Counter()
+    for t in all_tools:
+        guessed.update(t.guessed.keys())
+    lines = [schema_line(out)]
+    lines += [f"# {h}" if h else "#" for h in header]
+    if guessed:
+        lines.append("#")
+        lines.append(
+            "# Unknown (the source does not carry them; written as labelled guesses, see the "
+            f"`# unknown:` comments and {EXTENSION_KEY}):"
+        )
+        for fname in GUESSABLE:
+            if guessed[fname]:
+                lines.append(f"#   {fname}: {guessed[fname]} of {len(all_tools)} tools")
+    lines.append(f"# {lint_of.line()}")
+    top: dict[str, Any] = {"name": name}
+    if description:
+        top["description"] = description
+    top["protocols"] = list(protocols)
+    speaks = {p: 1.0 for p in protocols}
+    top["agents"] = [
+        {
+            "id": agent,
+            "type": "TOOL_SERVER",
+            "protocols": dict(speaks),
+            "tools": [t.name for t in ts],
+        }
+        for agent, ts in servers
+    ]
+    lines.append(_dump(top).rstrip("\n"))
+    lines.append("tools:")
+    for t in all_tools:
+        for fname in GUESSABLE:
+            if fname in t.reasons:
+                lines.append(f"# unknown: {t.name}: {fname}: {t.reasons[fname]}")
+        for note in t.notes:
+            lines.append(f"# note: {t.name}: {note}")
+        lines.append(_dump([_tool_entry(t)]).rstrip("\n"))
+    ext: dict[str, Any] = {}
+    for t in all_tools:
+        item: dict[str, Any] = {}
+        if t.guessed:
+            item["guessed"] = dict(t.guessed)
+        if t.withheld:
+            item["withheld"] = dict(t.withheld)
+        if t.extras:
+            item["mcp"] = dict(t.extras)
+        if item:
+            ext[t.name] = item
+    if ext:
+        lines.append(
+            f"# {EXTENSION_KEY}: what the scenario model does not hold, for `export mcp` "
+            "(guessed fields; MCP fields kept verbatim)"
+        )
+        lines.append(_dump({EXTENSION_KEY: {"tools": ext}}).rstrip("\n"))
+    text = "\n".join(lines) + "\n"
+    return Fragment(text, name, len(all_tools), dict(guessed), lint_of, tuple(notes))
+
+
+def fragment_from_tools_list(
+    data: Any,
+    *,
+    name: str,
+    agent: str,
+    source: str,
+    out: str | Path | None = None,
+    description: str = "",
+) -> Fragment:
+    """A fragment for one MCP server from its ``tools/list`` result ``data`` (a saved file or
+    a live listing). ``source`` says where it came from (header). Raises
+    :class:`InteropError`."""
+    tools = imported_tools(data)
+    try:
+        received = tools_from_list(data)
+    except ToolsListError as exc:  # pragma: no cover - imported_tools parsed it already
+        raise InteropError(str(exc)) from None
+    n_plus = sum(isinstance(t, ToolPlus) for t in received)
+    if n_plus == 0:
+        protocols = ["MCP"]
+    elif n_plus == len(received):
+        protocols = ["MCP+"]
+    else:
+        protocols = ["MCP", "MCP+"]
+    header = [
+        f"Scenario fragment imported by protomesh from {source}.",
+        f"{len(tools)} tools, {n_plus} with MCP+ metadata "
+        f'(_meta["{MCP_PLUS_META}"]); the rest plain MCP.',
+        "Merge `agents` and `tools` into a scenario (link the agent), or run it as it is.",
+    ]
+    notes = [f"{t.name}: {n}" for t in tools for n in t.notes]
+    return _render(
+        name=slug(name),
+        description=description,
+        header=header,
+        protocols=protocols,
+        servers=[(agent, tools)],
+        out=out,
+        lint_of=lint_summary(received),
+        notes=notes,
+    )
+
+
+def fragment_from_sgd(
+    services: Sequence[Service], *, name: str, source: str, out: str | Path | None = None
+) -> Fragment:
+    """A fragment for SGD services through Φ⁺ (paper §7.2): one MCP⁺ tool server per service
+    (agent id = service name), tools ``Service__Intent``; a transactional intent becomes a write
+    tool requiring approval. Result slots (Φ⁺'s ``outputSchema``) go to ``x-mcp``."""
+    servers: list[tuple[str, list[ImportedTool]]] = []
+    received: list[ToolPlus] = []
+    for svc in services:
+        tools: list[ImportedTool] = []
+        for intent in svc.intents:
+            tp = phi_plus(intent, svc)
+            received.append(tp)
+            extras: dict[str, Any] = {}
+            if tp.output_schema is not None:
+                extras["outputSchema"] = dict(tp.output_schema)
+            tools.append(_decide(tp, extras, ()))
+        servers.append((svc.name, tools))
+    n = len(received)
+    n_tx = sum(t.requires_approval is True for t in received)
+    header = [
+        f"Scenario fragment imported by protomesh from SGD services in {source},",
+        f"through Φ⁺ (paper §7.2): {len(services)} services, {n} intents → MCP+ tools "
+        f"Service__Intent; {n_tx} transactional → side_effects write, requires_approval.",
+        "Every MCP+ field is known; result slots (outputSchema) are kept under x-mcp.",
+        "Service descriptions have no place in a tool descriptor (see each agent's id).",
+    ]
+    return _render(
+        name=slug(name),
+        description="",
+        header=header,
+        protocols=["MCP+"],
+        servers=servers,
+        out=out,
+        lint_of=lint_summary(received),
+    )

@@ -1,0 +1,1 @@
+"""Small MCP servers the interop tests start as real subprocesses."""

@@ -1,0 +1,56 @@
+"""Misbehaving 'servers' for the bad-input tests: ``python raw_server.py MODE [PIDFILE]``
+(the PID goes to PIDFILE first, so a test can check that no process is left).
+
+- ``garbage``: writes a line that is not JSON-RPC on stdout, then waits on stdin.
+- ``bad-list``: a correct handshake, then a ``tools/list`` result whose ``tools`` is a string.
+- ``silent``: never answers and ignores stdin closing (must be terminated).
+- ``exit``: writes to stderr and exits at once with status 3.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+
+def answer(msg_id: object, result: object) -> None:
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg_id, "result": result}) + "\n")
+    sys.stdout.flush()
+
+
+def main(mode: str, pidfile: str | None) -> int:
+    if pidfile:
+        with open(pidfile, "w") as fh:
+            fh.write(str(os.getpid()))
+    if mode == "exit":
+        sys.stderr.write("raw_server: configuration missing, giving up\n")
+        return 3
+    if mode == "silent":
+        while True:
+            time.sleep(1)
+    if mode == "garbage":
+        sys.stdout.write("Hello! This server prints a banner before speaking JSON-RPC.\n")
+        sys.stdout.flush()
+        for _ in sys.stdin:
+            pass
+        return 0
+    for line in sys.stdin:
+        msg = json.loads(line)
+        if msg.get("method") == "initialize":
+            answer(
+                msg["id"],
+                {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "bad-list", "version": "0"},
+                },
+            )
+        elif msg.get("method") == "tools/list":
+            answer(msg["id"], {"tools": "none today"})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None))
