@@ -10,15 +10,15 @@ SCENARIO ?= scenarios/train_booking.yaml
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,dask]'
 	touch $(STAMP)
 
 install: $(STAMP)
 
-# Until the engine lands, `make sim` validates the scenario and prints each task's route.
+# `make sim` compares the scenario's routers (its replications, all cores) and prints
+# where the report is (results/<scenario>/report.md).
 sim: $(STAMP)
-	$(PY) -m sim validate $(SCENARIO)
-	$(PY) -m sim plan $(SCENARIO)
+	$(PY) -m sim compare $(SCENARIO)
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2

@@ -416,3 +416,36 @@ def test_find_cycle() -> None:
     assert find_cycle({"a": ["b"], "b": ["c"], "c": []}) is None
     assert find_cycle({"a": ["b"], "b": ["a"]}) == ["a", "b", "a"]
     assert find_cycle({"x": [], "a": ["a"]}) == ["a", "a"]
+
+
+DEPENDENCY_AGAINST_ORDER = """\
+name: dep
+protocols: [MCP+]
+agents:
+  - {id: a, type: LLM_AGENT, protocols: {MCP+: 1}}
+  - {id: s, type: TOOL_SERVER, protocols: {MCP+: 1}, tools: [x, y]}
+links: [{between: [a, s], latency: {MCP+: 0.01}}]
+tools:
+  - {name: x, side_effects: read, dependencies: [{tool: y, relation: %s}]}
+  - {name: y, side_effects: read}
+workflows:
+  - name: w
+    initiator: a
+    protocol: MCP+
+    arrivals: {times: [0]}
+    tasks:
+      - {id: tx, tool: x}
+      - {id: ty, tool: y, after: [tx]}
+"""
+
+
+def test_requires_against_order_is_a_warning(tmp_path: Path) -> None:
+    file, errors, warnings = load(tmp_path, DEPENDENCY_AGAINST_ORDER % "Requires")
+    assert errors == []
+    assert len(warnings) == 1
+    check(warnings[0], file, "16:9: workflows[0].tasks[0]", "contradict ≺", "tx ≺ ty ≺ tx")
+
+
+def test_produces_input_for_along_order_is_fine(tmp_path: Path) -> None:
+    _, errors, warnings = load(tmp_path, DEPENDENCY_AGAINST_ORDER % "ProducesInputFor")
+    assert errors == [] and warnings == []

@@ -97,7 +97,7 @@ def route_command(args: argparse.Namespace) -> int:
     name = args.router or scenario.routers[0]
     router = make_router(name, graph)
     down = _parse_down(args.down)
-    for node in down.nodes:
+    for node in sorted(down.nodes | {end for link in down.links for end in link}):
         if node not in graph:
             print(f"--down: unknown agent '{node}'", file=sys.stderr)
             return 2

@@ -7,9 +7,9 @@ from sim.mesh.protocols import (
     SEMANTIC_FIELDS,
     PairRule,
     Protocol,
+    Transformer,
     TranslationKind,
     TranslationTable,
-    Transformer,
     derived_loss,
 )
 from sim.mesh.routing import (

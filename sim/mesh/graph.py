@@ -81,7 +81,7 @@ class ProtocolGraph:
     def from_scenario(cls, scenario: Scenario) -> ProtocolGraph:
         """Build G from a validated scenario."""
         protocols = [
-            Protocol(p.name, frozenset(p.fields) if p.fields is not None else BUILTIN_FIELDS[p.name])
+            Protocol(p.name, BUILTIN_FIELDS[p.name] if p.fields is None else frozenset(p.fields))
             for p in scenario.protocols
         ]
         rules = [
@@ -107,7 +107,8 @@ class ProtocolGraph:
             for a in scenario.agents
         ]
         links = [
-            Link(l.between[0], l.between[1], dict(l.latency), l.jitter) for l in scenario.links
+            Link(spec.between[0], spec.between[1], dict(spec.latency), spec.jitter)
+            for spec in scenario.links
         ]
         return cls(agents, links, table)
 
@@ -173,6 +174,8 @@ class ProtocolGraph:
 
     def add_link(self, link: Link) -> None:
         """Add an edge between two existing agents that both speak its protocols."""
+        if link.a == link.b:
+            raise ValueError(f"a link joins two different agents ('{link.a}' twice)")
         for end in (link.a, link.b):
             agent = self.agent(end)
             for protocol in link.latency:

@@ -17,14 +17,13 @@ graph's ``version``) clears both caches.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from collections import Counter, OrderedDict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
-
-import heapq
 
 import numpy as np
 import numpy.typing as npt
@@ -45,6 +44,8 @@ class Translation:
     at: str
     source: str
     target: str
+    #: index in the route's path of the visit of ``at`` where it happens (-1: unknown)
+    position: int = field(default=-1, compare=False)
 
     def to_json(self) -> dict[str, str]:
         """``{"at", "from", "to"}`` as SPEC §7 prints it."""
@@ -75,6 +76,18 @@ class Route:
     def target(self) -> str:
         """vk."""
         return self.path[-1]
+
+    def describe(self) -> str:
+        """``planner -MCP+-> gw2 [MCP+→MCP] -MCP-> tickets``."""
+        out = ""
+        for i, node in enumerate(self.path):
+            if i:
+                out += f" -{self.protocols[i - 1]}-> "
+            out += node
+            for t in self.translations:
+                if t.position == i or (t.position < 0 and t.at == node):
+                    out += f" [{t.source}→{t.target}]"
+        return out
 
     def to_json(self) -> dict[str, Any]:
         """The ``route --json`` object of SPEC §7."""
@@ -240,7 +253,7 @@ class StateSpace:
             nodes = np.asarray([self.index[n] for n in down.nodes if n in self.index], np.int32)
             if len(nodes):
                 keep &= ~np.isin(self.node_a, nodes) & ~np.isin(self.node_b, nodes)
-            links = [self.link_index[l] for l in down.links if l in self.link_index]
+            links = [self.link_index[pair] for pair in down.links if pair in self.link_index]
             if links:
                 keep &= ~np.isin(self.link_of, np.asarray(links, np.int32))
             rows, cols, weights = self.rows[keep], self.cols[keep], self.weights[keep]
@@ -339,12 +352,11 @@ class Router:
                 return f"'{end}' does not speak {protocol} (it speaks {speaks})"
         if not self._connected(source, target, down, None):
             return f"no chain of links joins '{source}' to '{target}'{around}"
-        if protocol_only is not None:
-            if not self._connected(source, target, down, protocol_only):
-                return (
-                    f"no chain of {protocol_only} links joins '{source}' to '{target}'{around} "
-                    "(bfs does not translate; try --router dijkstra)"
-                )
+        if protocol_only is not None and not self._connected(source, target, down, protocol_only):
+            return (
+                f"no chain of {protocol_only} links joins '{source}' to '{target}'{around} "
+                "(bfs does not translate; try --router dijkstra)"
+            )
         wanted = ""
         if source_protocol is not None:
             wanted += f" starting in {source_protocol}"
@@ -400,9 +412,7 @@ class Router:
         tree = self._tree(sources, down)
         best = min(targets, key=lambda state: (tree.dist[state], state))
         if not math.isfinite(tree.dist[best]):
-            raise NoRoute(
-                self._explain(source, target, source_protocol, target_protocol, down)
-            )
+            raise NoRoute(self._explain(source, target, source_protocol, target_protocol, down))
         states = [best]
         while states[-1] not in sources:
             previous = int(tree.pred[states[-1]])
@@ -410,11 +420,14 @@ class Router:
                 break
             states.append(previous)
         states.reverse()
-        return self._route_of(states, float(tree.dist[best]), source_protocol)
+        if target_protocol is None:
+            # With no protocol required at the target, a zero-cost translation there ties
+            # with arriving as is; never end on such a pointless translation.
+            while len(states) > 1 and states[-2] // k == d and states[-2] in targets:
+                states.pop()
+        return self._route_of(states, float(tree.dist[states[-1]]), source_protocol)
 
-    def _route_of(
-        self, states: Sequence[int], cost: float, source_protocol: str | None
-    ) -> Route:
+    def _route_of(self, states: Sequence[int], cost: float, source_protocol: str | None) -> Route:
         space = self.space()
         k = space.k
         path = [space.ids[states[0] // k]]
@@ -422,11 +435,11 @@ class Router:
         translations: list[Translation] = []
         current = space.protocols[states[0] % k]
         if source_protocol is not None and source_protocol != current:
-            translations.append(Translation(path[0], source_protocol, current))
+            translations.append(Translation(path[0], source_protocol, current, 0))
         for state in states[1:]:
             node, protocol = space.ids[state // k], space.protocols[state % k]
             if node == path[-1]:
-                translations.append(Translation(node, current, protocol))
+                translations.append(Translation(node, current, protocol, len(path) - 1))
             else:
                 path.append(node)
                 protocols.append(protocol)
@@ -505,15 +518,18 @@ class BfsRouter(Router):
         down: DownSet,
     ) -> Route:
         if target_protocol is not None and source_protocol not in (None, target_protocol):
-            raise NoRoute(
-                f"bfs uses one protocol; {source_protocol} and {target_protocol} differ"
-            )
+            raise NoRoute(f"bfs uses one protocol; {source_protocol} and {target_protocol} differ")
         wanted = source_protocol or target_protocol
-        candidates = [wanted] if wanted is not None else [
-            p
-            for p in self.graph.protocols
-            if p in self.graph.agent(source).protocols and p in self.graph.agent(target).protocols
-        ]
+        candidates = (
+            [wanted]
+            if wanted is not None
+            else [
+                p
+                for p in self.graph.protocols
+                if p in self.graph.agent(source).protocols
+                and p in self.graph.agent(target).protocols
+            ]
+        )
         best: tuple[int, float, int, Route] | None = None
         for rank, protocol in enumerate(candidates):
             found = self._on_protocol(source, target, protocol, down)
@@ -524,6 +540,15 @@ class BfsRouter(Router):
         if best is None:
             if wanted is None and not candidates:
                 raise NoRoute(f"'{source}' and '{target}' speak no protocol in common")
+            if (
+                wanted is None
+                and len(candidates) > 1
+                and self._connected(source, target, down, None)
+            ):
+                raise NoRoute(
+                    f"no chain of links in one protocol ({', '.join(candidates)}) joins "
+                    f"'{source}' to '{target}' (bfs does not translate; try --router dijkstra)"
+                )
             raise NoRoute(
                 self._explain(
                     source, target, wanted, wanted, down, protocol_only=wanted or candidates[0]
@@ -637,8 +662,10 @@ class SemanticRouter(Router):
             arrival = target_protocol or (
                 route.protocols[-1] if route.protocols else source_protocol
             )
-            affinity = self.graph.affinity(agent_id, arrival) if arrival else max(
-                self.graph.agent(agent_id).protocols.values()
+            affinity = (
+                self.graph.affinity(agent_id, arrival)
+                if arrival
+                else max(self.graph.agent(agent_id).protocols.values())
             )
             score = sim * affinity / (1.0 + route.cost)
             semantic = Route(self.name, route.path, route.protocols, route.translations, route.cost)
@@ -657,16 +684,27 @@ class SemanticRouter(Router):
     ) -> Route:
         """The route to the best live candidate for ``need``; :class:`NoRoute` if none."""
         ranked = self.rank(
-            source, need, source_protocol=source_protocol, target_protocol=target_protocol, down=down
+            source,
+            need,
+            source_protocol=source_protocol,
+            target_protocol=target_protocol,
+            down=down,
         )
         if ranked:
             return ranked[0].route
-        hosts = self.graph.hosts(need)
-        if hosts and all(h in down.nodes for h in hosts):
-            raise NoRoute(f"all candidates for '{need}' are down ({', '.join(hosts)})")
-        if hosts:
-            raise NoRoute(f"no candidate for '{need}' is reachable from '{source}'")
-        raise NoRoute(f"no agent's capabilities match '{need}'")
+        if source in down.nodes:
+            raise NoRoute(f"the source '{source}' is down")
+        pool = self.graph.hosts(need) or [
+            a.id for a in self.graph.agents if a.id != source and self.similarity(need, a.id) > 0
+        ]
+        if not pool:
+            raise NoRoute(f"no agent's capabilities match '{need}'")
+        if all(a in down.nodes for a in pool):
+            raise NoRoute(f"all candidates for '{need}' are down ({', '.join(pool)})")
+        around = f" around the down nodes and links ({down.describe()})" if down else ""
+        raise NoRoute(
+            f"no candidate for '{need}' ({', '.join(pool)}) is reachable from '{source}'{around}"
+        )
 
     def _compute(
         self,

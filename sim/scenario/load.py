@@ -14,9 +14,11 @@ Each problem becomes a :class:`Diagnostic` naming file, line, column and field p
 
 from __future__ import annotations
 
+import copy
 import re
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -31,8 +33,10 @@ from sim.scenario.diagnostics import (
     did_you_mean,
     format_path,
 )
+from sim.scenario.generate import GenerationError
+from sim.scenario.generate import expand as expand_topology
 from sim.scenario.model import Scenario, SpecError
-from sim.scenario.rules import KnownNames, check_rules
+from sim.scenario.rules import Finding, KnownNames, check_rules
 
 Mark = tuple[int, int]  # 1-based (line, column)
 
@@ -494,9 +498,106 @@ def _raw_sections(data: Mapping[str, Any]) -> frozenset[str]:
     return frozenset(k for k in ("agents", "tools", "protocols") if isinstance(data.get(k), list))
 
 
-def parse_scenario(text: str, file: str = "<string>") -> tuple[Scenario, list[Diagnostic]]:
+#: An :class:`Override` value that removes the field (e.g. a sweep point drops ``sweep:``).
+REMOVE: Any = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Override:
+    """A value set by field path on top of the file (``--set``, a sweep point).
+
+    ``label`` says where it came from (``--set routing.loss_penalty=0.5``) and is added
+    to every diagnostic about the field; ``at``, if given, is the field of the file the
+    diagnostic points at (a sweep block's value), else the overridden field (or its
+    nearest ancestor present in the file).
+    """
+
+    path: FieldPath
+    value: Any
+    label: str
+    at: FieldPath | None = None
+
+
+def _apply_override(data: dict[str, Any], override: Override, doc: _Document) -> str | None:
+    """Set ``override`` in ``data``; return why it cannot be applied, or None."""
+    path = override.path
+    if not path:
+        return "an override needs a field path"
+    node: Any = data
+    for depth, part in enumerate(path):
+        last = depth == len(path) - 1
+        shown = format_path(path[:depth]) or "the scenario"
+        if isinstance(node, list):
+            if not isinstance(part, int):
+                return f"{shown} is a list: index it with a number, not '{part}'"
+            if not -len(node) <= part < len(node):
+                return f"{shown} has {len(node)} item(s): index {part} is out of range"
+            if last:
+                if override.value is REMOVE:
+                    del node[part]
+                else:
+                    node[part] = override.value
+                return None
+            node = node[part]
+        elif isinstance(node, dict):
+            key = str(part)
+            if last:
+                if override.value is REMOVE:
+                    node.pop(key, None)
+                else:
+                    node[key] = override.value
+                return None
+            if key not in node or node[key] is None:
+                if override.value is REMOVE:
+                    return None
+                node[key] = [] if isinstance(path[depth + 1], int) else {}
+            node = node[key]
+        else:
+            return (
+                f"{shown} is {_kind(node)}, not a mapping or list: cannot set {format_path(path)}"
+            )
+    return None
+
+
+def _related(field: str, path: FieldPath) -> bool:
+    """True when the diagnostic ``field`` is ``path``, inside it, or one of its parents."""
+    target = format_path(path)
+    if field == target:
+        return True
+    return any(
+        a.startswith(b) and a[len(b) : len(b) + 1] in (".", "[")
+        for a, b in ((field, target), (target, field))
+    )
+
+
+def _with_overrides(
+    diagnostics: list[Diagnostic], overrides: Sequence[Override], doc: _Document
+) -> list[Diagnostic]:
+    """Name the override behind each diagnostic about an overridden field (and point at it)."""
+    out: list[Diagnostic] = []
+    for diag in diagnostics:
+        for ov in overrides:
+            if ov.value is not REMOVE and _related(diag.field, ov.path) and diag.field != "<root>":
+                line, column = doc.locate(ov.at) if ov.at is not None else (diag.line, diag.column)
+                diag = Diagnostic(
+                    diag.file,
+                    line,
+                    column,
+                    diag.field,
+                    f"{diag.message} (with {ov.label})",
+                    diag.severity,
+                )
+                break
+        out.append(diag)
+    return out
+
+
+def parse_scenario(
+    text: str, file: str = "<string>", overrides: Sequence[Override] = ()
+) -> tuple[Scenario, list[Diagnostic]]:
     """Parse and check scenario YAML ``text``; return it with its warnings.
 
+    ``overrides`` are applied to the document (in order) before it is checked.
     Raises :class:`ScenarioError` listing every error, located in ``file``.
     """
     doc = _Document(file)
@@ -505,6 +606,19 @@ def parse_scenario(text: str, file: str = "<string>") -> tuple[Scenario, list[Di
         raise ScenarioError(doc.problems)
     # Top-level `x-...` keys are free: a place for YAML anchors (`x-defaults: &d {...}`).
     data = {k: v for k, v in data.items() if not k.startswith(EXTENSION_PREFIX)}
+    if overrides:
+        data = copy.deepcopy(data)
+        problems: list[Diagnostic] = []
+        for ov in overrides:
+            reason = _apply_override(data, ov, doc)
+            if reason is not None:
+                where = ov.at if ov.at is not None else ov.path
+                line, column = doc.locate(where)
+                problems.append(
+                    Diagnostic(file, line, column, format_path(ov.path), f"{ov.label}: {reason}")
+                )
+        if problems:
+            raise ScenarioError(problems)
     errors: list[Diagnostic] = []
     scenario: Scenario | None = None
     try:
@@ -528,23 +642,64 @@ def parse_scenario(text: str, file: str = "<string>") -> tuple[Scenario, list[Di
         hosted=_raw_hosted(data),
     )
     checked = scenario if scenario is not None else salvaged
+    n_agents, n_links = len(checked.agents), len(checked.links)
+    if checked.topology is not None:
+        try:
+            generated = expand_topology(checked.topology, checked.seed, checked.agents)
+        except GenerationError as exc:
+            errors.append(doc.diagnostic(("topology", *exc.where), str(exc)))
+        else:
+            checked = checked.model_copy(
+                update={
+                    "agents": [*checked.agents, *generated.agents],
+                    "links": [*checked.links, *generated.links],
+                }
+            )
+            for agent in generated.agents:
+                known.agents.add(agent.id)
+                known.speaks.setdefault(agent.id, set(agent.protocols))
+                if known.hosted is not None:
+                    known.hosted.update(agent.tools)
     warnings: list[Diagnostic] = []
     for finding in check_rules(checked, known):
+        finding = _generated_finding(finding, checked, n_agents, n_links)
         path = _remap(finding.path, origin)
         message = finding.message
         if finding.first is not None:
             message += f" (first at line {doc.locate(_remap(finding.first, origin))[0]})"
         diag = doc.diagnostic(path, message, at_key=finding.at_key, warning=finding.warning)
         (warnings if finding.warning else errors).append(diag)
+    if overrides:
+        errors = _with_overrides(errors, overrides, doc)
+        warnings = _with_overrides(warnings, overrides, doc)
     errors.sort(key=lambda d: (d.line, d.column, d.field))
     warnings.sort(key=lambda d: (d.line, d.column, d.field))
     if errors or scenario is None:
         raise ScenarioError(errors, warnings)
-    return scenario, warnings
+    return checked, warnings
 
 
-def load_scenario_with_warnings(path: str | Path) -> tuple[Scenario, list[Diagnostic]]:
-    """Load the scenario file at ``path``; return it with its warnings.
+def _generated_finding(finding: Finding, scn: Scenario, n_agents: int, n_links: int) -> Finding:
+    """A finding about a generated agent or link, moved to the ``topology:`` block."""
+    path = finding.path
+    if len(path) < 2 or not isinstance(path[1], int):
+        return finding
+    if path[0] == "agents" and path[1] >= n_agents:
+        what = f"generated agent '{scn.agents[path[1]].id}'"
+    elif path[0] == "links" and path[1] >= n_links:
+        a, b = scn.links[path[1]].between
+        what = f"generated link between '{a}' and '{b}'"
+    else:
+        return finding
+    inner = format_path(path[2:]) if len(path) > 2 else ""
+    message = f"{what}{' ' + inner if inner else ''}: {finding.message}"
+    return Finding(("topology",), message, finding.warning, False, None)
+
+
+def load_scenario_with_warnings(
+    path: str | Path, overrides: Sequence[Override] = ()
+) -> tuple[Scenario, list[Diagnostic]]:
+    """Load the scenario file at ``path`` (with ``overrides``); return it with its warnings.
 
     Raises :class:`ScenarioError` (every error, located) on a bad scenario, including
     a file that cannot be read.
@@ -559,7 +714,7 @@ def load_scenario_with_warnings(path: str | Path) -> tuple[Scenario, list[Diagno
         raise ScenarioError(
             [Diagnostic(file, 1, 1, "<root>", f"not UTF-8 text: {exc.reason}")]
         ) from None
-    return parse_scenario(text, file)
+    return parse_scenario(text, file, overrides)
 
 
 def load_scenario(path: str | Path) -> Scenario:

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from sim.scenario.diagnostics import FieldPath, did_you_mean
-from sim.scenario.model import BUILTIN_PROTOCOLS, AgentType, Scenario, SideEffects
+from sim.scenario.model import BUILTIN_PROTOCOLS, AgentType, Scenario, SideEffects, TaskSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,6 +308,44 @@ def _workflows(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
             index = ids.index(cycle[0])
             shown = " ≺ ".join(reversed(cycle))
             yield Finding((*where, "tasks", index, "after"), f"≺ has a cycle: {shown}")
+        else:
+            yield from _dependencies_against_order(scn, wf.tasks, order, where)
+
+
+def _dependencies_against_order(
+    scn: Scenario, tasks: Sequence[TaskSpec], order: dict[str, list[str]], where: FieldPath
+) -> Iterator[Finding]:
+    """Warn when the tools' Requires / ProducesInputFor dependencies contradict ≺.
+
+    "X declares (Y, Requires)" puts Y's tasks first; "X declares (Y, ProducesInputFor)"
+    puts X's tasks first. A caller that knows the dependencies adds them to ≺ (SPEC §4),
+    so a cycle means such a caller can never finish the workflow.
+    """
+    by_tool: dict[str, list[str]] = {}
+    for task in tasks:
+        if task.tool is not None:
+            by_tool.setdefault(task.tool, []).append(task.id)
+    combined = {task_id: list(preds) for task_id, preds in order.items()}
+    for spec in scn.tools:
+        for dep in spec.dependencies:
+            if dep.relation.value == "Requires":
+                first, then = dep.tool, spec.name
+            elif dep.relation.value == "ProducesInputFor":
+                first, then = spec.name, dep.tool
+            else:
+                continue
+            for later in by_tool.get(then, ()):
+                combined[later].extend(by_tool.get(first, ()))
+    cycle = find_cycle(combined)
+    if cycle is not None:
+        ids = [t.id for t in tasks]
+        yield Finding(
+            (*where, "tasks", ids.index(cycle[0])),
+            "the tools' declared dependencies contradict ≺: "
+            + " ≺ ".join(reversed(cycle))
+            + "; a caller that knows them can never run these tasks",
+            warning=True,
+        )
 
 
 def _failures(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
@@ -358,10 +396,70 @@ def _routers(scn: Scenario) -> Iterator[Finding]:
         seen.add(router)
 
 
+def _topology(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
+    topo = scn.topology
+    if topo is None:
+        return
+    where: FieldPath = ("topology",)
+    for proto in topo.protocols:
+        if known.lacks("protocols", proto):
+            yield Finding(
+                (*where, "protocols", proto),
+                _unknown("protocol", proto, known.protocols),
+                at_key=True,
+            )
+    if isinstance(topo.latency, dict):
+        for proto in topo.latency:
+            if proto not in topo.protocols:
+                yield Finding(
+                    (*where, "latency", proto),
+                    f"protocol '{proto}' is not one of the topology's protocols "
+                    f"({', '.join(topo.protocols)})",
+                    at_key=True,
+                )
+        for proto in topo.protocols:
+            if proto not in topo.latency:
+                yield Finding(
+                    (*where, "latency"),
+                    f"no latency for protocol '{proto}' (give one distribution per protocol, "
+                    "or one for all)",
+                )
+    for j, placement in enumerate(topo.tools):
+        if known.lacks("tools", placement.name):
+            yield Finding(
+                (*where, "tools", j, "name"), _unknown("tool", placement.name, known.tools)
+            )
+    if topo.types.get("TOOL_SERVER", 0) <= 0 and topo.tools:
+        yield Finding((*where, "types"), "tools are placed on TOOL_SERVERs: give them a share")
+    for j, att in enumerate(topo.attach):
+        if att.agent not in {a.id for a in scn.agents} and known.lacks("agents", att.agent):
+            yield Finding(
+                (*where, "attach", j, "agent"), _unknown("agent", att.agent, known.agents)
+            )
+
+
+def _sweep(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
+    sweep = scn.sweep
+    if sweep is None:
+        return
+    named = [(("sweep", "parameters", k), k) for k in sweep.parameters] + [
+        (("sweep", "points", i, k), k) for i, point in enumerate(sweep.points) for k in point
+    ]
+    for path, name in named:
+        parts = name.split(".")
+        if parts[0] in ("sweep", "name") or any(not part for part in parts):
+            yield Finding(
+                path,
+                f"cannot sweep '{name}': give a field path like routing.loss_penalty "
+                "(not `name` or `sweep`)",
+                at_key=True,
+            )
+
+
 def check_rules(scenario: Scenario, known: KnownNames) -> list[Finding]:
     """Every cross-field rule of SPEC §1 on ``scenario``, in a deterministic order."""
     findings: list[Finding] = []
-    for rule in (_protocols, _agents, _links, _tools, _workflows, _failures):
+    for rule in (_protocols, _agents, _links, _tools, _workflows, _failures, _topology, _sweep):
         findings.extend(rule(scenario, known))
     findings.extend(_routers(scenario))
     return findings

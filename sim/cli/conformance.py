@@ -1,0 +1,101 @@
+"""``check``: the conformance checks of SPEC §6 on a trace, or on SGD dialogues."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from sim.conformance.checks import CHECK_NAMES, Report, TraceError, check_trace
+from sim.conformance.dialogues import DialogueError, check_dialogues
+from sim.scenario import ScenarioError, load_scenario_with_warnings
+
+EXIT_OK = 0
+EXIT_VIOLATION = 1
+EXIT_BAD_INPUT = 2
+
+
+def register(sub: Any) -> None:
+    """Add ``check`` to ``sub`` (an argparse subparsers action)."""
+    p = sub.add_parser(
+        "check",
+        help="conformance checks on a trace (or on SGD dialogues)",
+        description="Run the conformance checks of SPEC §6 over TRACE (trace.jsonl) against "
+        "the ground truth of --scenario, streaming: per check the events examined, the "
+        "violations and the first counterexample (its trace events with their seq). With "
+        "--sgd, convert SGD dialogues to a trace and run write_approval, lts and recovery "
+        "against --schema. Exit 0: all hold; 1: a violation; 2: bad input.",
+    )
+    p.add_argument("trace", nargs="?", metavar="TRACE", help="trace.jsonl (SPEC §5)")
+    p.add_argument("--scenario", metavar="FILE", help="the scenario the trace was run from")
+    p.add_argument("--sgd", metavar="DIALOGUES.json", help="SGD dialogues instead of a trace")
+    p.add_argument("--schema", metavar="SCHEMA.json", help="SGD schema.json (with --sgd)")
+    p.add_argument(
+        "--only", metavar="CHECKS",
+        help=f"comma-separated subset of: {', '.join(CHECK_NAMES)}",
+    )  # fmt: skip
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(handler=run)
+
+
+def _bad(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the checks; print the verdicts; 0, 1 or 2."""
+    only = None
+    if args.only:
+        only = [c.strip() for c in args.only.split(",") if c.strip()]
+        unknown = [c for c in only if c not in CHECK_NAMES]
+        if unknown:
+            return _bad(f"unknown check(s) {', '.join(unknown)}; known: {', '.join(CHECK_NAMES)}")
+    try:
+        if args.sgd is not None:
+            if args.trace is not None or args.scenario is not None:
+                return _bad("--sgd takes no TRACE and no --scenario")
+            if args.schema is None:
+                return _bad("--sgd needs --schema SCHEMA.json")
+            report = check_dialogues(args.sgd, args.schema, only)
+        else:
+            if args.trace is None or args.scenario is None:
+                return _bad("usage: check TRACE --scenario FILE (or --sgd D.json --schema S.json)")
+            try:
+                scenario, warnings = load_scenario_with_warnings(args.scenario)
+            except ScenarioError as exc:
+                for diag in (*exc.errors, *exc.warnings):
+                    print(diag, file=sys.stderr)
+                return EXIT_BAD_INPUT
+            except OSError as exc:
+                return _bad(f"{args.scenario}: {exc.strerror or exc}")
+            for diag in warnings:
+                print(diag, file=sys.stderr)
+            report = check_trace(args.trace, scenario, only)
+    except (TraceError, DialogueError) as exc:
+        return _bad(str(exc))
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+    else:
+        _print(report)
+    return report.exit_code
+
+
+def _print(report: Report) -> None:
+    rate = report.events / report.seconds if report.seconds > 0 else 0.0
+    print(f"{report.source}: {report.events:,} events, {report.instances:,} workflow instances, "
+          f"checked against {report.truth} ({rate:,.0f} events/s)")  # fmt: skip
+    width = max(len(v.name) for v in report.verdicts) if report.verdicts else 0
+    for v in report.verdicts:
+        status = "ok" if v.ok else "VIOLATED"
+        note = f"  ({v.note})" if v.note else ""
+        print(f"{v.name:<{width}}  examined {v.examined}  violations {v.violations}  "
+              f"{status}{note}")  # fmt: skip
+    for v in report.verdicts:
+        if v.ok:
+            continue
+        print()
+        print(f"first counterexample of {v.name}: {v.message}")
+        for event in v.counterexample:
+            print("  " + json.dumps(event, separators=(",", ":"), ensure_ascii=False))

@@ -1,0 +1,180 @@
+"""``run FILE``: simulate a scenario with one router for N replications (SPEC §7)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from sim.engine.trace import TRACE_LEVELS
+from sim.experiments.runner import (
+    ERROR_FILE,
+    METRICS_FILE,
+    Task,
+    execute_task,
+    fingerprint,
+    make_executor,
+    run_dir,
+    run_tasks,
+)
+from sim.scenario import ScenarioError, load_scenario_with_warnings
+from sim.scenario.model import ROUTERS
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+
+
+def register(sub: Any) -> None:
+    """Add ``run`` to ``sub`` (an argparse subparsers action)."""
+    p = sub.add_parser(
+        "run",
+        help="simulate a scenario with one router; write traces and metrics",
+        description="Simulate FILE with one router for N replications and write "
+        "results/<scenario>/<router>/rep-<k>/{trace.jsonl,metrics.json}; every replication's "
+        "trace is checked (SPEC §6) and the verdicts stored in its metrics.json. Then print "
+        "a summary table. A bad scenario prints its located errors and exits 2; an error "
+        "inside a replication is reported (scenario, replication, simulated time), its "
+        "files so far stay, the other replications still run, and the exit code is 2.",
+    )
+    p.add_argument("file", metavar="FILE", help="scenario YAML file")
+    p.add_argument("--router", choices=ROUTERS, help="router (default: the scenario's first)")
+    p.add_argument("--replications", type=_positive, metavar="N", help="default: the scenario's")
+    p.add_argument(
+        "--seed", type=_non_negative, metavar="S", help="root seed (default: the scenario's)"
+    )
+    p.add_argument(
+        "--jobs",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="replications run at once in a process pool (results never depend on it)",
+    )
+    p.add_argument("--out", type=Path, metavar="DIR", help="replaces results/<scenario>")
+    p.add_argument("--trace", choices=TRACE_LEVELS, help="trace level (default: the scenario's)")
+    p.set_defaults(handler=run)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be at least 0")
+    return value
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the replications; print the summary; 0, or 2 on bad input or a failed run."""
+    try:
+        scenario, warnings = load_scenario_with_warnings(args.file)
+    except ScenarioError as exc:
+        for diag in (*exc.errors, *exc.warnings):
+            print(diag, file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as exc:
+        print(f"{args.file}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for diag in warnings:
+        print(diag, file=sys.stderr)
+    if args.seed is not None:
+        scenario = scenario.model_copy(update={"seed": args.seed})
+    router = args.router or scenario.routers[0]
+    reps = args.replications or scenario.replications
+    base = args.out if args.out is not None else Path("results") / scenario.name
+    header = [
+        "rep",
+        "started",
+        "succeeded",
+        "failed",
+        "cancelled",
+        "p50 s",
+        "p95 s",
+        "dropped",
+        "approvals",
+        "unapproved writes",
+        "violations",
+    ]
+    rows: list[list[Any]] = []
+    per_thousand: list[dict[str, float]] = []
+    failed = 0
+    print(f"{scenario.name}: router {router}, {reps} replication(s), seed {scenario.seed}")
+    fp = fingerprint(scenario)
+    tasks = [
+        Task(scenario, router, rep, str(run_dir(base, None, router, rep)), None, args.trace, fp)
+        for rep in range(reps)
+    ]
+    handle = make_executor("local", min(args.jobs, reps))
+    try:
+        records = sorted(
+            run_tasks(tasks, handle) if handle.kind != "inline" else map(execute_task, tasks),
+            key=lambda r: r.rep,
+        )
+    finally:
+        handle.close()
+    for record in records:
+        out = run_dir(base, None, router, record.rep)
+        if record.status != "ok":
+            failed += 1
+            where = f" (files so far in {out})" if (out / ERROR_FILE).exists() else ""
+            print(f"error: {record.error}{where}", file=sys.stderr)
+            continue
+        m = json.loads((out / METRICS_FILE).read_text(encoding="utf-8"))
+        wf = m["workflows"]
+        per_thousand.append(m.get("violations_per_1000_instances", {}))
+        rows.append(
+            [
+                record.rep,
+                wf["started"],
+                wf["succeeded"],
+                wf["failed"],
+                wf["cancelled"],
+                m["latency"]["p50"],
+                m["latency"]["p95"],
+                m["messages"]["dropped"],
+                m["approvals"]["asked"],
+                m["writes_without_approval"],
+                sum(m.get("violations", {}).values()),
+            ]
+        )
+    if rows:
+        mean: list[Any] = ["mean"]
+        for col in range(1, len(header)):
+            values = [r[col] for r in rows if r[col] is not None]
+            mean.append(sum(values) / len(values) if values else None)
+        _table(header, [*rows, mean])
+    if per_thousand:
+        checks = sorted({name for verdicts in per_thousand for name in verdicts})
+        print("\nviolations per 1,000 workflow instances (mean over replications)")
+        _table(
+            checks,
+            [[sum(v.get(c, 0.0) for v in per_thousand) / len(per_thousand) for c in checks]],
+        )
+    print(f"results in {base / router}")
+    if failed:
+        print(f"{failed} of {reps} replication(s) failed", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return EXIT_OK
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> None:
+    cells = [header] + [[str(c) if isinstance(c, (int, str)) else _fmt(c) for c in r] for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    for k, row in enumerate(cells):
+        print("  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)))
+        if k == 0:
+            print("  ".join("-" * w for w in widths))

@@ -1,0 +1,317 @@
+"""``compare FILE``: every router on the same seeds; summary, plots and report (SPEC §7)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sim.engine.trace import TRACE_LEVELS
+from sim.experiments.compare import run_compare
+from sim.experiments.runner import (
+    EXECUTORS,
+    ExecutorHandle,
+    RunRecord,
+    default_jobs,
+    make_executor,
+)
+from sim.experiments.sweep import Setting, SweepError, expand, load_points, parse_set
+from sim.scenario import ScenarioError, load_scenario_with_warnings
+from sim.scenario.model import ROUTERS
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+
+
+def register(sub: Any) -> None:
+    """Add ``compare`` to ``sub`` (an argparse subparsers action)."""
+    p = sub.add_parser(
+        "compare",
+        help="run every router on the same seeds; summary with 95 % CIs, plots, report",
+        description="Run FILE with each router for N replications on the same seeds "
+        "(common random numbers), at every sweep point (the file's `sweep:` block and "
+        "--set lists), then write results/<scenario>/{summary.json,summary.csv,plots/,"
+        "report.md}. Finished runs are reused (--force redoes them); a replication that "
+        "crashes is recorded with its error and the others complete (exit 2). "
+        "See docs/experiments.md.",
+    )
+    p.add_argument("file", metavar="FILE", help="scenario YAML file")
+    p.add_argument("--routers", type=_routers, metavar="R1,R2", help="default: the scenario's")
+    p.add_argument("--replications", type=_positive, metavar="N", help="default: the scenario's")
+    p.add_argument(
+        "--jobs",
+        type=_positive,
+        metavar="N",
+        help=f"workers of the local executor (default: the cores, here {default_jobs()}); "
+        "1 runs in this process",
+    )
+    p.add_argument("--executor", choices=EXECUTORS, default="local", help="local (default) or dask")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler, e.g. tcp://host:8786")
+    p.add_argument("--out", type=Path, metavar="DIR", help="replaces results/<scenario>")
+    p.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="PATH=V1[,V2...]",
+        help="set a field (e.g. routing.loss_penalty=0.5,1,2 or failures.0.for=60,300); "
+        "several values make a sweep; repeat for a cross product",
+    )
+    p.add_argument("--trace", choices=TRACE_LEVELS, help="trace level (default: the scenario's)")
+    resume = p.add_mutually_exclusive_group()
+    resume.add_argument(
+        "--resume",
+        dest="force",
+        action="store_false",
+        default=False,
+        help="reuse finished runs (the default)",
+    )
+    resume.add_argument("--force", dest="force", action="store_true", help="redo every run")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.set_defaults(handler=compare)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _routers(text: str) -> list[str]:
+    names = [r.strip() for r in text.split(",") if r.strip()]
+    for name in names:
+        if name not in ROUTERS:
+            raise argparse.ArgumentTypeError(
+                f"unknown router '{name}' (choose from {', '.join(ROUTERS)})"
+            )
+    if not names:
+        raise argparse.ArgumentTypeError("name at least one router")
+    return list(dict.fromkeys(names))
+
+
+def _fmt_eta(seconds: float) -> str:
+    seconds = max(0.0, seconds)
+    return f"{int(seconds // 60)}:{int(seconds % 60):02d}"
+
+
+class _Progress:
+    """runs done / total, the simulated time of the running runs, estimated time left."""
+
+    def __init__(self, duration: float, enabled: bool) -> None:
+        self.enabled = enabled
+        self.duration = duration
+        self.now: dict[str, float] = {}
+        self.lock = threading.Lock()
+        self.done = 0
+        self.total = 0
+        self.started = time.perf_counter()
+        self._live: Any = None
+        self._progress: Any = None
+        self._task: Any = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def report(self, key: str, now: float) -> None:
+        with self.lock:
+            self.now[key] = now
+
+    def start(self, todo: int, skipped: int) -> None:
+        self.total = todo
+        self.started = time.perf_counter()
+        if not self.enabled or todo == 0:
+            if skipped:
+                print(f"{skipped} finished run(s) reused", file=sys.stderr)
+            return
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        self._progress = Progress(
+            TextColumn("[bold]runs"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[info]}"),
+            console=Console(stderr=True),
+            transient=False,
+        )
+        self._task = self._progress.add_task("runs", total=todo, info="")
+        self._progress.start()
+        if skipped:
+            self._progress.console.print(f"{skipped} finished run(s) reused")
+        self._thread = threading.Thread(target=self._refresh, daemon=True)
+        self._thread.start()
+
+    def _info(self) -> str:
+        with self.lock:
+            running = sorted(self.now.items())
+        elapsed = time.perf_counter() - self.started
+        parts = []
+        if running:
+            shown = ", ".join(f"{k} t={v:.0f}s" for k, v in running[:3])
+            more = f" +{len(running) - 3}" if len(running) > 3 else ""
+            parts.append(f"running: {shown}{more} of {self.duration:g}s")
+        if self.done:
+            # runs in flight count by their simulated progress
+            partial = sum(min(1.0, v / self.duration) for _, v in running) if self.duration else 0
+            rate = (self.done + partial) / elapsed if elapsed > 0 else 0
+            if rate > 0:
+                parts.append(f"ETA {_fmt_eta((self.total - self.done - partial) / rate)}")
+        return "  ".join(parts)
+
+    def _refresh(self) -> None:
+        while not self._stop.wait(0.5):
+            self._progress.update(self._task, info=self._info())
+
+    def record(self, rec: RunRecord) -> None:
+        self.done += 1
+        with self.lock:
+            self.now.pop(rec.key, None)
+        if rec.status == "error":
+            message = f"error: {rec.key}: {rec.error}"
+            if self._progress is not None:
+                self._progress.console.print(message, style="red")
+            else:
+                print(message, file=sys.stderr)
+        if self._progress is not None:
+            self._progress.update(self._task, advance=1, info=self._info())
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self._progress is not None:
+            self._progress.stop()
+
+
+class _SharedReporter:
+    """A picklable reporter writing into a ``multiprocessing.Manager`` dict."""
+
+    def __init__(self, shared: Any) -> None:
+        self.shared = shared
+
+    def __call__(self, key: str, now: float) -> None:
+        # the manager may be gone (shutting down): progress is optional
+        with contextlib.suppress(Exception):
+            self.shared[key] = now
+
+
+def compare(args: argparse.Namespace) -> int:
+    """Run the comparison; print where the report is; 0, or 2 on bad input or a crashed run."""
+    try:
+        settings: list[Setting] = [parse_set(text) for text in args.settings]
+    except SweepError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        base_scenario, warnings = load_scenario_with_warnings(args.file)
+        points = expand(base_scenario, settings)
+        loaded, more = load_points(args.file, base_scenario, points)
+    except ScenarioError as exc:
+        for diag in (*exc.errors, *exc.warnings):
+            print(diag, file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except SweepError as exc:
+        print(f"{args.file}: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for diag in [*warnings, *(d for d in more if d not in warnings)]:
+        print(diag, file=sys.stderr)
+    routers = args.routers or list(base_scenario.routers)
+    reps = args.replications or base_scenario.replications
+    base = args.out if args.out is not None else Path("results") / base_scenario.name
+    jobs = args.jobs or default_jobs()
+    try:
+        handle: ExecutorHandle = make_executor(args.executor, jobs, args.scheduler)
+    except (ValueError, ImportError, OSError) as exc:
+        hint = (
+            " (install it with: pip install 'protomesh[dask]')"
+            if isinstance(exc, ImportError)
+            else ""
+        )
+        print(f"error: {exc}{hint}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    n_points = len(loaded)
+    print(
+        f"{base_scenario.name}: routers {', '.join(routers)}, {reps} replication(s)"
+        + (f", {n_points} sweep points" if n_points > 1 else "")
+        + f", seed {base_scenario.seed}, executor {handle.kind} ({handle.workers})"
+    )
+    progress = _Progress(
+        float(max(s.duration for _, s in loaded)),
+        enabled=not args.quiet and sys.stderr.isatty(),
+    )
+    manager: Any = None
+    report: Callable[[str, float], None] | None = None
+    if progress.enabled:
+        if handle.kind == "inline":
+            report = progress.report
+        elif handle.kind == "processes":
+            import multiprocessing
+
+            manager = multiprocessing.Manager()
+            shared = manager.dict()
+            report = _SharedReporter(shared)
+            poller = threading.Event()
+
+            def poll() -> None:
+                while not poller.wait(0.5):
+                    try:
+                        snapshot = dict(shared)
+                    except Exception:
+                        return
+                    with progress.lock:
+                        for key, now in snapshot.items():
+                            if key in progress.now or key not in _finished:
+                                progress.now[key] = now
+
+            _finished: set[str] = set()
+            threading.Thread(target=poll, daemon=True).start()
+
+    def on_record(rec: RunRecord) -> None:
+        if manager is not None:
+            _finished.add(rec.key)
+            with contextlib.suppress(Exception):
+                shared.pop(rec.key, None)
+        progress.record(rec)
+
+    try:
+        outcome = run_compare(
+            base_scenario,
+            loaded,
+            routers,
+            reps,
+            base,
+            handle,
+            force=args.force,
+            trace_level=args.trace,
+            report=report,
+            on_start=progress.start,
+            on_record=on_record,
+        )
+    finally:
+        progress.stop()
+        if manager is not None:
+            poller.set()
+            manager.shutdown()
+        handle.close()
+    failed = outcome.failed
+    for err in failed:
+        print(f"error: {err['run']}: {err.get('message') or err.get('error')}", file=sys.stderr)
+    print(
+        f"{len(outcome.ran)} run(s) done, {outcome.skipped} reused, {len(failed)} failed, "
+        f"in {outcome.wall:.1f} s"
+    )
+    print(f"summary: {base / 'summary.json'}")
+    print(f"report:  {outcome.report}")
+    return EXIT_BAD_INPUT if failed else EXIT_OK

@@ -1,0 +1,337 @@
+"""SGD dialogues as protomesh traces, so ``write_approval`` and ``lts`` run on real
+human-machine conversations (Schema-Guided Dialogue dataset, Rastogi et al., AAAI 2020).
+
+The mapping (one dialogue = one workflow instance; ``wf`` = the dialogue id, ``inst`` =
+its index in the file, ``t`` = the turn index, ``task`` = the service, ``tool`` =
+``Service__Intent``, ``proto`` = ``SGD``, ``agent`` = ``user`` or ``system``; every event's
+``detail.turn`` is its turn):
+
+* **approval**: a SYSTEM frame with a ``CONFIRM`` or ``OFFER`` action for service S,
+  answered in the *next* USER turn by a frame of S with an ``AFFIRM`` action while the
+  user's active intent I of S is transactional, is an approval of I: an ``approve``
+  event at the user's turn. A ``NEGATE`` there is a ``deny``. (``OFFER_INTENT`` /
+  ``AFFIRM_INTENT`` choose an intent; they approve nothing.)
+* **invocation**: an approval (or denial) opens an invocation of I (``invoke`` then one
+  ``collect`` per slot, required slots in schema order first, then the optional ones
+  alphabetically) unless one is already open; the slots are the parameters of the
+  service call the approval leads to (the next call of I in the dialogue), else the
+  slots of I that the user's dialogue state holds. A ``service_call`` of I in a SYSTEM frame runs
+  in the open invocation of I (or opens one, with the call's parameters): ``execute``;
+  then ``error`` (``ExecutionError``) and ``abort`` when the frame notifies
+  ``NOTIFY_FAILURE``, else ``result``. A result or an abort closes the invocation: the
+  next execution of I needs a new AFFIRM, which is what approval per execution means
+  and what the real dialogues show.
+* each dialogue starts with ``wf_start`` and ends with ``wf_end`` (status succeeded).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from sim.calculus.sgd import EXECUTION_ERROR, Intent, Service, load_schema
+from sim.conformance.checks import SGD_CHECKS, Report, check_trace
+from sim.conformance.truth import from_services
+
+PROTO = "SGD"
+APPROVAL_PROMPTS = frozenset(("CONFIRM", "OFFER"))
+
+
+class DialogueError(ValueError):
+    """A dialogues file that is not in the SGD format (names the file and the place)."""
+
+
+def load_dialogues(path: str | Path) -> list[dict[str, Any]]:
+    """The dialogues of an SGD ``dialogues_*.json`` file."""
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise DialogueError(f"{p}: {exc.strerror or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise DialogueError(f"{p}:{exc.lineno}:{exc.colno}: malformed JSON: {exc.msg}") from None
+    if not isinstance(data, list) or not all(isinstance(d, dict) for d in data):
+        raise DialogueError(f"{p}: expected a JSON list of dialogues")
+    return data
+
+
+def _intents(services: Iterable[Service]) -> dict[tuple[str, str], Intent]:
+    return {(s.name, i.name): i for s in services for i in s.intents}
+
+
+def _slots(intent: Intent, names: Iterable[str]) -> list[str]:
+    given = set(names)
+    required = [s.name for s in intent.required if s.name in given]
+    rest = sorted(given - set(required))
+    return required + rest
+
+
+class _Converter:
+    def __init__(self, intents: Mapping[tuple[str, str], Intent]) -> None:
+        self.intents = intents
+        self.seq = 0
+        self.inv = 0
+
+    def ev(self, t: int, label: str, agent: str, wf: str, inst: int, **kw: Any) -> dict[str, Any]:
+        event = {
+            "t": float(t),
+            "seq": self.seq,
+            "rep": 0,
+            "label": label,
+            "agent": agent,
+            "wf": wf,
+            "inst": inst,
+            "task": kw.get("task"),
+            "inv": kw.get("inv"),
+            "tool": kw.get("tool"),
+            "proto": PROTO if kw.get("tool") else None,
+            "detail": {"turn": t, **kw.get("detail", {})},
+        }
+        self.seq += 1
+        return event
+
+    def dialogue(self, index: int, dialogue: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+        where = f"dialogue {index}"
+        wf = dialogue.get("dialogue_id")
+        turns = dialogue.get("turns")
+        if not isinstance(wf, str) or not isinstance(turns, list):
+            raise DialogueError(f"{where}: needs a string dialogue_id and a list of turns")
+        ev = self.ev
+        yield ev(0, "wf_start", "user", wf, index)
+        calls = self._calls(turns, where)
+        open_inv: dict[tuple[str, str], int] = {}
+        proposed: dict[str, int] = {}  # service → turn of the system's CONFIRM / OFFER
+        for k, turn in enumerate(turns):
+            speaker = str(turn.get("speaker", "")).upper()
+            frames = turn.get("frames")
+            if not isinstance(frames, list):
+                raise DialogueError(f"{where} ({wf}), turn {k}: frames must be a list")
+            if speaker == "USER":
+                for frame in frames:
+                    yield from self._user_frame(k, frame, wf, index, proposed, open_inv, calls)
+                proposed = {}
+            else:
+                proposed = {}
+                for frame in frames:
+                    service = frame.get("service")
+                    acts = {a.get("act") for a in frame.get("actions") or ()}
+                    if acts & APPROVAL_PROMPTS:
+                        proposed[service] = k
+                    call = frame.get("service_call")
+                    if isinstance(call, dict):
+                        yield from self._call(k, frame, call, acts, wf, index, open_inv)
+        yield ev(len(turns), "wf_end", "system", wf, index, detail={"status": "succeeded"})
+
+    def _calls(
+        self, turns: Sequence[Any], where: str
+    ) -> dict[tuple[str, str], list[tuple[int, list[str]]]]:
+        """Per (service, intent): the turns of its service calls and their parameters."""
+        out: dict[tuple[str, str], list[tuple[int, list[str]]]] = {}
+        for k, turn in enumerate(turns):
+            for frame in turn.get("frames") or ():
+                call = frame.get("service_call")
+                if isinstance(call, dict):
+                    params = call.get("parameters") or {}
+                    key = (frame.get("service"), call.get("method"))
+                    out.setdefault(key, []).append((k, sorted(params)))  # type: ignore[arg-type]
+        return out
+
+    def _open(
+        self,
+        k: int,
+        agent: str,
+        wf: str,
+        inst: int,
+        service: str,
+        intent: Intent,
+        slots: Iterable[str],
+        open_inv: dict[tuple[str, str], int],
+    ) -> Iterator[dict[str, Any]]:
+        inv = self.inv
+        self.inv += 1
+        open_inv[(service, intent.name)] = inv
+        tool = intent.qualified_name
+        yield self.ev(k, "invoke", agent, wf, inst, task=service, inv=inv, tool=tool)
+        for slot in _slots(intent, slots):
+            yield self.ev(
+                k,
+                "collect",
+                agent,
+                wf,
+                inst,
+                task=service,
+                inv=inv,
+                tool=tool,
+                detail={"slot": slot},
+            )
+
+    def _user_frame(
+        self,
+        k: int,
+        frame: Mapping[str, Any],
+        wf: str,
+        inst: int,
+        proposed: dict[str, int],
+        open_inv: dict[tuple[str, str], int],
+        calls: Mapping[tuple[str, str], list[tuple[int, list[str]]]],
+    ) -> Iterator[dict[str, Any]]:
+        service = frame.get("service")
+        if not isinstance(service, str) or service not in proposed:
+            return
+        acts = {a.get("act") for a in frame.get("actions") or ()}
+        answer = "approve" if "AFFIRM" in acts else "deny" if "NEGATE" in acts else None
+        if answer is None:
+            return
+        state = frame.get("state") or {}
+        intent = self.intents.get((service, str(state.get("active_intent"))))
+        if intent is None or not intent.transactional:
+            return
+        key = (service, intent.name)
+        if key not in open_inv:
+            later = [params for turn, params in calls.get(key, ()) if turn > k]
+            if later and answer == "approve":
+                slots = later[0]
+            else:  # the user's dialogue state, restricted to the intent's own slots
+                own = {s.name for s in (*intent.required, *intent.optional)}
+                slots = [s for s in state.get("slot_values") or {} if s in own]
+            yield from self._open(k, "user", wf, inst, service, intent, slots, open_inv)
+        inv = open_inv[key]
+        yield self.ev(
+            k,
+            answer,
+            "user",
+            wf,
+            inst,
+            task=service,
+            inv=inv,
+            tool=intent.qualified_name,
+            detail={
+                "act": "AFFIRM" if answer == "approve" else "NEGATE",
+                "answers": proposed[service],
+            },
+        )
+        if answer == "deny":
+            del open_inv[key]
+
+    def _call(
+        self,
+        k: int,
+        frame: Mapping[str, Any],
+        call: Mapping[str, Any],
+        acts: set[Any],
+        wf: str,
+        inst: int,
+        open_inv: dict[tuple[str, str], int],
+    ) -> Iterator[dict[str, Any]]:
+        service = frame.get("service")
+        method = call.get("method")
+        intent = self.intents.get((service, method))  # type: ignore[arg-type]
+        if intent is None:
+            raise DialogueError(
+                f"dialogue {inst} ({wf}), turn {k}: service call {service}."
+                f"{method} is not in the schema"
+            )
+        assert isinstance(service, str)
+        key = (service, intent.name)
+        if key not in open_inv:
+            yield from self._open(
+                k, "system", wf, inst, service, intent, list(call.get("parameters") or {}), open_inv
+            )
+        inv = open_inv.pop(key)
+        tool = intent.qualified_name
+        ev = self.ev
+        yield ev(
+            k,
+            "execute",
+            "system",
+            wf,
+            inst,
+            task=service,
+            inv=inv,
+            tool=tool,
+            detail={"method": method},
+        )
+        if "NOTIFY_FAILURE" in acts:
+            yield ev(
+                k,
+                "error",
+                "system",
+                wf,
+                inst,
+                task=service,
+                inv=inv,
+                tool=tool,
+                detail={"error": EXECUTION_ERROR},
+            )
+            yield ev(
+                k,
+                "abort",
+                "system",
+                wf,
+                inst,
+                task=service,
+                inv=inv,
+                tool=tool,
+                detail={"error": EXECUTION_ERROR},
+            )
+        else:
+            yield ev(
+                k,
+                "result",
+                "system",
+                wf,
+                inst,
+                task=service,
+                inv=inv,
+                tool=tool,
+                detail={"results": len(frame.get("service_results") or ())},
+            )
+
+
+def dialogue_events(
+    dialogues: Sequence[Mapping[str, Any]], services: Iterable[Service]
+) -> Iterator[dict[str, Any]]:
+    """The trace events (SPEC §5 dicts) of SGD dialogues, in order."""
+    conv = _Converter(_intents(services))
+    for index, dialogue in enumerate(dialogues):
+        if not isinstance(dialogue, Mapping):
+            raise DialogueError(f"dialogue {index}: not an object")
+        yield from conv.dialogue(index, dialogue)
+
+
+def load_services(schema: str | Path) -> tuple[Service, ...]:
+    """An SGD ``schema.json`` (errors as :class:`DialogueError`)."""
+    try:
+        return load_schema(schema)
+    except OSError as exc:
+        raise DialogueError(f"{schema}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise DialogueError(f"{schema}: {exc}") from None
+
+
+def check_dialogues(
+    dialogues: Sequence[Mapping[str, Any]] | str | Path,
+    services: Iterable[Service] | str | Path,
+    checks: Iterable[str] | None = None,
+) -> Report:
+    """Convert SGD dialogues to a trace and run the checks that apply to them
+    (``write_approval``, ``lts``, ``recovery``) against the schema's ground truth."""
+    if isinstance(dialogues, (str, Path)):
+        source = str(dialogues)
+        dialogues = load_dialogues(dialogues)
+    else:
+        source = "<dialogues>"
+    if isinstance(services, (str, Path)):
+        schema = str(services)
+        services = load_services(services)
+    else:
+        schema = "<schema>"
+    services = tuple(services)
+    truth = from_services(services, schema)
+    report = check_trace(
+        dialogue_events(dialogues, services), truth, SGD_CHECKS if checks is None else checks
+    )
+    report.source = source
+    return report

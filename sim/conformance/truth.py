@@ -1,0 +1,155 @@
+"""The ground truth the checks hold a trace to: built from a scenario or an SGD schema.
+
+Only the scenario's declarations are used (side effects, approval flags, failure modes,
+dependencies, links and the protocols agents speak) and the calculus' LTS builders;
+never the engine. A tool's ground-truth LTS for the ``lts`` check is the calculus'
+``tool_lts`` of its full MCP+ descriptor (SGD: ``intent_lts`` of the intent). When the
+ground truth has no approval gate, a caller may still ask (SPEC §2: a caller that lost
+``requires_approval`` decides from hints or policy): asking is never unsafe, so both
+the gated and the ungated LTS are accepted then.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sim.calculus.lts import LTS, TAU, label
+from sim.calculus.mcp import (
+    Abort,
+    Fallback,
+    RecoveryStrategy,
+    Relation,
+    Retry,
+    SideEffect,
+    ToolPlus,
+    UserPrompt,
+    tool_lts,
+)
+from sim.calculus.sgd import EXECUTION_ERROR, Service, intent_lts
+from sim.scenario.model import Scenario
+
+#: The error type a caller's timeout stands for (SPEC §4).
+SERVICE_DOWN = "ServiceDown"
+
+
+@dataclass(frozen=True)
+class ToolFacts:
+    """What the ground truth says about one tool (or SGD intent)."""
+
+    name: str
+    write: bool
+    requires: tuple[str, ...] = ()
+    exclusive: frozenset[str] = frozenset()
+    recovery: Mapping[str, RecoveryStrategy] = field(default_factory=dict)
+    ltss: tuple[LTS, ...] = ()
+    sgd: bool = False
+    #: trace label → LTS label for labels without an argument
+    plain: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Truth:
+    """Tools, topology and workflows a trace is checked against."""
+
+    tools: Mapping[str, ToolFacts]
+    links: Mapping[frozenset[str], frozenset[str]] = field(default_factory=dict)
+    speaks: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    workflow_tools: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    source: str = ""
+
+    @property
+    def write_tools(self) -> frozenset[str]:
+        return frozenset(n for n, f in self.tools.items() if f.write)
+
+
+def _mcp_plain(name: str) -> dict[str, str]:
+    actions = ("call", "approve", "deny", "execute", "result", "retry", "prompt", "abort")
+    out = {a: label(a, name) for a in actions}
+    out["validate"] = TAU
+    return out
+
+
+def _sgd_plain(name: str) -> dict[str, str]:
+    out = {a: label(a, name) for a in ("invoke", "deny", "execute", "result", "abort")}
+    out["approve"] = label("confirm", name)  # the user's AFFIRM (paper §4.3)
+    return out
+
+
+def tool_facts(desc: ToolPlus, error_types: Iterable[str]) -> ToolFacts:
+    """The facts of one MCP+ descriptor."""
+    modes: dict[str, RecoveryStrategy] = {}
+    for fm in desc.failure_modes or ():
+        modes.setdefault(fm.error, fm.recovery)
+    deps = desc.dependencies or ()
+    types = tuple(sorted({*error_types, SERVICE_DOWN, EXECUTION_ERROR}))
+    gated = desc.requires_approval is True
+    ltss: tuple[LTS, ...] = (tool_lts(desc, approval=True, error_types=types),)
+    if not gated:
+        ltss = (tool_lts(desc, approval=False, error_types=types), *ltss)
+    return ToolFacts(
+        name=desc.name,
+        write=desc.side_effects in (SideEffect.WRITE, SideEffect.DELETE),
+        requires=tuple(d.tool for d in deps if d.relation == Relation.REQUIRES),
+        exclusive=frozenset(d.tool for d in deps if d.relation == Relation.EXCLUSIVE_WITH),
+        recovery=modes,
+        ltss=ltss,
+        plain=_mcp_plain(desc.name),
+    )
+
+
+def from_scenario(scenario: Scenario, source: str = "") -> Truth:
+    """The ground truth of a loaded scenario."""
+    tools: dict[str, ToolFacts] = {}
+    for spec in scenario.tools:
+        desc = ToolPlus.from_mapping(spec.model_dump(mode="json", exclude_none=True))
+        tools[spec.name] = tool_facts(desc, spec.errors)
+    # ExclusiveWith is symmetric: declared on either side, it binds both
+    for name, facts in list(tools.items()):
+        for other in facts.exclusive:
+            if other in tools and name not in tools[other].exclusive:
+                o = tools[other]
+                tools[other] = _replace(o, exclusive=o.exclusive | {name})
+    links = {frozenset(link.between): frozenset(link.latency) for link in scenario.links}
+    speaks = {a.id: frozenset(a.protocols) for a in scenario.agents}
+    workflow_tools = {
+        wf.name: frozenset(t.tool for t in wf.tasks if t.tool is not None)
+        for wf in scenario.workflows
+    }
+    return Truth(tools, links, speaks, workflow_tools, source or scenario.name)
+
+
+def _replace(facts: ToolFacts, **changes: Any) -> ToolFacts:
+    values = {k: getattr(facts, k) for k in facts.__dataclass_fields__}
+    values.update(changes)
+    return ToolFacts(**values)
+
+
+def from_services(services: Iterable[Service], source: str = "") -> Truth:
+    """The ground truth of SGD services: one tool per intent, ``Service__Intent``;
+    transactional intents are writes (they need the user's AFFIRM, paper §3.1)."""
+    tools: dict[str, ToolFacts] = {}
+    for svc in services:
+        for intent in svc.intents:
+            n = intent.qualified_name
+            tools[n] = ToolFacts(
+                name=n,
+                write=intent.transactional,
+                recovery={EXECUTION_ERROR: Abort()},
+                ltss=(intent_lts(intent),),
+                sgd=True,
+                plain=_sgd_plain(n),
+            )
+    return Truth(tools, source=source)
+
+
+def strategy_text(strategy: RecoveryStrategy) -> str:
+    """``Retry(3)``, ``Fallback(tool)``, ``UserPrompt``, ``Abort``."""
+    if isinstance(strategy, Retry):
+        return f"Retry({strategy.n})"
+    if isinstance(strategy, Fallback):
+        return f"Fallback({strategy.tool})"
+    if isinstance(strategy, UserPrompt):
+        return "UserPrompt"
+    return "Abort"

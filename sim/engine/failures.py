@@ -1,0 +1,149 @@
+"""Outages (scheduled and random) and the callers' failure detector.
+
+Scheduled outages come from ``failures: [{node|link, at, for}]``; random ones from
+``{random: {nodes, links, mtbf, mttr}}``: each listed element alternates exponential
+up times (mean ``mtbf``) and down times (mean ``mttr``), drawn from the ``failures``
+stream, starting up at t = 0. Outages may overlap: an element is down while at least
+one outage covers it; ``node_down``/``link_down`` is traced when it goes down and
+``node_up``/``link_up`` when the last outage ends.
+
+When a node goes down, its ``epoch`` is bumped: a tool server loses its queue and the
+executions in progress (each traced as a ``drop`` with ``detail.lost``), and an
+initiator loses its running workflow instances (they end ``failed``).
+
+The failure detector (resilient and semantic routers only) is per caller: a caller
+whose attempt times out suspects, for ``routing.suspect_ttl`` seconds, the elements
+of the route it used that it cannot rule out (see :meth:`Suspicion.suspect`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from sim.engine.trace import LINK_DOWN, LINK_UP, NODE_DOWN, NODE_UP, js
+from sim.mesh.routing import NO_DOWN, DownSet
+
+if TYPE_CHECKING:
+    from sim.engine.network import LinkState, Node
+    from sim.engine.simulation import World
+
+
+class Failures:
+    """Schedules the scenario's outages and applies them to nodes and links."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.env = world.env
+        self.rng = world.streams.failures
+        self.later = world.later
+        self.on_node_down: list[Callable[[Node], None]] = []
+        self.active = True  # random failure processes stop when the run ends
+
+    def schedule(self, specs: Iterable[Any]) -> None:
+        """Start the scheduled outages and the random failure processes."""
+        world = self.world
+        for spec in specs:
+            if spec.random is not None:
+                r = spec.random
+                for node_id in r.nodes:
+                    self._random(("node", world.nodes[node_id]), r.mtbf, r.mttr)
+                for a, b in r.links:
+                    self._random(("link", world.links[frozenset((a, b))]), r.mtbf, r.mttr)
+            elif spec.node is not None:
+                self._outage(("node", world.nodes[spec.node]), float(spec.at), float(spec.for_))
+            else:
+                a, b = spec.link
+                link = world.links[frozenset((a, b))]
+                self._outage(("link", link), float(spec.at), float(spec.for_))
+
+    def _outage(self, element: tuple[str, Any], at: float, length: float) -> None:
+        def start(_: Any) -> None:
+            self.down(element)
+            self.later(length, None, lambda _e: self.up(element))
+
+        self.later(at, None, start)
+
+    def _random(self, element: tuple[str, Any], mtbf: float, mttr: float) -> None:
+        rng = self.rng
+
+        def fail(_: Any) -> None:
+            if not self.active:
+                return
+            self.down(element)
+            self.later(rng.expovariate(1.0 / mttr), None, repair)
+
+        def repair(_: Any) -> None:
+            self.up(element)
+            if self.active:
+                self.later(rng.expovariate(1.0 / mtbf), None, fail)
+
+        self.later(rng.expovariate(1.0 / mtbf), None, fail)
+
+    def down(self, element: tuple[str, Any]) -> None:
+        """One more outage covers ``element``."""
+        kind, obj = element
+        obj.down += 1
+        if obj.down != 1:
+            return
+        world = self.world
+        world.metrics.outages += 1
+        now = self.env.now
+        if kind == "node":
+            node: Node = obj
+            node.epoch += 1
+            world.trace.emit(now, NODE_DOWN, node.j)
+            for callback in self.on_node_down:
+                callback(node)
+        else:
+            link: LinkState = obj
+            world.trace.emit(now, LINK_DOWN, js(link.a), detail=f'{{"link":{link.j}}}')
+
+    def up(self, element: tuple[str, Any]) -> None:
+        """One outage of ``element`` ends."""
+        kind, obj = element
+        obj.down -= 1
+        if obj.down != 0:
+            return
+        now = self.env.now
+        if kind == "node":
+            self.world.trace.emit(now, NODE_UP, obj.j)
+        else:
+            self.world.trace.emit(now, LINK_UP, js(obj.a), detail=f'{{"link":{obj.j}}}')
+
+
+class Suspicion:
+    """One caller's failure detector: suspected nodes and links with expiry times."""
+
+    __slots__ = ("_cache", "_cache_at", "links", "nodes", "ttl")
+
+    def __init__(self, ttl: float) -> None:
+        self.nodes: dict[str, float] = {}
+        self.links: dict[frozenset[str], float] = {}
+        self.ttl = ttl
+        self._cache: DownSet = NO_DOWN
+        self._cache_at = -1.0
+
+    def suspect(self, now: float, nodes: Iterable[str], links: Iterable[frozenset[str]]) -> None:
+        """Suspect ``nodes`` and ``links`` until ``now + ttl``."""
+        until = now + self.ttl
+        for n in nodes:
+            self.nodes[n] = until
+        for link in links:
+            self.links[link] = until
+        self._cache_at = -1.0
+
+    def down(self, now: float) -> DownSet:
+        """The current suspects as a :class:`DownSet` (expired ones forgotten)."""
+        if now == self._cache_at:
+            return self._cache
+        if self.nodes or self.links:
+            self.nodes = {n: u for n, u in self.nodes.items() if u > now}
+            self.links = {k: u for k, u in self.links.items() if u > now}
+        if not self.nodes and not self.links:
+            down = NO_DOWN
+        else:
+            down = DownSet(frozenset(self.nodes), frozenset(self.links))
+        self._cache = down
+        self._cache_at = now
+        return down

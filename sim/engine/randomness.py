@@ -1,0 +1,87 @@
+"""Random streams of one replication, and samplers of the scenario's distributions.
+
+Every replication ``r`` owns one :class:`random.Random` per stream name, seeded from
+``numpy.random.SeedSequence(entropy=seed, spawn_key=(r, i))`` where ``i`` is the
+stream's index in :data:`STREAMS` (the same seeds ``SeedSequence(seed).spawn(...)``
+would give child ``r``, grandchild ``i``). Python's ``hash()`` is never used, so the
+streams are the same on every machine, process and worker count.
+
+Per event the engine only calls ``random.Random`` methods (no numpy scalar draws).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+
+import numpy as np
+
+from sim.scenario.model import Distribution
+
+#: The streams of a replication, in a fixed order (never reorder: seeds depend on it).
+STREAMS: tuple[str, ...] = (
+    "arrivals",
+    "latency",
+    "service",
+    "errors",
+    "failures",
+    "approvals",
+    "translation",
+)
+
+Sampler = Callable[[], float]
+
+
+class Streams:
+    """The named generators of one replication (attributes named like :data:`STREAMS`)."""
+
+    __slots__ = STREAMS
+
+    arrivals: random.Random
+    latency: random.Random
+    service: random.Random
+    errors: random.Random
+    failures: random.Random
+    approvals: random.Random
+    translation: random.Random
+
+    def __init__(self, seed: int, replication: int) -> None:
+        for index, name in enumerate(STREAMS):
+            state = np.random.SeedSequence(entropy=seed, spawn_key=(replication, index))
+            words = state.generate_state(4, dtype=np.uint32)
+            value = 0
+            for word in words:
+                value = (value << 32) | int(word)
+            setattr(self, name, random.Random(value))
+
+
+def sampler(dist: Distribution, rng: random.Random) -> Sampler:
+    """A function drawing one duration (seconds, ≥ 0) of ``dist`` from ``rng``.
+
+    constant {value}; exponential {mean}; lognormal {median, sigma} (the median is
+    ``exp(mu)``); uniform {low, high}. A zero mean or median gives 0 without a draw.
+    """
+    if dist.dist == "constant":
+        value = float(dist.value or 0.0)
+        return lambda: value
+    if dist.dist == "exponential":
+        mean = float(dist.mean or 0.0)
+        if mean <= 0:
+            return lambda: 0.0
+        rate = 1.0 / mean
+        expo = rng.expovariate
+        return lambda: expo(rate)
+    if dist.dist == "lognormal":
+        median = float(dist.median or 0.0)
+        sigma = float(dist.sigma or 0.0)
+        if median <= 0:
+            return lambda: 0.0
+        mu = math.log(median)
+        logn = rng.lognormvariate
+        return lambda: logn(mu, sigma)
+    if dist.dist == "uniform":
+        low, high = float(dist.low or 0.0), float(dist.high or 0.0)
+        uni = rng.uniform
+        return lambda: uni(low, high)
+    raise ValueError(f"unknown distribution '{dist.dist}'")

@@ -1,0 +1,419 @@
+"""Workflows W = (T, ≺, ρ): arrivals, readiness, ordering by known dependencies, outcomes.
+
+An instance starts (``wf_start``) at each arrival before ``duration``. A task becomes
+*ready* when its ≺-predecessors have succeeded (or were skipped). A ready task first
+resolves the route to a server of its tool (or capability) and makes sure its caller
+knows the tool's descriptor at that server (discovery, ``list``); then, with what the
+caller knows:
+
+* ``Requires``: if the task's tool requires tool Y (its view lists ``(Y, Requires)``),
+  every task of the instance that calls Y must have succeeded first; ``ProducesInputFor``:
+  if the caller's view of a tool Y of another task lists ``(X, ProducesInputFor)``, that
+  task must have succeeded before the task calling X. A required task that failed, was
+  cancelled or skipped fails the waiting task (reason ``dependency``);
+* ``ExclusiveWith``: if its tool is exclusive with a tool a task of the instance already
+  started, the task is skipped (``skip``) and counts as done for ≺.
+
+Unknown dependencies (a descriptor that lost ``dependencies`` on its way) add no order.
+A failed task (abort, prompt, time-out given up, no route) fails the instance, a denied
+approval cancels it (the first such outcome decides the status); no new task starts
+after that, and the instance ends (``wf_end``) when its running tasks are over. The
+end-to-end latency is ``wf_end.t − wf_start.t``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from sim.engine.agents import MAX_FALLBACK_DEPTH, Caller, Invocation, ViewRT
+from sim.engine.network import Path
+from sim.engine.trace import SKIP, WF_END, WF_START, js
+from sim.mesh.errors import NoRoute
+from sim.mesh.routing import cosine, tokens
+
+if TYPE_CHECKING:
+    from sim.engine.simulation import World
+
+# task states
+PENDING, PREPARING, RUNNING, SUCCEEDED, FAILED, CANCELLED, SKIPPED, WAITING = range(8)
+_DONE_OK = (SUCCEEDED, SKIPPED)
+_TERMINAL = (SUCCEEDED, FAILED, CANCELLED, SKIPPED)
+
+
+class TaskRT:
+    """A compiled task: its tool or capability, ρ, timeout, ≺-predecessors (indices)."""
+
+    __slots__ = (
+        "after",
+        "args",
+        "capability",
+        "counters",
+        "id",
+        "index",
+        "j",
+        "need",
+        "rho",
+        "successors",
+        "timeout",
+        "tool",
+        "wfj",
+    )
+
+    def __init__(self, index: int, spec: Any, wf: Any, order: dict[str, int]) -> None:
+        self.index = index
+        self.id: str = spec.id
+        self.j = js(spec.id)
+        self.wfj = js(wf.name)
+        self.tool: str | None = spec.tool
+        self.capability: str | None = spec.capability
+        self.need: str = spec.tool if spec.tool is not None else spec.capability
+        self.args: dict[str, Any] = dict(spec.args)
+        self.rho: str = spec.protocol or wf.protocol
+        self.timeout = float(spec.timeout if spec.timeout is not None else wf.timeout)
+        self.after: tuple[int, ...] = tuple(order[a] for a in spec.after)
+        self.successors: tuple[int, ...] = ()
+        self.counters: Any = None  # the workflow's WorkflowCounters, set by Workflows
+
+
+class WorkflowRT:
+    """A compiled workflow."""
+
+    __slots__ = ("counters", "initiator", "j", "name", "rate", "tasks", "times")
+
+    def __init__(self, spec: Any) -> None:
+        self.name: str = spec.name
+        self.j = js(spec.name)
+        self.initiator: str = spec.initiator
+        order = {t.id: i for i, t in enumerate(spec.tasks)}
+        self.tasks = tuple(TaskRT(i, t, spec, order) for i, t in enumerate(spec.tasks))
+        for task in self.tasks:
+            task.successors = tuple(t.index for t in self.tasks if task.index in t.after)
+        a = spec.arrivals
+        self.times: tuple[float, ...] | None = (
+            tuple(float(x) for x in a.times) if a.times is not None else None
+        )
+        self.rate: float | None = float(a.rate) if a.rate is not None else None
+        self.counters: Any = None  # the workflow's WorkflowCounters, set by Workflows
+
+
+class Instance:
+    """A running workflow instance."""
+
+    __slots__ = (
+        "caller",
+        "dead",
+        "ended",
+        "id",
+        "reason",
+        "running",
+        "start",
+        "state",
+        "status",
+        "tool_of",
+        "wf",
+    )
+
+    def __init__(self, inst_id: int, wf: WorkflowRT, caller: Caller, start: float) -> None:
+        self.id = inst_id
+        self.wf = wf
+        self.caller = caller
+        self.start = start
+        self.state = [PENDING] * len(wf.tasks)
+        self.tool_of: list[str | None] = [t.tool for t in wf.tasks]
+        self.running = 0
+        self.status = ""  # "" while nothing failed; then "failed" or "cancelled"
+        self.reason = ""
+        self.dead = False
+        self.ended = False
+
+
+class Workflows:
+    """Arrivals, readiness and outcomes of every workflow of one replication."""
+
+    def __init__(self, world: World, specs: list[Any]) -> None:
+        self.world = world
+        self.env = world.env
+        self.workflows = [WorkflowRT(s) for s in specs]
+        for wf in self.workflows:
+            wf.counters = world.metrics.workflow(wf.name)
+            for task in wf.tasks:
+                task.counters = wf.counters
+        self.next_inst = 0
+        self.live = 0
+        self.arrivals_open = 0
+        self.later = world.later
+
+    # -- arrivals --
+
+    def start(self) -> None:
+        """Schedule the arrivals (they stop at ``duration``)."""
+        duration = self.world.duration
+        rng = self.world.streams.arrivals
+        for wf in self.workflows:
+            if wf.times is not None:
+                times = [t for t in wf.times if t < duration]
+                if times:
+                    self.arrivals_open += 1
+                    self._listed(wf, times, 0)
+            elif wf.rate is not None:
+                self.arrivals_open += 1
+                self._poisson(wf, rng.expovariate(wf.rate))
+
+    def _listed(self, wf: WorkflowRT, times: list[float], k: int) -> None:
+        def fire(_: Any) -> None:
+            self._arrive(wf)
+            if k + 1 < len(times):
+                self._listed(wf, times, k + 1)
+            else:
+                self._closed()
+
+        self.later(max(0.0, times[k] - self.env.now), None, fire)
+
+    def _poisson(self, wf: WorkflowRT, gap: float) -> None:
+        if self.env.now + gap >= self.world.duration:
+            self._closed()
+            return
+        rng = self.world.streams.arrivals
+        rate = wf.rate
+        assert rate is not None
+
+        def fire(_: Any) -> None:
+            self._arrive(wf)
+            self._poisson(wf, rng.expovariate(rate))
+
+        self.later(gap, None, fire)
+
+    def _closed(self) -> None:
+        self.arrivals_open -= 1
+        self.world.check_finished()
+
+    def _arrive(self, wf: WorkflowRT) -> None:
+        world = self.world
+        caller = world.callers[wf.initiator]
+        inst = Instance(self.next_inst, wf, caller, self.env.now)
+        self.next_inst += 1
+        world.metrics.wf_started += 1
+        wf.counters.started += 1
+        self.live += 1
+        if world.trace.enabled:
+            world.trace.emit(self.env.now, WF_START, caller.node.j, wf.j, inst.id)
+        if caller.node.down:
+            inst.status, inst.reason = "failed", "initiator_down"
+            self._end(inst)
+            return
+        caller.live[inst.id] = inst
+        self._advance(inst)
+
+    # -- readiness --
+
+    def _advance(self, inst: Instance) -> None:
+        """Start every task that can start; end the instance when nothing is left."""
+        if inst.ended or inst.dead:
+            return
+        state = inst.state
+        if not inst.status:
+            for task in inst.wf.tasks:
+                i = task.index
+                if state[i] == PENDING and all(state[j] in _DONE_OK for j in task.after):
+                    self._prepare(inst, task)
+                    if inst.ended:
+                        return
+        if inst.running == 0 and not inst.ended:
+            if not inst.status:
+                if all(s in _DONE_OK for s in state):
+                    inst.status = "succeeded"
+                else:  # nothing runs and nothing can start: tasks wait on each other
+                    inst.status, inst.reason = "failed", "blocked"
+            self._end(inst)
+
+    def _prepare(self, inst: Instance, task: Any) -> None:
+        """Resolve the route and the caller's view, then check known dependencies."""
+        inst.state[task.index] = PREPARING
+        inst.running += 1
+        caller = inst.caller
+        try:
+            path = caller.path_for(task.need, task.rho)
+        except NoRoute:
+            self._task_over(inst, task, FAILED, "no_route")
+            return
+        tool = self._tool_at(task, path)
+        if tool is None:
+            self._task_over(inst, task, FAILED, "no_tool")
+            return
+        inst.tool_of[task.index] = tool
+
+        def then(view: ViewRT | None, where: Path | str) -> None:
+            if inst.ended or inst.dead:
+                return
+            if view is None or not isinstance(where, Path):
+                self._task_over(inst, task, FAILED, str(where))
+                return
+            self._ready(inst, task, view, where)
+
+        caller.ensure_view(inst, task, task.need, self.world.tools[tool], path, then)
+
+    def _tool_at(self, task: Any, path: Path) -> str | None:
+        """The tool a task calls at the end of ``path`` (a capability picks the best match)."""
+        host = path.nodes[-1].id
+        hosted = self.world.hosted.get(host, ())
+        if task.tool is not None:
+            return task.tool if task.tool in hosted else None
+        if not hosted:
+            return None
+        want = tokens(task.capability)
+        best = max(range(len(hosted)), key=lambda k: (cosine(want, tokens(hosted[k])), -k))
+        return hosted[best]
+
+    def _ready(self, inst: Instance, task: Any, view: ViewRT, path: Path) -> None:
+        """The view is known: wait for known dependencies, skip an exclusive, or invoke."""
+        state = inst.state
+        tools = inst.tool_of
+        caller = inst.caller
+        me = tools[task.index]
+        wait = False
+        for j, other in enumerate(tools):
+            if j == task.index or other is None:
+                continue
+            required = other in view.requires
+            if not required:
+                theirs = caller.latest.get(other)
+                required = theirs is not None and me in theirs.feeds
+            if required:
+                if state[j] in (FAILED, CANCELLED, SKIPPED):
+                    self._task_over(inst, task, FAILED, "dependency")
+                    return
+                if state[j] != SUCCEEDED:
+                    wait = True
+            if other in view.exclusive and state[j] in (RUNNING, SUCCEEDED, FAILED):
+                world = self.world
+                world.metrics.skips += 1
+                if world.trace.enabled:
+                    world.trace.emit(
+                        self.env.now,
+                        SKIP,
+                        caller.node.j,
+                        task.wfj,
+                        inst.id,
+                        task.j,
+                        None,
+                        js(me),
+                        detail=f'{{"exclusive_with":{js(other)}}}',
+                    )
+                self._task_over(inst, task, SKIPPED, "exclusive")
+                return
+        if wait:
+            # re-examined whenever a task of the instance ends
+            state[task.index] = WAITING
+            inst.running -= 1
+            if inst.running == 0:
+                self._advance(inst)
+            return
+        state[task.index] = RUNNING
+        caller.invoke(inst, task, view, path, task.need)
+
+    # -- outcomes --
+
+    def task_done(self, inst: Instance, task: Any, status: str, reason: str) -> None:
+        """An invocation (or its last fallback) ended with ``status``."""
+        code = {"succeeded": SUCCEEDED, "failed": FAILED, "cancelled": CANCELLED}[status]
+        self._task_over(inst, task, code, reason)
+
+    def _task_over(self, inst: Instance, task: Any, code: int, reason: str) -> None:
+        if inst.ended or inst.dead:
+            return
+        state = inst.state
+        state[task.index] = code
+        inst.running -= 1
+        for j, s in enumerate(state):
+            if s == WAITING:
+                state[j] = PENDING
+        if code in (FAILED, CANCELLED):
+            self.world.metrics.tasks_failed[reason] = (
+                self.world.metrics.tasks_failed.get(reason, 0) + 1
+            )
+            if not inst.status:
+                inst.status = "failed" if code == FAILED else "cancelled"
+                inst.reason = reason
+        self._advance(inst)
+
+    def fallback(self, inv: Invocation, tool: str) -> None:
+        """Recovery Fallback(tool): a new invocation of ``tool`` for the same task."""
+        inst, task = inv.instance, inv.task
+        if inv.depth + 1 > MAX_FALLBACK_DEPTH:
+            self._task_over(inst, task, FAILED, "fallback_depth")
+            return
+        caller = inv.caller
+        try:
+            path = caller.path_for(tool, task.rho)
+        except NoRoute:
+            self._task_over(inst, task, FAILED, "no_route")
+            return
+        world = self.world
+
+        def then(view: ViewRT | None, where: Path | str) -> None:
+            if inst.ended or inst.dead:
+                return
+            if view is None or not isinstance(where, Path):
+                self._task_over(inst, task, FAILED, str(where))
+                return
+            caller.invoke(inst, task, view, where, tool, parent=inv.id, depth=inv.depth + 1)
+
+        caller.ensure_view(inst, task, tool, world.tools[tool], path, then)
+
+    def _end(self, inst: Instance) -> None:
+        inst.ended = True
+        inst.caller.live.pop(inst.id, None)
+        world = self.world
+        metrics = world.metrics
+        status = inst.status or "failed"
+        now = self.env.now
+        latency = now - inst.start
+        counters = inst.wf.counters
+        if status == "succeeded":
+            metrics.wf_succeeded += 1
+            metrics.latencies.append(latency)
+            counters.succeeded += 1
+            counters.latency_sum += latency
+        elif status == "cancelled":
+            metrics.wf_cancelled += 1
+            counters.cancelled += 1
+        else:
+            metrics.wf_failed += 1
+            counters.failed += 1
+        if world.trace.enabled:
+            detail = f'{{"status":"{status}","latency":{round(latency, 6)!r}'
+            if inst.reason:
+                detail += f',"reason":{js(inst.reason)}'
+            world.trace.emit(
+                now, WF_END, inst.caller.node.j, inst.wf.j, inst.id, detail=detail + "}"
+            )
+        self.live -= 1
+        world.check_finished()
+
+    def initiator_down(self, caller: Caller) -> None:
+        """The initiator went down: its running instances are lost."""
+        for inst in list(caller.live.values()):
+            inst.dead = True
+            inst.status, inst.reason = "failed", "initiator_down"
+            self._end(inst)
+
+    def unfinished(self) -> None:
+        """At the drain cap: end every instance still running (``failed``, ``drain_cap``)."""
+        for caller in self.world.callers.values():
+            for inst in list(caller.live.values()):
+                inst.dead = True
+                inst.status, inst.reason = "failed", "drain_cap"
+                self.world.metrics.wf_unfinished += 1
+                self._end(inst)
+
+
+def drain_cap(world_duration: float, workflows: list[WorkflowRT], max_retry: int) -> float:
+    """The time after which in-flight work is abandoned: enough for every task of the
+    longest workflow to use all its timeouts, retries and backoffs, plus approvals."""
+    longest = 0.0
+    for wf in workflows:
+        per_task = max((t.timeout for t in wf.tasks), default=30.0)
+        attempts = 2 * max_retry + 2
+        longest = max(longest, len(wf.tasks) * attempts * (per_task + 30.0))
+    return world_duration + max(60.0, longest) if math.isfinite(longest) else world_duration

@@ -1,0 +1,223 @@
+"""``compare``: every router on the same seeds, per sweep point; summary, plots, report.
+
+Common random numbers: replication ``k`` of every router (and every sweep point)
+draws from the streams spawned from (scenario seed, k) (see
+:mod:`sim.engine.randomness`), so routers are compared on the same arrivals, service
+times, errors and failures.
+
+Layout under ``base`` (``results/<scenario>`` or ``--out``)::
+
+    <router>/rep-<k>/{trace.jsonl, metrics.json, series.json, run.json[, error.json]}
+    p<i>/<router>/rep-<k>/...          (with a sweep; points.json maps p<i> to values)
+    summary.json  summary.csv  plots/*.png  report.md
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sim.engine.metrics import dumps
+from sim.experiments import plots
+from sim.experiments.report import render_report
+from sim.experiments.runner import (
+    ExecutorHandle,
+    Hook,
+    Reporter,
+    RunRecord,
+    Task,
+    fingerprint,
+    plan,
+    run_dir,
+    run_tasks,
+)
+from sim.experiments.summary import Point, collect, series_of, summary_csv, summary_json
+from sim.experiments.sweep import SweepPoint
+from sim.scenario.model import Scenario
+
+#: Metrics drawn against the swept parameter.
+SWEEP_METRICS: tuple[str, ...] = ("success_rate", "latency_p95", "messages_dropped")
+
+
+@dataclass
+class Outcome:
+    """What a compare produced."""
+
+    base: Path
+    summary: dict[str, Any]
+    report: Path
+    plots: list[Path]
+    ran: list[RunRecord] = field(default_factory=list)
+    skipped: int = 0
+    wall: float = 0.0
+
+    @property
+    def failed(self) -> list[dict[str, Any]]:
+        """The crashed runs listed in the summary."""
+        errors: list[dict[str, Any]] = self.summary["errors"]
+        return errors
+
+
+def build_tasks(
+    base: Path,
+    points: Sequence[tuple[SweepPoint, Scenario]],
+    routers: Sequence[str],
+    replications: int,
+    trace_level: str | None = None,
+) -> list[Task]:
+    """Every (point, router, replication) as a task, in a fixed order."""
+    tasks: list[Task] = []
+    for point, scenario in points:
+        fp = fingerprint(scenario)
+        for router in routers:
+            for rep in range(replications):
+                tasks.append(
+                    Task(
+                        scenario=scenario,
+                        router=router,
+                        rep=rep,
+                        run_dir=str(run_dir(base, point.id, router, rep)),
+                        point=point.id,
+                        trace_level=trace_level,
+                        fingerprint=fp,
+                    )
+                )
+    return tasks
+
+
+def _write(path: Path, text: str) -> None:
+    """Write ``text`` atomically (tmp + rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def run_compare(
+    base_scenario: Scenario,
+    points: Sequence[tuple[SweepPoint, Scenario]],
+    routers: Sequence[str],
+    replications: int,
+    base: Path,
+    handle: ExecutorHandle,
+    *,
+    force: bool = False,
+    trace_level: str | None = None,
+    hook: Hook | None = None,
+    report: Reporter | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+    on_record: Callable[[RunRecord], None] | None = None,
+) -> Outcome:
+    """Run what is missing, then write the summary, the plots and the report."""
+    started = time.perf_counter()
+    tasks = build_tasks(base, points, routers, replications, trace_level)
+    todo = plan(tasks, force=force)
+    if on_start is not None:
+        on_start(len(todo.todo), len(todo.done))
+    ran: list[RunRecord] = []
+    for record in run_tasks(todo.todo, handle, hook=hook, report=report):
+        if record.status == "error" and record.sim_time is None:
+            _worker_failure(base, record)
+        ran.append(record)
+        if on_record is not None:
+            on_record(record)
+    swept = [p for p, _ in points if p.id is not None]
+    summary_points = [Point(p.id, p.params) for p, _ in points]
+    summary = collect(base, summary_points, routers, replications)
+    summary = {
+        "scenario": base_scenario.name,
+        "description": base_scenario.description,
+        "seed": base_scenario.seed,
+        **summary,
+    }
+    _write(base / "summary.json", summary_json(summary))
+    _write(base / "summary.csv", summary_csv(summary))
+    if swept:
+        _write(
+            base / "points.json",
+            dumps({str(p.id): p.params for p in swept}),
+        )
+    plot_paths = write_plots(base, summary, points, routers, replications)
+    wall = time.perf_counter() - started
+    report_path = base / "report.md"
+    _write(
+        report_path,
+        render_report(
+            summary,
+            base_scenario,
+            routers,
+            plot_paths,
+            base,
+            wall=wall,
+            executor=f"{handle.kind} ({handle.workers} worker{'s' if handle.workers != 1 else ''})",
+            ran=len(ran),
+            skipped=len(todo.done),
+        ),
+    )
+    return Outcome(base, summary, report_path, plot_paths, ran, len(todo.done), wall)
+
+
+def _worker_failure(base: Path, record: RunRecord) -> None:
+    """A task that died outside the replication (e.g. its worker): record it too."""
+    directory = run_dir(base, record.point, record.router, record.rep)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "error.json").write_text(
+        json.dumps(
+            {
+                "point": record.point,
+                "router": record.router,
+                "replication": record.rep,
+                "sim_time": None,
+                "error": record.error,
+                "message": f"the task failed outside the replication: {record.error}",
+            },
+            sort_keys=True,
+            indent=2,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+
+
+def write_plots(
+    base: Path,
+    summary: dict[str, Any],
+    points: Sequence[tuple[SweepPoint, Scenario]],
+    routers: Sequence[str],
+    replications: int,
+) -> list[Path]:
+    """Every figure of the experiment as ``base/plots/*.png``; returns their paths.
+
+    With a sweep, the per-router figures are drawn for the first point and the sweep
+    figures show every point.
+    """
+    out = base / "plots"
+    written: list[Path] = []
+    if not points:
+        return written
+    first, scenario = points[0]
+    pid = first.id
+    point = Point(pid, first.params)
+
+    def emit(name: str, fig: Any) -> None:
+        path = out / f"{name}.png"
+        plots.save(fig, path)
+        written.append(path)
+
+    runs = {r: series_of(base, point, r, replications) for r in routers}
+    emit("latency_cdf", plots.latency_cdf_figure(runs))
+    emit("success_rate", plots.success_rate_figure(summary, routers, pid))
+    emit("violations", plots.violations_figure(summary, routers, pid))
+    emit("drops_reroutes", plots.drops_reroutes_figure(summary, routers, pid))
+    first_runs = {r: runs[r][0] for r in routers if runs[r]}
+    emit("timeline", plots.timeline_figure(first_runs, float(scenario.duration)))
+    link_use = {r: dict(run.get("link_use", {})) for r, run in first_runs.items()}
+    emit("mesh", plots.mesh_figure(scenario, link_use))
+    if len(points) > 1:
+        for metric in SWEEP_METRICS:
+            emit(f"sweep_{metric}", plots.sweep_figure(summary, routers, metric))
+    return written

@@ -1,0 +1,408 @@
+"""The experiment's figures, built by pure functions as matplotlib ``Figure`` objects.
+
+Each function takes plain data (the summary object, per-run series, the scenario) and
+returns a :class:`matplotlib.figure.Figure` with a title and labelled axes (units in
+brackets), so tests can inspect it before :func:`save` writes it as PNG. Figures are
+made without ``pyplot`` (no global state, no display): saving uses the Agg renderer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import networkx as nx
+from matplotlib.figure import Figure
+
+from sim.experiments.summary import VIOLATION_PREFIX, stat_of
+from sim.scenario.model import Scenario
+
+#: Above this many agents the mesh figure aggregates agents by type.
+MESH_DRAW_LIMIT = 150
+
+_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b")
+_TYPE_COLOURS = {
+    "LLM_AGENT": "#1f77b4",
+    "GATEWAY": "#ff7f0e",
+    "TOOL_SERVER": "#2ca02c",
+    "COORDINATOR": "#9467bd",
+}
+
+
+def _colour(i: int) -> str:
+    return _COLOURS[i % len(_COLOURS)]
+
+
+def _figure(width: float = 7.0, height: float = 4.5) -> Figure:
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    return fig
+
+
+def save(fig: Figure, path: Path) -> None:
+    """Write ``fig`` as a PNG at ``path`` (parents created)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, format="png")
+
+
+def _bars_with_ci(
+    ax: Any,
+    summary: dict[str, Any],
+    point: str | None,
+    routers: Sequence[str],
+    metric: str,
+    *,
+    offset: float = 0.0,
+    width: float = 0.6,
+    colour: str | None = None,
+    label: str | None = None,
+) -> None:
+    means: list[float] = []
+    lows: list[float] = []
+    highs: list[float] = []
+    for router in routers:
+        stat = stat_of(summary, point, router, metric) or {}
+        mean = stat.get("mean")
+        m = float(mean) if mean is not None else 0.0
+        lo = stat.get("ci_low")
+        hi = stat.get("ci_high")
+        means.append(m)
+        lows.append(m - float(lo) if lo is not None else 0.0)
+        highs.append(float(hi) - m if hi is not None else 0.0)
+    xs = [i + offset for i in range(len(routers))]
+    colours = colour or [_colour(i) for i in range(len(routers))]
+    ax.bar(xs, means, width=width, color=colours, label=label)
+    ax.errorbar(xs, means, yerr=[lows, highs], fmt="none", ecolor="black", capsize=5)
+
+
+def success_rate_figure(
+    summary: dict[str, Any], routers: Sequence[str], point: str | None = None
+) -> Figure:
+    """Workflow success rate per router: mean over replications with its 95 % CI."""
+    fig = _figure()
+    ax = fig.add_subplot()
+    _bars_with_ci(ax, summary, point, routers, "success_rate")
+    ax.set_xticks(range(len(routers)), list(routers))
+    ax.set_ylim(0, 1.05)
+    ax.set_title("Workflow success rate per router (mean, 95 % CI)")
+    ax.set_xlabel("router")
+    ax.set_ylabel("succeeded / started instances (fraction)")
+    return fig
+
+
+def violations_figure(
+    summary: dict[str, Any], routers: Sequence[str], point: str | None = None
+) -> Figure:
+    """Violations per conformance check and router, with 95 % CIs (when runs have them)."""
+    checks: list[str] = []
+    for row in summary["results"]:
+        if row["point"] == point:
+            for metric in row["metrics"]:
+                if metric.startswith(VIOLATION_PREFIX) and metric not in checks:
+                    checks.append(metric)
+    checks.sort()
+    checks.append("writes_without_approval")
+    fig = _figure(max(7.0, 1.2 * len(checks) + 3), 4.5)
+    ax = fig.add_subplot()
+    width = 0.8 / max(1, len(routers))
+    for i, router in enumerate(routers):
+        means: list[float] = []
+        errs: list[list[float]] = [[], []]
+        for metric in checks:
+            stat = stat_of(summary, point, router, metric) or {}
+            m = float(stat.get("mean") or 0.0)
+            lo, hi = stat.get("ci_low"), stat.get("ci_high")
+            means.append(m)
+            errs[0].append(m - float(lo) if lo is not None else 0.0)
+            errs[1].append(float(hi) - m if hi is not None else 0.0)
+        xs = [k + (i - (len(routers) - 1) / 2) * width for k in range(len(checks))]
+        ax.bar(xs, means, width=width, color=_colour(i), label=router)
+        ax.errorbar(xs, means, yerr=errs, fmt="none", ecolor="black", capsize=3)
+    names = [c.removeprefix(VIOLATION_PREFIX) for c in checks]
+    ax.set_xticks(range(len(checks)), names, rotation=20, ha="right")
+    ax.set_title("Violations per check and router (mean per run, 95 % CI)")
+    ax.set_xlabel("conformance check")
+    ax.set_ylabel("violations per run (count)")
+    ax.legend(title="router")
+    if len(checks) == 1:
+        ax.text(
+            0.5,
+            0.9,
+            "no per-check violations in metrics.json; unapproved writes shown",
+            transform=ax.transAxes,
+            ha="center",
+            fontsize=8,
+        )
+    return fig
+
+
+def drops_reroutes_figure(
+    summary: dict[str, Any], routers: Sequence[str], point: str | None = None
+) -> Figure:
+    """Messages dropped and reroutes per router (mean per run, 95 % CI), side by side."""
+    fig = _figure(9.0, 4.5)
+    fig.suptitle("Messages dropped and reroutes per router (mean per run, 95 % CI)")
+    for k, (metric, title, ylabel) in enumerate(
+        (
+            ("messages_dropped", "Messages dropped", "dropped messages per run (count)"),
+            ("reroutes", "Reroutes", "reroutes per run (count)"),
+        )
+    ):
+        ax = fig.add_subplot(1, 2, k + 1)
+        _bars_with_ci(ax, summary, point, routers, metric)
+        ax.set_xticks(range(len(routers)), list(routers))
+        ax.set_title(title)
+        ax.set_xlabel("router")
+        ax.set_ylabel(ylabel)
+    return fig
+
+
+def latency_cdf_figure(series: Mapping[str, Sequence[Mapping[str, Any]]]) -> Figure:
+    """Empirical CDF of end-to-end latency of succeeded instances, all replications pooled."""
+    fig = _figure()
+    ax = fig.add_subplot()
+    drawn = False
+    for i, (router, runs) in enumerate(series.items()):
+        values = sorted(float(x) for run in runs for x in run.get("latencies", []))
+        if not values:
+            continue
+        n = len(values)
+        ax.step(
+            values, [(k + 1) / n for k in range(n)], where="post", color=_colour(i), label=router
+        )
+        drawn = True
+    if drawn:
+        ax.set_xscale("log")
+        ax.legend(title="router")
+    else:
+        ax.text(
+            0.5, 0.5, "no succeeded instances (or trace: off)", ha="center", transform=ax.transAxes
+        )
+    ax.set_ylim(0, 1.02)
+    ax.set_title("End-to-end latency of succeeded workflows (CDF, all replications)")
+    ax.set_xlabel("end-to-end latency (s, log scale)")
+    ax.set_ylabel("fraction of instances ≤ latency")
+    ax.grid(True, alpha=0.3)
+    return fig
+
+
+def timeline_figure(series: Mapping[str, Mapping[str, Any]], duration: float) -> Figure:
+    """Completed workflows per minute per router (replication 0) against node and link
+    outages (shaded; from the first router's run: outages do not depend on the router)."""
+    fig = _figure(9.0, 4.5)
+    ax = fig.add_subplot()
+    outages: list[Any] = []
+    for i, (router, run) in enumerate(series.items()):
+        per_minute = list(run.get("completions_per_minute", []))
+        ax.plot(
+            [m + 0.5 for m in range(len(per_minute))],
+            per_minute,
+            color=_colour(i),
+            label=router,
+            linewidth=1.2,
+        )
+        if not outages:
+            outages = list(run.get("outages", []))
+    shown: set[str] = set()
+    for kind, element, start, end in outages:
+        label = f"{kind} {element} down"
+        ax.axvspan(
+            float(start) / 60,
+            float(end) / 60,
+            color="grey" if kind == "node" else "orange",
+            alpha=0.25,
+            label=None if label in shown else label,
+        )
+        shown.add(label)
+    ax.set_xlim(0, max(duration / 60, 1.0))
+    ax.set_title("Completed workflows per minute and outages (replication 0)")
+    ax.set_xlabel("simulated time (min)")
+    ax.set_ylabel("workflows completed (per minute)")
+    ax.legend(fontsize=8, loc="lower left")
+    ax.grid(True, alpha=0.3)
+    return fig
+
+
+def mesh_figure(scenario: Scenario, link_use: Mapping[str, Mapping[str, int]]) -> Figure:
+    """The mesh with the links each router's routes used most (replication 0).
+
+    Up to :data:`MESH_DRAW_LIMIT` agents: one panel per router, agents coloured by
+    type, link width and darkness by hops carried. Larger meshes: agents aggregated by
+    type, a panel per router showing the hops carried between type pairs.
+    """
+    routers = list(link_use) or list(scenario.routers)
+    cols = min(len(routers), 2) or 1
+    rows = math.ceil(len(routers) / cols)
+    fig = _figure(6.0 * cols, 5.0 * rows)
+    large = len(scenario.agents) > MESH_DRAW_LIMIT
+    if large:
+        fig.suptitle(
+            f"Mesh aggregated by agent type ({len(scenario.agents)} agents, "
+            f"{len(scenario.links)} links): hops carried per type pair"
+        )
+    else:
+        fig.suptitle("Mesh and the routes most used (link width: hops carried, replication 0)")
+    graph = nx.Graph()
+    graph.add_nodes_from(a.id for a in scenario.agents)
+    graph.add_edges_from(tuple(link.between) for link in scenario.links)
+    types = {a.id: a.type.value for a in scenario.agents}
+    if large:
+        pos_types: dict[str, tuple[float, float]] = {}
+        present = sorted({t for t in types.values()})
+        for k, t in enumerate(present):
+            angle = 2 * math.pi * k / max(1, len(present))
+            pos_types[t] = (math.cos(angle), math.sin(angle))
+        counts = {t: sum(1 for v in types.values() if v == t) for t in present}
+    else:
+        pos = nx.spring_layout(graph, seed=1) if len(graph) > 1 else {n: (0.0, 0.0) for n in graph}
+    for i, router in enumerate(routers):
+        ax = fig.add_subplot(rows, cols, i + 1)
+        use = link_use.get(router, {})
+        if large:
+            traffic: dict[tuple[str, str], int] = {}
+            items: list[tuple[str, str, int]] = [
+                (k.split("|", 1)[0], k.split("|", 1)[-1], hops) for k, hops in use.items()
+            ]
+            if not items:  # no hop events (trace level): show the links per type pair
+                items = [(lk.between[0], lk.between[1], 1) for lk in scenario.links]
+            for a, b, hops in items:
+                pair = tuple(sorted((types.get(a, "?"), types.get(b, "?"))))
+                traffic[(pair[0], pair[1])] = traffic.get((pair[0], pair[1]), 0) + hops
+            top = max(traffic.values(), default=1)
+            for (ta, tb), hops in sorted(traffic.items()):
+                if ta not in pos_types or tb not in pos_types:
+                    continue
+                (x1, y1), (x2, y2) = pos_types[ta], pos_types[tb]
+                if ta == tb:
+                    ax.scatter(
+                        [x1],
+                        [y1],
+                        s=3000,
+                        facecolors="none",
+                        edgecolors="black",
+                        linewidths=1 + 8 * hops / top,
+                        alpha=0.4,
+                    )
+                else:
+                    ax.plot(
+                        [x1, x2], [y1, y2], color="black", linewidth=1 + 10 * hops / top, alpha=0.5
+                    )
+                ax.annotate(f"{hops}", ((x1 + x2) / 2, (y1 + y2) / 2), fontsize=7, ha="center")
+            for t, (x, y) in pos_types.items():
+                ax.scatter(
+                    [x],
+                    [y],
+                    s=200 + 1200 * math.sqrt(counts[t] / len(types)),
+                    color=_TYPE_COLOURS.get(t, "grey"),
+                    zorder=3,
+                )
+                ax.annotate(
+                    f"{t}\n{counts[t]} agents",
+                    (x, y),
+                    xytext=(0, -28),
+                    textcoords="offset points",
+                    ha="center",
+                    fontsize=8,
+                )
+        else:
+            top = max(use.values(), default=1) or 1
+            for a, b in graph.edges():
+                key = "|".join(sorted((a, b)))
+                hops = use.get(key, 0)
+                (x1, y1), (x2, y2) = pos[a], pos[b]
+                ax.plot(
+                    [x1, x2],
+                    [y1, y2],
+                    color="black" if hops else "lightgrey",
+                    linewidth=0.8 + 7 * hops / top,
+                    alpha=0.3 + 0.6 * hops / top,
+                    zorder=1,
+                )
+            for node in graph.nodes():
+                x, y = pos[node]
+                ax.scatter([x], [y], s=160, color=_TYPE_COLOURS.get(types[node], "grey"), zorder=3)
+                if len(graph) <= 40:
+                    ax.annotate(
+                        node,
+                        (x, y),
+                        xytext=(0, 9),
+                        textcoords="offset points",
+                        ha="center",
+                        fontsize=8,
+                    )
+        if use:
+            ax.set_title(f"{router}: {sum(use.values())} hops")
+        else:
+            ax.set_title(f"{router}: no hop events in the trace; links shown")
+        ax.set_xlabel("layout x (arbitrary units)")
+        ax.set_ylabel("layout y (arbitrary units)")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.margins(0.15)
+    return fig
+
+
+def sweep_figure(
+    summary: dict[str, Any], routers: Sequence[str], metric: str, parameter: str | None = None
+) -> Figure:
+    """``metric`` (mean, 95 % CI) against the swept parameter, one line per router.
+
+    With one numeric parameter its values are the x axis; otherwise the points are
+    placed in order and labelled with their parameter values.
+    """
+    points = [p for p in summary["points"] if p["id"] is not None]
+    names = sorted({k for p in points for k in p["params"]})
+    param = parameter if parameter is not None else (names[0] if len(names) == 1 else None)
+    numeric = param is not None and all(
+        isinstance(p["params"].get(param), int | float)
+        and not isinstance(p["params"].get(param), bool)
+        for p in points
+    )
+    if numeric and param is not None:
+        xs = [float(p["params"][param]) for p in points]
+    else:
+        xs = list(range(len(points)))
+    fig = _figure()
+    ax = fig.add_subplot()
+    for i, router in enumerate(routers):
+        got = []
+        for x, p in zip(xs, points, strict=True):
+            stat = stat_of(summary, p["id"], router, metric) or {}
+            if stat.get("mean") is None:
+                continue
+            m = float(stat["mean"])
+            lo = float(stat["ci_low"]) if stat.get("ci_low") is not None else m
+            hi = float(stat["ci_high"]) if stat.get("ci_high") is not None else m
+            got.append((x, m, m - lo, hi - m))
+        got.sort()
+        if got:
+            ax.errorbar(
+                [g[0] for g in got],
+                [g[1] for g in got],
+                yerr=[[g[2] for g in got], [g[3] for g in got]],
+                color=_colour(i),
+                marker="o",
+                capsize=4,
+                label=router,
+            )
+    if not (numeric and param is not None):
+        labels = [
+            ", ".join(f"{k}={p['params'][k]}" for k in sorted(p["params"])) or str(p["id"])
+            for p in points
+        ]
+        ax.set_xticks(xs, labels, rotation=20, ha="right", fontsize=7)
+    from sim.experiments.summary import UNITS
+
+    unit = UNITS.get(metric, "count")
+    xlabel = param if numeric and param is not None else "sweep point (parameter values)"
+    ax.set_title(f"{metric} against {xlabel} (mean, 95 % CI)")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(f"{metric} ({unit})")
+    ax.legend(title="router")
+    ax.grid(True, alpha=0.3)
+    return fig

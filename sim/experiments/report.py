@@ -1,0 +1,209 @@
+"""``report.md``: the experiment in words and numbers, with the plots embedded.
+
+The report is the one output that holds wall-clock facts (run time, date, executor);
+``summary.json`` never does, so that it stays byte-identical across executors.
+"""
+
+from __future__ import annotations
+
+import datetime
+import importlib.metadata
+import itertools
+import os
+import platform
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from sim import __version__
+from sim.experiments.summary import UNITS, VIOLATION_PREFIX, stat_of
+from sim.scenario.model import Scenario
+
+#: Metrics shown in the report's tables, in order.
+TABLE_METRICS: tuple[str, ...] = (
+    "success_rate",
+    "workflows_started",
+    "workflows_succeeded",
+    "workflows_failed",
+    "latency_p50",
+    "latency_p95",
+    "latency_p99",
+    "messages_dropped",
+    "reroutes",
+    "timeouts",
+    "translations",
+    "fields_lost",
+    "approvals_asked",
+    "writes_without_approval",
+)
+
+_PACKAGES = ("simpy", "numpy", "scipy", "networkx", "matplotlib", "pydantic")
+
+
+def _version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _num(x: Any) -> str:
+    if x is None:
+        return "–"
+    value = float(x)
+    if value == int(value) and abs(value) >= 100:
+        return f"{value:.0f}"
+    return f"{value:.4g}" if abs(value) < 1000 else f"{value:.1f}"
+
+
+def fmt_stat(stat: dict[str, Any] | None) -> str:
+    """``mean [low, high]`` (or the mean alone with one replication)."""
+    if not stat or stat.get("mean") is None:
+        return "–"
+    if stat.get("ci_low") is None:
+        return _num(stat["mean"])
+    return f"{_num(stat['mean'])} [{_num(stat['ci_low'])}, {_num(stat['ci_high'])}]"
+
+
+def overlap(a: dict[str, Any], b: dict[str, Any]) -> bool | None:
+    """Whether two 95 % intervals overlap (None when one is missing)."""
+    if a.get("ci_low") is None or b.get("ci_low") is None:
+        return None
+    return not (a["ci_high"] < b["ci_low"] or b["ci_high"] < a["ci_low"])
+
+
+def compare_sentence(
+    summary: dict[str, Any], point: str | None, r1: str, r2: str, metric: str = "success_rate"
+) -> str | None:
+    """A sentence comparing ``metric`` of two routers, stating whether the CIs overlap."""
+    s1 = stat_of(summary, point, r1, metric)
+    s2 = stat_of(summary, point, r2, metric)
+    if not s1 or not s2 or s1.get("mean") is None or s2.get("mean") is None:
+        return None
+    hi, lo = (r1, r2) if s1["mean"] >= s2["mean"] else (r2, r1)
+    shi, slo = (s1, s2) if hi == r1 else (s2, s1)
+    verdict = overlap(s1, s2)
+    if shi["mean"] == slo["mean"]:
+        head = f"**{r1}** and **{r2}** have the same {metric} ({fmt_stat(s1)})"
+    else:
+        head = f"**{hi}**'s {metric} {fmt_stat(shi)} is higher than **{lo}**'s {fmt_stat(slo)}"
+    if verdict is None:
+        tail = "(too few replications for confidence intervals)"
+    elif verdict:
+        tail = (
+            "; the 95 % confidence intervals overlap: the difference is not significant "
+            "at this level"
+        )
+    else:
+        tail = "; the 95 % confidence intervals do not overlap"
+    return f"{head}{tail}."
+
+
+def _table(summary: dict[str, Any], point: str | None, routers: Sequence[str]) -> list[str]:
+    metrics = list(TABLE_METRICS)
+    for row in summary["results"]:
+        if row["point"] == point:
+            metrics += sorted(
+                m for m in row["metrics"] if m.startswith(VIOLATION_PREFIX) and m not in metrics
+            )
+    lines = [
+        "| metric | unit | " + " | ".join(routers) + " |",
+        "|---|---|" + "---|" * len(routers),
+    ]
+    for metric in metrics:
+        unit = UNITS.get(metric, "violations")
+        cells = [fmt_stat(stat_of(summary, point, r, metric)) for r in routers]
+        lines.append(f"| {metric} | {unit} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def render_report(
+    summary: dict[str, Any],
+    scenario: Scenario,
+    routers: Sequence[str],
+    plot_paths: Sequence[Path],
+    base: Path,
+    *,
+    wall: float,
+    executor: str,
+    ran: int,
+    skipped: int,
+) -> str:
+    """The text of ``report.md``."""
+    reps = summary["replications"]
+    lines = [
+        f"# Router comparison: {scenario.name}",
+        "",
+    ]
+    if scenario.description:
+        lines += [scenario.description.strip(), ""]
+    versions = ", ".join(f"{p} {_version(p)}" for p in _PACKAGES)
+    lines += [
+        "| | |",
+        "|---|---|",
+        f"| scenario | `{scenario.name}` ({len(scenario.agents)} agents, "
+        f"{len(scenario.links)} links, "
+        f"{len(scenario.workflows)} workflow(s), {len(scenario.failures)} failure(s)) |",
+        f"| seed | {scenario.seed} (replication k of every router uses the streams of (seed, k): "
+        "common random numbers) |",
+        f"| duration | {scenario.duration:g} s simulated per run |",
+        f"| routers | {', '.join(routers)} |",
+        f"| replications | {reps} per router"
+        + (
+            f" and sweep point ({len(summary['points'])} points)"
+            if summary["points"][0]["id"]
+            else ""
+        )
+        + " |",
+        f"| runs | {ran} run now, {skipped} reused from earlier runs (resume) |",
+        f"| run time | {wall:.1f} s wall clock, executor {executor} |",
+        f"| date | {datetime.datetime.now().astimezone().isoformat(timespec='seconds')} |",
+        f"| versions | protomesh {__version__}, Python {platform.python_version()}, {versions} |",
+        f"| machine | {platform.machine()}, {os.cpu_count()} cores |",
+        "",
+        "Values are the mean over replications with the 95 % confidence interval (Student t) "
+        "in brackets.",
+        "",
+    ]
+    for point in summary["points"]:
+        pid = point["id"]
+        if pid is not None:
+            shown = ", ".join(f"`{k}` = {v!r}" for k, v in point["params"].items())
+            lines += [f"## Point {pid}: {shown}", ""]
+        else:
+            lines += ["## Results", ""]
+        sentences = [
+            s
+            for r1, r2 in itertools.combinations(routers, 2)
+            if (s := compare_sentence(summary, pid, r1, r2)) is not None
+        ]
+        if sentences:
+            lines += ["Workflow success rate (succeeded / started):", ""]
+            lines += [f"- {s}" for s in sentences]
+            lines.append("")
+        lines += _table(summary, pid, routers)
+        lines.append("")
+    errors = summary["errors"]
+    if errors or summary.get("missing"):
+        lines += ["## Failed runs", ""]
+        for err in errors:
+            at = f" at t={err['sim_time']} s" if err.get("sim_time") is not None else ""
+            lines.append(f"- `{err['run']}`{at}: {err.get('error')}")
+        for key in summary.get("missing", []):
+            lines.append(f"- `{key}`: no results (not run or interrupted)")
+        lines.append("")
+    if plot_paths:
+        lines += ["## Plots", ""]
+        for path in plot_paths:
+            rel = path.relative_to(base).as_posix()
+            title = path.stem.replace("_", " ")
+            lines += [f"### {title}", "", f"![{title}]({rel})", ""]
+    lines += [
+        "## Files",
+        "",
+        "`summary.json` and `summary.csv` hold every metric's mean, standard deviation and "
+        "interval; each run's `trace.jsonl`, `metrics.json` and `series.json` are under "
+        "`<router>/rep-<k>/` (`p<i>/<router>/rep-<k>/` in a sweep).",
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,101 @@
+"""Per-run data beyond the aggregates of ``metrics.json``, read from ``trace.jsonl``.
+
+The plots need the distribution of end-to-end latencies, the completions per minute,
+the outages and the links the routes used. ``metrics.json`` holds aggregates only, so
+the worker that ran a replication streams its trace once, right after the run, and
+writes ``series.json`` beside it:
+
+* ``latencies``: the end-to-end latencies (s) of succeeded instances, sorted (at most
+  :data:`MAX_LATENCIES` evenly spaced order statistics, so a huge run stays small);
+* ``completions_per_minute``: succeeded instances per minute of simulated time;
+* ``outages``: ``[kind, element, start, end]`` for each node or link outage;
+* ``link_use``: hops per link (``"a|b"`` with a < b), all protocols together.
+
+Lines are filtered by their label with a substring test before any JSON parsing.
+A run with ``trace: off`` has an empty trace: its series are empty.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from sim.scenario.model import Scenario
+
+MAX_LATENCIES = 5000
+
+_WANTED = (
+    '"label":"wf_end"',
+    '"label":"hop"',
+    '"label":"node_down"',
+    '"label":"node_up"',
+    '"label":"link_down"',
+    '"label":"link_up"',
+)
+
+
+def _thin(values: list[float]) -> list[float]:
+    n = len(values)
+    if n <= MAX_LATENCIES:
+        return values
+    step = (n - 1) / (MAX_LATENCIES - 1)
+    return [values[round(i * step)] for i in range(MAX_LATENCIES)]
+
+
+def extract_series(trace: Path, scenario: Scenario, rep: int) -> dict[str, Any]:
+    """The series of one run from its trace (see the module docstring)."""
+    latencies: list[float] = []
+    minutes = [0] * max(1, math.ceil(float(scenario.duration) / 60.0))
+    open_outages: dict[tuple[str, str], list[float]] = {}
+    outages: list[list[Any]] = []
+    link_use: dict[str, int] = {}
+    end = 0.0
+    with open(trace, encoding="utf-8") as fh:
+        for line in fh:
+            if not any(w in line for w in _WANTED):
+                continue
+            event = json.loads(line)
+            label = event["label"]
+            t = float(event["t"])
+            end = max(end, t)
+            detail = event.get("detail") or {}
+            if label == "hop":
+                a, b = sorted((str(detail["from"]), str(detail["to"])))
+                key = f"{a}|{b}"
+                link_use[key] = link_use.get(key, 0) + 1
+            elif label == "wf_end":
+                if detail.get("status") == "succeeded":
+                    if detail.get("latency") is not None:
+                        latencies.append(float(detail["latency"]))
+                    minute = int(t // 60)
+                    if minute >= len(minutes):
+                        minutes.extend([0] * (minute + 1 - len(minutes)))
+                    minutes[minute] += 1
+            else:
+                kind, edge = label.split("_")
+                element = (
+                    "|".join(sorted(map(str, detail.get("link", [])))) or str(event["agent"])
+                    if kind == "link"
+                    else str(event["agent"])
+                )
+                if edge == "down":
+                    open_outages.setdefault((kind, element), []).append(t)
+                else:
+                    starts = open_outages.get((kind, element))
+                    if starts:
+                        outages.append([kind, element, starts.pop(0), t])
+    for (kind, element), starts in sorted(open_outages.items()):
+        for start in starts:
+            outages.append([kind, element, start, max(end, float(scenario.duration))])
+    outages.sort(key=lambda o: (o[2], o[0], o[1]))
+    latencies.sort()
+    return {
+        "replication": rep,
+        "latencies": [round(x, 6) for x in _thin(latencies)],
+        "latency_count": len(latencies),
+        "completions_per_minute": minutes,
+        "outages": outages,
+        "link_use": dict(sorted(link_use.items())),
+    }

@@ -1,0 +1,283 @@
+"""Mean and 95 % confidence interval per metric, router and sweep point.
+
+The summary is read from the run directories (never from what the workers returned),
+in a fixed order (points, then routers as given, then replications 0..n-1), so it is
+byte-identical whatever the executor, the worker count or the order runs finished in.
+It holds no wall-clock time and no worker id.
+
+The interval is Student's t: mean ± t(0.975, n−1) · s / √n with s the sample standard
+deviation over the n replications that produced the metric (a metric that is null in
+a run, e.g. a latency percentile with no succeeded instance, is left out of that
+run's n). With n < 2 the interval is null.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scipy import stats
+
+from sim.engine.metrics import dumps
+from sim.experiments.runner import ERROR_FILE, METRICS_FILE, SERIES_FILE
+
+CONFIDENCE = 0.95
+
+#: (name, unit, how to read it from metrics.json), in the summary's order.
+BASE_METRICS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("workflows_started", "instances", ("workflows", "started")),
+    ("workflows_succeeded", "instances", ("workflows", "succeeded")),
+    ("workflows_failed", "instances", ("workflows", "failed")),
+    ("workflows_cancelled", "instances", ("workflows", "cancelled")),
+    ("success_rate", "fraction", ()),
+    ("latency_mean", "s", ("latency", "mean")),
+    ("latency_p50", "s", ("latency", "p50")),
+    ("latency_p95", "s", ("latency", "p95")),
+    ("latency_p99", "s", ("latency", "p99")),
+    ("messages_sent", "messages", ("messages", "sent")),
+    ("messages_delivered", "messages", ("messages", "delivered")),
+    ("messages_dropped", "messages", ("messages", "dropped")),
+    ("translations", "translations", ("translations",)),
+    ("fields_lost", "fields", ("fields_lost",)),
+    ("reroutes", "reroutes", ("reroutes",)),
+    ("timeouts", "time-outs", ("timeouts",)),
+    ("approvals_asked", "requests", ("approvals", "asked")),
+    ("approvals_granted", "requests", ("approvals", "granted")),
+    ("writes_without_approval", "executions", ("writes_without_approval",)),
+)
+
+UNITS: dict[str, str] = {name: unit for name, unit, _ in BASE_METRICS}
+VIOLATION_PREFIX = "violations."
+
+
+def _r(x: float | None) -> float | None:
+    """9 significant digits, as metrics.json (and -0.0 as 0.0)."""
+    if x is None or math.isnan(x):
+        return None
+    return float(f"{x:.9g}") + 0.0
+
+
+def _dig(data: Any, path: tuple[str, ...]) -> Any:
+    for part in path:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(part)
+    return data
+
+
+def _violation_count(value: Any) -> float | None:
+    """A check's violations: a number, or a mapping with ``violations``/``count``."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, dict):
+        for key in ("violations", "count", "n"):
+            inner = value.get(key)
+            if isinstance(inner, int | float) and not isinstance(inner, bool):
+                return float(inner)
+            if isinstance(inner, list):
+                return float(len(inner))
+    if isinstance(value, list):
+        return float(len(value))
+    return None
+
+
+def flatten(metrics: dict[str, Any]) -> dict[str, float | None]:
+    """The summary's metrics of one run (violations per check when the run has them)."""
+    out: dict[str, float | None] = {}
+    for name, _unit, path in BASE_METRICS:
+        if name == "success_rate":
+            started = _dig(metrics, ("workflows", "started")) or 0
+            succeeded = _dig(metrics, ("workflows", "succeeded")) or 0
+            out[name] = succeeded / started if started else None
+            continue
+        value = _dig(metrics, path)
+        out[name] = float(value) if isinstance(value, int | float) else None
+    violations = metrics.get("violations") or metrics.get("checks")
+    if isinstance(violations, dict):
+        for check in sorted(violations):
+            out[VIOLATION_PREFIX + str(check)] = _violation_count(violations[check])
+    return out
+
+
+@dataclass(frozen=True)
+class Stat:
+    """Mean and confidence interval of one metric over replications."""
+
+    n: int
+    mean: float | None
+    std: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "mean": _r(self.mean),
+            "std": _r(self.std),
+            "ci_low": _r(self.ci_low),
+            "ci_high": _r(self.ci_high),
+        }
+
+
+def describe(values: Sequence[float | None]) -> Stat:
+    """Mean, sample standard deviation and Student-t 95 % interval of the non-null values."""
+    xs = [float(v) for v in values if v is not None]
+    n = len(xs)
+    if n == 0:
+        return Stat(0, None, None, None, None)
+    mean = math.fsum(xs) / n
+    if n == 1:
+        return Stat(1, mean, None, None, None)
+    std = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1))
+    half = float(stats.t.ppf((1 + CONFIDENCE) / 2, n - 1)) * std / math.sqrt(n)
+    return Stat(n, mean, std, mean - half, mean + half)
+
+
+@dataclass(frozen=True)
+class Point:
+    """A sweep point: its id (``None`` without a sweep) and parameter values."""
+
+    id: str | None
+    params: dict[str, Any]
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def collect(
+    base: Path, points: Sequence[Point], routers: Sequence[str], replications: int
+) -> dict[str, Any]:
+    """Read every run under ``base`` and build the summary object (see docs)."""
+    results: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
+    missing: list[str] = []
+    for point in points:
+        for router in routers:
+            per_run: list[dict[str, float | None]] = []
+            ok = 0
+            for rep in range(replications):
+                directory = base.joinpath(*([point.id] if point.id else []), router, f"rep-{rep}")
+                key = f"{point.id + '/' if point.id else ''}{router}/rep-{rep}"
+                error = _read_json(directory / ERROR_FILE)
+                metrics = _read_json(directory / METRICS_FILE)
+                if isinstance(error, dict):
+                    errors.append(
+                        {
+                            "run": key,
+                            "point": point.id,
+                            "router": router,
+                            "replication": rep,
+                            "sim_time": error.get("sim_time"),
+                            "error": error.get("error"),
+                            "message": error.get("message"),
+                        }
+                    )
+                    continue
+                if not isinstance(metrics, dict):
+                    missing.append(key)
+                    continue
+                ok += 1
+                per_run.append(flatten(metrics))
+            names = [name for name, _u, _p in BASE_METRICS]
+            names += sorted({k for run in per_run for k in run if k.startswith(VIOLATION_PREFIX)})
+            metrics_out = {
+                name: describe([run.get(name) for run in per_run]).to_json() for name in names
+            }
+            results.append(
+                {
+                    "point": point.id,
+                    "router": router,
+                    "replications_ok": ok,
+                    "metrics": metrics_out,
+                }
+            )
+    return {
+        "confidence": CONFIDENCE,
+        "replications": replications,
+        "routers": list(routers),
+        "points": [{"id": p.id, "params": p.params} for p in points],
+        "results": results,
+        "errors": errors,
+        "missing": missing,
+    }
+
+
+def series_of(base: Path, point: Point, router: str, replications: int) -> list[dict[str, Any]]:
+    """The ``series.json`` of each finished run of (point, router), in replication order."""
+    out: list[dict[str, Any]] = []
+    for rep in range(replications):
+        directory = base.joinpath(*([point.id] if point.id else []), router, f"rep-{rep}")
+        data = _read_json(directory / SERIES_FILE)
+        if isinstance(data, dict):
+            out.append(data)
+    return out
+
+
+def summary_json(summary: dict[str, Any]) -> str:
+    """``summary.json``: sorted keys, two-space indent, final newline."""
+    return dumps(summary)
+
+
+CSV_HEADER = (
+    "point",
+    "params",
+    "router",
+    "metric",
+    "unit",
+    "n",
+    "mean",
+    "std",
+    "ci_low",
+    "ci_high",
+)
+
+
+def summary_csv(summary: dict[str, Any]) -> str:
+    """``summary.csv``: one row per (point, router, metric)."""
+    params = {p["id"]: p["params"] for p in summary["points"]}
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CSV_HEADER)
+    for row in summary["results"]:
+        point = row["point"]
+        shown = json.dumps(params.get(point) or {}, sort_keys=True, separators=(",", ":"))
+        for metric, stat in row["metrics"].items():
+            unit = UNITS.get(metric, "violations" if metric.startswith(VIOLATION_PREFIX) else "")
+            writer.writerow(
+                [
+                    point or "",
+                    shown if point else "",
+                    row["router"],
+                    metric,
+                    unit,
+                    stat["n"],
+                    *(
+                        "" if stat[k] is None else repr(stat[k])
+                        for k in ("mean", "std", "ci_low", "ci_high")
+                    ),
+                ]
+            )
+    return buffer.getvalue()
+
+
+def stat_of(
+    summary: dict[str, Any], point: str | None, router: str, metric: str
+) -> dict[str, Any] | None:
+    """The statistics of ``metric`` for (point, router), or None."""
+    for row in summary["results"]:
+        if row["point"] == point and row["router"] == router:
+            stat = row["metrics"].get(metric)
+            return stat if isinstance(stat, dict) else None
+    return None

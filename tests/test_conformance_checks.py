@@ -1,0 +1,279 @@
+"""Mutation tests of the seven conformance checks on a real engine trace (train_booking),
+plus the MCP vs MCP+ claim and the command line's exit codes and bad-input messages."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sim.cli import main
+from sim.conformance.checks import CHECK_NAMES, check_run_dir, check_trace
+from sim.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parents[1]
+TRAIN = ROOT / "scenarios" / "train_booking.yaml"
+MCP_VS_PLUS = ROOT / "scenarios" / "mcp_vs_mcp_plus.yaml"
+
+Events = list[dict[str, Any]]
+
+
+def _run_engine(scenario_file: Path, out: Path, duration: float, router: str) -> Path:
+    try:
+        from sim.engine import run_replication
+    except ImportError as exc:  # pragma: no cover
+        pytest.skip(f"engine not available: {exc}")
+    scenario = load_scenario(scenario_file).model_copy(update={"duration": duration})
+    run_replication(scenario, router, 0, out, "full")
+    return out / "trace.jsonl"
+
+
+@pytest.fixture(scope="session")
+def train_trace(tmp_path_factory: pytest.TempPathFactory) -> Events:
+    """One real replication of train_booking (1,000 s: covers the gw1 outage at 600 s)."""
+    path = _run_engine(TRAIN, tmp_path_factory.mktemp("train"), 1000.0, "dijkstra")
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def _check(tmp_path: Path, events: Events, capsys: pytest.CaptureFixture[str]) -> tuple[int, Any]:
+    path = tmp_path / "trace.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    capsys.readouterr()
+    code = main(["check", str(path), "--scenario", str(TRAIN), "--json"])
+    out = capsys.readouterr().out
+    return code, json.loads(out) if out.strip() else None
+
+
+def _verdict(report: Any, name: str) -> dict[str, Any]:
+    return next(c for c in report["checks"] if c["name"] == name)
+
+
+def _only_failing(report: Any, *names: str) -> None:
+    bad = {c["name"] for c in report["checks"] if not c["ok"]}
+    assert set(names) <= bad, bad
+
+
+def test_unmutated_trace_passes_every_check(
+    train_trace: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, report = _check(tmp_path, train_trace, capsys)
+    assert code == 0
+    assert [c["name"] for c in report["checks"]] == list(CHECK_NAMES)
+    for c in report["checks"]:
+        assert c["violations"] == 0, c
+        assert c["examined"] > 0, c
+    assert report["events"] == len(train_trace)
+
+
+def test_drop_approve_fails_write_approval(
+    train_trace: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events = copy.deepcopy(train_trace)
+    i = next(
+        k
+        for k, e in enumerate(events)
+        if e["label"] == "approve"
+        and e["tool"] == "book_train"
+        and any(x["label"] == "execute" and x["inv"] == e["inv"] for x in events[k:])
+    )
+    inv = events[i]["inv"]
+    execute = next(e for e in events[i:] if e["label"] == "execute" and e["inv"] == inv)
+    del events[i]
+    code, report = _check(tmp_path, events, capsys)
+    assert code == 1
+    v = _verdict(report, "write_approval")
+    assert v["violations"] == 1
+    assert f"invocation {inv} of book_train" in v["first"]["message"]
+    assert v["first"]["events"][-1] == execute
+    assert [e["label"] for e in v["first"]["events"]][:2] == ["call", "validate"]
+
+
+def test_swap_required_tasks_fails_requires_order(
+    train_trace: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events = copy.deepcopy(train_trace)
+    # an instance that booked: move its check_balance task after its book task
+    book = next(e for e in events if e["label"] == "execute" and e["tool"] == "book_train")
+    inst = book["inst"]
+    bal = [e for e in events if e["inst"] == inst and e["task"] == "bal"]
+    rest = [e for e in events if not (e["inst"] == inst and e["task"] == "bal")]
+    last_book = max(k for k, e in enumerate(rest) if e["inst"] == inst and e["task"] == "book")
+    mutated = rest[: last_book + 1] + bal + rest[last_book + 1 :]
+    code, report = _check(tmp_path, mutated, capsys)
+    assert code == 1
+    v = _verdict(report, "requires_order")
+    assert v["violations"] >= 1
+    assert "Requires check_balance" in v["first"]["message"]
+    assert book in v["first"]["events"]
+
+
+def test_both_exclusive_tools_fail_exclusive(
+    train_trace: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events = copy.deepcopy(train_trace)
+    k, send = next(
+        (k, e)
+        for k, e in enumerate(events)
+        if e["label"] == "execute" and e["tool"] == "send_ticket"
+    )
+    printed = {**send, "tool": "print_ticket", "task": "print", "inv": 10**9, "seq": 10**9}
+    events.insert(k + 1, printed)
+    code, report = _check(tmp_path, events, capsys)
+    assert code == 1
+    v = _verdict(report, "exclusive")
+    assert v["violations"] == 1
+    assert v["first"]["events"] == [send, printed]
+
+
+def test_removed_retry_fails_recovery(
+    train_trace: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events = copy.deepcopy(train_trace)
+    k = next(k for k, e in enumerate(events) if e["label"] == "retry")
+    error = events[k - 1]
+    assert error["label"] == "error" and error["inv"] == events[k]["inv"]
+    del events[k]
+    code, report = _check(tmp_path, events, capsys)
+    assert code == 1
+    v = _verdict(report, "recovery")
+    assert v["violations"] == 1
+    assert "declares Retry(" in v["first"]["message"]
+    assert error in v["first"]["events"]
+    _only_failing(report, "recovery", "lts")
+
+
+def test_execute_without_validate_fails_lts(
+    train_trace: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events = copy.deepcopy(train_trace)
+    k, call = next(
+        (k, e)
+        for k, e in enumerate(events)
+        if e["label"] == "call" and e["tool"] == "check_balance"
+    )
+    execute = {**call, "label": "execute", "agent": "accounts", "seq": 10**9, "detail": {}}
+    events.insert(k + 1, execute)
+    code, report = _check(tmp_path, events, capsys)
+    assert code == 1
+    v = _verdict(report, "lts")
+    assert v["violations"] == 1
+    assert "execute(check_balance)" in v["first"]["message"]
+    assert v["first"]["events"] == [call, execute]
+
+
+def test_deleted_deliver_fails_conservation(
+    train_trace: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events = copy.deepcopy(train_trace)
+    k, deliver = next((k, e) for k, e in enumerate(events) if e["label"] == "deliver")
+    send = next(
+        e for e in events if e["label"] == "send" and e["detail"]["msg"] == deliver["detail"]["msg"]
+    )
+    del events[k]
+    code, report = _check(tmp_path, events, capsys)
+    assert code == 1
+    v = _verdict(report, "conservation")
+    assert v["violations"] == 1
+    assert v["first"]["events"] == [send]
+    assert f"message {send['detail']['msg']} sent" in v["first"]["message"]
+
+
+def test_hop_in_missing_protocol_fails_route_validity(
+    train_trace: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events = copy.deepcopy(train_trace)
+    hop = next(
+        e
+        for e in events
+        if e["label"] == "hop" and {e["detail"]["from"], e["detail"]["to"]} == {"planner", "gw1"}
+    )
+    hop["proto"] = hop["detail"]["proto"] = "MCP"  # planner–gw1 carries MCP+ and A2A only
+    code, report = _check(tmp_path, events, capsys)
+    assert code == 1
+    v = _verdict(report, "route_validity")
+    assert v["violations"] == 1
+    assert v["first"]["events"] == [hop]
+    assert "does not carry MCP" in v["first"]["message"]
+
+
+def test_hop_from_a_down_node_fails_route_validity(train_trace: Events) -> None:
+    events = copy.deepcopy(train_trace)
+    down = next(k for k, e in enumerate(events) if e["label"] == "node_down")
+    node = events[down]["agent"]
+    hop = next(e for e in events[down:] if e["label"] == "hop")
+    hop["detail"]["from"] = hop["agent"] = node
+    hop["detail"]["to"] = "planner" if node != "planner" else "gw1"
+    report = check_trace(events, load_scenario(TRAIN), ["route_validity"])
+    assert report.verdict("route_validity").violations >= 1
+
+
+def test_text_output_and_exit_codes(
+    train_trace: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events = [e for e in train_trace if e["label"] != "approve"]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    assert main(["check", str(path), "--scenario", str(TRAIN)]) == 1
+    out = capsys.readouterr().out
+    assert "write_approval  examined" in out and "VIOLATED" in out
+    assert "first counterexample of write_approval" in out
+    assert '"seq":' in out
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        ('{"seq":0,"label":"call"}\n{"seq": 1, "label": \n', "t.jsonl:2: malformed JSON"),
+        ('{"seq":0,"label":"call"}\n[1,2]\n', "t.jsonl:2: not a trace event"),
+        ('{"label":"call"}\n', "t.jsonl:1: not a trace event: `seq` must be an integer"),
+    ],
+)
+def test_bad_trace_lines_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, needle: str
+) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(content, encoding="utf-8")
+    assert main(["check", str(path), "--scenario", str(TRAIN)]) == 2
+    assert needle in capsys.readouterr().err
+
+
+def test_missing_trace_and_bad_scenario_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", str(tmp_path / "nope.jsonl"), "--scenario", str(TRAIN)]) == 2
+    assert "nope.jsonl" in capsys.readouterr().err
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nagents: []\nbogus: 1\n", encoding="utf-8")
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("", encoding="utf-8")
+    assert main(["check", str(trace), "--scenario", str(bad)]) == 2
+    assert "bad.yaml" in capsys.readouterr().err
+    assert main(["check", str(trace)]) == 2
+    assert main(["check", str(trace), "--scenario", str(TRAIN), "--only", "nonsense"]) == 2
+
+
+def test_empty_trace_holds_and_conservation_is_not_applicable() -> None:
+    report = check_trace([], load_scenario(TRAIN))
+    assert report.ok and report.events == 0
+    assert report.verdict("conservation").note
+
+
+def test_mcp_plus_runs_clean_plain_mcp_violates_write_approval(tmp_path: Path) -> None:
+    """The paper's claim, measured: MCP+ callers never execute a write unapproved; plain-MCP
+    callers under ``mcp_policy: never`` do. Both workflows run in the same replication."""
+    for router in ("dijkstra", "resilient"):
+        out = tmp_path / router
+        _run_engine(MCP_VS_PLUS, out, 900.0, router)
+        verdicts = check_run_dir(out, load_scenario(MCP_VS_PLUS))
+        report = check_trace(out / "trace.jsonl", load_scenario(MCP_VS_PLUS))
+        for v in report.verdicts:
+            assert v.by_workflow.get("book-plus", 0) == 0, (router, v.name, v.message)
+        wa = report.verdict("write_approval")
+        assert wa.by_workflow.get("book-mcp", 0) > 0
+        assert wa.violations == wa.by_workflow["book-mcp"]
+        assert verdicts["violations"]["write_approval"] == wa.violations
+        assert verdicts["conformance"]["instances"] > 0
+        assert verdicts["violations_per_1000_instances"]["write_approval"] > 0

@@ -1,0 +1,143 @@
+"""Hypothesis: the streaming ``write_approval`` and ``requires_order`` agree with simple
+whole-trace references (written here from SPEC §6, not from the checks' code)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sim.conformance.checks import check_trace
+from sim.conformance.truth import ToolFacts, Truth
+
+TRUTH = Truth(
+    tools={
+        "A": ToolFacts("A", write=True, requires=("B",)),
+        "B": ToolFacts("B", write=False),
+        "C": ToolFacts("C", write=True, requires=("D",)),
+        "D": ToolFacts("D", write=True),
+    },
+    workflow_tools={"w1": frozenset({"B"}), "w2": frozenset()},
+)
+REQUIRES = {"A": ("B",), "C": ("D",)}
+WRITE = {"A", "C", "D"}
+
+_step = st.tuples(
+    st.sampled_from(["call", "approve", "execute", "result", "error", "validate"]),
+    st.integers(0, 3),  # invocation slot within the instance
+    st.sampled_from(["A", "B", "C", "D"]),
+    st.sampled_from(["t1", "t2", "t3"]),
+)
+_instance = st.tuples(st.sampled_from(["w1", "w2"]), st.lists(_step, max_size=25))
+
+
+@st.composite
+def traces(draw: Any) -> list[dict[str, Any]]:
+    instances = draw(st.lists(_instance, min_size=1, max_size=5))
+    queues = []
+    for i, (wf, steps) in enumerate(instances):
+        evs = [{"label": "wf_start", "wf": wf, "inst": i, "inv": None, "tool": None, "task": None}]
+        evs += [
+            {"label": lab, "wf": wf, "inst": i, "inv": 10 * i + slot, "tool": tool, "task": task}
+            for lab, slot, tool, task in steps
+        ]
+        evs.append(
+            {
+                "label": "wf_end",
+                "wf": wf,
+                "inst": i,
+                "inv": None,
+                "tool": None,
+                "task": None,
+                "detail": {"status": "succeeded"},
+            }
+        )
+        queues.append(evs)
+    out: list[dict[str, Any]] = []
+    while any(queues):
+        live = [q for q in queues if q]
+        q = live[draw(st.integers(0, len(live) - 1))]
+        out.append(q.pop(0))
+    for k, e in enumerate(out):
+        e["seq"] = k
+        e["t"] = float(k)
+    return out
+
+
+def ref_write_approval(trace: list[dict[str, Any]]) -> int:
+    """``H(execute → Y(¬execute S approve))`` per invocation, by looking back."""
+    bad = 0
+    for k, e in enumerate(trace):
+        if e["label"] != "execute" or e["tool"] not in WRITE:
+            continue
+        before = [
+            x
+            for x in trace[:k]
+            if x["inv"] == e["inv"] and x["label"] in ("approve", "execute") and x["tool"] in WRITE
+        ]
+        if not before or before[-1]["label"] != "approve":
+            bad += 1
+    return bad
+
+
+def ref_requires(trace: list[dict[str, Any]]) -> int:
+    bad = 0
+    for k, e in enumerate(trace):
+        if e["label"] != "execute" or e["tool"] not in REQUIRES:
+            continue
+        mine = [x for x in trace if (x["wf"], x["inst"]) == (e["wf"], e["inst"])]
+        upto = [x for x in trace[:k] if (x["wf"], x["inst"]) == (e["wf"], e["inst"])]
+        for tj in REQUIRES[e["tool"]]:
+            succeeded = False
+            for r, x in enumerate(upto):
+                if x["label"] != "result":
+                    continue
+                tools = {
+                    y["tool"] for y in upto[:r] if y["label"] == "call" and y["task"] == x["task"]
+                } | {x["tool"]}
+                succeeded = succeeded or tj in tools
+            occurs = tj in TRUTH.workflow_tools[e["wf"]] or any(
+                y["label"] == "call" and y["tool"] == tj for y in mine
+            )
+            if not succeeded and occurs:
+                bad += 1
+    return bad
+
+
+@settings(max_examples=150, deadline=None)
+@given(traces())
+def test_streaming_agrees_with_whole_trace_references(trace: list[dict[str, Any]]) -> None:
+    report = check_trace(trace, TRUTH, ["write_approval", "requires_order"])
+    assert report.verdict("write_approval").violations == ref_write_approval(trace)
+    assert report.verdict("requires_order").violations == ref_requires(trace)
+
+
+def test_state_is_dropped_when_instances_end() -> None:
+    """Per-instance and per-invocation state does not outlive ``wf_end``."""
+    from sim.conformance import checks as c
+
+    ctx = c.Context()
+    wa, ro = c.WriteApproval(TRUTH, ctx), c.RequiresOrder(TRUTH, ctx)
+    trace = []
+    for i in range(200):
+        trace += [
+            {"seq": 0, "label": "call", "wf": "w1", "inst": i, "inv": i, "tool": "A", "task": "t"},
+            {
+                "seq": 0,
+                "label": "approve",
+                "wf": "w1",
+                "inst": i,
+                "inv": i,
+                "tool": "A",
+                "task": "t",
+            },
+            {"seq": 0, "label": "wf_end", "wf": "w1", "inst": i},
+        ]
+    table: dict[str, list[Any]] = {}
+    for chk in (wa, ro):
+        for lab, h in chk.handlers().items():
+            table.setdefault(lab, []).append(h)
+    blocks = [[c.encode_event(e) for e in trace]]
+    c._run("t", blocks, table, [wa.end_instance, ro.end_instance], ctx)
+    assert not wa.approved and not ro.inst and not ctx.hist

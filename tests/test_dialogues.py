@@ -1,0 +1,97 @@
+"""SGD dialogues as traces: the ten real dialogues pass ``write_approval`` (and ``lts``);
+a copy with one AFFIRM removed fails, naming the dialogue and the turn."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sim.cli import main
+from sim.conformance.dialogues import (
+    DialogueError,
+    check_dialogues,
+    dialogue_events,
+    load_dialogues,
+    load_services,
+)
+
+
+@pytest.fixture(scope="module")
+def sgd(shared_data: Path) -> tuple[Path, Path]:
+    train = shared_data / "sgd" / "train"
+    return train / "dialogues_001_first10.json", train / "schema.json"
+
+
+def test_real_dialogues_pass(sgd: tuple[Path, Path]) -> None:
+    report = check_dialogues(*sgd)
+    assert report.instances == 10
+    for v in report.verdicts:
+        assert v.violations == 0, (v.name, v.message)
+    wa = report.verdict("write_approval")
+    # 12 approvals, 12 ReserveRestaurant executions (two follow a failure and a fresh
+    # AFFIRM), 12 FindRestaurants executions (not writes: examined, nothing required)
+    assert wa.examined == 36
+
+
+def test_conversion_follows_the_mapping(sgd: tuple[Path, Path]) -> None:
+    dialogues, schema = sgd
+    d = load_dialogues(dialogues)
+    events = [e for e in dialogue_events(d[2:3], load_services(schema)) if e["label"] != "collect"]
+    seen = [(e["detail"]["turn"], e["label"], e["inv"]) for e in events]
+    # 1_00002: CONFIRM 9, AFFIRM 10, failure 11; CONFIRM 13, AFFIRM 14, success 15
+    assert (10, "approve", 1) in seen and (11, "execute", 1) in seen
+    assert (11, "error", 1) in seen and (11, "abort", 1) in seen
+    assert (14, "approve", 2) in seen and (15, "execute", 2) in seen and (15, "result", 2) in seen
+    assert all(e["wf"] == "1_00002" for e in events)
+
+
+def _without_affirm(d: list[dict[str, Any]], dialogue_id: str, turn: int) -> list[dict[str, Any]]:
+    d = copy.deepcopy(d)
+    dialogue = next(x for x in d if x["dialogue_id"] == dialogue_id)
+    for frame in dialogue["turns"][turn]["frames"]:
+        frame["actions"] = [a for a in frame["actions"] if a["act"] != "AFFIRM"]
+    return d
+
+
+def test_removing_one_affirm_fails_naming_dialogue_and_turn(sgd: tuple[Path, Path]) -> None:
+    dialogues, schema = sgd
+    d = _without_affirm(load_dialogues(dialogues), "1_00002", 14)  # the AFFIRM after a failure
+    report = check_dialogues(d, schema)
+    v = report.verdict("write_approval")
+    assert v.violations == 1
+    assert "1_00002" in v.message
+    execute = v.counterexample[-1]
+    assert execute["label"] == "execute" and execute["wf"] == "1_00002"
+    assert execute["detail"]["turn"] == 15
+    assert report.verdict("lts").violations == 1
+
+
+def test_cli_sgd(
+    sgd: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dialogues, schema = sgd
+    assert main(["check", "--sgd", str(dialogues), "--schema", str(schema)]) == 0
+    assert "write_approval  examined 36  violations 0  ok" in capsys.readouterr().out
+    bad = tmp_path / "d.json"
+    bad.write_text(json.dumps(_without_affirm(load_dialogues(dialogues), "1_00000", 18)))
+    assert main(["check", "--sgd", str(bad), "--schema", str(schema), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    first = next(c for c in report["checks"] if c["name"] == "write_approval")["first"]
+    assert first["events"][-1]["wf"] == "1_00000" and first["events"][-1]["detail"]["turn"] == 19
+    broken = tmp_path / "broken.json"
+    broken.write_text("[{", encoding="utf-8")
+    assert main(["check", "--sgd", str(broken), "--schema", str(schema)]) == 2
+    assert "broken.json:1:" in capsys.readouterr().err
+    assert main(["check", "--sgd", str(dialogues)]) == 2
+
+
+def test_unknown_service_call_is_bad_input(sgd: tuple[Path, Path]) -> None:
+    dialogues, schema = sgd
+    d = copy.deepcopy(load_dialogues(dialogues))
+    d[0]["turns"][5]["frames"][0]["service_call"]["method"] = "Nope"
+    with pytest.raises(DialogueError, match="turn 5"):
+        check_dialogues(d, schema)

@@ -1,0 +1,538 @@
+"""Engine behaviour on tiny scenarios: exact facts read back from trace.jsonl."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import textwrap
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sim.engine import run_replication
+from sim.scenario import parse_scenario
+
+Event = dict[str, Any]
+
+
+def run(
+    tmp_path: Path, text: str, router: str = "dijkstra", level: str | None = None
+) -> tuple[list[Event], dict[str, Any]]:
+    scenario, _ = parse_scenario(textwrap.dedent(text))
+    out = tmp_path / router
+    metrics = run_replication(scenario, router, 0, out, level)
+    lines = (out / "trace.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines], metrics
+
+
+def of(events: list[Event], label: str, **match: Any) -> list[Event]:
+    return [e for e in events if e["label"] == label and all(e[k] == v for k, v in match.items())]
+
+
+def by_inv(events: list[Event]) -> dict[int, list[Event]]:
+    out: dict[int, list[Event]] = defaultdict(list)
+    for e in events:
+        if e["inv"] is not None:
+            out[e["inv"]].append(e)
+    return out
+
+
+TOOLS = """
+tools:
+  - name: read_it
+    description: Reads a record.
+    input_schema: {type: object, properties: {id: {type: string}}}
+    side_effects: read
+    annotations: {readOnlyHint: true}
+    failure_modes:
+      - {error: ServiceDown, recovery: {retry: 2}}
+    service_time: {dist: constant, value: 0.1}
+  - name: write_it
+    description: Writes a record.
+    input_schema: {type: object, properties: {id: {type: string}}}
+    side_effects: write
+    requires_approval: true
+    annotations: {readOnlyHint: false}
+    service_time: {dist: constant, value: 0.1}
+"""
+
+
+def direct(
+    caller_protos: str,
+    server_protos: str,
+    link: str,
+    extra: str = "",
+    *,
+    tasks: str,
+    times: str = "[0, 10, 20]",
+    approval: str = "",
+) -> str:
+    """One caller linked straight to one tool server."""
+    return f"""
+name: t
+seed: 3
+duration: 100
+protocols: [MCP, MCP+]
+approval: {{latency: {{dist: constant, value: 1.0}}, grant_probability: 1.0{approval}}}
+agents:
+  - {{id: agent, type: LLM_AGENT, protocols: {caller_protos}}}
+  - {{id: srv, type: TOOL_SERVER, protocols: {server_protos}, tools: [read_it, write_it]}}
+links:
+  - {{between: [agent, srv], latency: {link}}}
+{TOOLS}{extra}
+workflows:
+  - name: w
+    initiator: agent
+    protocol: {"MCP+" if "MCP+" in caller_protos else "MCP"}
+    arrivals: {{times: {times}}}
+    timeout: 5
+    tasks:
+{tasks}
+"""
+
+
+WRITE_TASK = "      - {id: w1, tool: write_it, args: {id: x}}"
+
+
+def test_mcp_plus_caller_asks_approval_before_every_write(tmp_path: Path) -> None:
+    events, m = run(
+        tmp_path, direct("{MCP+: 1.0}", "{MCP+: 1.0}", "{MCP+: 0.01}", tasks=WRITE_TASK)
+    )
+    executes = of(events, "execute", tool="write_it")
+    assert len(executes) == 3
+    for inv, evs in by_inv(events).items():
+        labels = [e["label"] for e in evs if e["label"] in ("approve", "execute")]
+        if "execute" in labels:
+            assert labels == ["approve", "execute"], inv
+    assert m["approvals"]["asked"] == 3
+    assert m["writes_without_approval"] == 0
+    assert all(e["detail"]["approved"] is True for e in executes)
+
+
+def test_plain_mcp_caller_with_policy_never_writes_without_approval(tmp_path: Path) -> None:
+    text = direct(
+        "{MCP: 1.0}", "{MCP: 1.0}", "{MCP: 0.01}", tasks=WRITE_TASK, approval=", mcp_policy: never"
+    )
+    events, m = run(tmp_path, text)
+    assert of(events, "approve") == [] and of(events, "deny") == []
+    assert len(of(events, "execute", tool="write_it")) == 3
+    listed = of(events, "list", tool="write_it")
+    assert listed[0]["detail"]["approval"] is False
+    assert "requires_approval" not in listed[0]["detail"]["fields"]
+    assert listed[0]["detail"]["approval_reason"] == "mcp_policy=never"
+    assert m["writes_without_approval"] == 3
+    assert m["approvals"]["asked"] == 0
+
+
+def test_plain_mcp_caller_with_policy_hints_asks(tmp_path: Path) -> None:
+    text = direct(
+        "{MCP: 1.0}", "{MCP: 1.0}", "{MCP: 0.01}", tasks=WRITE_TASK, approval=", mcp_policy: hints"
+    )
+    events, m = run(tmp_path, text)
+    assert len(of(events, "approve")) == 3
+    assert m["writes_without_approval"] == 0
+
+
+def test_denied_approval_cancels_the_task_and_nothing_executes(tmp_path: Path) -> None:
+    text = direct("{MCP+: 1.0}", "{MCP+: 1.0}", "{MCP+: 0.01}", tasks=WRITE_TASK)
+    text = text.replace("grant_probability: 1.0", "grant_probability: 0.0")
+    events, m = run(tmp_path, text)
+    assert len(of(events, "deny")) == 3
+    assert of(events, "execute") == []
+    assert of(events, "send", detail={"msg": 0}) == []
+    ends = of(events, "wf_end")
+    assert [e["detail"]["status"] for e in ends] == ["cancelled"] * 3
+    assert all(e["detail"]["reason"] == "denied" for e in ends)
+    # no request was ever sent (only discovery)
+    assert {e["detail"]["kind"] for e in of(events, "send")} <= {"list", "list_reply"}
+    assert m["workflows"]["cancelled"] == 3
+
+
+def test_retry_3_retries_at_most_three_times(tmp_path: Path) -> None:
+    extra = """
+  - name: flaky
+    description: Always down.
+    failure_modes:
+      - {error: ServiceDown, recovery: {retry: 3}}
+    errors: {ServiceDown: 1.0}
+    service_time: {dist: constant, value: 0.1}
+"""
+    text = direct(
+        "{MCP+: 1.0}",
+        "{MCP+: 1.0}",
+        "{MCP+: 0.01}",
+        extra,
+        tasks="      - {id: f, tool: flaky}",
+        times="[0, 50]",
+    )
+    text = text.replace("tools: [read_it, write_it]", "tools: [read_it, write_it, flaky]")
+    events, m = run(tmp_path, text)
+    calls = of(events, "call", tool="flaky")
+    assert len(calls) == 2
+    for call in calls:
+        evs = [
+            e["label"]
+            for e in by_inv(events)[call["inv"]]
+            if e["label"] in ("call", "validate", "execute", "error", "retry", "abort", "result")
+        ]
+        assert evs == ["call", "validate"] + ["execute", "error", "retry"] * 3 + [
+            "execute",
+            "error",
+            "abort",
+        ]
+        retries = of(events, "retry", inv=call["inv"])
+        assert [r["detail"]["n"] for r in retries] == [1, 2, 3]
+    assert m["recovery"]["retries"] == 6
+    assert [e["detail"]["status"] for e in of(events, "wf_end")] == ["failed", "failed"]
+
+
+def test_fallback_calls_the_fallback_tool(tmp_path: Path) -> None:
+    extra = """
+  - name: locked
+    description: Refuses access.
+    failure_modes:
+      - {error: AuthError, recovery: {fallback: cached}}
+    errors: {AuthError: 1.0}
+  - name: cached
+    description: Cached copy.
+    side_effects: read
+"""
+    text = direct(
+        "{MCP+: 1.0}",
+        "{MCP+: 1.0}",
+        "{MCP+: 0.01}",
+        extra,
+        tasks="      - {id: l, tool: locked}",
+        times="[0]",
+    )
+    text = text.replace("tools: [read_it, write_it]", "tools: [read_it, write_it, locked, cached]")
+    events, m = run(tmp_path, text)
+    (fb,) = of(events, "fallback")
+    assert fb["tool"] == "locked" and fb["detail"] == {"error": "AuthError", "to": "cached"}
+    (call,) = of(events, "call", tool="cached")
+    assert call["detail"]["parent"] == fb["inv"]
+    assert call["task"] == "l" and call["t"] >= fb["t"]
+    assert len(of(events, "result", tool="cached")) == 1
+    assert of(events, "wf_end")[0]["detail"]["status"] == "succeeded"
+    assert m["recovery"]["fallbacks"] == 1
+
+
+REQUIRES_TOOLS = """
+  - name: check
+    description: Slow check.
+    side_effects: read
+    service_time: {dist: constant, value: 3.0}
+  - name: pay
+    description: Quick payment that needs the check.
+    side_effects: read
+    dependencies:
+      - {tool: check, relation: Requires}
+    service_time: {dist: constant, value: 0.1}
+"""
+REQUIRES_TASKS = "      - {id: c, tool: check}\n      - {id: p, tool: pay}"
+
+
+@pytest.mark.parametrize("protocol", ["MCP+", "MCP"])
+def test_requires_adds_order_only_when_the_caller_knows(tmp_path: Path, protocol: str) -> None:
+    protos = f"{{{protocol}: 1.0}}"
+    text = direct(
+        protos, protos, f"{{{protocol}: 0.01}}", REQUIRES_TOOLS, tasks=REQUIRES_TASKS, times="[0]"
+    )
+    text = text.replace("tools: [read_it, write_it]", "tools: [read_it, write_it, check, pay]")
+    events, _ = run(tmp_path, text)
+    (check_result,) = of(events, "result", tool="check")
+    (pay_exec,) = of(events, "execute", tool="pay")
+    if protocol == "MCP+":
+        assert pay_exec["t"] > check_result["t"]
+    else:  # plain MCP drops `dependencies`: no order, the quick payment runs first
+        assert pay_exec["t"] < check_result["t"]
+    assert of(events, "wf_end")[0]["detail"]["status"] == "succeeded"
+
+
+def test_exclusive_partner_is_skipped(tmp_path: Path) -> None:
+    extra = """
+  - name: send_it
+    description: Send.
+    dependencies: [{tool: print_it, relation: ExclusiveWith}]
+  - name: print_it
+    description: Print.
+    dependencies: [{tool: send_it, relation: ExclusiveWith}]
+"""
+    text = direct(
+        "{MCP+: 1.0}",
+        "{MCP+: 1.0}",
+        "{MCP+: 0.01}",
+        extra,
+        times="[0]",
+        tasks="      - {id: s, tool: send_it}\n      - {id: p, tool: print_it, after: [s]}",
+    )
+    text = text.replace(
+        "tools: [read_it, write_it]", "tools: [read_it, write_it, send_it, print_it]"
+    )
+    events, m = run(tmp_path, text)
+    (skip,) = of(events, "skip")
+    assert skip["task"] == "p" and skip["detail"] == {"exclusive_with": "send_it"}
+    assert of(events, "execute", tool="print_it") == []
+    assert of(events, "wf_end")[0]["detail"]["status"] == "succeeded"
+    assert m["skips"] == 1
+
+
+def test_tool_server_at_its_concurrency_limit_queues(tmp_path: Path) -> None:
+    text = direct(
+        "{MCP+: 1.0}",
+        "{MCP+: 1.0}",
+        "{MCP+: 0.01}",
+        times="[0, 0, 0]",
+        tasks="      - {id: r, tool: read_it}",
+    )
+    text = text.replace(
+        "tools: [read_it, write_it]}", "tools: [read_it, write_it], concurrency: 1}"
+    )
+    text = text.replace(
+        "service_time: {dist: constant, value: 0.1}\n  - name: write_it",
+        "service_time: {dist: constant, value: 2.0}\n  - name: write_it",
+    )
+    events, _ = run(tmp_path, text.replace("timeout: 5", "timeout: 20"))
+    executes = of(events, "execute")
+    assert len(executes) == 3
+    starts = [e["t"] for e in executes]
+    assert starts[1] == pytest.approx(starts[0] + 2.0)
+    assert starts[2] == pytest.approx(starts[0] + 4.0)
+    assert [round(e["detail"]["waited"], 6) for e in executes] == [0.0, 2.0, 4.0]
+
+
+def test_lossy_translation_records_the_dropped_fields(tmp_path: Path) -> None:
+    text = f"""
+name: t
+seed: 1
+duration: 10
+protocols: [MCP, MCP+]
+approval: {{latency: {{dist: constant, value: 0.5}}, grant_probability: 1.0, mcp_policy: never}}
+agents:
+  - {{id: agent, type: LLM_AGENT, protocols: {{MCP+: 1.0}}}}
+  - {{id: gw, type: GATEWAY, protocols: {{MCP+: 1.0, MCP: 1.0}}}}
+  - {{id: srv, type: TOOL_SERVER, protocols: {{MCP: 1.0}}, tools: [read_it, write_it]}}
+links:
+  - {{between: [agent, gw], latency: {{MCP+: 0.01}}}}
+  - {{between: [gw, srv], latency: {{MCP: 0.01}}}}
+{TOOLS}
+workflows:
+  - name: w
+    initiator: agent
+    protocol: MCP+
+    arrivals: {{times: [0]}}
+    tasks:
+      - {{id: w1, tool: write_it}}
+"""
+    events, m = run(tmp_path, text)
+    translations = of(events, "translate")
+    forward = [e for e in translations if e["detail"]["from_proto"] == "MCP+"]
+    assert forward and all(e["agent"] == "gw" for e in translations)
+    assert forward[0]["detail"]["dropped"] == [
+        "dependencies",
+        "failure_modes",
+        "requires_approval",
+        "side_effects",
+        "summary",
+    ]
+    assert forward[0]["detail"]["kind"] == "lossy"
+    backward = [e for e in translations if e["detail"]["from_proto"] == "MCP"]
+    assert backward and backward[0]["detail"]["dropped"] == []
+    # the descriptor reached the caller through MCP: approval falls to the policy
+    (listed,) = of(events, "list")
+    assert listed["detail"]["approval"] is False
+    assert m["writes_without_approval"] == 1
+    assert m["fields_lost"] == 5 * len(forward)
+
+
+OUTAGE = """
+name: outage
+seed: 5
+duration: 200
+protocols: [MCP+]
+routing: {suspect_ttl: 1000}
+agents:
+  - {id: agent, type: LLM_AGENT, protocols: {MCP+: 1.0}}
+  - {id: gw1, type: GATEWAY, protocols: {MCP+: 1.0}}
+  - {id: gw2, type: GATEWAY, protocols: {MCP+: 1.0}}
+  - {id: srv, type: TOOL_SERVER, protocols: {MCP+: 1.0}, tools: [read_it]}
+links:
+  - {between: [agent, gw1], latency: {MCP+: 0.01}}
+  - {between: [gw1, srv], latency: {MCP+: 0.01}}
+  - {between: [agent, gw2], latency: {MCP+: 0.05}}
+  - {between: [gw2, srv], latency: {MCP+: 0.05}}
+tools:
+  - name: read_it
+    description: Reads a record.
+    side_effects: read
+    failure_modes:
+      - {error: ServiceDown, recovery: {retry: 2}}
+    service_time: {dist: constant, value: 0.1}
+workflows:
+  - name: w
+    initiator: agent
+    protocol: MCP+
+    arrivals: {times: [0, 20, 40, 60, 80]}
+    timeout: 5
+    tasks:
+      - {id: r, tool: read_it}
+failures:
+  - {node: gw1, at: 10, for: 150}
+"""
+
+
+def test_gateway_outage_dijkstra_keeps_timing_out(tmp_path: Path) -> None:
+    events, m = run(tmp_path, OUTAGE, "dijkstra")
+    requests = [e for e in of(events, "send") if e["detail"]["kind"] == "request"]
+    assert all(e["detail"]["path"] == ["agent", "gw1", "srv"] for e in requests)
+    late = [e for e in requests if e["t"] > 10]
+    drops = of(events, "drop", agent="gw1")
+    assert {d["detail"]["reason"] for d in drops} == {"node_down"}
+    # every request after the outage starts is dropped at gw1 (3 attempts per call)
+    assert len(drops) == len(late) == 4 * 3
+    assert of(events, "reroute") == []
+    timeouts = of(events, "timeout")
+    assert len(timeouts) == 12
+    assert [t["detail"]["action"] for t in timeouts] == ["resend", "resend", "give_up"] * 4
+    assert [e["detail"]["status"] for e in of(events, "wf_end")] == ["succeeded"] + ["failed"] * 4
+    assert m["messages"]["dropped_by_reason"] == {"node_down": 12}
+
+
+def test_gateway_outage_resilient_routes_around(tmp_path: Path) -> None:
+    events, m = run(tmp_path, OUTAGE, "resilient")
+    requests = [e for e in of(events, "send") if e["detail"]["kind"] == "request"]
+    drops = of(events, "drop", agent="gw1")
+    assert len(drops) == 1  # the first call after the outage meets it once
+    first_timeout = of(events, "timeout")[0]
+    assert first_timeout["t"] == pytest.approx(drops[0]["t"] - 0.01 + 5.0, abs=1e-6)
+    (reroute,) = of(events, "reroute")
+    assert reroute["detail"]["avoid"] == ["gw1"]
+    assert reroute["detail"]["to_path"] == ["agent", "gw2", "srv"]
+    after = [e for e in requests if e["t"] > first_timeout["t"]]
+    assert after and all(e["detail"]["path"] == ["agent", "gw2", "srv"] for e in after)
+    assert [e["detail"]["status"] for e in of(events, "wf_end")] == ["succeeded"] * 5
+    assert m["reroutes"] == 1
+
+
+def test_semantic_router_fails_over_to_the_next_host(tmp_path: Path) -> None:
+    text = (
+        OUTAGE.replace(
+            "  - {id: srv, type: TOOL_SERVER, protocols: {MCP+: 1.0}, tools: [read_it]}",
+            "  - {id: srv, type: TOOL_SERVER, protocols: {MCP+: 1.0}, tools: [read_it]}\n"
+            "  - {id: srv2, type: TOOL_SERVER, protocols: {MCP+: 1.0}, tools: [read_it]}",
+        )
+        .replace(
+            "  - {between: [gw2, srv], latency: {MCP+: 0.05}}",
+            "  - {between: [gw2, srv2], latency: {MCP+: 0.05}}",
+        )
+        .replace("- {node: gw1, at: 10, for: 150}", "- {node: srv, at: 10, for: 150}")
+    )
+    events, _ = run(tmp_path, text, "semantic")
+    requests = [e for e in of(events, "send") if e["detail"]["kind"] == "request"]
+    assert requests[0]["detail"]["to"] == "srv"
+    first_timeout = of(events, "timeout")[0]
+    later = [e for e in requests if e["t"] > first_timeout["t"]]
+    assert later and all(e["detail"]["to"] == "srv2" for e in later)
+    assert [e["detail"]["status"] for e in of(events, "wf_end")] == ["succeeded"] * 5
+
+
+def test_node_down_loses_queue_and_executions(tmp_path: Path) -> None:
+    text = direct(
+        "{MCP+: 1.0}",
+        "{MCP+: 1.0}",
+        "{MCP+: 0.01}",
+        times="[0, 0, 0]",
+        tasks="      - {id: r, tool: read_it}",
+        extra="failures:\n  - {node: srv, at: 1.0, for: 100}",
+    )
+    text = text.replace(
+        "tools: [read_it, write_it]}", "tools: [read_it, write_it], concurrency: 1}"
+    )
+    text = text.replace(
+        "service_time: {dist: constant, value: 0.1}\n  - name: write_it",
+        "service_time: {dist: constant, value: 5.0}\n  - name: write_it",
+    )
+    events, m = run(tmp_path, text)
+    lost = [e for e in of(events, "drop", agent="srv") if "lost" in e["detail"]]
+    assert sorted(e["detail"]["lost"] for e in lost) == ["executing", "queued", "queued"]
+    assert all(e["t"] == 1.0 for e in lost)
+    assert of(events, "result") == []
+    assert m["lost_work"] == {"executing": 1, "queued": 2}
+
+
+def test_trace_levels(tmp_path: Path) -> None:
+    text = direct("{MCP+: 1.0}", "{MCP+: 1.0}", "{MCP+: 0.01}", tasks=WRITE_TASK)
+    full, m_full = run(tmp_path / "a", text, level="full")
+    proto, m_proto = run(tmp_path / "b", text, level="protocol")
+    off, m_off = run(tmp_path / "c", text, level="off")
+    assert {"send", "hop", "deliver"} <= {e["label"] for e in full}
+    assert not {"send", "hop", "deliver"} & {e["label"] for e in proto}
+    assert off == []
+    strip = [e["label"] for e in full if e["label"] not in ("send", "hop", "deliver")]
+    assert strip == [e["label"] for e in proto]
+    for a, b in ((m_full, m_proto), (m_full, m_off)):
+        assert a["workflows"] == b["workflows"] and a["messages"] == b["messages"]
+
+
+def test_trace_format_order_and_conservation(tmp_path: Path) -> None:
+    events, _ = run(tmp_path, OUTAGE, "resilient")
+    keys = [
+        "t",
+        "seq",
+        "rep",
+        "label",
+        "agent",
+        "wf",
+        "inst",
+        "task",
+        "inv",
+        "tool",
+        "proto",
+        "detail",
+    ]
+    assert all(list(e) == keys for e in events)
+    assert [e["seq"] for e in events] == list(range(len(events)))
+    assert all(a["t"] <= b["t"] for a, b in itertools.pairwise(events))
+    sent = {e["detail"]["msg"] for e in of(events, "send")}
+    ended: dict[int, int] = defaultdict(int)
+    for e in events:
+        if e["label"] in ("deliver", "drop") and "msg" in e["detail"]:
+            ended[e["detail"]["msg"]] += 1
+    assert set(ended) == sent and set(ended.values()) == {1}
+
+
+def test_messages_still_travelling_at_the_end_are_dropped_with_run_end(tmp_path: Path) -> None:
+    # The only link takes 100 s; the call times out after 1 s and the instance ends, so
+    # the run stops with the request still on the wire: it must end in a `drop`.
+    events, metrics = run(
+        tmp_path,
+        """
+        name: slow-link
+        duration: 1
+        protocols: [MCP+]
+        agents:
+          - {id: caller, type: LLM_AGENT, protocols: {MCP+: 1.0}}
+          - {id: server, type: TOOL_SERVER, protocols: {MCP+: 1.0}, tools: [read_it]}
+        links:
+          - {between: [caller, server], latency: {MCP+: 100.0}}
+        tools:
+          - {name: read_it, description: Reads a record., side_effects: read}
+        workflows:
+          - name: w
+            initiator: caller
+            protocol: MCP+
+            arrivals: {times: [0]}
+            timeout: 1
+            tasks: [{id: r, tool: read_it}]
+        """,
+    )
+    sends = {e["detail"]["msg"] for e in of(events, "send")}
+    ended = [e["detail"]["msg"] for e in events if e["label"] in ("deliver", "drop")]
+    assert sorted(ended) == sorted(sends)
+    run_end = of(events, "drop")
+    assert [e["detail"]["reason"] for e in run_end if e["detail"]["reason"] == "run_end"]
+    messages = metrics["messages"]
+    assert messages["sent"] == messages["delivered"] + messages["dropped"]
+    assert messages["dropped_by_reason"].get("run_end", 0) >= 1

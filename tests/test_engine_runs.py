@@ -1,0 +1,173 @@
+"""Whole runs: determinism, seeds, errors inside a run, the ``run`` command."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from sim.cli import main
+from sim.engine import ReplicationError, run_replication
+from sim.engine.agents import ToolServer
+from sim.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+TRAIN = ROOT / "scenarios" / "train_booking.yaml"
+
+
+def small(seed: int | None = None, duration: float = 900.0):  # type: ignore[no-untyped-def]
+    scenario = load_scenario(TRAIN)
+    update: dict[str, object] = {"duration": duration}
+    if seed is not None:
+        update["seed"] = seed
+    return scenario.model_copy(update=update)
+
+
+def digest(folder: Path) -> tuple[str, str]:
+    return tuple(  # type: ignore[return-value]
+        hashlib.sha256((folder / name).read_bytes()).hexdigest()
+        for name in ("trace.jsonl", "metrics.json")
+    )
+
+
+@pytest.mark.parametrize("router", ["dijkstra", "resilient"])
+def test_same_seed_gives_identical_bytes(tmp_path: Path, router: str) -> None:
+    run_replication(small(), router, 1, tmp_path / "a")
+    run_replication(small(), router, 1, tmp_path / "b")
+    assert digest(tmp_path / "a") == digest(tmp_path / "b")
+    assert (tmp_path / "a" / "trace.jsonl").stat().st_size > 10_000
+
+
+def test_seed_and_replication_change_the_run(tmp_path: Path) -> None:
+    run_replication(small(), "dijkstra", 0, tmp_path / "a")
+    run_replication(small(seed=8), "dijkstra", 0, tmp_path / "b")
+    run_replication(small(), "dijkstra", 1, tmp_path / "c")
+    a, b, c = (digest(tmp_path / x) for x in "abc")
+    assert a[0] != b[0] and a[1] != b[1]
+    assert a[0] != c[0] and a[1] != c[1]
+
+
+def test_trace_level_does_not_change_the_metrics(tmp_path: Path) -> None:
+    full = run_replication(small(), "resilient", 0, tmp_path / "a", "full")
+    off = run_replication(small(), "resilient", 0, tmp_path / "b", "off")
+    for key in ("workflows", "latency", "messages", "approvals", "executions"):
+        assert full[key] == off[key]
+    assert (tmp_path / "b" / "trace.jsonl").read_text() == ""
+
+
+def test_an_error_inside_a_run_names_scenario_replication_and_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = ToolServer._start
+
+    def broken(self: ToolServer, msg: object, queued_at: float) -> None:
+        if self.env.now > 5.0:
+            raise ValueError("injected failure")
+        original(self, msg, queued_at)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ToolServer, "_start", broken)
+    with pytest.raises(ReplicationError) as info:
+        run_replication(small(), "dijkstra", 2, tmp_path)
+    text = str(info.value)
+    assert "scenario 'train-booking'" in text and "replication 2" in text
+    assert "injected failure" in text
+    assert info.value.now > 5.0 and f"t={info.value.now:.6f}" in text
+    lines = (tmp_path / "trace.jsonl").read_text().splitlines()
+    assert lines and json.loads(lines[-1])["t"] <= info.value.now
+    assert not (tmp_path / "metrics.json").exists()
+
+
+def test_run_command_writes_results_and_prints_a_summary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = TRAIN.read_text().replace("duration: 3600", "duration: 300")
+    file = tmp_path / "s.yaml"
+    file.write_text(scenario)
+    code = main(
+        [
+            "run",
+            str(file),
+            "--replications",
+            "2",
+            "--out",
+            str(tmp_path / "res"),
+            "--trace",
+            "protocol",
+            "--router",
+            "resilient",
+        ]
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "mean" in out and "resilient" in out
+    for k in (0, 1):
+        folder = tmp_path / "res" / "resilient" / f"rep-{k}"
+        metrics = json.loads((folder / "metrics.json").read_text())
+        assert metrics["replication"] == k and metrics["trace_level"] == "protocol"
+        assert '"label":"hop"' not in (folder / "trace.jsonl").read_text()
+
+
+def test_run_command_reports_a_failed_replication_and_goes_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sim.experiments.runner as runner
+
+    real = runner.run_replication
+
+    def flaky(scenario, router, rep, out, level, **kw):  # type: ignore[no-untyped-def]
+        if rep == 0:
+            raise ReplicationError(scenario.name, router, rep, 12.5, ZeroDivisionError("boom"))
+        return real(scenario, router, rep, out, level, **kw)
+
+    monkeypatch.setattr(runner, "run_replication", flaky)
+    file = tmp_path / "s.yaml"
+    file.write_text(TRAIN.read_text().replace("duration: 3600", "duration: 100"))
+    code = main(["run", str(file), "--replications", "2", "--out", str(tmp_path / "r")])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "replication 0" in captured.err and "t=12.500000" in captured.err
+    assert (tmp_path / "r" / "dijkstra" / "rep-1" / "metrics.json").exists()
+    assert (tmp_path / "r" / "dijkstra" / "rep-0" / "error.json").exists()
+
+
+def test_run_command_rejects_a_bad_scenario(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = tmp_path / "bad.yaml"
+    file.write_text(TRAIN.read_text().replace("duration: 3600", "duration: -1"))
+    assert main(["run", str(file), "--out", str(tmp_path / "r")]) == 2
+    assert "duration" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("router", ["dijkstra", "bfs", "resilient", "semantic"])
+def test_shipped_scenarios_run_under_every_router(tmp_path: Path, router: str) -> None:
+    for path in sorted((ROOT / "scenarios").glob("*.yaml")):
+        scenario = load_scenario(path).model_copy(update={"duration": 300.0})
+        metrics = run_replication(scenario, router, 0, tmp_path / path.stem / router)
+        assert metrics["workflows"]["started"] >= 0
+
+
+def test_mcp_vs_mcp_plus_shows_the_expressiveness_gap(tmp_path: Path) -> None:
+    never = load_scenario(ROOT / "scenarios" / "mcp_vs_mcp_plus.yaml")
+    hints = load_scenario(ROOT / "scenarios" / "mcp_vs_mcp_plus_hints.yaml")
+    short = {"duration": 600.0}
+    m_never = run_replication(never.model_copy(update=short), "dijkstra", 0, tmp_path / "n", "off")
+    m_hints = run_replication(hints.model_copy(update=short), "dijkstra", 0, tmp_path / "h", "off")
+    for m in (m_never, m_hints):
+        plus = m["by_workflow"]["book-plus"]
+        assert plus["writes_executed"] > 0 and plus["writes_without_approval"] == 0
+    mcp_never = m_never["by_workflow"]["book-mcp"]
+    assert mcp_never["writes_executed"] > 0
+    assert mcp_never["writes_without_approval"] == mcp_never["writes_executed"]
+    assert mcp_never["approvals_asked"] == 0
+    mcp_hints = m_hints["by_workflow"]["book-mcp"]
+    plus_hints = m_hints["by_workflow"]["book-plus"]
+    assert mcp_hints["writes_without_approval"] == 0
+    # hints: the plain-MCP caller also asks for the read without readOnlyHint
+    assert (
+        mcp_hints["approvals_asked"] / mcp_hints["started"]
+        > 1.3 * plus_hints["approvals_asked"] / plus_hints["started"]
+    )

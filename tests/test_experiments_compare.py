@@ -1,0 +1,312 @@
+"""compare: identical summaries across executors, resume, crash records, the report."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sim.cli import main
+from sim.engine import World
+from sim.experiments.compare import run_compare
+from sim.experiments.runner import (
+    InlineExecutor,
+    Task,
+    execute_task,
+    fingerprint,
+    is_complete,
+    make_executor,
+)
+from sim.experiments.summary import describe
+from sim.experiments.sweep import expand, load_points
+from sim.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SMALL = """
+name: small-mesh
+seed: 5
+duration: 300
+replications: 3
+routers: [dijkstra, resilient]
+trace: protocol
+protocols: [MCP, MCP+]
+routing: {suspect_ttl: 30}
+agents:
+  - {id: planner, type: LLM_AGENT, protocols: {MCP+: 1.0}}
+  - {id: gw1, type: GATEWAY, protocols: {MCP+: 1.0, MCP: 1.0}}
+  - {id: gw2, type: GATEWAY, protocols: {MCP+: 1.0, MCP: 1.0}}
+  - {id: srv, type: TOOL_SERVER, protocols: {MCP: 1.0, MCP+: 1.0}, tools: [lookup]}
+links:
+  - {between: [planner, gw1], latency: {MCP+: 0.01}}
+  - {between: [planner, gw2], latency: {MCP+: 0.05}}
+  - {between: [gw1, srv], latency: {MCP: 0.01, MCP+: 0.01}}
+  - {between: [gw2, srv], latency: {MCP: 0.02}}
+tools:
+  - name: lookup
+    side_effects: read
+    failure_modes: [{error: ServiceDown, recovery: {retry: 2}}]
+    service_time: {dist: exponential, mean: 0.05}
+    errors: {ServiceDown: 0.05}
+workflows:
+  - name: ask
+    initiator: planner
+    protocol: MCP+
+    arrivals: {process: poisson, rate: 0.3}
+    tasks: [{id: a, tool: lookup}, {id: b, tool: lookup, after: [a]}]
+    timeout: 5
+failures:
+  - {node: gw1, at: 60, for: 120}
+"""
+
+SWEEP = (
+    SMALL
+    + """
+sweep:
+  mode: product
+  parameters:
+    failures.0.for: [30, 120]
+"""
+)
+
+
+@pytest.fixture()
+def small(tmp_path: Path) -> Path:
+    path = tmp_path / "small.yaml"
+    path.write_text(SMALL, encoding="utf-8")
+    return path
+
+
+def _compare(file: Path, out: Path, *extra: str) -> int:
+    return main(["compare", str(file), "--out", str(out), "--quiet", *extra])
+
+
+def test_summary_identical_with_one_and_two_jobs(small: Path, tmp_path: Path) -> None:
+    assert _compare(small, tmp_path / "one", "--jobs", "1") == 0
+    assert _compare(small, tmp_path / "two", "--jobs", "2") == 0
+    one = (tmp_path / "one" / "summary.json").read_bytes()
+    assert one == (tmp_path / "two" / "summary.json").read_bytes()
+    assert (tmp_path / "one" / "summary.csv").read_bytes() == (
+        tmp_path / "two" / "summary.csv"
+    ).read_bytes()
+    summary = json.loads(one)
+    assert [r["router"] for r in summary["results"]] == ["dijkstra", "resilient"]
+    assert all(r["replications_ok"] == 3 for r in summary["results"])
+    # the runs themselves are byte-identical too
+    for router in ("dijkstra", "resilient"):
+        for rep in range(3):
+            a = tmp_path / "one" / router / f"rep-{rep}" / "metrics.json"
+            b = tmp_path / "two" / router / f"rep-{rep}" / "metrics.json"
+            assert a.read_bytes() == b.read_bytes()
+
+
+def test_summary_identical_on_a_dask_local_cluster(small: Path, tmp_path: Path) -> None:
+    distributed = pytest.importorskip("distributed")
+    assert _compare(small, tmp_path / "local", "--jobs", "1") == 0
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
+        code = _compare(
+            small,
+            tmp_path / "dask",
+            "--executor",
+            "dask",
+            "--scheduler",
+            cluster.scheduler_address,
+        )
+    assert code == 0
+    assert (tmp_path / "local" / "summary.json").read_bytes() == (
+        tmp_path / "dask" / "summary.json"
+    ).read_bytes()
+
+
+def test_common_random_numbers_same_arrivals(small: Path, tmp_path: Path) -> None:
+    assert _compare(small, tmp_path / "out", "--jobs", "1", "--replications", "2") == 0
+    for rep in range(2):
+        started = {
+            json.loads((tmp_path / "out" / r / f"rep-{rep}" / "metrics.json").read_text())[
+                "workflows"
+            ]["started"]
+            for r in ("dijkstra", "resilient")
+        }
+        assert len(started) == 1  # same arrivals for every router
+
+
+def _mtimes(base: Path) -> dict[str, int]:
+    return {str(p.parent.relative_to(base)): p.stat().st_mtime_ns for p in base.rglob("run.json")}
+
+
+def test_resume_runs_only_the_missing_runs(tmp_path: Path) -> None:
+    file = tmp_path / "sweep.yaml"
+    file.write_text(SWEEP, encoding="utf-8")
+    out = tmp_path / "out"
+    assert _compare(file, out, "--jobs", "1", "--replications", "2") == 0
+    assert json.loads((out / "points.json").read_text()) == {
+        "p0": {"failures.0.for": 30},
+        "p1": {"failures.0.for": 120},
+    }
+    before = _mtimes(out)
+    assert len(before) == 2 * 2 * 2
+    # a "killed" sweep: one run gone, one partial (trace without metrics), one temp dir
+    gone = out / "p1" / "resilient" / "rep-1"
+    for f in gone.iterdir():
+        f.unlink()
+    gone.rmdir()
+    partial = out / "p0" / "dijkstra" / "rep-0"
+    (partial / "metrics.json").unlink()
+    (out / "p0" / "dijkstra" / ".rep-1.tmp").mkdir()
+    (out / "p0" / "dijkstra" / ".rep-1.tmp" / "trace.jsonl").write_text("{")
+    summary_before = (out / "summary.json").read_bytes()
+
+    records = []
+    scenario = load_scenario(file)
+    loaded, _ = load_points(file, scenario, expand(scenario, []))
+    handle = make_executor("local", 1)
+    outcome = run_compare(
+        scenario, loaded, ["dijkstra", "resilient"], 2, out, handle, on_record=records.append
+    )
+    assert sorted(r.key for r in records) == ["p0/dijkstra/rep-0", "p1/resilient/rep-1"]
+    assert outcome.skipped == 6
+    after = _mtimes(out)
+    for key, mtime in before.items():
+        if key not in ("p0/dijkstra/rep-0", "p1/resilient/rep-1"):
+            assert after[key] == mtime, key
+    assert (out / "summary.json").read_bytes() != b""
+    # a third run does nothing, and the summary is what it was before the kill
+    records.clear()
+    outcome = run_compare(
+        scenario, loaded, ["dijkstra", "resilient"], 2, out, handle, on_record=records.append
+    )
+    assert records == [] and outcome.skipped == 8
+    assert (out / "summary.json").read_bytes() == summary_before
+
+
+def test_force_redoes_every_run(small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert _compare(small, out, "--jobs", "1", "--replications", "1") == 0
+    before = _mtimes(out)
+    assert _compare(small, out, "--jobs", "1", "--replications", "1", "--force") == 0
+    after = _mtimes(out)
+    assert all(after[k] != v for k, v in before.items())
+
+
+def test_a_stale_run_of_another_scenario_is_redone(small: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert _compare(small, out, "--jobs", "1", "--replications", "1") == 0
+    before = _mtimes(out)
+    small.write_text(SMALL.replace("seed: 5", "seed: 6"), encoding="utf-8")
+    assert _compare(small, out, "--jobs", "1", "--replications", "1") == 0
+    assert all(_mtimes(out)[k] != v for k, v in before.items())
+
+
+def _crash_on_rep_1(world: World) -> None:
+    if world.rep == 1 and world.router_name == "dijkstra":
+        world.env.process(_boom(world))
+
+
+def _boom(world: World) -> Any:
+    yield world.env.timeout(42.0)
+    raise RuntimeError("injected failure")
+
+
+def test_a_crashed_replication_is_recorded_and_the_others_complete(
+    small: Path, tmp_path: Path
+) -> None:
+    scenario = load_scenario(small)
+    loaded, _ = load_points(small, scenario, expand(scenario, []))
+    out = tmp_path / "out"
+    outcome = run_compare(
+        scenario,
+        loaded,
+        ["dijkstra", "resilient"],
+        3,
+        out,
+        make_executor("local", 1),
+        hook=_crash_on_rep_1,
+    )
+    errors = outcome.summary["errors"]
+    assert len(errors) == 1
+    err = errors[0]
+    assert err["run"] == "dijkstra/rep-1" and err["replication"] == 1
+    assert err["sim_time"] == pytest.approx(42.0)
+    assert "injected failure" in err["error"]
+    assert "small-mesh" in err["message"]
+    assert (out / "dijkstra" / "rep-1" / "error.json").exists()
+    assert (out / "dijkstra" / "rep-1" / "trace.jsonl").exists()  # what was written so far
+    assert not (out / "dijkstra" / "rep-1" / "metrics.json").exists()
+    rows = {r["router"]: r for r in outcome.summary["results"]}
+    assert rows["dijkstra"]["replications_ok"] == 2
+    assert rows["resilient"]["replications_ok"] == 3
+    report = outcome.report.read_text()
+    assert "## Failed runs" in report and "dijkstra/rep-1" in report
+    # a crashed run is not "finished": a re-run tries it again
+    fp = fingerprint(scenario)
+    assert not is_complete(out / "dijkstra" / "rep-1", fp)
+    assert is_complete(out / "dijkstra" / "rep-0", fp)
+
+
+def test_progress_reporter_does_not_change_the_run(small: Path, tmp_path: Path) -> None:
+    scenario = load_scenario(small)
+    seen: list[float] = []
+
+    def task(d: str) -> Task:
+        return Task(scenario, "resilient", 0, str(tmp_path / d), fingerprint=fingerprint(scenario))
+
+    execute_task(task("quiet"))
+    execute_task(task("watched"), report=lambda _k, now: seen.append(now))
+    for name in ("metrics.json", "trace.jsonl", "series.json"):
+        assert (tmp_path / "quiet" / name).read_bytes() == (
+            tmp_path / "watched" / name
+        ).read_bytes()
+
+
+def test_inline_executor_propagates_exceptions() -> None:
+    future = InlineExecutor().submit(lambda: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        future.result()
+
+
+def test_student_t_interval() -> None:
+    stat = describe([1.0, 2.0, 3.0, None])
+    assert stat.n == 3 and stat.mean == pytest.approx(2.0)
+    # t(0.975, 2) = 4.302652729749464; s = 1
+    half = 4.302652729749464 / 3**0.5
+    assert stat.ci_low == pytest.approx(2.0 - half) and stat.ci_high == pytest.approx(2.0 + half)
+    assert describe([5.0]).ci_low is None
+    assert describe([]).mean is None
+
+
+def test_compare_bad_input_exits_2(small: Path, tmp_path: Path, capsys: Any) -> None:
+    assert _compare(small, tmp_path / "o", "--set", "routing.los_penalty=1,2") == 2
+    err = capsys.readouterr().err
+    assert "did you mean 'loss_penalty'" in err and "--set routing.los_penalty=1" in err
+    assert _compare(small, tmp_path / "o", "--set", "nonsense") == 2
+    assert _compare(small, tmp_path / "o", "--executor", "dask") == 2
+
+
+def test_gateway_failover_separates_resilient_from_dijkstra(tmp_path: Path) -> None:
+    out = tmp_path / "gf"
+    code = main(
+        [
+            "compare",
+            str(ROOT / "scenarios" / "gateway_failover.yaml"),
+            "--out",
+            str(out),
+            "--quiet",
+            "--routers",
+            "dijkstra,resilient",
+            "--jobs",
+            str(min(2, os.cpu_count() or 1)),
+        ]
+    )
+    assert code == 0
+    summary = json.loads((out / "summary.json").read_text())
+    rate = {r["router"]: r["metrics"]["success_rate"] for r in summary["results"]}
+    assert rate["resilient"]["mean"] > rate["dijkstra"]["mean"]
+    assert rate["resilient"]["ci_low"] > rate["dijkstra"]["ci_high"]  # no overlap
+    report = (out / "report.md").read_text()
+    assert "**resilient**'s success_rate" in report
+    assert "do not overlap" in report
