@@ -17,10 +17,6 @@ from collections.abc import Sequence
 from sim import __version__
 from sim.cli import calculus, conformance, engine, experiments, interop, mesh, scenario
 
-EXIT_OK = 0
-EXIT_NEGATIVE = 1
-EXIT_BAD_INPUT = 2
-
 _GROUPS = (scenario, mesh, calculus, engine, interop, conformance, experiments)
 
 

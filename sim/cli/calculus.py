@@ -29,12 +29,7 @@ from sim.calculus import (
 from sim.calculus.phi import ServiceUnphi, Unknown
 from sim.calculus.principles import DEFAULT_MIN_ENTITIES, DEFAULT_THETA
 from sim.calculus.sgd import Service, services_from_json
-
-EXIT_OK, EXIT_NEGATIVE, EXIT_BAD_INPUT = 0, 1, 2
-
-
-class BadInput(Exception):
-    """A user-facing one-line error (exit 2)."""
+from sim.cli.inputs import EXIT_NEGATIVE, EXIT_OK, BadInput, guarded, read_json
 
 
 def register(sub: Any) -> None:
@@ -117,48 +112,21 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=lint_command)
 
 
-def _guard(fn: Any) -> Any:
-    def run(args: argparse.Namespace) -> int:
-        try:
-            return int(fn(args))
-        except BadInput as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-
-    run.__doc__ = fn.__doc__
-    return run
-
-
-def _read_json(path: str) -> Any:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise BadInput(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"{path}: cannot read: {exc}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BadInput(
-            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from None
-
-
 def _read_tools(path: str) -> tuple[Any, ...]:
     try:
-        return tools_from_list(_read_json(path))
+        return tools_from_list(read_json(path))
     except ToolsListError as exc:
         raise BadInput(f"{path}: {exc}") from None
 
 
 def _read_services(path: str) -> tuple[Service, ...]:
     try:
-        return services_from_json(_read_json(path))
+        return services_from_json(read_json(path))
     except SchemaError as exc:
         raise BadInput(f"{path}: {exc}") from None
 
 
-@_guard
+@guarded()
 def lts_command(args: argparse.Namespace) -> int:
     """``lts FILE --tool NAME [--protocol P] [--aut]``."""
     from sim.scenario import ScenarioError, load_scenario
@@ -210,7 +178,7 @@ def _protocol_fields(scenario: Any, protocol: str, path: str) -> frozenset[str]:
     raise BadInput(f"{path}: unknown protocol {protocol!r} (declare its fields in the scenario)")
 
 
-@_guard
+@guarded()
 def bisim_command(args: argparse.Namespace) -> int:
     """``bisim A.aut B.aut [--weak | --strong]``."""
     ltss = []
@@ -235,7 +203,7 @@ def bisim_command(args: argparse.Namespace) -> int:
     return EXIT_NEGATIVE
 
 
-@_guard
+@guarded()
 def phi_command(args: argparse.Namespace) -> int:
     """``phi SCHEMA.json [--plus] [--annotations]``."""
     services = _read_services(args.schema)
@@ -287,7 +255,7 @@ def _service_json(s: ServiceUnphi) -> dict[str, Any]:
     }
 
 
-@_guard
+@guarded()
 def unphi_command(args: argparse.Namespace) -> int:
     """``unphi TOOLS.json``."""
     tools = _read_tools(args.tools)
@@ -314,7 +282,7 @@ def unphi_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-@_guard
+@guarded()
 def lint_command(args: argparse.Namespace) -> int:
     """``lint TOOLS.json [--theta X] [--min-entities N]``."""
     if not 0.0 <= args.theta <= 1.0:

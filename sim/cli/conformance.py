@@ -7,13 +7,10 @@ import json
 import sys
 from typing import Any
 
+from sim.cli.inputs import EXIT_BAD_INPUT
 from sim.conformance.checks import CHECK_NAMES, Report, TraceError, check_trace
 from sim.conformance.dialogues import DialogueError, check_dialogues
 from sim.scenario import ScenarioError, load_scenario_with_warnings
-
-EXIT_OK = 0
-EXIT_VIOLATION = 1
-EXIT_BAD_INPUT = 2
 
 
 def register(sub: Any) -> None:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from sim.cli.inputs import EXIT_BAD_INPUT, EXIT_OK
 from sim.engine.trace import TRACE_LEVELS
 from sim.experiments.runner import (
     ERROR_FILE,
@@ -19,11 +20,10 @@ from sim.experiments.runner import (
     run_dir,
     run_tasks,
 )
+from sim.experiments.sweep import SweepError, parse_set
 from sim.scenario import ScenarioError, load_scenario_with_warnings
+from sim.scenario.load import Override
 from sim.scenario.model import ROUTERS
-
-EXIT_OK = 0
-EXIT_BAD_INPUT = 2
 
 
 def register(sub: Any) -> None:
@@ -53,6 +53,14 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--out", type=Path, metavar="DIR", help="replaces results/<scenario>")
     p.add_argument("--trace", choices=TRACE_LEVELS, help="trace level (default: the scenario's)")
+    p.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="override a field, e.g. approval.mcp_policy=hints (compare takes value lists)",
+    )
     p.set_defaults(handler=run)
 
 
@@ -70,6 +78,19 @@ def _non_negative(text: str) -> int:
     return value
 
 
+def _overrides(settings: list[str]) -> list[Override]:
+    """``--set PATH=VALUE`` options as overrides; one value each (sweeps are compare's)."""
+    out: list[Override] = []
+    for text in settings:
+        setting = parse_set(text)
+        if len(setting.values) != 1:
+            raise SweepError(
+                f"--set {text}: run takes one value per field; use compare to sweep several values"
+            )
+        out.append(Override(setting.path, setting.values[0], f"--set {text}"))
+    return out
+
+
 def _fmt(value: Any) -> str:
     if value is None:
         return "-"
@@ -81,7 +102,12 @@ def _fmt(value: Any) -> str:
 def run(args: argparse.Namespace) -> int:
     """Run the replications; print the summary; 0, or 2 on bad input or a failed run."""
     try:
-        scenario, warnings = load_scenario_with_warnings(args.file)
+        overrides = _overrides(args.settings)
+    except SweepError as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        scenario, warnings = load_scenario_with_warnings(args.file, overrides)
     except ScenarioError as exc:
         for diag in (*exc.errors, *exc.warnings):
             print(diag, file=sys.stderr)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sim.cli.inputs import EXIT_BAD_INPUT, EXIT_OK
 from sim.engine.trace import TRACE_LEVELS
 from sim.experiments.compare import run_compare
 from sim.experiments.runner import (
@@ -23,9 +24,6 @@ from sim.experiments.runner import (
 from sim.experiments.sweep import Setting, SweepError, expand, load_points, parse_set
 from sim.scenario import ScenarioError, load_scenario_with_warnings
 from sim.scenario.model import ROUTERS
-
-EXIT_OK = 0
-EXIT_BAD_INPUT = 2
 
 
 def register(sub: Any) -> None:

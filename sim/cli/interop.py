@@ -9,13 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from sim.cli.inputs import EXIT_OK, BadInput, guarded, read_json
 from sim.interop.errors import InteropError
-
-EXIT_OK, EXIT_BAD_INPUT = 0, 2
-
-
-class BadInput(Exception):
-    """A user-facing one-line error (exit 2)."""
 
 
 def register(sub: Any) -> None:
@@ -123,33 +118,6 @@ def register(sub: Any) -> None:
     k.set_defaults(handler=serve_mcp_command)
 
 
-def _guard(fn: Any) -> Any:
-    def run(args: argparse.Namespace) -> int:
-        try:
-            return int(fn(args))
-        except (BadInput, InteropError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-
-    run.__doc__ = fn.__doc__
-    return run
-
-
-def _read_json(path: str) -> Any:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise BadInput(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"{path}: cannot read: {exc}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BadInput(
-            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from None
-
-
 def _write(text: str, out: str | None) -> None:
     if out is None:
         sys.stdout.write(text)
@@ -173,7 +141,7 @@ def _report(fragment: Any, out: str | None) -> None:
     print(fragment.lint.line(), file=sys.stderr)
 
 
-@_guard
+@guarded(InteropError)
 def import_mcp_command(args: argparse.Namespace) -> int:
     """``import mcp [--out FILE] [--timeout S] -- COMMAND ARGS...``."""
     from sim.interop.client import fetch_tools
@@ -204,12 +172,12 @@ def import_mcp_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-@_guard
+@guarded(InteropError)
 def import_tools_command(args: argparse.Namespace) -> int:
     """``import tools TOOLS.json [--out FILE]``."""
     from sim.interop.fragments import fragment_from_tools_list
 
-    data = _read_json(args.tools)
+    data = read_json(args.tools)
     stem = Path(args.tools).stem
     try:
         fragment = fragment_from_tools_list(
@@ -226,14 +194,14 @@ def import_tools_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-@_guard
+@guarded(InteropError)
 def import_sgd_command(args: argparse.Namespace) -> int:
     """``import sgd SCHEMA.json [--out FILE]``."""
     from sim.calculus import SchemaError
     from sim.calculus.sgd import services_from_json
     from sim.interop.fragments import fragment_from_sgd
 
-    data = _read_json(args.schema)
+    data = read_json(args.schema)
     try:
         services = services_from_json(data)
     except SchemaError as exc:
@@ -261,7 +229,7 @@ def _load(path: str) -> tuple[Any, Any]:
     return scenario, read_extension(path)
 
 
-@_guard
+@guarded(InteropError)
 def export_mcp_command(args: argparse.Namespace) -> int:
     """``export mcp FILE [--out FILE] [--tool NAME]...``."""
     from sim.interop.tools_list import scenario_tools_list
@@ -302,7 +270,7 @@ def _speed(text: str) -> float | None:
     return value
 
 
-@_guard
+@guarded(InteropError)
 def serve_mcp_command(args: argparse.Namespace) -> int:
     """``serve mcp FILE [--speed instant|realtime|X] [--seed S] [--arg-errors error|result]``."""
     from sim.interop.server import build_server, run_stdio

@@ -6,11 +6,9 @@ import argparse
 import sys
 from typing import Any
 
+from sim.cli.inputs import EXIT_BAD_INPUT, EXIT_OK
 from sim.scenario import ScenarioError, load_scenario_with_warnings
 from sim.scenario.schema import scenario_json_schema_text
-
-EXIT_OK = 0
-EXIT_BAD_INPUT = 2
 
 
 def register(sub: Any) -> None:

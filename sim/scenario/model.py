@@ -17,6 +17,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from sim.calculus.mcp import Relation, SideEffect
+
 #: The protocols protomesh knows without a ``fields:`` declaration (SPEC §2).
 BUILTIN_PROTOCOLS: tuple[str, ...] = ("MCP", "MCP+", "A2A", "ANP", "SGD")
 
@@ -69,21 +71,8 @@ class AgentType(StrEnum):
     GATEWAY = "GATEWAY"
 
 
-class SideEffects(StrEnum):
-    """A tool's ground-truth side effect (paper §6.2, P2)."""
-
-    NONE = "none"
-    READ = "read"
-    WRITE = "write"
-    DELETE = "delete"
-
-
-class Relation(StrEnum):
-    """Inter-tool relations (paper §6.4, P4)."""
-
-    REQUIRES = "Requires"
-    PRODUCES_INPUT_FOR = "ProducesInputFor"
-    EXCLUSIVE_WITH = "ExclusiveWith"
+#: A tool's ground-truth side effect (paper §6.2, P2): the calculus's enumeration.
+SideEffects = SideEffect
 
 
 class McpPolicy(StrEnum):

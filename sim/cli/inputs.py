@@ -1,0 +1,60 @@
+"""What every command shares: exit codes, one-line input errors, reading JSON files.
+
+Exit codes (SPEC §7): 0 success, 1 a negative answer (no route, a violation, not
+equivalent, lint findings), 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+EXIT_OK = 0
+EXIT_NEGATIVE = 1
+EXIT_BAD_INPUT = 2
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+class BadInput(Exception):
+    """A user-facing one-line error: printed as ``error: ...``, exit 2."""
+
+
+def guarded(*errors: type[Exception]) -> Callable[[Handler], Handler]:
+    """Turn :class:`BadInput` (and ``errors``) raised by a handler into exit 2."""
+    caught: tuple[type[Exception], ...] = (BadInput, *errors)
+
+    def wrap(fn: Handler) -> Handler:
+        @functools.wraps(fn)
+        def run(args: argparse.Namespace) -> int:
+            try:
+                return int(fn(args))
+            except caught as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return EXIT_BAD_INPUT
+
+        return run
+
+    return wrap
+
+
+def read_json(path: str | Path) -> Any:
+    """The JSON document at ``path``; :class:`BadInput` naming the file (and the line and
+    column of a syntax error) when it cannot be read."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BadInput(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"{path}: cannot read: {exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadInput(
+            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
