@@ -175,3 +175,18 @@ def test_mcp_vs_mcp_plus_shows_the_expressiveness_gap(tmp_path: Path) -> None:
         mcp_hints["approvals_asked"] / mcp_hints["started"]
         > 2 * plus_hints["approvals_asked"] / plus_hints["started"]
     )
+
+
+def test_hops_by_link_counts_every_hop_at_every_trace_level(tmp_path: Path) -> None:
+    scenario = load_scenario(TRAIN).model_copy(update={"duration": 300.0})
+    full = run_replication(scenario, "resilient", 0, tmp_path / "full", "full")
+    protocol = run_replication(scenario, "resilient", 0, tmp_path / "protocol", "protocol")
+    counted: dict[str, int] = {}
+    for line in (tmp_path / "full" / "trace.jsonl").read_text().splitlines():
+        event = json.loads(line)
+        if event["label"] == "hop":
+            key = "|".join(sorted((event["detail"]["from"], event["detail"]["to"])))
+            counted[key] = counted.get(key, 0) + 1
+    assert full["hops_by_link"] == dict(sorted(counted.items()))
+    assert protocol["hops_by_link"] == full["hops_by_link"]
+    assert sum(full["hops_by_link"].values()) == full["messages"]["hops"]

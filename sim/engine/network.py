@@ -55,9 +55,10 @@ class Node:
 
 
 class LinkState:
-    """Run-time state of a link: ``down`` counts the outages covering it now."""
+    """Run-time state of a link: ``down`` counts the outages covering it now; ``hops``
+    counts the messages that crossed it (either way, every protocol)."""
 
-    __slots__ = ("a", "b", "down", "j", "jitter", "latency")
+    __slots__ = ("a", "b", "down", "hops", "j", "jitter", "latency")
 
     def __init__(self, a: str, b: str, latency: dict[str, float], jitter: float) -> None:
         self.a = a
@@ -65,6 +66,7 @@ class LinkState:
         self.latency = latency
         self.jitter = jitter
         self.down = 0
+        self.hops = 0
         self.j = js([a, b])
 
 
@@ -426,6 +428,7 @@ class Transport:
         if rate:
             delay += self.expovariate(rate)
         msg.proto = proto
+        link.hops += 1
         self.metrics.hops += 1
         trace = self.trace
         if trace.full:

@@ -194,6 +194,11 @@ class World:
             raise NoRoute("no host is reachable: " + "; ".join(reasons))
         return best
 
+    def hops_by_link(self) -> dict[str, int]:
+        """Hops per link as ``{"a|b": n}`` (a < b, links crossed at least once, sorted)."""
+        used = {"|".join(sorted((ls.a, ls.b))): ls.hops for ls in self.links.values() if ls.hops}
+        return dict(sorted(used.items()))
+
     def check_finished(self) -> None:
         """Stop the run when arrivals are over and no instance is running."""
         wfs = self.workflows
@@ -275,5 +280,6 @@ def run_replication(
         "trace_lines": trace.lines,
     }
     metrics = world.metrics.to_json(header)
+    metrics["hops_by_link"] = world.hops_by_link()
     metrics_file.write_text(dumps(metrics), encoding="utf-8")
     return metrics

@@ -268,7 +268,7 @@ def mesh_figure(scenario: Scenario, link_use: Mapping[str, Mapping[str, int]]) -
             items: list[tuple[str, str, int]] = [
                 (k.split("|", 1)[0], k.split("|", 1)[-1], hops) for k, hops in use.items()
             ]
-            if not items:  # no hop events (trace level): show the links per type pair
+            if not items:  # no hops recorded (an older run): show the links per type pair
                 items = [(lk.between[0], lk.between[1], 1) for lk in scenario.links]
             for a, b, hops in items:
                 pair = tuple(sorted((types.get(a, "?"), types.get(b, "?"))))
@@ -330,15 +330,22 @@ def mesh_figure(scenario: Scenario, link_use: Mapping[str, Mapping[str, int]]) -
                     ax.annotate(
                         node,
                         (x, y),
-                        xytext=(0, 9),
+                        xytext=(0, 11),
                         textcoords="offset points",
                         ha="center",
                         fontsize=8,
+                        zorder=4,
+                        bbox={
+                            "boxstyle": "round,pad=0.15",
+                            "fc": "white",
+                            "ec": "none",
+                            "alpha": 0.8,
+                        },
                     )
         if use:
             ax.set_title(f"{router}: {sum(use.values())} hops")
         else:
-            ax.set_title(f"{router}: no hop events in the trace; links shown")
+            ax.set_title(f"{router}: no hops recorded; links shown")
         ax.set_xlabel("layout x (arbitrary units)")
         ax.set_ylabel("layout y (arbitrary units)")
         ax.set_xticks([])

@@ -9,7 +9,8 @@ writes ``series.json`` beside it:
   :data:`MAX_LATENCIES` evenly spaced order statistics, so a huge run stays small);
 * ``completions_per_minute``: succeeded instances per minute of simulated time;
 * ``outages``: ``[kind, element, start, end]`` for each node or link outage;
-* ``link_use``: hops per link (``"a|b"`` with a < b), all protocols together.
+* ``link_use``: hops per link (``"a|b"`` with a < b), all protocols together, taken
+  from ``metrics.json`` (``hops_by_link``, counted by the engine at every trace level).
 
 Lines are filtered by their label with a substring test before any JSON parsing.
 A run with ``trace: off`` has an empty trace: its series are empty.
@@ -28,7 +29,6 @@ MAX_LATENCIES = 5000
 
 _WANTED = (
     '"label":"wf_end"',
-    '"label":"hop"',
     '"label":"node_down"',
     '"label":"node_up"',
     '"label":"link_down"',
@@ -45,12 +45,16 @@ def _thin(values: list[float]) -> list[float]:
 
 
 def extract_series(trace: Path, scenario: Scenario, rep: int) -> dict[str, Any]:
-    """The series of one run from its trace (see the module docstring)."""
+    """The series of one run from its trace and the ``metrics.json`` beside it (see the
+    module docstring)."""
+    try:
+        metrics = json.loads((trace.parent / "metrics.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        metrics = {}
     latencies: list[float] = []
     minutes = [0] * max(1, math.ceil(float(scenario.duration) / 60.0))
     open_outages: dict[tuple[str, str], list[float]] = {}
     outages: list[list[Any]] = []
-    link_use: dict[str, int] = {}
     end = 0.0
     with open(trace, encoding="utf-8") as fh:
         for line in fh:
@@ -61,11 +65,7 @@ def extract_series(trace: Path, scenario: Scenario, rep: int) -> dict[str, Any]:
             t = float(event["t"])
             end = max(end, t)
             detail = event.get("detail") or {}
-            if label == "hop":
-                a, b = sorted((str(detail["from"]), str(detail["to"])))
-                key = f"{a}|{b}"
-                link_use[key] = link_use.get(key, 0) + 1
-            elif label == "wf_end":
+            if label == "wf_end":
                 if detail.get("status") == "succeeded":
                     if detail.get("latency") is not None:
                         latencies.append(float(detail["latency"]))
@@ -97,5 +97,5 @@ def extract_series(trace: Path, scenario: Scenario, rep: int) -> dict[str, Any]:
         "latency_count": len(latencies),
         "completions_per_minute": minutes,
         "outages": outages,
-        "link_use": dict(sorted(link_use.items())),
+        "link_use": dict(metrics.get("hops_by_link", {})),
     }

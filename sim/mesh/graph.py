@@ -9,7 +9,7 @@ increases on every topology change, so routers know when their caches are stale.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sim.mesh.errors import NodeNotFound, ProtocolNotFound
 from sim.mesh.protocols import BUILTIN_FIELDS, PairRule, Protocol, TranslationTable
@@ -42,11 +42,11 @@ class Link:
     b: str
     latency: Mapping[str, float]
     jitter: float = 0.0
+    #: the two agent ids, built once (the graph, the routers and the engine share it)
+    ends: frozenset[str] = field(init=False, repr=False, compare=False)
 
-    @property
-    def ends(self) -> frozenset[str]:
-        """The two agent ids."""
-        return frozenset((self.a, self.b))
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ends", frozenset((self.a, self.b)))
 
     def other(self, end: str) -> str:
         """The end that is not ``end``."""
