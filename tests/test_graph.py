@@ -50,9 +50,9 @@ def test_agents_gamma_and_hosts(shipped: ProtocolGraph) -> None:
     assert shipped.agent("gw2").translation_delay is None
     assert shipped.agent("tickets").concurrency == 8
     assert shipped.agent("accounts").concurrency == 16
-    assert shipped.hosts("book_train") == ["tickets"]
-    assert shipped.hosts("fetch_user") == ["accounts"]
-    assert shipped.hosts("nope") == []
+    assert shipped.hosts("book_train") == ("tickets",)
+    assert shipped.hosts("fetch_user") == ("accounts",)
+    assert shipped.hosts("nope") == ()
 
 
 def test_link_lookup_both_directions(shipped: ProtocolGraph) -> None:
@@ -170,3 +170,9 @@ def test_add_agent_replaces_only_unlinked(shipped: ProtocolGraph) -> None:
     shipped.add_agent(Agent("lonely", "GATEWAY", {"A2A": 1.0}))
     assert shipped.agent("lonely").speaks == {"A2A"}
     assert len(shipped) == 6
+
+
+def test_hosts_index_follows_new_agents(shipped: ProtocolGraph) -> None:
+    assert shipped.hosts("book_train") == ("tickets",)
+    shipped.add_agent(Agent("tickets2", "TOOL_SERVER", {"MCP": 1.0}, tools=("book_train",)))
+    assert shipped.hosts("book_train") == ("tickets", "tickets2")

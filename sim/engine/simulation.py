@@ -32,7 +32,6 @@ from sim.engine.randomness import Streams, sampler
 from sim.engine.trace import TRACE_LEVELS, TraceWriter
 from sim.engine.workflows import Workflows, drain_cap
 from sim.mesh.discovery import route_to_service
-from sim.mesh.errors import NoRoute
 from sim.mesh.graph import ProtocolGraph
 from sim.mesh.routing import NO_DOWN, DownSet, Route, make_router
 from sim.scenario.model import Scenario
@@ -88,10 +87,6 @@ class World:
         self.hosted: dict[str, tuple[str, ...]] = {
             a.id: tuple(a.tools) for a in self.graph.agents if a.tools
         }
-        self.hosts_of: dict[str, list[str]] = {}
-        for a in self.graph.agents:
-            for tool in a.tools:
-                self.hosts_of.setdefault(tool, []).append(a.id)
         approval = scenario.approval
         self.mcp_policy = approval.mcp_policy.value
         self.grant_probability = float(approval.grant_probability)
@@ -166,33 +161,12 @@ class World:
         key: Any = (source, need, rho) if down is NO_DOWN else (source, need, rho, down)
         path = self._routes.get(key)
         if path is None:
-            hosts = self.hosts_of.get(need)
-            if hosts and self.router_name != "semantic":
-                route = self._cheapest(source, hosts, rho, down)
-            else:
-                route = route_to_service(self.router, source, need, source_protocol=rho, down=down)
+            route = route_to_service(self.router, source, need, source_protocol=rho, down=down)
             path = self.compiled(route, rho)
             if len(self._routes) > 200_000:
                 self._routes.clear()
             self._routes[key] = path
         return path
-
-    def _cheapest(self, source: str, hosts: list[str], rho: str, down: DownSet) -> Route:
-        """As :func:`route_to_service` for a tool: the cheapest route to one of its hosts
-        (ties: graph order), with the hosts indexed once instead of per call."""
-        best: Route | None = None
-        reasons: list[str] = []
-        for host in hosts:
-            try:
-                route = self.router.route(source, host, source_protocol=rho, down=down)
-            except NoRoute as exc:
-                reasons.append(f"{host}: {exc.reason}")
-                continue
-            if best is None or route.cost < best.cost:
-                best = route
-        if best is None:
-            raise NoRoute("no host is reachable: " + "; ".join(reasons))
-        return best
 
     def hops_by_link(self) -> dict[str, int]:
         """Hops per link as ``{"a|b": n}`` (a < b, links crossed at least once, sorted)."""

@@ -35,7 +35,7 @@ def route_to_service(
         best = max((s for s in scored if s[2] != source), default=(0.0, 0, ""))
         if best[0] <= 0:
             raise NoRoute(f"no agent hosts or matches '{need}'")
-        hosts = [best[2]]
+        hosts = (best[2],)
     best_route: Route | None = None
     reasons: list[str] = []
     for host in hosts:

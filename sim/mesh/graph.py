@@ -71,6 +71,7 @@ class ProtocolGraph:
         self._agents: dict[str, Agent] = {}
         self._links: dict[frozenset[str], Link] = {}
         self._adjacent: dict[str, list[Link]] = {}
+        self._hosts: dict[str, tuple[str, ...]] | None = None
         self.version = 0
         for agent in agents:
             self.add_agent(agent)
@@ -136,9 +137,15 @@ class ProtocolGraph:
         """Γ(v, p): 0 when v does not speak p."""
         return self.agent(agent_id).protocols.get(protocol, 0.0)
 
-    def hosts(self, tool: str) -> list[str]:
-        """Ids of the agents hosting ``tool``, in graph order."""
-        return [a.id for a in self._agents.values() if tool in a.tools]
+    def hosts(self, tool: str) -> tuple[str, ...]:
+        """Ids of the agents hosting ``tool``, in graph order (indexed once per topology)."""
+        if self._hosts is None:
+            index: dict[str, list[str]] = {}
+            for agent in self._agents.values():
+                for name in agent.tools:
+                    index.setdefault(name, []).append(agent.id)
+            self._hosts = {name: tuple(ids) for name, ids in index.items()}
+        return self._hosts.get(tool, ())
 
     def check_protocol(self, protocol: str) -> None:
         """:class:`ProtocolNotFound` unless ``protocol`` ∈ P."""
@@ -170,6 +177,7 @@ class ProtocolGraph:
             self.check_protocol(protocol)
         self._agents[agent.id] = agent
         self._adjacent.setdefault(agent.id, [])
+        self._hosts = None
         self.version += 1
 
     def add_link(self, link: Link) -> None:
