@@ -76,3 +76,35 @@ def test_benchmark_quick_smoke(name: str, tmp_path: Path) -> None:
     assert text.startswith("# protomesh benchmarks")
     assert "\n## " in text and "| ---" in text  # a section with a markdown table
     assert f"--only {name}" in text
+
+
+def test_conformance_replay_is_a_valid_longer_trace(tmp_path: Path) -> None:
+    """The memory benchmark's generator: N fresh copies, ``seq`` strictly increasing,
+    identifiers offset, and all seven checks hold on the concatenation."""
+    import itertools
+    import json
+
+    from benchmarks.bench_conformance import SCENARIO, Replay
+    from sim.conformance.checks import check_trace
+    from sim.engine import run_replication
+    from sim.scenario import load_scenario
+
+    scenario = load_scenario(SCENARIO)
+    run_replication(scenario, "dijkstra", 0, tmp_path / "rep", "full")
+    data = (tmp_path / "rep" / "trace.jsonl").read_bytes()
+    replay = Replay.from_trace(data)
+    assert list(replay.lines(1)) == data.splitlines()  # copy 0 is the trace itself
+    lines = list(replay.lines(2))
+    assert len(lines) == 2 * len(replay.rows)
+    seqs = [int(line[line.index(b'"seq":') + 6 : line.index(b',"rep"')]) for line in lines]
+    assert all(a < b for a, b in itertools.pairwise(seqs))
+    first, second = json.loads(lines[1]), json.loads(lines[len(replay.rows) + 1])
+    assert second["inst"] == first["inst"] + replay.insts
+    assert second["inv"] == first["inv"] + replay.invs
+    assert second["detail"]["msg"] == first["detail"]["msg"] + replay.msgs
+    assert second["t"] == pytest.approx(first["t"] + replay.span)
+    report = check_trace(iter(lines), scenario)
+    assert report.events == len(lines)
+    assert {v.name: v.violations for v in report.verdicts} == dict.fromkeys(
+        (v.name for v in report.verdicts), 0
+    )

@@ -9,7 +9,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from sim.calculus.lts import TAU, accepts
+from sim.calculus.lts import TAU, accepts, read_aut, traces, write_aut
 from sim.calculus.mcp import (
     PROTOCOL_FIELDS,
     Abort,
@@ -177,6 +177,68 @@ def test_tool_lts_of_an_mcp_plus_tool_has_the_gate_and_recoveries() -> None:
         lts, [*fail[:3], "error(book_train,AuthError)", "fallback(book_train,use_cached_data)"]
     )
     assert accepts(lts, [*fail[:3], "error(book_train,NotFound)", "prompt(book_train)"])
+
+
+TWO_SLOTS: dict[str, Any] = {
+    "name": "book",
+    "input_schema": {
+        "type": "object",
+        "required": ["city", "date"],
+        "properties": {"city": {}, "date": {}, "note": {}},
+    },
+    "side_effects": "write",
+    "requires_approval": True,
+    "failure_modes": [{"error": "ServiceDown", "recovery": {"retry": 1}}],
+}
+
+
+def test_sgd_dialect_collects_any_in_order_subset_of_the_required_inputs() -> None:
+    lts = tool_lts(ToolPlus.from_mapping(TWO_SLOTS), error_types=(), dialect="sgd")
+    ok = ["approve(book)", "execute(book)", "result(book)"]
+    collects = ["collect(city)", "collect(date)"]
+    for subset in ([], ["collect(city)"], ["collect(date)"], collects):
+        assert accepts(lts, ["invoke(book)", *subset, *ok], weak=False), subset
+    assert not accepts(lts, ["invoke(book)", "collect(date)", "collect(city)", *ok])
+    assert not accepts(lts, ["invoke(book)", "collect(city)", "collect(city)", *ok])
+    assert not accepts(lts, ["invoke(book)", "collect(note)", *ok])  # optional: never collected
+    assert not accepts(lts, ["call(book)", *ok])
+    assert TAU not in lts.labels  # no validation, no silent skips
+    assert not any("ValidationError" in t.label for t in lts.transitions)
+    # the approval gate: the trace vocabulary's approve/deny (SGD confirm), after collecting
+    assert accepts(lts, ["invoke(book)", "collect(city)", "deny(book)"])
+    assert not accepts(lts, ["invoke(book)", *collects, "execute(book)"])
+    assert not accepts(lts, ["invoke(book)", "approve(book)", "collect(city)"])
+    # all maximal successful traces: invoke, an in-order subset of collects, the gate, ...
+    full = {t for t in traces(lts, 6) if t and t[-1] == "result(book)"}
+    assert full == {
+        ("invoke(book)", *sub, *ok) for sub in ((), ("collect(city)",), ("collect(date)",))
+    } | {("invoke(book)", *collects, *ok)}
+
+
+def test_sgd_dialect_recovers_like_the_mcp_dialect() -> None:
+    lts = tool_lts(ToolPlus.from_mapping(TWO_SLOTS), error_types=(), dialect="sgd")
+    run = ["approve(book)", "execute(book)", "error(book,ServiceDown)"]
+    start = ["invoke(book)", "collect(date)"]
+    # retry goes back to the approval gate (not to collecting): ask again, once
+    assert accepts(lts, [*start, *run, "retry(book)", *run[:2], "result(book)"])
+    assert not accepts(lts, [*start, *run, "retry(book)", "collect(city)"])
+    assert not accepts(lts, [*start, *run, "retry(book)", *run, "retry(book)"])
+    assert accepts(lts, [*start, *run, "retry(book)", *run, "abort(book)"])
+    ungated = tool_lts(ToolPlus.from_mapping(TWO_SLOTS), approval=False, dialect="sgd")
+    assert accepts(ungated, ["invoke(book)", "execute(book)", "result(book)"])
+    assert accepts(ungated, ["invoke(book)", "collect(city)", "execute(book)", "result(book)"])
+    with pytest.raises(ValueError):
+        tool_lts(ToolPlus.from_mapping(TWO_SLOTS), dialect="a2a")  # type: ignore[arg-type]
+
+
+def test_sgd_dialect_exports_to_aut_and_the_mcp_dialect_is_the_default() -> None:
+    tool = ToolPlus.from_mapping(TWO_SLOTS)
+    lts = tool_lts(tool, dialect="sgd")
+    assert read_aut(write_aut(lts)) == lts
+    assert "invoke(book)" in write_aut(lts) and "collect(date)" in write_aut(lts)
+    assert tool_lts(tool) == tool_lts(tool, dialect="mcp")
+    no_slots = tool_lts(Tool("now", "Current time", {"type": "object"}), dialect="sgd")
+    assert accepts(no_slots, ["invoke(now)", "execute(now)", "result(now)"])
 
 
 def test_tool_lts_of_a_plain_tool_and_of_an_mcp_view() -> None:

@@ -449,3 +449,27 @@ def test_requires_against_order_is_a_warning(tmp_path: Path) -> None:
 def test_produces_input_for_along_order_is_fine(tmp_path: Path) -> None:
     _, errors, warnings = load(tmp_path, DEPENDENCY_AGAINST_ORDER % "ProducesInputFor")
     assert errors == [] and warnings == []
+
+
+LABEL_UNSAFE = """\
+name: lab
+protocols: [MCP+]
+agents:
+  - {id: a, type: LLM_AGENT, protocols: {MCP+: 1}}
+  - {id: s, type: TOOL_SERVER, protocols: {MCP+: 1}, tools: ["book train"]}
+links: [{between: [a, s], latency: {MCP+: 0.01}}]
+tools:
+  - name: book train
+    input_schema: {type: object, required: ["from city"]}
+    errors: {"Service Down": 0.1}
+    failure_modes: [{error: "Not,Found", recovery: {abort: true}}]
+"""
+
+
+def test_names_that_become_label_arguments_must_be_label_safe(tmp_path: Path) -> None:
+    file, errors, _ = load(tmp_path, LABEL_UNSAFE)
+    assert len(errors) == 4
+    check(errors[0], file, "8:11: tools[0].name", "'book train'", "trace labels")
+    check(errors[1], file, "9:45: tools[0].input_schema.required[0]", "'from city'")
+    check(errors[2], file, "10:14: tools[0].errors.Service Down", "'Service Down'")
+    check(errors[3], file, "11:29: tools[0].failure_modes[0].error", "'Not,Found'")

@@ -23,6 +23,7 @@ __all__ = [
     "Transition",
     "accepts",
     "hide",
+    "is_label_argument",
     "label",
     "parallel",
     "parse_label",
@@ -40,13 +41,19 @@ _LABEL_RE = re.compile(r"^([a-z][a-z_]*)(?:\(([^()\"]*)\))?$")
 _ARG_FORBIDDEN = re.compile(r"[,()\"\s]")
 
 
+def is_label_argument(text: str) -> bool:
+    """True when ``text`` can be an argument of a label (paper §3.3 label grammar): not
+    empty, and no ``,``, ``(``, ``)``, ``"`` or whitespace."""
+    return bool(text) and _ARG_FORBIDDEN.search(text) is None
+
+
 def label(action: str, *args: str) -> str:
     """The interned label ``action(arg1,arg2,...)`` (paper §3.3 label sets).
 
     Arguments must not contain ``,``, ``(``, ``)``, ``"`` or whitespace.
     """
     for arg in args:
-        if not arg or _ARG_FORBIDDEN.search(arg):
+        if not is_label_argument(arg):
             raise ValueError(f"bad label argument {arg!r} for {action}")
     if not args:
         return sys.intern(action)

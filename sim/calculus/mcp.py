@@ -10,6 +10,16 @@ approval gate only when the caller's view asks for approval, one error branch pe
 and recovery ``retry(n)`` (back to the gate: an approval is consumed by one execute, at most
 ``k`` times, then ``abort``), ``fallback(n,tool)``, ``prompt(n)`` or ``abort(n)``; an error
 type without a declared strategy aborts (SPEC §2).
+
+The same invocation issued in SGD (``dialect="sgd"``, SPEC §4's intent shape) is::
+
+    invoke(n) . collect(r1)? ... collect(rk)? . [approve(n) | deny(n)] . execute(n) .
+        (result(n) | error(n,t) . recovery)
+
+one optional ``collect(ri)`` per required input, in the schema's ``required`` order (the
+caller asks the user for the slots its arguments lack; any in-order subset is a trace), no
+validation τ (collected slots cannot fail validation), and SGD's ``confirm`` traced as
+``approve`` (SPEC §5 has no ``confirm`` label). Recovery is the MCP dialect's.
 """
 
 from __future__ import annotations
@@ -20,7 +30,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from sim.calculus.lts import LTS, TAU, label
 from sim.calculus.sgd import EXECUTION_ERROR
@@ -33,6 +43,7 @@ __all__ = [
     "Abort",
     "Annotations",
     "Dependency",
+    "Dialect",
     "FailureMode",
     "Fallback",
     "RecoveryStrategy",
@@ -53,6 +64,8 @@ __all__ = [
 
 MCP_PLUS_META = "protomesh/mcp+"
 """The ``_meta`` key under which a ``tools/list`` entry carries MCP⁺ metadata."""
+Dialect = Literal["mcp", "sgd"]
+"""The shape of an invocation: issued in MCP/MCP⁺/A2A/ANP (``call``) or in SGD (``invoke``)."""
 VALIDATION_ERROR = "ValidationError"
 """The MCP error of a failed input validation (paper §4.4, MCP-Validate-Err)."""
 
@@ -552,6 +565,7 @@ def tool_lts(
     *,
     approval: bool | None = None,
     error_types: Sequence[str] = (EXECUTION_ERROR,),
+    dialect: Dialect = "mcp",
 ) -> LTS:
     """The LTS of one invocation of ``tool`` (paper §3.2.3, §6.2 ``Tool_write``, §6.3
     ``Tool_robust``; SPEC §4).
@@ -562,7 +576,18 @@ def tool_lts(
     ``ValidationError`` branch replaces nothing: it is offered beside the τ whenever the schema
     has required inputs or the failure modes declare it. State names show the phase and the
     retries used.
+
+    ``dialect="sgd"``: ``invoke(n)`` opens, then the collecting states ``collect_i`` (``i``
+    the next position in the schema's ``required`` list) where ``collect(r_j)`` for any
+    ``j ≥ i`` leads to ``collect_{j+1}`` and the gate (or ``execute``) is enabled too: any
+    in-order subset of the required inputs is collected, with no τ (a weak-trace equivalent
+    of "``collect(r_i)`` or a τ skip" at each position, without silent steps for the engine
+    to take or the ``lts`` check to close over). No validation phase; ``retry`` goes back to
+    the gate as in the MCP dialect.
     """
+    if dialect not in ("mcp", "sgd"):
+        raise ValueError(f"dialect must be mcp|sgd, not {dialect!r}")
+    sgd = dialect == "sgd"
     if isinstance(tool, ToolView):
         desc, gate = tool.descriptor, tool.approval
     elif isinstance(tool, Tool):
@@ -576,7 +601,9 @@ def tool_lts(
     for fm in desc.failure_modes or ():
         modes.setdefault(fm.error, fm.recovery)
     schema = desc.input_schema or {}
-    validation_fails = bool(schema.get("required")) or VALIDATION_ERROR in modes
+    slots: tuple[str, ...] = tuple(schema.get("required", ()) or ()) if sgd else ()
+    collect_labels = [label("collect", r) for r in slots]
+    validation_fails = not sgd and (bool(schema.get("required")) or VALIDATION_ERROR in modes)
     exec_errors = [e for e in modes if e != VALIDATION_ERROR]
     exec_errors.extend(e for e in error_types if e not in modes and e != VALIDATION_ERROR)
     retried = sorted(e for e, r in modes.items() if isinstance(r, Retry))
@@ -599,22 +626,34 @@ def tool_lts(
         trans.append((src, lab, dst))
 
     done: Key = ("done", "", ())
+
+    def gate_from(src: int, used: tuple[int, ...]) -> None:
+        if gate:
+            go(src, label("approve", n), ("approved", "", used))
+            go(src, label("deny", n), done)
+        else:
+            go(src, label("execute", n), ("executing", "", used))
+
     while queue:
         key = queue.popleft()
         phase, err, used = key
         src = number[key]
         if phase == "idle":
-            go(src, label("call", n), ("validating", "", used))
+            if not sgd:
+                go(src, label("call", n), ("validating", "", used))
+            else:
+                go(src, label("invoke", n), ("collect_0" if slots else "ready", "", used))
+        elif phase.startswith("collect_"):
+            for j in range(int(phase[8:]), len(slots)):
+                nxt = f"collect_{j + 1}" if j + 1 < len(slots) else "ready"
+                go(src, collect_labels[j], (nxt, "", used))
+            gate_from(src, used)
         elif phase == "validating":
             go(src, TAU, ("ready", "", used))
             if validation_fails:
                 go(src, label("error", n, VALIDATION_ERROR), ("failed", VALIDATION_ERROR, used))
         elif phase == "ready":
-            if gate:
-                go(src, label("approve", n), ("approved", "", used))
-                go(src, label("deny", n), done)
-            else:
-                go(src, label("execute", n), ("executing", "", used))
+            gate_from(src, used)
         elif phase == "approved":
             go(src, label("execute", n), ("executing", "", used))
         elif phase == "executing":

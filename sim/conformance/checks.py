@@ -528,7 +528,8 @@ _ABSENT: Any = object()
 
 class LtsReplay(Check):
     """Each invocation's protocol labels form a trace of its tool's ground-truth LTS
-    (``validate`` is the LTS's τ; SGD ``approve`` is ``confirm``): replayed step by step."""
+    (``validate`` is the LTS's τ; SGD ``approve`` is ``confirm``): replayed step by step.
+    A scenario tool's invocation opened by ``invoke`` replays on its ``sgd`` dialect."""
 
     name = "lts"
     labels = tuple(sorted(PROTOCOL_LABELS))
@@ -537,7 +538,7 @@ class LtsReplay(Check):
         super().__init__(truth, ctx)
         self.tools = truth.tools
         self.state: dict[Any, tuple[ToolFacts, list[tuple[LTS, int]]] | None] = {}
-        self._labels: dict[tuple[str, str, Any], str | None] = {}
+        self._labels: dict[tuple[str, bool, str, Any], str | None] = {}
 
     def handlers(self) -> dict[str, Handler]:
         out: dict[str, Handler] = dict.fromkeys(PROTOCOL_LABELS, self.on_step)
@@ -551,7 +552,7 @@ class LtsReplay(Check):
             return plain
         d = ev.detail
         arg = d.error if lab == "error" else d.to if lab == "fallback" else d.slot
-        key = (facts.name, lab, arg)
+        key = (facts.name, facts.sgd, lab, arg)
         hit = self._labels.get(key, "")
         if hit != "":
             return hit
@@ -577,6 +578,8 @@ class LtsReplay(Check):
         if facts is None:
             self._fail(ev, raw, f"{ev.label} of {ev.tool!r}, a tool the ground truth does not have")
             return
+        if ev.label == "invoke" and facts.sgd_dialect is not None:
+            facts = facts.sgd_dialect
         lab = facts.plain.get(ev.label)
         cands = [(m, s) for m in facts.ltss if (s := m.step(m.initial, lab or "")) is not None]
         if not cands:

@@ -3,7 +3,9 @@
 Only the scenario's declarations are used (side effects, approval flags, failure modes,
 dependencies, links and the protocols agents speak) and the calculus' LTS builders;
 never the engine. A tool's ground-truth LTS for the ``lts`` check is the calculus'
-``tool_lts`` of its full MCP+ descriptor (SGD: ``intent_lts`` of the intent). When the
+``tool_lts`` of its full MCP+ descriptor: the ``mcp`` dialect for an invocation opened by
+``call``, the ``sgd`` dialect for one opened by ``invoke`` (:attr:`ToolFacts.sgd_dialect`);
+for SGD services, ``intent_lts`` of the intent. When the
 ground truth has no approval gate, a caller may still ask (SPEC §2: a caller that lost
 ``requires_approval`` decides from hints or policy): asking is never unsafe, so both
 the gated and the ungated LTS are accepted then.
@@ -47,6 +49,9 @@ class ToolFacts:
     sgd: bool = False
     #: trace label → LTS label for labels without an argument
     plain: Mapping[str, str] = field(default_factory=dict)
+    #: the facts an invocation opened by ``invoke`` is replayed on (a scenario tool's
+    #: ``tool_lts`` in the ``sgd`` dialect); ``None``: these facts serve both openings
+    sgd_dialect: ToolFacts | None = None
 
 
 @dataclass(frozen=True)
@@ -77,18 +82,23 @@ def _sgd_plain(name: str) -> dict[str, str]:
     return out
 
 
+def _sgd_dialect_plain(name: str) -> dict[str, str]:
+    actions = ("invoke", "approve", "deny", "execute", "result", "retry", "prompt", "abort")
+    return {a: label(a, name) for a in actions}  # no validate: the dialect has no τ
+
+
 def tool_facts(desc: ToolPlus, error_types: Iterable[str]) -> ToolFacts:
-    """The facts of one MCP+ descriptor."""
+    """The facts of one MCP+ descriptor (both dialects of its invocation LTS)."""
     modes: dict[str, RecoveryStrategy] = {}
     for fm in desc.failure_modes or ():
         modes.setdefault(fm.error, fm.recovery)
     deps = desc.dependencies or ()
     types = tuple(sorted({*error_types, SERVICE_DOWN, EXECUTION_ERROR}))
     gated = desc.requires_approval is True
-    ltss: tuple[LTS, ...] = (tool_lts(desc, approval=True, error_types=types),)
-    if not gated:
-        ltss = (tool_lts(desc, approval=False, error_types=types), *ltss)
-    return ToolFacts(
+    gates = (True,) if gated else (False, True)
+    ltss = tuple(tool_lts(desc, approval=g, error_types=types) for g in gates)
+    sgd_ltss = tuple(tool_lts(desc, approval=g, error_types=types, dialect="sgd") for g in gates)
+    facts = ToolFacts(
         name=desc.name,
         write=desc.side_effects in (SideEffect.WRITE, SideEffect.DELETE),
         requires=tuple(d.tool for d in deps if d.relation == Relation.REQUIRES),
@@ -96,6 +106,10 @@ def tool_facts(desc: ToolPlus, error_types: Iterable[str]) -> ToolFacts:
         recovery=modes,
         ltss=ltss,
         plain=_mcp_plain(desc.name),
+    )
+    return _replace(
+        facts,
+        sgd_dialect=_replace(facts, ltss=sgd_ltss, sgd=True, plain=_sgd_dialect_plain(desc.name)),
     )
 
 
@@ -110,7 +124,9 @@ def from_scenario(scenario: Scenario, source: str = "") -> Truth:
         for other in facts.exclusive:
             if other in tools and name not in tools[other].exclusive:
                 o = tools[other]
-                tools[other] = _replace(o, exclusive=o.exclusive | {name})
+                excl = o.exclusive | {name}
+                sgd = o.sgd_dialect and _replace(o.sgd_dialect, exclusive=excl)
+                tools[other] = _replace(o, exclusive=excl, sgd_dialect=sgd)
     links = {frozenset(link.between): frozenset(link.latency) for link in scenario.links}
     speaks = {a.id: frozenset(a.protocols) for a in scenario.agents}
     workflow_tools = {

@@ -10,7 +10,11 @@ the LTS enables it (:meth:`Invocation.take` raises :class:`EngineBug` otherwise)
 
 * at the caller: ``call(n)``, ``tau`` (traced ``validate``; ``error(n,ValidationError)``
   when the arguments miss a field the caller's schema requires), ``approve(n)`` /
-  ``deny(n)`` (when the view asks for approval), then the request is sent;
+  ``deny(n)`` (when the view asks for approval), then the request is sent; an
+  invocation issued in SGD (the task's ρ) runs the LTS's ``sgd`` dialect instead:
+  ``invoke(n)``, one ``collect(s)`` per input the caller's schema requires and the
+  arguments lack (in ``required`` order, each after a user-answer delay drawn like an
+  approval's), no validation, then the same gate;
 * at the server: ``execute(n)`` when a concurrency slot is free (FIFO queue before);
   the outcome (``None`` or an error type drawn from ``errors``) rides back in the reply;
 * at the caller again: ``result(n)`` or ``error(n,t)``, then the one recovery label the
@@ -52,11 +56,13 @@ from sim.engine.trace import (
     ABORT,
     APPROVE,
     CALL,
+    COLLECT,
     DENY,
     DROP,
     ERROR,
     EXECUTE,
     FALLBACK,
+    INVOKE,
     LIST,
     NULL,
     PROMPT,
@@ -75,6 +81,8 @@ if TYPE_CHECKING:
     from sim.engine.simulation import World
     from sim.engine.workflows import Instance, TaskRT
 
+#: The protocol whose invocations take the LTS's ``sgd`` dialect (SPEC §4).
+SGD = "SGD"
 #: The error a timeout stands for (SPEC §4).
 SERVICE_DOWN = "ServiceDown"
 #: Seconds before the first retry or re-send; doubled each time, capped.
@@ -125,6 +133,7 @@ class Labels:
     """The interned LTS labels of one tool."""
 
     call: str
+    invoke: str
     approve: str
     deny: str
     execute: str
@@ -140,6 +149,7 @@ class Labels:
                 label(a, name)
                 for a in (
                     "call",
+                    "invoke",
                     "approve",
                     "deny",
                     "execute",
@@ -156,7 +166,9 @@ class ViewRT:
     """What a caller knows of a tool (its :class:`ToolView`), with the LTS it runs."""
 
     __slots__ = (
+        "_sgd_lts",
         "approval",
+        "collect",
         "exclusive",
         "feeds",
         "fields",
@@ -182,6 +194,8 @@ class ViewRT:
         d = view.descriptor
         schema = d.input_schema or {}
         self.required: tuple[str, ...] = tuple(schema.get("required", ()) or ())
+        self._sgd_lts: LTS | None = None  # built on the first invocation issued in SGD
+        self.collect: dict[str, str] = {}
         deps = d.dependencies or ()
         self.requires = tuple(x.tool for x in deps if x.relation == Relation.REQUIRES)
         self.feeds = tuple(x.tool for x in deps if x.relation == Relation.PRODUCES_INPUT_FOR)
@@ -197,6 +211,16 @@ class ViewRT:
             f'"fields":{js(sorted(view.fields))},"approval":{js(view.approval)},'
             f'"approval_reason":{js(view.approval_reason)}}}'
         )
+
+    def sgd_lts(self) -> LTS:
+        """The LTS of an invocation issued in SGD (``tool_lts`` dialect ``sgd``), built once."""
+        lts = self._sgd_lts
+        if lts is None:
+            v = self.view
+            lts = tool_lts(v, approval=v.approval, error_types=self.tool.error_types, dialect="sgd")
+            self._sgd_lts = lts
+            self.collect = {r: label("collect", r) for r in self.required}
+        return lts
 
 
 # --- invocations -----------------------------------------------------------------------
@@ -216,9 +240,11 @@ class Invocation:
         "id",
         "inst",
         "instance",
+        "lts",
         "need",
         "parent",
         "path",
+        "pending",
         "resends",
         "retries",
         "rhoj",
@@ -254,7 +280,9 @@ class Invocation:
         self.tool = view.tool
         self.toolj = view.tool.j
         self.view = view
-        self.state = view.lts.initial
+        self.lts: LTS = view.sgd_lts() if task.rho == SGD else view.lts
+        self.state = self.lts.initial
+        self.pending: tuple[str, ...] = ()  # SGD: the slots still to collect
         self.attempt = 0
         self.path = path
         self.need = need
@@ -271,9 +299,9 @@ class Invocation:
 
     def take(self, lab: str) -> None:
         """Take transition ``lab`` of the invocation's LTS; :class:`EngineBug` if not enabled."""
-        nxt = self.view.lts.step(self.state, lab)
+        nxt = self.lts.step(self.state, lab)
         if nxt is None:
-            lts = self.view.lts
+            lts = self.lts
             raise EngineBug(
                 f"invocation {self.id} of {self.tool.name}: '{lab}' is not enabled in state "
                 f"{lts.name(self.state)} (enabled: {[a for a, _ in lts.enabled(self.state)]})"
@@ -477,6 +505,7 @@ class Caller:
         self.later = world.later
         self.live: dict[int, Instance] = {}
         self._approval_cb = self._approval
+        self._collect_cb = self._collected
         self._timer_cb = self._timer
         self._resume_cb = self._resume
         self._disc_timer_cb = self._disc_timer
@@ -598,20 +627,50 @@ class Caller:
         parent: int | None = None,
         depth: int = 0,
     ) -> Invocation:
-        """Start an invocation: ``call``, then validation, then the approval gate."""
+        """Start an invocation: ``call``, then validation, then the approval gate; issued
+        in SGD: ``invoke``, then collecting the missing required slots, then the gate."""
         world = self.world
         inv = Invocation(world.new_inv(), self, instance, task, view, path, need, parent, depth)
         world.metrics.calls += 1
-        inv.take(view.labels.call)
+        sgd = task.rho == SGD
+        inv.take(view.labels.invoke if sgd else view.labels.call)
         trace = world.trace
         now = self.env.now
         if trace.enabled:
             detail = f'{{"target":{path.nodes[-1].j}'
             if parent is not None:
                 detail += f',"parent":{parent}'
-            trace.line(now, CALL, self.node.j, inv.frag, inv.rhoj, detail + "}")
-        self._validate(inv)
+            trace.line(now, INVOKE if sgd else CALL, self.node.j, inv.frag, inv.rhoj, detail + "}")
+        if sgd:
+            args = task.args
+            inv.pending = tuple(k for k in view.required if k not in args)
+            self._collect(inv)
+        else:
+            self._validate(inv)
         return inv
+
+    def _collect(self, inv: Invocation) -> None:
+        """SGD: ask the user for the next missing slot (an approval's latency), or go on to
+        the gate when none is left."""
+        if inv.pending:
+            world = self.world
+            self.later(world.approval_latency(), inv, self._collect_cb)
+        else:
+            self._gate(inv)
+
+    def _collected(self, event: Any) -> None:
+        inv: Invocation = event._value
+        if not inv.live:
+            return
+        slot, *rest = inv.pending
+        inv.pending = tuple(rest)
+        inv.take(inv.view.collect[slot])
+        trace = self.world.trace
+        if trace.enabled:
+            trace.line(
+                self.env.now, COLLECT, self.node.j, inv.frag, inv.rhoj, f'{{"slot":{js(slot)}}}'
+            )
+        self._collect(inv)
 
     def _validate(self, inv: Invocation) -> None:
         args = inv.task.args
@@ -789,7 +848,7 @@ class Caller:
                 now, ERROR, self.node.j, inv.frag, inv.rhoj, f'{{"error":{pjs(error)}{extra}}}'
             )
         # the one recovery label the LTS enables after this error
-        (lab, _), *rest = inv.view.lts.enabled(inv.state)
+        (lab, _), *rest = inv.lts.enabled(inv.state)
         if rest:
             raise EngineBug(f"invocation {inv.id}: several recoveries enabled after {error}")
         labels = inv.view.labels
@@ -852,7 +911,7 @@ class Caller:
         inv: Invocation = event._value
         if not inv.live:
             return
-        if inv.view.lts.step(inv.state, TAU) is not None:  # a ValidationError retry
+        if inv.lts.step(inv.state, TAU) is not None:  # a ValidationError retry
             self._validate(inv)
         else:
             self._gate(inv)
@@ -876,6 +935,7 @@ def make_view(tool: ToolRT, fields: frozenset[str], mcp_policy: str) -> ViewRT:
 __all__ = [
     "NULL",
     "SERVICE_DOWN",
+    "SGD",
     "Caller",
     "Discovery",
     "EngineBug",

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from sim.calculus.lts import is_label_argument
 from sim.scenario.diagnostics import FieldPath, did_you_mean
 from sim.scenario.model import BUILTIN_PROTOCOLS, AgentType, Scenario, SideEffects, TaskSpec
 
@@ -207,8 +208,39 @@ def _links(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
                     )
 
 
+_LABEL_SAFE = "no commas, parentheses, double quotes or spaces: it appears in trace labels"
+
+
+def _label_safe(scn: Scenario) -> Iterator[Finding]:
+    """Names that become label arguments (``call(n)``, ``error(n,t)``, ``collect(s)``)."""
+    for i, tool in enumerate(scn.tools):
+        if not is_label_argument(tool.name):
+            yield Finding(("tools", i, "name"), f"tool name '{tool.name}': {_LABEL_SAFE}")
+        for error in tool.errors:
+            if not is_label_argument(error):
+                yield Finding(
+                    ("tools", i, "errors", error),
+                    f"error type '{error}': {_LABEL_SAFE}",
+                    at_key=True,
+                )
+        for j, mode in enumerate(tool.failure_modes):
+            if not is_label_argument(mode.error):
+                yield Finding(
+                    ("tools", i, "failure_modes", j, "error"),
+                    f"error type '{mode.error}': {_LABEL_SAFE}",
+                )
+        required = tool.input_schema.get("required", [])
+        for j, slot in enumerate(required if isinstance(required, list) else []):
+            if not isinstance(slot, str) or not is_label_argument(slot):
+                yield Finding(
+                    ("tools", i, "input_schema", "required", j),
+                    f"required input {slot!r}: {_LABEL_SAFE} (collect(s) of SGD callers)",
+                )
+
+
 def _tools(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
     yield from _duplicates("tools", "name", [t.name for t in scn.tools])
+    yield from _label_safe(scn)
     requires: dict[str, list[str]] = {t.name: [] for t in scn.tools}
     for i, tool in enumerate(scn.tools):
         for j, mode in enumerate(tool.failure_modes):
