@@ -1,0 +1,167 @@
+"""Property: a scenario that validates always runs, under every router, and the engine
+never loses a message unrecorded nor routes over a protocol its link lacks.
+
+Hypothesis draws small random scenarios (agents, protocols, links, tools with failure
+modes, dependencies and error rates, workflows, outages). Drawings the loader rejects
+are discarded; every accepted one must run to completion for each router, and its trace
+must pass the checks that hold for every run whatever the callers know
+(`conservation`, `route_validity`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from sim.conformance import check_trace
+from sim.engine import run_replication
+from sim.scenario import ScenarioError, parse_scenario
+
+PROTOCOLS = ["MCP", "MCP+", "A2A", "ANP", "SGD"]
+ERRORS = ["ServiceDown", "NotFound", "AuthError"]
+
+
+@st.composite
+def scenarios(draw: st.DrawFn) -> dict[str, Any]:
+    protocols = draw(st.lists(st.sampled_from(PROTOCOLS), min_size=1, max_size=4, unique=True))
+    n = draw(st.integers(3, 6))
+    agents: list[dict[str, Any]] = []
+    for i in range(n):
+        speaks = draw(st.lists(st.sampled_from(protocols), min_size=1, unique=True))
+        agents.append(
+            {
+                "id": f"a{i}",
+                "type": draw(st.sampled_from(["LLM_AGENT", "COORDINATOR", "GATEWAY"])),
+                "protocols": {p: draw(st.sampled_from([0.5, 1.0])) for p in speaks},
+                "concurrency": draw(st.integers(1, 3)),
+            }
+        )
+    # a1 is a gateway speaking every protocol: every other agent has a link to it, and
+    # random extra links join earlier agents, so most drawings have routes to the server
+    agents[1]["type"] = "GATEWAY"
+    agents[1]["protocols"] = dict.fromkeys(protocols, 1.0)
+    links: list[dict[str, Any]] = []
+    for i in range(n):
+        if i == 1:
+            continue
+        ends = [(1, i)]
+        if i > 2 and draw(st.booleans()):
+            ends.append((draw(st.sampled_from([k for k in range(i) if k != 1])), i))
+        for j, k in ends:
+            common = [p for p in agents[k]["protocols"] if p in agents[j]["protocols"]]
+            if not common:
+                continue
+            carried = draw(st.lists(st.sampled_from(common), min_size=1, unique=True))
+            links.append(
+                {
+                    "between": [f"a{j}", f"a{k}"],
+                    "latency": {p: draw(st.sampled_from([0.0, 0.01, 0.05])) for p in carried},
+                    "jitter": draw(st.sampled_from([0.0, 0.005])),
+                }
+            )
+    names = [f"t{k}" for k in range(draw(st.integers(1, 4)))]
+    tools: list[dict[str, Any]] = []
+    for k, name in enumerate(names):
+        effect = draw(st.sampled_from(["none", "read", "write", "delete"]))
+        modes = []
+        for error in draw(st.lists(st.sampled_from(ERRORS), max_size=2, unique=True)):
+            recovery = draw(
+                st.sampled_from(
+                    [{"retry": 2}, {"abort": True}, {"prompt": "again?"}]
+                    + ([{"fallback": names[0]}] if k > 0 else [])
+                )
+            )
+            modes.append({"error": error, "recovery": recovery})
+        deps = []
+        if k > 0 and draw(st.booleans()):
+            relation = draw(st.sampled_from(["Requires", "ProducesInputFor", "ExclusiveWith"]))
+            deps.append({"tool": names[draw(st.integers(0, k - 1))], "relation": relation})
+        tools.append(
+            {
+                "name": name,
+                "description": f"Tool {name} does something useful with records.",
+                "input_schema": {
+                    "type": "object",
+                    "required": draw(st.sampled_from([[], ["id"]])),
+                    "properties": {"id": {"type": "string"}},
+                },
+                "side_effects": effect,
+                "requires_approval": effect in ("write", "delete") and draw(st.booleans()),
+                "failure_modes": modes,
+                "dependencies": deps,
+                "service_time": {"dist": "exponential", "mean": 0.1},
+                "errors": {e: draw(st.sampled_from([0.0, 0.2, 0.5])) for e in ERRORS[:2]},
+            }
+        )
+    agents[-1]["tools"] = names
+    agents[-1]["type"] = "TOOL_SERVER"
+    initiator = agents[0]
+    tasks = []
+    for k in range(draw(st.integers(1, 4))):
+        after = (
+            draw(st.lists(st.sampled_from([f"k{m}" for m in range(k)]), unique=True)) if k else []
+        )
+        task: dict[str, Any] = {"id": f"k{k}", "tool": draw(st.sampled_from(names)), "after": after}
+        if draw(st.booleans()):
+            task["args"] = {"id": "x"}
+        tasks.append(task)
+    failures: list[dict[str, Any]] = []
+    if links and draw(st.booleans()):
+        failures.append(
+            {"node": draw(st.sampled_from([a["id"] for a in agents])), "at": 5, "for": 10}
+        )
+    if links and draw(st.booleans()):
+        failures.append({"link": draw(st.sampled_from(links))["between"], "at": 2, "for": 20})
+    if draw(st.booleans()):
+        failures.append({"random": {"nodes": [f"a{n - 1}"], "mtbf": 20, "mttr": 5}})
+    return {
+        "name": "fuzz",
+        "seed": draw(st.integers(0, 1000)),
+        "duration": 40,
+        "routers": ["dijkstra", "bfs", "resilient", "semantic"],
+        "protocols": protocols,
+        "approval": {
+            "latency": {"dist": "constant", "value": 0.5},
+            "grant_probability": draw(st.sampled_from([0.0, 0.5, 1.0])),
+            "mcp_policy": draw(st.sampled_from(["hints", "never", "always"])),
+        },
+        "agents": agents,
+        "links": links,
+        "tools": tools,
+        "workflows": [
+            {
+                "name": "w",
+                "initiator": initiator["id"],
+                "protocol": draw(st.sampled_from(list(initiator["protocols"]))),
+                "arrivals": {"process": "poisson", "rate": 0.5},
+                "timeout": 3,
+                "tasks": tasks,
+            }
+        ],
+        "failures": failures,
+    }
+
+
+@settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+@given(scenarios())
+def test_a_scenario_that_validates_always_runs(tmp_path_factory: Any, doc: dict[str, Any]) -> None:
+    try:
+        scenario, _ = parse_scenario(yaml.safe_dump(doc, sort_keys=False), "fuzz.yaml")
+    except ScenarioError:
+        assume(False)
+        return
+    out: Path = tmp_path_factory.mktemp("run")
+    for router in scenario.routers:
+        run_replication(scenario, router, 0, out / router, "full")
+        report = check_trace(out / router / "trace.jsonl", scenario)
+        verdicts = {v.name: v for v in report.verdicts}
+        for name in ("conservation", "route_validity"):
+            assert verdicts[name].violations == 0, (router, name, verdicts[name].message)
