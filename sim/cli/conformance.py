@@ -29,9 +29,10 @@ def register(sub: Any) -> None:
     p.add_argument("--sgd", metavar="DIALOGUES.json", help="SGD dialogues instead of a trace")
     p.add_argument("--schema", metavar="SCHEMA.json", help="SGD schema.json (with --sgd)")
     p.add_argument(
-        "--only", metavar="CHECKS",
+        "--only",
+        metavar="CHECKS",
         help=f"comma-separated subset of: {', '.join(CHECK_NAMES)}",
-    )  # fmt: skip
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(handler=run)
 
@@ -81,14 +82,17 @@ def run(args: argparse.Namespace) -> int:
 
 def _print(report: Report) -> None:
     rate = report.events / report.seconds if report.seconds > 0 else 0.0
-    print(f"{report.source}: {report.events:,} events, {report.instances:,} workflow instances, "
-          f"checked against {report.truth} ({rate:,.0f} events/s)")  # fmt: skip
+    print(
+        f"{report.source}: {report.events:,} events, {report.instances:,} workflow instances, "
+        f"checked against {report.truth} ({rate:,.0f} events/s)"
+    )
     width = max(len(v.name) for v in report.verdicts) if report.verdicts else 0
     for v in report.verdicts:
         status = "ok" if v.ok else "VIOLATED"
         note = f"  ({v.note})" if v.note else ""
-        print(f"{v.name:<{width}}  examined {v.examined}  violations {v.violations}  "
-              f"{status}{note}")  # fmt: skip
+        print(
+            f"{v.name:<{width}}  examined {v.examined}  violations {v.violations}  {status}{note}"
+        )
     for v in report.verdicts:
         if v.ok:
             continue

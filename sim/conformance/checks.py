@@ -45,9 +45,22 @@ Handler = Callable[[Any, bytes], None]
 
 #: Labels of a tool or intent invocation's LTS (they carry ``inv``).
 PROTOCOL_LABELS: frozenset[str] = frozenset(
-    ("call", "invoke", "collect", "validate", "approve", "deny", "execute", "result", "error",
-     "retry", "fallback", "prompt", "abort")
-)  # fmt: skip
+    (
+        "call",
+        "invoke",
+        "collect",
+        "validate",
+        "approve",
+        "deny",
+        "execute",
+        "result",
+        "error",
+        "retry",
+        "fallback",
+        "prompt",
+        "abort",
+    )
+)
 #: Labels that open an invocation.
 OPENING: frozenset[str] = frozenset(("call", "invoke"))
 #: Labels after which an invocation is over (every LTS reaches ``done`` with them).
@@ -58,9 +71,14 @@ HISTORY_CAP = 64
 KEEP_MESSAGES = 5
 
 CHECK_NAMES: tuple[str, ...] = (
-    "write_approval", "requires_order", "exclusive", "recovery", "lts", "conservation",
+    "write_approval",
+    "requires_order",
+    "exclusive",
+    "recovery",
+    "lts",
+    "conservation",
     "route_validity",
-)  # fmt: skip
+)
 
 
 @dataclass
@@ -192,8 +210,16 @@ class Check:
             _, message, raws = self._first
             events = sorted((raw_to_dict(r) for r in raws), key=_seq_key)
         by_wf = {str(k): v for k, v in self.by_wf.items()}
-        return Verdict(self.name, examined, self.violations, message, events, self.note,
-                       list(self._more), by_wf)  # fmt: skip
+        return Verdict(
+            self.name,
+            examined,
+            self.violations,
+            message,
+            events,
+            self.note,
+            list(self._more),
+            by_wf,
+        )
 
 
 def _seq_key(event: dict[str, Any]) -> int:
@@ -279,8 +305,12 @@ class RequiresOrder(Check):
     def handlers(self) -> dict[str, Handler]:
         if not self.requires:
             return {}
-        return {"call": self.on_call, "invoke": self.on_call, "result": self.on_result,
-                "execute": self.on_execute}  # fmt: skip
+        return {
+            "call": self.on_call,
+            "invoke": self.on_call,
+            "result": self.on_result,
+            "execute": self.on_execute,
+        }
 
     def _state(self, ev: Any) -> _ReqState:
         key = (ev.wf, ev.inst)
@@ -591,8 +621,12 @@ class LtsReplay(Check):
         inv = ev.inv
         st = self.state.get(inv, _ABSENT)
         if st is _ABSENT:
-            self._fail(ev, raw, f"{ev.label} (seq {ev.seq}) of invocation {inv} of {ev.tool}, "
-                                "which no call or invoke opened (or which was over)")  # fmt: skip
+            self._fail(
+                ev,
+                raw,
+                f"{ev.label} (seq {ev.seq}) of invocation {inv} of {ev.tool}, "
+                "which no call or invoke opened (or which was over)",
+            )
             return
         if st is _BROKEN:
             return
@@ -607,9 +641,13 @@ class LtsReplay(Check):
         if not new:
             m, s0 = cands[0]
             enabled = ", ".join(sorted({a for c, s in cands for a, _ in c.enabled(s)})) or "none"
-            self._fail(ev, raw, f"{_where(ev)}: {lab or ev.label} (seq {ev.seq}) is not enabled "
-                                f"in state {m.name(s0)} of the ground-truth LTS (enabled: "
-                                f"{enabled})")  # fmt: skip
+            self._fail(
+                ev,
+                raw,
+                f"{_where(ev)}: {lab or ev.label} (seq {ev.seq}) is not enabled "
+                f"in state {m.name(s0)} of the ground-truth LTS (enabled: "
+                f"{enabled})",
+            )
             return
         if ev.label in TERMINAL:
             del self.state[inv]
@@ -710,8 +748,7 @@ class RouteValidity(Check):
     ``node_down``/``node_up``/``link_down``/``link_up``."""
 
     name = "route_validity"
-    labels = ("hop", "translate", "send", "deliver", "node_down", "node_up", "link_down",
-              "link_up")  # fmt: skip
+    labels = ("hop", "translate", "send", "deliver", "node_down", "node_up", "link_down", "link_up")
 
     def __init__(self, truth: Truth, ctx: Context) -> None:
         super().__init__(truth, ctx)
@@ -725,9 +762,16 @@ class RouteValidity(Check):
         self.down_links: set[tuple[Any, Any]] = set()
 
     def handlers(self) -> dict[str, Handler]:
-        return {"hop": self.on_hop, "translate": self.on_translate, "send": self.on_at,
-                "deliver": self.on_at, "node_down": self.on_node_down, "node_up": self.on_node_up,
-                "link_down": self.on_link_down, "link_up": self.on_link_up}  # fmt: skip
+        return {
+            "hop": self.on_hop,
+            "translate": self.on_translate,
+            "send": self.on_at,
+            "deliver": self.on_at,
+            "node_down": self.on_node_down,
+            "node_up": self.on_node_up,
+            "link_down": self.on_link_down,
+            "link_up": self.on_link_up,
+        }
 
     def on_hop(self, ev: Any, raw: bytes) -> None:
         d = ev.detail
@@ -750,8 +794,12 @@ class RouteValidity(Check):
         elif (a, b) in self.down_links:
             problem = f"link {a}–{b} is down"
         if problem:
-            self.violation(f"hop (seq {ev.seq}) of message {d.msg} from {a} to {b} in {p}: "
-                           f"{problem}", [raw], ev.seq, ev.wf)  # fmt: skip
+            self.violation(
+                f"hop (seq {ev.seq}) of message {d.msg} from {a} to {b} in {p}: {problem}",
+                [raw],
+                ev.seq,
+                ev.wf,
+            )
 
     def on_translate(self, ev: Any, raw: bytes) -> None:
         d = ev.detail
@@ -768,13 +816,18 @@ class RouteValidity(Check):
             elif self.down and at in self.down:
                 problem = f"node {at} is down"
         if problem:
-            self.violation(f"translate (seq {ev.seq}) {d.from_proto} → {d.to_proto} at {at}: "
-                           f"{problem}", [raw], ev.seq, ev.wf)  # fmt: skip
+            self.violation(
+                f"translate (seq {ev.seq}) {d.from_proto} → {d.to_proto} at {at}: {problem}",
+                [raw],
+                ev.seq,
+                ev.wf,
+            )
 
     def on_at(self, ev: Any, raw: bytes) -> None:
         if self.down and ev.agent in self.down:
-            self.violation(f"{ev.label} (seq {ev.seq}) at {ev.agent}, which is down", [raw],
-                           ev.seq, ev.wf)  # fmt: skip
+            self.violation(
+                f"{ev.label} (seq {ev.seq}) at {ev.agent}, which is down", [raw], ev.seq, ev.wf
+            )
 
     def on_node_down(self, ev: Any, raw: bytes) -> None:
         self.down.add(ev.agent)
@@ -844,8 +897,9 @@ def check_trace(
     counts = _run(name, blocks, table, enders, ctx)
     seconds = time.perf_counter() - started
     verdicts = [c.finish(sum(counts.get(lab, 0) for lab in c.labels)) for c in active]
-    return Report(name, sum(counts.values()), verdicts, seconds, truth.source,
-                  counts.get("wf_start", 0))  # fmt: skip
+    return Report(
+        name, sum(counts.values()), verdicts, seconds, truth.source, counts.get("wf_start", 0)
+    )
 
 
 def _fanout(handlers: list[Handler]) -> Handler:

@@ -41,8 +41,23 @@ class TraceError(ValueError):
 class PyDetail:
     """``detail`` of an event: the keys the checks read (``None`` when absent)."""
 
-    __slots__ = ("at", "chain", "error", "frm", "from_proto", "link", "msg", "parent", "proto",
-                 "reason", "slot", "status", "to", "to_proto", "turn")  # fmt: skip
+    __slots__ = (
+        "at",
+        "chain",
+        "error",
+        "frm",
+        "from_proto",
+        "link",
+        "msg",
+        "parent",
+        "proto",
+        "reason",
+        "slot",
+        "status",
+        "to",
+        "to_proto",
+        "turn",
+    )
 
     def __init__(self, d: dict[str, Any] | None = None) -> None:
         g = (d or {}).get
@@ -66,8 +81,20 @@ class PyDetail:
 class PyEvent:
     """One trace event (the ``json`` fallback; same attributes as the ``msgspec`` one)."""
 
-    __slots__ = ("agent", "detail", "inst", "inv", "label", "proto", "rep", "seq", "t", "task",
-                 "tool", "wf")  # fmt: skip
+    __slots__ = (
+        "agent",
+        "detail",
+        "inst",
+        "inv",
+        "label",
+        "proto",
+        "rep",
+        "seq",
+        "t",
+        "task",
+        "tool",
+        "wf",
+    )
 
     def __init__(self, d: dict[str, Any]) -> None:
         g = d.get

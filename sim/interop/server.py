@@ -88,7 +88,7 @@ class Simulation:
     notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        from jsonschema import validators  # type: ignore[import-untyped]
+        from jsonschema import validators
 
         self.rng = random.Random(self.seed)
         self.specs: dict[str, ToolSpec] = {t.name: t for t in self.scenario.tools}
@@ -117,7 +117,7 @@ class Simulation:
 
     def arguments_error(self, name: str, arguments: Mapping[str, Any]) -> str | None:
         """The first schema violation of ``arguments``, or None."""
-        from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
+        from jsonschema.exceptions import best_match
 
         err = best_match(self.validators[name].iter_errors(dict(arguments)))
         if err is None:

@@ -179,7 +179,7 @@ def spec_errors(
 ) -> list[str]:
     """Validation errors of ``data`` against ``definition`` of the MCP specification's JSON
     Schema ``spec`` (``$defs``, draft 2020-12); empty when valid."""
-    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+    from jsonschema import Draft202012Validator
 
     defs_key = "$defs" if "$defs" in spec else "definitions"
     schema = {

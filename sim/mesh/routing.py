@@ -23,7 +23,7 @@ import re
 from collections import Counter, OrderedDict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -33,6 +33,8 @@ from scipy.sparse.csgraph import dijkstra as csgraph_dijkstra
 from sim.mesh.errors import NoRoute
 from sim.mesh.graph import ProtocolGraph
 
+K = TypeVar("K")
+V = TypeVar("V")
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int32]
 
@@ -168,18 +170,22 @@ def _tau_at(graph: ProtocolGraph, at: str, source: str | None, target: str) -> f
 # --- the compiled state space --------------------------------------------------------
 
 
-class _LRU(OrderedDict[Any, Any]):
+class _LRU(OrderedDict[K, V]):
+    """A dictionary that keeps its ``size`` most recently used entries."""
+
     def __init__(self, size: int) -> None:
         super().__init__()
         self.size = size
 
-    def get_or(self, key: Any) -> Any:
+    def get_or(self, key: K) -> V | None:
+        """The value of ``key`` (now the most recently used), or None."""
         value = self.get(key)
         if value is not None:
             self.move_to_end(key)
         return value
 
-    def put(self, key: Any, value: Any) -> None:
+    def put(self, key: K, value: V) -> None:
+        """Store ``value``; drop the least recently used entries beyond ``size``."""
         self[key] = value
         self.move_to_end(key)
         while len(self) > self.size:
@@ -241,7 +247,7 @@ class StateSpace:
             tuple(self.pindex[p] for p in self.protocols if p in agent.protocols)
             for agent in graph.agents
         ]
-        self._matrices = _LRU(8)
+        self._matrices: _LRU[DownSet, csr_matrix] = _LRU(8)
 
     def matrix(self, down: DownSet) -> csr_matrix:
         """The CSR matrix of the states reachable around ``down``."""
@@ -291,8 +297,8 @@ class Router:
     def __init__(self, graph: ProtocolGraph) -> None:
         self.graph = graph
         self._space: StateSpace | None = None
-        self._trees = _LRU(8)
-        self._routes = _LRU(4096)
+        self._trees: _LRU[tuple[tuple[int, ...], DownSet], _Tree] = _LRU(8)
+        self._routes: _LRU[tuple[str, str, str | None, str | None, DownSet], Route] = _LRU(4096)
 
     # -- caches --
 
@@ -310,7 +316,7 @@ class Router:
         key = (sources, down)
         hit = self._trees.get_or(key)
         if hit is not None:
-            return hit  # type: ignore[no-any-return]
+            return hit
         dist, pred, _ = csgraph_dijkstra(
             space.matrix(down),
             directed=True,
@@ -467,7 +473,7 @@ class Router:
         if hit is None:
             hit = self._compute(source, target, source_protocol, target_protocol, down)
             self._routes.put(key, hit)
-        return hit  # type: ignore[no-any-return]
+        return hit
 
     def _compute(
         self,
