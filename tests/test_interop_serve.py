@@ -15,6 +15,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
+from mcp.types import PaginatedRequestParams
 
 from sim.interop.tools_list import spec_errors
 
@@ -252,3 +253,43 @@ def test_arg_errors_as_results_like_the_2025_11_25_servers(
         assert text.startswith("MCP error -32602: Input validation error: Invalid arguments")
     finally:
         assert raw.close() == 0
+
+
+def test_serve_pages_tools_list_and_import_follows_the_cursor() -> None:
+    """``serve --page-size 2`` splits the six tools of train_booking into three pages that
+    our own ``import mcp`` client follows; a forged cursor is a -32602 error."""
+    from sim.interop.client import fetch_tools
+
+    command = [
+        sys.executable,
+        "-m",
+        "sim",
+        "serve",
+        "mcp",
+        str(REPO / "scenarios" / "train_booking.yaml"),
+        "--page-size",
+        "2",
+    ]
+    listing = fetch_tools(command, timeout=30)
+    assert listing.pages == 3
+    names = [t["name"] for t in listing.tools["tools"]]
+    assert names == [
+        "fetch_user",
+        "use_cached_data",
+        "check_balance",
+        "book_train",
+        "send_ticket",
+        "print_ticket",
+    ]
+
+    async def forged() -> str:
+        params = StdioServerParameters(command=command[0], args=command[1:], cwd=str(REPO))
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as session:
+            await session.initialize()
+            try:
+                await session.list_tools(params=PaginatedRequestParams(cursor="offset-99"))
+            except MCPError as exc:
+                return f"{exc.error.code}: {exc.error.message}"
+            return "no error"
+
+    assert anyio.run(forged) == "-32602: Invalid cursor: offset-99"

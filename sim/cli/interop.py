@@ -115,6 +115,13 @@ def register(sub: Any) -> None:
     k.add_argument(
         "--tool", action="append", default=[], metavar="NAME", help="only this tool (repeatable)"
     )
+    k.add_argument(
+        "--page-size",
+        type=_page_size,
+        default=None,
+        metavar="N",
+        help="serve tools/list in pages of N tools linked by nextCursor (default: one page)",
+    )
     k.set_defaults(handler=serve_mcp_command)
 
 
@@ -256,6 +263,16 @@ def export_mcp_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _page_size(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
 def _speed(text: str) -> float | None:
     if text == "instant":
         return None
@@ -280,7 +297,13 @@ def serve_mcp_command(args: argparse.Namespace) -> int:
     seed = scenario.seed if args.seed is None else args.seed
     try:
         server, sim = build_server(
-            scenario, ext, speed=speed, seed=seed, arg_errors=args.arg_errors, tools=args.tool
+            scenario,
+            ext,
+            speed=speed,
+            seed=seed,
+            arg_errors=args.arg_errors,
+            tools=args.tool,
+            page_size=args.page_size,
         )
     except InteropError as exc:
         raise BadInput(f"{args.file}: {exc}") from None

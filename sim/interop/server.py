@@ -149,9 +149,13 @@ def build_server(
     seed: int = 0,
     arg_errors: ArgErrors = "error",
     tools: Sequence[str] = (),
+    page_size: int | None = None,
 ) -> tuple[Any, Simulation]:
-    """The SDK server for ``scenario`` (or only ``tools``) and its simulation state. Raises
-    :class:`InteropError` for an unknown tool or a scenario without tools."""
+    """The SDK server for ``scenario`` (or only ``tools``) and its simulation state.
+
+    ``page_size`` splits ``tools/list`` into pages linked by ``nextCursor`` (the cursor is
+    the opaque offset of the next page; a cursor the server did not give is a -32602
+    error). Raises :class:`InteropError` for an unknown tool or a scenario without tools."""
     import mcp.types as mt
     from mcp.server.lowlevel import Server
     from mcp.shared.exceptions import MCPError
@@ -171,7 +175,19 @@ def build_server(
         )
 
     async def list_tools(ctx: Any, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
-        return mt.ListToolsResult(tools=listed)
+        if page_size is None:
+            return mt.ListToolsResult(tools=listed)
+        cursor = params.cursor if params is not None else None
+        start = 0
+        if cursor is not None:
+            if not cursor.startswith("offset-") or not cursor[7:].isdigit():
+                raise MCPError(code=INVALID_PARAMS, message=f"Invalid cursor: {cursor}")
+            start = int(cursor[7:])
+            if not 0 < start < len(listed):
+                raise MCPError(code=INVALID_PARAMS, message=f"Invalid cursor: {cursor}")
+        end = start + page_size
+        following = f"offset-{end}" if end < len(listed) else None
+        return mt.ListToolsResult(tools=listed[start:end], next_cursor=following)
 
     async def call_tool(ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
         name = params.name
