@@ -55,10 +55,13 @@ def _console_blocks(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def test_readme_route_example_prints_what_the_readme_shows() -> None:
+@pytest.mark.parametrize(("command_word", "exit_code"), [(" route ", 0), (" validate ", 2)])
+def test_readme_console_examples_print_what_the_readme_shows(
+    command_word: str, exit_code: int
+) -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    examples = [(c, e) for c, e in _console_blocks(readme) if " route " in c]
-    assert examples, "the README shows a route example"
+    examples = [(c, e) for c, e in _console_blocks(readme) if command_word in c]
+    assert examples, f"the README shows a{command_word}example"
     for command, expected in examples:
         args = command.split()
         assert args[:3] == ["python", "-m", "sim"]
@@ -70,5 +73,5 @@ def test_readme_route_example_prints_what_the_readme_shows() -> None:
             env={**os.environ, "PYTHONHASHSEED": "0"},
             check=False,
         )
-        assert done.returncode == 0, done.stderr
-        assert done.stdout.strip() == expected.strip()
+        assert done.returncode == exit_code, done.stderr
+        assert (done.stdout + done.stderr).strip() == expected.strip()

@@ -473,3 +473,21 @@ def test_names_that_become_label_arguments_must_be_label_safe(tmp_path: Path) ->
     check(errors[1], file, "9:45: tools[0].input_schema.required[0]", "'from city'")
     check(errors[2], file, "10:14: tools[0].errors.Service Down", "'Service Down'")
     check(errors[3], file, "11:29: tools[0].failure_modes[0].error", "'Not,Found'")
+
+
+LINK_WITH_TWO_MISTAKES = """\
+name: two
+protocols: [MCP]
+agents:
+  - {id: a, type: LLM_AGENT, protocols: {MCP: 1}}
+  - {id: b, type: TOOL_SERVER, protocols: {MCP: 1}}
+links:
+  - {between: [a, bb], latency: {MCP: -0.1}}
+"""
+
+
+def test_a_link_with_a_bad_latency_still_has_its_ends_checked(tmp_path: Path) -> None:
+    file, errors, _ = load(tmp_path, LINK_WITH_TWO_MISTAKES)
+    assert len(errors) == 2
+    check(errors[0], file, "7:19: links[0].between[1]", "unknown agent 'bb'", "'b'")
+    check(errors[1], file, "7:39: links[0].latency.MCP", "≥ 0", "-0.1")

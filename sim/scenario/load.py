@@ -410,6 +410,11 @@ def _salvage_value(
                 ok, result = _salvage_value(value_type, item, (*path, key), origin)
                 if ok:
                     entries[key] = result
+            if len(entries) < len(value):
+                # entries were dropped for their own (reported) errors: the mapping may now
+                # be below its minimum size, but the rules can still check what is left
+                # (a link whose only latency is negative still has two ends to check)
+                return True, entries
             return _container_fits(annotation, entries)
     return False, None
 
