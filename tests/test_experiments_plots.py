@@ -94,7 +94,10 @@ def test_violations_are_plotted_when_present() -> None:
             {
                 "point": None,
                 "router": "dijkstra",
-                "metrics": {"violations.write_approval": stat, "writes_without_approval": stat},
+                "metrics": {
+                    "violations_per_1000.write_approval": stat,
+                    "writes_without_approval": stat,
+                },
             }
         ],
     }

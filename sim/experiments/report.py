@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sim import __version__
-from sim.experiments.summary import UNITS, VIOLATION_PREFIX, stat_of
+from sim.experiments.summary import UNITS, VIOLATION_PREFIX, VIOLATION_UNIT, stat_of
 from sim.scenario.model import Scenario
 
 #: Metrics shown in the report's tables, in order.
@@ -111,7 +111,7 @@ def _table(summary: dict[str, Any], point: str | None, routers: Sequence[str]) -
         "|---|---|" + "---|" * len(routers),
     ]
     for metric in metrics:
-        unit = UNITS.get(metric, "violations")
+        unit = UNITS.get(metric, VIOLATION_UNIT)
         cells = [fmt_stat(stat_of(summary, point, r, metric)) for r in routers]
         lines.append(f"| {metric} | {unit} | " + " | ".join(cells) + " |")
     return lines

@@ -53,7 +53,9 @@ BASE_METRICS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 )
 
 UNITS: dict[str, str] = {name: unit for name, unit, _ in BASE_METRICS}
-VIOLATION_PREFIX = "violations."
+#: summary metrics of the conformance checks: violations per 1,000 workflow instances
+VIOLATION_PREFIX = "violations_per_1000."
+VIOLATION_UNIT = "per 1,000 instances"
 
 
 def _r(x: float | None) -> float | None:
@@ -71,26 +73,9 @@ def _dig(data: Any, path: tuple[str, ...]) -> Any:
     return data
 
 
-def _violation_count(value: Any) -> float | None:
-    """A check's violations: a number, or a mapping with ``violations``/``count``."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, dict):
-        for key in ("violations", "count", "n"):
-            inner = value.get(key)
-            if isinstance(inner, int | float) and not isinstance(inner, bool):
-                return float(inner)
-            if isinstance(inner, list):
-                return float(len(inner))
-    if isinstance(value, list):
-        return float(len(value))
-    return None
-
-
 def flatten(metrics: dict[str, Any]) -> dict[str, float | None]:
-    """The summary's metrics of one run (violations per check when the run has them)."""
+    """The summary's metrics of one run, with each check's violations per 1,000 workflow
+    instances when the run was checked."""
     out: dict[str, float | None] = {}
     for name, _unit, path in BASE_METRICS:
         if name == "success_rate":
@@ -100,10 +85,10 @@ def flatten(metrics: dict[str, Any]) -> dict[str, float | None]:
             continue
         value = _dig(metrics, path)
         out[name] = float(value) if isinstance(value, int | float) else None
-    violations = metrics.get("violations") or metrics.get("checks")
-    if isinstance(violations, dict):
-        for check in sorted(violations):
-            out[VIOLATION_PREFIX + str(check)] = _violation_count(violations[check])
+    rates = metrics.get("violations_per_1000_instances")
+    if isinstance(rates, dict):
+        for check in sorted(rates):
+            out[VIOLATION_PREFIX + str(check)] = float(rates[check])
     return out
 
 
@@ -254,7 +239,7 @@ def summary_csv(summary: dict[str, Any]) -> str:
         point = row["point"]
         shown = json.dumps(params.get(point) or {}, sort_keys=True, separators=(",", ":"))
         for metric, stat in row["metrics"].items():
-            unit = UNITS.get(metric, "violations" if metric.startswith(VIOLATION_PREFIX) else "")
+            unit = UNITS.get(metric, VIOLATION_UNIT if metric.startswith(VIOLATION_PREFIX) else "")
             writer.writerow(
                 [
                     point or "",
