@@ -30,7 +30,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from sim.calculus.lts import LTS, TAU, label
 from sim.calculus.sgd import EXECUTION_ERROR
@@ -43,6 +43,7 @@ __all__ = [
     "Abort",
     "Annotations",
     "Dependency",
+    "DescriptorField",
     "Dialect",
     "FailureMode",
     "Fallback",
@@ -69,19 +70,20 @@ Dialect = Literal["mcp", "sgd"]
 VALIDATION_ERROR = "ValidationError"
 """The MCP error of a failed input validation (paper §4.4, MCP-Validate-Err)."""
 
-ALL_FIELDS = frozenset(
-    {
-        "name",
-        "description",
-        "input_schema",
-        "side_effects",
-        "requires_approval",
-        "failure_modes",
-        "dependencies",
-        "summary",
-        "annotations",
-    }
-)
+DescriptorField = Literal[
+    "name",
+    "description",
+    "input_schema",
+    "side_effects",
+    "requires_approval",
+    "failure_modes",
+    "dependencies",
+    "summary",
+    "annotations",
+]
+"""A field of a tool descriptor (SPEC §2), as a scenario's user-defined protocol names it."""
+
+ALL_FIELDS: frozenset[str] = frozenset(get_args(DescriptorField))
 """The fields of a ground-truth descriptor (SPEC §2): MCP⁺'s eight plus MCP annotations."""
 
 PROTOCOL_FIELDS: Mapping[str, frozenset[str]] = {

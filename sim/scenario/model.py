@@ -17,27 +17,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from sim.calculus.mcp import Relation, SideEffect
+from sim.calculus.mcp import DescriptorField, Relation, SideEffect
 
 #: The protocols protomesh knows without a ``fields:`` declaration (SPEC §2).
 BUILTIN_PROTOCOLS: tuple[str, ...] = ("MCP", "MCP+", "A2A", "ANP", "SGD")
 
 #: Router strategies (SPEC §3).
 ROUTERS: tuple[str, ...] = ("dijkstra", "bfs", "resilient", "semantic")
-
-#: Descriptor fields a protocol may represent (SPEC §2): the eight semantic fields
-#: of MCP+ plus MCP's ``annotations``.
-DESCRIPTOR_FIELDS: tuple[str, ...] = (
-    "name",
-    "description",
-    "input_schema",
-    "side_effects",
-    "requires_approval",
-    "failure_modes",
-    "dependencies",
-    "summary",
-    "annotations",
-)
 
 NonNegative = Annotated[float, Field(ge=0)]
 Positive = Annotated[float, Field(gt=0)]
@@ -167,22 +153,7 @@ class ProtocolSpec(Spec):
     """A protocol of P: a built-in name, or a user-defined one with its field set."""
 
     name: str = Field(min_length=1, description="Protocol name, e.g. MCP, MCP+, A2A, ANP, SGD.")
-    fields: (
-        list[
-            Literal[
-                "name",
-                "description",
-                "input_schema",
-                "side_effects",
-                "requires_approval",
-                "failure_modes",
-                "dependencies",
-                "summary",
-                "annotations",
-            ]
-        ]
-        | None
-    ) = Field(
+    fields: list[DescriptorField] | None = Field(
         None,
         description="Descriptor fields this protocol represents; required for a protocol "
         "that is not built in, optional override for a built-in one.",
