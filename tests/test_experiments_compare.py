@@ -310,3 +310,29 @@ def test_gateway_failover_separates_resilient_from_dijkstra(tmp_path: Path) -> N
     report = (out / "report.md").read_text()
     assert "**resilient**'s success_rate" in report
     assert "do not overlap" in report
+
+
+def test_compare_prints_the_headline_of_each_router(
+    small: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _compare(small, tmp_path / "out", "--jobs", "1") == 0
+    out = capsys.readouterr().out
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    header = next(line for line in out.splitlines() if "success rate" in line)
+    assert header.split() == [
+        "router",
+        "success",
+        "rate",
+        "p95",
+        "latency",
+        "s",
+        "dropped",
+        "reroutes",
+        "violations",
+        "/",
+        "1,000",
+    ]
+    for row in summary["results"]:
+        stat = row["metrics"]["success_rate"]
+        line = next(x for x in out.splitlines() if x.strip().startswith(row["router"] + " "))
+        assert f"{stat['mean']:.3g} [{stat['ci_low']:.3g}, {stat['ci_high']:.3g}]" in line

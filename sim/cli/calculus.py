@@ -29,7 +29,7 @@ from sim.calculus import (
 from sim.calculus.phi import ServiceUnphi, Unknown
 from sim.calculus.principles import DEFAULT_MIN_ENTITIES, DEFAULT_THETA
 from sim.calculus.sgd import Service, services_from_json
-from sim.cli.inputs import EXIT_NEGATIVE, EXIT_OK, BadInput, guarded, read_json
+from sim.cli.console import EXIT_NEGATIVE, EXIT_OK, BadInput, guarded, read_json
 
 
 def register(sub: Any) -> None:

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from sim.cli.inputs import EXIT_BAD_INPUT
+from sim.cli.console import EXIT_BAD_INPUT
 from sim.conformance.checks import CHECK_NAMES, Report, TraceError, check_trace
 from sim.conformance.dialogues import DialogueError, check_dialogues
 from sim.scenario import ScenarioError, load_scenario_with_warnings

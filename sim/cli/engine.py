@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sim.cli.inputs import EXIT_BAD_INPUT, EXIT_OK
+from sim.cli.console import EXIT_BAD_INPUT, EXIT_OK, print_table
 from sim.engine.trace import TRACE_LEVELS
 from sim.experiments.runner import (
     ERROR_FILE,
@@ -89,14 +89,6 @@ def _overrides(settings: list[str]) -> list[Override]:
             )
         out.append(Override(setting.path, setting.values[0], f"--set {text}"))
     return out
-
-
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -182,11 +174,11 @@ def run(args: argparse.Namespace) -> int:
         for col in range(1, len(header)):
             values = [r[col] for r in rows if r[col] is not None]
             mean.append(sum(values) / len(values) if values else None)
-        _table(header, [*rows, mean])
+        print_table(header, [*rows, mean])
     if per_thousand:
         checks = sorted({name for verdicts in per_thousand for name in verdicts})
         print("\nviolations per 1,000 workflow instances (mean over replications)")
-        _table(
+        print_table(
             checks,
             [[sum(v.get(c, 0.0) for v in per_thousand) / len(per_thousand) for c in checks]],
         )
@@ -195,12 +187,3 @@ def run(args: argparse.Namespace) -> int:
         print(f"{failed} of {reps} replication(s) failed", file=sys.stderr)
         return EXIT_BAD_INPUT
     return EXIT_OK
-
-
-def _table(header: list[str], rows: list[list[Any]]) -> None:
-    cells = [header] + [[str(c) if isinstance(c, (int, str)) else _fmt(c) for c in r] for r in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
-    for k, row in enumerate(cells):
-        print("  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)))
-        if k == 0:
-            print("  ".join("-" * w for w in widths))

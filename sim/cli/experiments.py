@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sim.cli.inputs import EXIT_BAD_INPUT, EXIT_OK
+from sim.cli.console import EXIT_BAD_INPUT, EXIT_OK, print_table
 from sim.engine.trace import TRACE_LEVELS
 from sim.experiments.compare import run_compare
 from sim.experiments.runner import (
@@ -21,9 +21,65 @@ from sim.experiments.runner import (
     default_jobs,
     make_executor,
 )
+from sim.experiments.summary import VIOLATION_PREFIX, stat_of
 from sim.experiments.sweep import Setting, SweepError, expand, load_points, parse_set
 from sim.scenario import ScenarioError, load_scenario_with_warnings
 from sim.scenario.model import ROUTERS
+
+
+def _num(x: float) -> str:
+    """Three significant digits, whole numbers from 100 on (``1,480`` not ``1.48e+03``)."""
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
+
+
+def _interval(stat: dict[str, Any] | None) -> str:
+    """``0.882 [0.877, 0.888]`` (mean and 95 % CI), or ``-``."""
+    if not stat or stat.get("mean") is None:
+        return "-"
+    low, high = stat.get("ci_low"), stat.get("ci_high")
+    if low is None or high is None:
+        return _num(stat["mean"])
+    return f"{_num(stat['mean'])} [{_num(low)}, {_num(high)}]"
+
+
+def _print_headline(summary: dict[str, Any], routers: list[str]) -> None:
+    """Per sweep point, one row per router: the figures a reader looks at first (mean
+    [95 % CI]; violations summed over the checks, per 1,000 workflow instances)."""
+    header = [
+        "router",
+        "success rate",
+        "p95 latency s",
+        "dropped",
+        "reroutes",
+        "violations / 1,000",
+    ]
+    for point in summary.get("points", [{"id": None}]):
+        pid = point.get("id")
+        if pid is not None:
+            print(f"point {pid}: {point.get('params')}")
+        rows = []
+        for router in routers:
+            total: dict[str, Any] | None = None
+            checks = [
+                stat_of(summary, pid, router, m)
+                for row in summary["results"]
+                if row["point"] == pid and row["router"] == router
+                for m in row["metrics"]
+                if m.startswith(VIOLATION_PREFIX)
+            ]
+            if checks:
+                total = {"mean": sum(float((c or {}).get("mean") or 0.0) for c in checks)}
+            rows.append(
+                [
+                    router,
+                    _interval(stat_of(summary, pid, router, "success_rate")),
+                    _interval(stat_of(summary, pid, router, "latency_p95")),
+                    _interval(stat_of(summary, pid, router, "messages_dropped")),
+                    _interval(stat_of(summary, pid, router, "reroutes")),
+                    _interval(total),
+                ]
+            )
+        print_table(header, rows, indent="  ", align="l")
 
 
 def register(sub: Any) -> None:
@@ -310,6 +366,7 @@ def compare(args: argparse.Namespace) -> int:
         f"{len(outcome.ran)} run(s) done, {outcome.skipped} reused, {len(failed)} failed, "
         f"in {outcome.wall:.1f} s"
     )
+    _print_headline(outcome.summary, routers)
     print(f"summary: {base / 'summary.json'}")
     print(f"report:  {outcome.report}")
     return EXIT_BAD_INPUT if failed else EXIT_OK

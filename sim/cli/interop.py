@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sim.cli.inputs import EXIT_OK, BadInput, guarded, read_json
+from sim.cli.console import EXIT_OK, BadInput, guarded, read_json
 from sim.interop.errors import InteropError
 
 

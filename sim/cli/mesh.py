@@ -7,6 +7,7 @@ import json
 import sys
 from typing import Any
 
+from sim.cli.console import print_table
 from sim.mesh import (
     ROUTERS,
     DownSet,
@@ -165,8 +166,6 @@ def plan_command(args: argparse.Namespace) -> int:
                     missing += 1
                     rows.append((wf.name, task.id, need, f"no route: {exc.reason}", "-"))
         print(f"router {name}")
-        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-        for row in [header, *rows]:
-            print("  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)))
+        print_table(header, rows, indent="  ", align="llll")
         print()
     return 1 if missing else 0

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from sim.cli.inputs import EXIT_BAD_INPUT, EXIT_OK
+from sim.cli.console import EXIT_BAD_INPUT, EXIT_OK
 from sim.scenario import ScenarioError, load_scenario_with_warnings
 from sim.scenario.schema import scenario_json_schema_text
 

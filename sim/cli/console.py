@@ -1,4 +1,5 @@
-"""What every command shares: exit codes, one-line input errors, reading JSON files.
+"""What every command shares: exit codes, one-line input errors, reading JSON files,
+and plain-text tables.
 
 Exit codes (SPEC §7): 0 success, 1 a negative answer (no route, a violation, not
 equivalent, lint findings), 2 bad input.
@@ -10,7 +11,7 @@ import argparse
 import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,3 +59,30 @@ def read_json(path: str | Path) -> Any:
         raise BadInput(
             f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
+
+
+def cell(value: Any) -> str:
+    """A table cell: ``-`` for None, three decimals for a float, else ``str``."""
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def print_table(
+    header: Sequence[str], rows: Sequence[Sequence[Any]], indent: str = "", align: str = ""
+) -> None:
+    """Print ``rows`` under ``header`` in columns, a rule below the header. ``align`` has
+    one letter per column, ``l`` or ``r`` (default: all right-aligned)."""
+    cells = [list(header)] + [[cell(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    sides = align.ljust(len(header), "r")
+    for k, row in enumerate(cells):
+        line = "  ".join(
+            c.ljust(w) if side == "l" else c.rjust(w)
+            for c, w, side in zip(row, widths, sides, strict=True)
+        )
+        print(indent + line.rstrip())
+        if k == 0:
+            print(indent + "  ".join("-" * w for w in widths))
