@@ -75,3 +75,15 @@ def test_readme_console_examples_print_what_the_readme_shows(
         )
         assert done.returncode == exit_code, done.stderr
         assert (done.stdout + done.stderr).strip() == expected.strip()
+
+
+def test_readme_scenarios_load() -> None:
+    """Every scenario the README shows (a ``yaml`` block with the schema line) loads."""
+    from sim.scenario import parse_scenario
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = [b for b in re.findall(r"```yaml\n(.*?)```", readme, flags=re.S) if "$schema" in b]
+    assert blocks
+    for block in blocks:
+        scenario, warnings = parse_scenario(block, "README.md")
+        assert scenario.agents and warnings == []
