@@ -650,3 +650,37 @@ def test_sgd_invocations_retry_through_the_gate_and_are_deterministic(tmp_path: 
     assert (again / "dijkstra" / "trace.jsonl").read_bytes() == (
         tmp_path / "dijkstra" / "trace.jsonl"
     ).read_bytes()
+
+
+def test_instances_start_at_initiators_drawn_per_instance(tmp_path: Path) -> None:
+    text = """
+        name: many-initiators
+        duration: 60
+        protocols: [MCP+]
+        agents:
+          - {id: p1, type: LLM_AGENT, protocols: {MCP+: 1.0}}
+          - {id: p2, type: LLM_AGENT, protocols: {MCP+: 1.0}}
+          - {id: p3, type: LLM_AGENT, protocols: {MCP+: 1.0}}
+          - {id: server, type: TOOL_SERVER, protocols: {MCP+: 1.0}, tools: [read_it]}
+        links:
+          - {between: [p1, server], latency: {MCP+: 0.01}}
+          - {between: [p2, server], latency: {MCP+: 0.01}}
+          - {between: [p3, server], latency: {MCP+: 0.01}}
+        tools:
+          - {name: read_it, description: Reads a record., side_effects: read}
+        workflows:
+          - name: w
+            initiators: {type: LLM_AGENT}
+            protocol: MCP+
+            arrivals: {process: poisson, rate: 2.0}
+            tasks: [{id: r, tool: read_it}]
+        """
+    events, metrics = run(tmp_path / "a", text)
+    starts = [e["agent"] for e in of(events, "wf_start")]
+    assert set(starts) == {"p1", "p2", "p3"}
+    for agent in ("p1", "p2", "p3"):  # each instance's calls come from its own initiator
+        insts = {e["inst"] for e in of(events, "wf_start", agent=agent)}
+        assert {e["agent"] for e in of(events, "call") if e["inst"] in insts} == {agent}
+    again, _ = run(tmp_path / "b", text)
+    assert [e["agent"] for e in of(again, "wf_start")] == starts
+    assert metrics["workflows"]["succeeded"] == len(starts)

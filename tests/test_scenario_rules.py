@@ -491,3 +491,55 @@ def test_a_link_with_a_bad_latency_still_has_its_ends_checked(tmp_path: Path) ->
     assert len(errors) == 2
     check(errors[0], file, "7:19: links[0].between[1]", "unknown agent 'bb'", "'b'")
     check(errors[1], file, "7:39: links[0].latency.MCP", "≥ 0", "-0.1")
+
+
+INITIATORS = """\
+name: many
+protocols: [MCP, MCP+]
+agents:
+  - {id: p1, type: LLM_AGENT, protocols: {MCP+: 1}}
+  - {id: p2, type: LLM_AGENT, protocols: {MCP: 1}}
+  - {id: p3, type: LLM_AGENT, protocols: {MCP+: 1, MCP: 1}}
+  - {id: s, type: TOOL_SERVER, protocols: {MCP+: 1, MCP: 1}, tools: [t]}
+links:
+  - {between: [p1, s], latency: {MCP+: 0.01}}
+  - {between: [p2, s], latency: {MCP: 0.01}}
+  - {between: [p3, s], latency: {MCP+: 0.01}}
+tools: [{name: t, side_effects: read}]
+workflows:
+  - name: w
+    %s
+    protocol: MCP+
+    arrivals: {times: [0, 1, 2]}
+    tasks: [{id: a, tool: t}]
+"""
+
+
+def test_initiators_by_type_are_the_agents_of_that_type_speaking_rho(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(INITIATORS % "initiators: {type: LLM_AGENT}", encoding="utf-8")
+    scenario, warnings = load_scenario_with_warnings(path)
+    assert warnings == []
+    assert scenario.initiators_of(scenario.workflows[0]) == ("p1", "p3")
+
+
+@pytest.mark.parametrize(
+    ("initiators", "where", "words"),
+    [
+        ("initiators: {type: COORDINATOR}", "15:24: workflows[0].initiators.type",
+         ["no COORDINATOR agent speaks MCP+"]),
+        ("initiators: {agents: [p1, p9]}", "15:31: workflows[0].initiators.agents[1]",
+         ["unknown agent 'p9'"]),
+        ("initiators: {agents: [p1, p2]}", "16:15: workflows[0].protocol",
+         ["initiator 'p2' does not speak MCP+"]),
+        ("initiator: p1\n    initiators: {type: LLM_AGENT}", "15:16: workflows[0].initiator",
+         ["exactly one of initiator or initiators"]),
+        ("initiators: {type: LLM_AGENT, agents: [p1]}", "15:17: workflows[0].initiators",
+         ["exactly one of `type` or `agents`"]),
+    ],
+)  # fmt: skip
+def test_initiators_errors(tmp_path: Path, initiators: str, where: str, words: list[str]) -> None:
+    text = INITIATORS % initiators
+    file, errors, _ = load(tmp_path, text)
+    assert errors, text
+    check(errors[0], file, where, *words)

@@ -156,11 +156,14 @@ def plan_command(args: argparse.Namespace) -> int:
         router = make_router(name, graph)
         rows: list[tuple[str, ...]] = []
         for wf in scenario.workflows:
+            starts = scenario.initiators_of(wf)
+            if len(starts) > 1 and name == names[0]:
+                print(f"{wf.name}: routes from {starts[0]}, the first of {len(starts)} initiators")
             for task in wf.tasks:
                 need = task.tool or task.capability or ""
                 protocol = task.protocol or wf.protocol
                 try:
-                    route = route_to_service(router, wf.initiator, need, source_protocol=protocol)
+                    route = route_to_service(router, starts[0], need, source_protocol=protocol)
                     rows.append((wf.name, task.id, need, route.describe(), f"{route.cost:.4f}"))
                 except NoRoute as exc:
                     missing += 1

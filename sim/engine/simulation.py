@@ -102,14 +102,16 @@ class World:
         self.transport = Transport(self)
         self.servers: dict[str, ToolServer] = {}
         self.callers: dict[str, Caller] = {}
-        initiators = {wf.initiator for wf in scenario.workflows}
+        initiators = {a for wf in scenario.workflows for a in scenario.initiators_of(wf)}
         for agent in self.graph.agents:
             node = self.nodes[agent.id]
             if agent.tools:
                 self.servers[agent.id] = ToolServer(self, node, agent.concurrency)
             if agent.id in initiators:
                 self.callers[agent.id] = Caller(self, node)
-        self.workflows = Workflows(self, list(scenario.workflows))
+        self.workflows = Workflows(
+            self, [(wf, scenario.initiators_of(wf)) for wf in scenario.workflows]
+        )
         self.list_timeout = max(
             (t.timeout for wf in self.workflows.workflows for t in wf.tasks), default=30.0
         )

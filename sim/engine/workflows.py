@@ -79,12 +79,13 @@ class TaskRT:
 class WorkflowRT:
     """A compiled workflow."""
 
-    __slots__ = ("counters", "initiator", "j", "name", "rate", "tasks", "times")
+    __slots__ = ("counters", "initiators", "j", "name", "rate", "tasks", "times")
 
-    def __init__(self, spec: Any) -> None:
+    def __init__(self, spec: Any, initiators: tuple[str, ...]) -> None:
         self.name: str = spec.name
         self.j = js(spec.name)
-        self.initiator: str = spec.initiator
+        #: the agents that may start an instance (one drawn per instance when several)
+        self.initiators = initiators
         order = {t.id: i for i, t in enumerate(spec.tasks)}
         self.tasks = tuple(TaskRT(i, t, spec, order) for i, t in enumerate(spec.tasks))
         for task in self.tasks:
@@ -131,10 +132,10 @@ class Instance:
 class Workflows:
     """Arrivals, readiness and outcomes of every workflow of one replication."""
 
-    def __init__(self, world: World, specs: list[Any]) -> None:
+    def __init__(self, world: World, specs: list[tuple[Any, tuple[str, ...]]]) -> None:
         self.world = world
         self.env = world.env
-        self.workflows = [WorkflowRT(s) for s in specs]
+        self.workflows = [WorkflowRT(spec, initiators) for spec, initiators in specs]
         for wf in self.workflows:
             wf.counters = world.metrics.workflow(wf.name)
             for task in wf.tasks:
@@ -190,7 +191,10 @@ class Workflows:
 
     def _arrive(self, wf: WorkflowRT) -> None:
         world = self.world
-        caller = world.callers[wf.initiator]
+        ids = wf.initiators
+        # one initiator: no draw, so single-initiator runs keep their streams unchanged
+        who = ids[0] if len(ids) == 1 else ids[world.streams.arrivals.randrange(len(ids))]
+        caller = world.callers[who]
         inst = Instance(self.next_inst, wf, caller, self.env.now)
         self.next_inst += 1
         world.metrics.wf_started += 1

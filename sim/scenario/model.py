@@ -392,15 +392,46 @@ class TaskSpec(Spec):
         return self
 
 
+class InitiatorsSpec(Spec):
+    """Several initiators: each instance starts at one of them, drawn uniformly at random
+    (from the arrivals stream). Exactly one of ``type`` and ``agents``."""
+
+    type: AgentType | None = Field(
+        None,
+        description="Every agent of this type that speaks the workflow's protocols "
+        "(ρ and the tasks' overrides), e.g. the LLM agents of a generated mesh.",
+    )
+    agents: list[str] | None = Field(None, min_length=1, description="These agent ids.")
+
+    @model_validator(mode="after")
+    def _one_form(self) -> InitiatorsSpec:
+        if (self.type is None) == (self.agents is None):
+            raise ValueError("initiators take exactly one of `type` or `agents`")
+        return self
+
+
 class WorkflowSpec(Spec):
-    """A workflow W = (T, ≺, ρ) with its initiator and arrival process."""
+    """A workflow W = (T, ≺, ρ) with its initiator(s) and arrival process."""
 
     name: str = Field(min_length=1, description="Unique workflow name.")
-    initiator: str = Field(description="Agent id that runs the instances.")
+    initiator: str | None = Field(None, description="Agent id that runs the instances.")
+    initiators: InitiatorsSpec | None = Field(
+        None, description="Instead of `initiator`: several agents, one drawn per instance."
+    )
     protocol: str = Field(description="ρ: the protocol the tasks are issued in.")
     arrivals: ArrivalsSpec = Field(description="When instances start.")
     tasks: list[TaskSpec] = Field(min_length=1, description="T, with ≺ given by `after`.")
     timeout: Positive = Field(30.0, description="Per-call timeout, seconds.")
+
+    @model_validator(mode="after")
+    def _initiator_or_initiators(self) -> WorkflowSpec:
+        if (self.initiator is None) == (self.initiators is None):
+            raise SpecError("a workflow names exactly one of initiator or initiators", "initiator")
+        return self
+
+    def protocols_issued(self) -> frozenset[str]:
+        """ρ and every task's protocol override: what an initiator must speak."""
+        return frozenset((self.protocol, *(t.protocol for t in self.tasks if t.protocol)))
 
 
 class RandomFailureSpec(Spec):
@@ -643,6 +674,20 @@ class Scenario(Spec):
             if tool.name == name:
                 return tool
         raise KeyError(name)
+
+    def initiators_of(self, workflow: WorkflowSpec) -> tuple[str, ...]:
+        """The agents that may start ``workflow``'s instances, in scenario order."""
+        if workflow.initiator is not None:
+            return (workflow.initiator,)
+        chosen = workflow.initiators
+        if chosen is None:
+            return ()
+        if chosen.agents is not None:
+            return tuple(chosen.agents)
+        needed = workflow.protocols_issued()
+        return tuple(
+            a.id for a in self.agents if a.type == chosen.type and needed <= a.protocols.keys()
+        )
 
     def agent(self, agent_id: str) -> AgentSpec:
         """The agent with id ``agent_id``; ``KeyError`` if there is none."""

@@ -295,14 +295,32 @@ def _workflows(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
     speaks = known.speaks
     for i, wf in enumerate(scn.workflows):
         where: FieldPath = ("workflows", i)
-        if known.lacks("agents", wf.initiator):
-            yield Finding((*where, "initiator"), _unknown("agent", wf.initiator, known.agents))
+        named: list[tuple[FieldPath, str]] = []  # explicit initiators and where they stand
+        if wf.initiator is not None:
+            named.append(((*where, "initiator"), wf.initiator))
+        elif wf.initiators is not None and wf.initiators.agents is not None:
+            named += [
+                ((*where, "initiators", "agents", k), agent_id)
+                for k, agent_id in enumerate(wf.initiators.agents)
+            ]
+        for path, agent_id in named:
+            if known.lacks("agents", agent_id):
+                yield Finding(path, _unknown("agent", agent_id, known.agents))
         if known.lacks("protocols", wf.protocol):
             yield Finding((*where, "protocol"), _unknown("protocol", wf.protocol, known.protocols))
-        elif wf.initiator in speaks and wf.protocol not in speaks[wf.initiator]:
+        else:
+            for _, agent_id in named:
+                if agent_id in speaks and wf.protocol not in speaks[agent_id]:
+                    yield Finding(
+                        (*where, "protocol"),
+                        _not_spoken("initiator", agent_id, wf.protocol, speaks[agent_id]),
+                    )
+        chosen = wf.initiators
+        if chosen is not None and chosen.type is not None and not scn.initiators_of(wf):
+            wanted = " and ".join(sorted(wf.protocols_issued()))
             yield Finding(
-                (*where, "protocol"),
-                _not_spoken("initiator", wf.initiator, wf.protocol, speaks[wf.initiator]),
+                (*where, "initiators", "type"),
+                f"no {chosen.type.value} agent speaks {wanted}: the workflow has no initiator",
             )
         ids = [t.id for t in wf.tasks]
         for dup in _duplicates("tasks", "id", ids):
@@ -324,11 +342,13 @@ def _workflows(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
                     yield Finding(
                         (*at, "protocol"), _unknown("protocol", task.protocol, known.protocols)
                     )
-                elif wf.initiator in speaks and task.protocol not in speaks[wf.initiator]:
-                    yield Finding(
-                        (*at, "protocol"),
-                        _not_spoken("initiator", wf.initiator, task.protocol, speaks[wf.initiator]),
-                    )
+                else:
+                    for _, agent_id in named:
+                        if agent_id in speaks and task.protocol not in speaks[agent_id]:
+                            yield Finding(
+                                (*at, "protocol"),
+                                _not_spoken("initiator", agent_id, task.protocol, speaks[agent_id]),
+                            )
             for k, pred in enumerate(task.after):
                 if pred not in ids:
                     yield Finding((*at, "after", k), _unknown("task", pred, set(ids)))
