@@ -124,21 +124,112 @@ def test_tau_self_loops_do_not_matter_weakly(lts: LTS) -> None:
     assert bisimilar(lts, without).equivalent
 
 
-@given(random_lts(), random_lts())
-@settings(max_examples=80, deadline=None)
-def test_a_distinction_is_a_real_difference(a: LTS, b: LTS) -> None:
-    """The states the distinction names really differ on its label (weakly)."""
-    result = bisimilar(a, b)
+def _check_sound(a: LTS, b: LTS, weak: bool) -> str | None:
+    """Check the explanation of ``bisimilar(a, b)`` is a sound refutation; its kind."""
+    result = bisimilar(a, b, weak=weak)
     if result.equivalent:
         assert result.distinction is None
-        return
+        return None
     d = result.distinction
     assert d is not None
-    sat_a, sat_b = saturate(a), saturate(b)
+    sat_a, sat_b = (saturate(a), saturate(b)) if weak else (a, b)
     can_a = bool(sat_a.successors(d.left_state, d.label))
     can_b = bool(sat_b.successors(d.right_state, d.label))
     assert (can_a, can_b) == ((True, False) if d.left_can else (False, True))
     assert not result.related(d.left_state, d.right_state)
+    if d.kind == "trace":
+        assert d.trace == (*d.steps, d.label)
+        assert (accepts(a, d.trace, weak=weak), accepts(b, d.trace, weak=weak)) == (
+            (True, False) if d.left_can else (False, True)
+        )
+        assert d.formula is None
+    else:
+        assert d.kind == "branching" and d.trace == ()
+        assert d.formula is not None
+        assert d.formula.holds(a, weak=weak) and not d.formula.holds(b, weak=weak)
+        assert d.trace_equivalent is True
+        assert "trace-equivalent" in d.describe() and str(d.formula) in d.describe()
+    return d.kind
+
+
+@given(random_lts(), random_lts())
+@settings(max_examples=80, deadline=None)
+def test_a_distinction_is_a_real_difference(a: LTS, b: LTS) -> None:
+    """Every explanation is sound: a trace exactly one side accepts, or a formula exactly one
+    initial state satisfies; both name two states that really differ on ``label``."""
+    for weak in (True, False):
+        _check_sound(a, b, weak)
+
+
+@pytest.mark.parametrize("weak", [True, False])
+def test_witnesses_are_sound_on_200_random_non_bisimilar_pairs(weak: bool) -> None:
+    """On at least 200 random non-bisimilar pairs, a trace witness is accepted (weakly, when
+    weak) by exactly one side and a branching witness's formula holds on exactly one side."""
+    rng = random.Random(7 if weak else 8)
+    kinds: dict[str, int] = {"trace": 0, "branching": 0}
+    while sum(kinds.values()) < 250:
+        kind = _check_sound(_random_lts(rng), _random_lts(rng), weak)
+        if kind is not None:
+            kinds[kind] += 1
+    assert kinds["trace"] >= 200
+
+
+def test_trace_witness_is_shortest() -> None:
+    """The witness is a shortest trace one side lacks (breadth-first on state sets)."""
+    a = LTS(4, 0, [(0, "a", 1), (1, "b", 2), (2, "c", 3)])
+    b = LTS(5, 0, [(0, "a", 1), (1, "b", 2), (2, "d", 3), (0, "a", 4), (4, "b", 3)])
+    result = bisimilar(a, b)
+    assert result.distinction is not None and result.distinction.kind == "trace"
+    assert result.distinction.trace == ("a", "b", "c") and result.distinction.left_can
+    assert result.distinction.right_states == frozenset({2, 3})
+
+
+def test_strong_trace_witness_counts_tau() -> None:
+    """Strongly, τ is a label: ``a`` against ``τ.a`` is told apart by the trace ``tau``."""
+    a = LTS(2, 0, [(0, "a", 1)])
+    b = LTS(3, 0, [(0, TAU, 1), (1, "a", 2)])
+    assert bisimilar(a, b).equivalent
+    d = bisimilar(a, b, weak=False).distinction
+    assert d is not None and d.kind == "trace" and d.trace == ("a",) and d.left_can
+    assert accepts(a, d.trace, weak=False) and not accepts(b, d.trace, weak=False)
+
+
+def _booking_tool_ltss() -> tuple[LTS, LTS]:
+    """``book_train`` of scenarios/train_booking.yaml as its caller sees it through the
+    scenario's protocol and through MCP, built the way ``python -m sim lts`` builds it."""
+    from sim.calculus.mcp import ToolPlus, caller_view
+    from sim.cli.calculus import _protocol_fields, _value
+    from sim.scenario import load_scenario
+
+    path = "scenarios/train_booking.yaml"
+    scenario = load_scenario(path)
+    spec = {t.name: t for t in scenario.tools}["book_train"]
+    data = spec.model_dump(by_alias=True, exclude_none=True)
+    truth = ToolPlus.from_mapping(data, "tools[book_train]")
+    policy = str(_value(getattr(getattr(scenario, "approval", None), "mcp_policy", "hints")))
+    errors = (*(str(e) for e in data.get("errors", {})), "ServiceDown")
+    out = []
+    for protocol in ("SGD", "MCP"):
+        fields = _protocol_fields(scenario, protocol, path)
+        out.append(tool_lts(caller_view(truth, fields, policy), error_types=errors))
+    return out[0], out[1]
+
+
+@pytest.mark.parametrize("weak", [True, False])
+def test_reviewer_case_retry_versus_abort_is_a_real_trace(weak: bool) -> None:
+    """The reviewer's case: the old search printed ``call error(ValidationError)``, which both
+    sides have. The witness is now a trace exactly one side accepts (the tool retries or
+    prompts after a failure of the service, the MCP view aborts)."""
+    sgd, mcp = _booking_tool_ltss()
+    assert accepts(sgd, ["call(book_train)", "error(book_train,ValidationError)"])
+    assert accepts(mcp, ["call(book_train)", "error(book_train,ValidationError)"])
+    result = bisimilar(sgd, mcp, weak=weak)
+    d = result.distinction
+    assert d is not None and d.kind == "trace"
+    assert d.trace[-1] in ("abort(book_train)", "retry(book_train)", "prompt(book_train)")
+    assert "ValidationError" not in " ".join(d.trace)
+    assert accepts(sgd, d.trace, weak=weak) != accepts(mcp, d.trace, weak=weak)
+    assert _check_sound(sgd, mcp, weak) == "trace"
 
 
 def test_relation_contains_the_initial_pair_when_equivalent() -> None:
@@ -150,13 +241,21 @@ def test_relation_contains_the_initial_pair_when_equivalent() -> None:
 
 
 def test_classic_pair_a_bc_versus_ab_ac() -> None:
-    """a.(b+c) and a.b + a.c: same traces, not bisimilar; the trace ends where they differ."""
+    """a.(b+c) and a.b + a.c: same traces, not bisimilar; no trace separates them, a formula
+    does: a.(b+c) can do a then both b and c."""
     left = LTS(4, 0, [(0, "a", 1), (1, "b", 2), (1, "c", 3)])
     right = LTS(5, 0, [(0, "a", 1), (1, "b", 2), (0, "a", 3), (3, "c", 4)])
-    result = bisimilar(left, right, weak=False)
-    assert not result.equivalent
-    assert result.distinction is not None
-    assert result.distinction.trace[0] == "a" and result.distinction.left_can
+    for weak in (False, True):
+        result = bisimilar(left, right, weak=weak)
+        assert not result.equivalent
+        d = result.distinction
+        assert d is not None and d.kind == "branching" and d.trace == ()
+        assert d.trace_equivalent is True and d.steps == ("a",) and d.left_can
+        assert str(d.formula) == "<a>(<c>tt & <b>tt)"
+        kind = "weakly" if weak else "strongly"
+        assert d.describe().startswith(f"{kind} trace-equivalent")
+        assert _check_sound(left, right, weak) == "branching"
+        assert _check_sound(right, left, weak) == "branching"
 
 
 def test_trace_equivalent_but_not_weakly_bisimilar_sgd_versus_mcp() -> None:
@@ -186,9 +285,15 @@ def test_trace_equivalent_but_not_weakly_bisimilar_sgd_versus_mcp() -> None:
     assert not result.equivalent
     d = result.distinction
     assert d is not None
-    assert d.trace == ("call(book)", "error(book,ValidationError)")
-    assert d.left_can  # the SGD side can still fail after the MCP side has validated
-    assert "right (state" in d.describe() and "cannot" in d.describe()
+    assert d.kind == "branching" and d.trace_equivalent is True and d.trace == ()
+    assert "weakly trace-equivalent" in d.describe()
+    # the line of play: the SGD side can still fail after the MCP side has validated
+    assert d.steps == ("call(book)",) and d.label == "error(book,ValidationError)"
+    assert d.left_can
+    assert d.formula is not None and str(d.formula) in d.describe()
+    assert d.formula.holds(sgd) and not d.formula.holds(mcp)
+    assert _check_sound(sgd, mcp, True) == "branching"
+    assert _check_sound(mcp, sgd, True) == "branching"
 
 
 def test_ten_thousand_state_chain_refines_in_linear_time() -> None:

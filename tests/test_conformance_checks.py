@@ -47,6 +47,16 @@ def _check(tmp_path: Path, events: Events, capsys: pytest.CaptureFixture[str]) -
     return code, json.loads(out) if out.strip() else None
 
 
+def _in_order(events: Events) -> Events:
+    """A mutated trace made SPEC §5-ordered again, in place (``seq`` renumbered, ``t`` never
+    decreasing), so the checks, not the reader's order check, see the mutation."""
+    last_t = 0.0
+    for k, e in enumerate(events):
+        e["seq"] = k
+        last_t = e["t"] = max(last_t, e["t"])
+    return events
+
+
 def _verdict(report: Any, name: str) -> dict[str, Any]:
     return next(c for c in report["checks"] if c["name"] == name)
 
@@ -101,7 +111,7 @@ def test_swap_required_tasks_fails_requires_order(
     bal = [e for e in events if e["inst"] == inst and e["task"] == "bal"]
     rest = [e for e in events if not (e["inst"] == inst and e["task"] == "bal")]
     last_book = max(k for k, e in enumerate(rest) if e["inst"] == inst and e["task"] == "book")
-    mutated = rest[: last_book + 1] + bal + rest[last_book + 1 :]
+    mutated = _in_order(rest[: last_book + 1] + bal + rest[last_book + 1 :])
     code, report = _check(tmp_path, mutated, capsys)
     assert code == 1
     v = _verdict(report, "requires_order")
@@ -121,7 +131,7 @@ def test_both_exclusive_tools_fail_exclusive(
     )
     printed = {**send, "tool": "print_ticket", "task": "print", "inv": 10**9, "seq": 10**9}
     events.insert(k + 1, printed)
-    code, report = _check(tmp_path, events, capsys)
+    code, report = _check(tmp_path, _in_order(events), capsys)
     assert code == 1
     v = _verdict(report, "exclusive")
     assert v["violations"] == 1
@@ -156,7 +166,7 @@ def test_execute_without_validate_fails_lts(
     )
     execute = {**call, "label": "execute", "agent": "accounts", "seq": 10**9, "detail": {}}
     events.insert(k + 1, execute)
-    code, report = _check(tmp_path, events, capsys)
+    code, report = _check(tmp_path, _in_order(events), capsys)
     assert code == 1
     v = _verdict(report, "lts")
     assert v["violations"] == 1
@@ -277,3 +287,119 @@ def test_mcp_plus_runs_clean_plain_mcp_violates_write_approval(tmp_path: Path) -
         assert verdicts["violations"]["write_approval"] == wa.violations
         assert verdicts["conformance"]["instances"] > 0
         assert verdicts["violations_per_1000_instances"]["write_approval"] > 0
+
+
+# --- bad input: located messages, order, empty traces, not-applicable checks -------------
+
+
+@pytest.mark.parametrize(
+    ("line", "needle"),
+    [
+        ('{"t":"x","seq":1,"label":"call"}', "t.jsonl:2: not a trace event: `t` must be a number"),
+        ('{"t":true,"seq":1,"label":"call"}', "t.jsonl:2: not a trace event: `t` must be a number"),
+        ('{"t":NaN,"seq":1,"label":"call"}', "t.jsonl:2: not a trace event: `t` must be a number"),
+        ('{"t":1.0,"label":"call"}', "t.jsonl:2: not a trace event: `seq` must be an integer"),
+        ('{"t":1.0,"seq":1.5,"label":"call"}', "t.jsonl:2: not a trace event: `seq` must be"),
+        ('{"t":1.0,"seq":"1","label":"call"}', "t.jsonl:2: not a trace event: `seq` must be"),
+        ('{"t":1.0,"seq":1}', "t.jsonl:2: not a trace event: `label` must be a string (missing)"),
+        ('{"t":1.0,"seq":1,"label":7}', "t.jsonl:2: not a trace event: `label` must be a string"),
+        ('{"t":1.0,"seq":1,"label":"teleport"}', "t.jsonl:2: unknown label 'teleport'"),
+    ],
+)
+def test_bad_fields_exit_2_with_file_line_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str, needle: str
+) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"t":0.5,"seq":0,"label":"wf_start"}\n' + line + "\n", encoding="utf-8")
+    assert main(["check", str(path), "--scenario", str(TRAIN)]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and str(path) in err, err
+
+
+def _check_err(
+    tmp_path: Path, events: Events, capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str]:
+    path = tmp_path / "trace.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    capsys.readouterr()
+    code = main(["check", str(path), "--scenario", str(TRAIN)])
+    return code, capsys.readouterr().err
+
+
+def test_reversed_trace_exits_2_naming_line_and_both_values(
+    train_trace: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in reversed(train_trace)))
+    assert main(["check", str(path), "--scenario", str(TRAIN)]) == 2
+    err = capsys.readouterr().err
+    first, second = train_trace[-1]["seq"], train_trace[-2]["seq"]
+    assert f"{path}:2: not in time order: `seq` {second} is not larger than" in err, err
+    assert f"previous event's {first}" in err
+
+
+def test_swapped_lines_exit_2_on_time_and_on_seq(
+    train_trace: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    k = next(k for k in range(1, len(train_trace)) if train_trace[k]["t"] > train_trace[k - 1]["t"])
+    events = copy.deepcopy(train_trace)
+    events[k - 1], events[k] = events[k], events[k - 1]
+    # seq swapped back: only the time order is broken
+    events[k - 1]["seq"], events[k]["seq"] = events[k]["seq"], events[k - 1]["seq"]
+    code, err = _check_err(tmp_path, events, capsys)
+    assert code == 2
+    lateness = f"`t` {train_trace[k - 1]['t']!r} is smaller than the previous event's"
+    assert f"trace.jsonl:{k + 1}: not in time order: {lateness}" in err, err
+    assert repr(train_trace[k]["t"]) in err
+    # an equal time is in order; a repeated seq is not
+    events = copy.deepcopy(train_trace[:10])
+    events[5]["seq"] = events[4]["seq"]
+    code, err = _check_err(tmp_path, events, capsys)
+    assert code == 2
+    assert "trace.jsonl:6: not in time order: `seq`" in err, err
+
+
+def test_inserted_event_with_a_foreign_seq_is_bad_input(
+    train_trace: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events = copy.deepcopy(train_trace)
+    events.insert(3, {**events[3], "seq": 10**9})
+    code, err = _check_err(tmp_path, events, capsys)
+    assert code == 2
+    assert "trace.jsonl:5: not in time order: `seq`" in err, err
+    assert f"previous event's {10**9}" in err
+
+
+def test_empty_trace_holds_with_a_note(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n", encoding="utf-8")
+    assert main(["check", str(path), "--scenario", str(TRAIN)]) == 0
+    assert "note: empty trace: nothing to check" in capsys.readouterr().out
+    assert main(["check", str(path), "--scenario", str(TRAIN), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["note"] == "empty trace: nothing to check" and report["events"] == 0
+
+
+def test_check_run_dir_on_an_empty_trace_checks_nothing(tmp_path: Path) -> None:
+    (tmp_path / "trace.jsonl").write_text("", encoding="utf-8")
+    verdicts = check_run_dir(tmp_path, load_scenario(TRAIN))
+    assert verdicts["violations"] == {} and verdicts["violations_per_1000_instances"] == {}
+    conf = verdicts["conformance"]
+    assert conf["ok"] is None and conf["checked"] is False and "nothing was checked" in conf["note"]
+
+
+def test_check_run_dir_gives_none_for_a_check_that_does_not_apply(
+    train_trace: Events, tmp_path: Path
+) -> None:
+    protocol = [e for e in train_trace if e["label"] not in ("send", "hop", "deliver")]
+    _in_order(protocol)
+    (tmp_path / "trace.jsonl").write_text("".join(json.dumps(e) + "\n" for e in protocol))
+    verdicts = check_run_dir(tmp_path, load_scenario(TRAIN))
+    assert verdicts["violations"]["conservation"] is None
+    assert verdicts["violations_per_1000_instances"]["conservation"] is None
+    assert verdicts["conformance"]["checks"]["conservation"]["applicable"] is False
+    assert verdicts["violations"]["write_approval"] == 0
+    assert verdicts["violations_per_1000_instances"]["write_approval"] == 0.0
+    assert verdicts["conformance"]["ok"] is True and verdicts["conformance"]["checked"] is True
+    report = check_trace(tmp_path / "trace.jsonl", load_scenario(TRAIN))
+    assert _verdict(report.to_json(), "conservation")["applicable"] is False

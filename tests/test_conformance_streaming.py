@@ -3,8 +3,11 @@ whole-trace references (written here from SPEC §6, not from the checks' code)."
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -141,3 +144,22 @@ def test_state_is_dropped_when_instances_end() -> None:
     blocks = [[c.encode_event(e) for e in trace]]
     c._run("t", blocks, table, [wa.end_instance, ro.end_instance], ctx)
     assert not wa.approved and not ro.inst and not ctx.hist
+
+
+def test_order_is_enforced_for_files_and_on_request_only(tmp_path: Path) -> None:
+    """SPEC §5 order is required of a trace file; an iterable (converted SGD dialogues
+    restart ``t`` at each dialogue) is checked for it only when asked."""
+    from sim.conformance.checks import TraceError
+
+    events = [
+        {"t": 2.0, "seq": 0, "label": "wf_start", "wf": "w1", "inst": 0},
+        {"t": 1.0, "seq": 1, "label": "wf_end", "wf": "w1", "inst": 0},
+    ]
+    assert check_trace(events, TRUTH).events == 2
+    with pytest.raises(TraceError, match=r"<trace>:2: not in time order: `t` 1\.0"):
+        check_trace(events, TRUTH, ordered=True)
+    path = tmp_path / "trace.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    with pytest.raises(TraceError, match=r"trace\.jsonl:2: not in time order"):
+        check_trace(path, TRUTH)
+    assert check_trace(path, TRUTH, ordered=False).events == 2

@@ -20,7 +20,7 @@ from sim.experiments.runner import (
     is_complete,
     make_executor,
 )
-from sim.experiments.summary import describe
+from sim.experiments.summary import describe, metric_range
 from sim.experiments.sweep import expand, load_points
 from sim.scenario import load_scenario
 
@@ -277,6 +277,13 @@ def test_student_t_interval() -> None:
     assert stat.ci_low == pytest.approx(2.0 - half) and stat.ci_high == pytest.approx(2.0 + half)
     assert describe([5.0]).ci_low is None
     assert describe([]).mean is None
+
+
+def test_intervals_stay_within_the_metric_range() -> None:
+    rate = describe([0.737, 1.0], *metric_range("success_rate"))
+    assert rate.ci_high == 1.0 and rate.ci_low is not None and rate.ci_low >= 0.0
+    drops = describe([0.0, 10.0], *metric_range("messages_dropped"))
+    assert drops.ci_low == 0.0 and drops.ci_high is not None and drops.ci_high > 10.0
 
 
 def test_compare_bad_input_exits_2(small: Path, tmp_path: Path, capsys: Any) -> None:

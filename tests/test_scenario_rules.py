@@ -365,7 +365,8 @@ def test_user_protocol_with_fields_is_fine(tmp_path: Path) -> None:
 
 
 def test_capability_task_needs_no_tool(tmp_path: Path) -> None:
-    text = broken(("{id: a, tool: lookup}", "{id: a, capability: user_lookup}"))
+    # "lookup" is a tool the server hosts, so the capability matches its host
+    text = broken(("{id: a, tool: lookup}", "{id: a, capability: lookup}"))
     assert load(tmp_path, text)[1:] == ([], [])
 
 
@@ -542,4 +543,51 @@ def test_initiators_errors(tmp_path: Path, initiators: str, where: str, words: l
     text = INITIATORS % initiators
     file, errors, _ = load(tmp_path, text)
     assert errors, text
+    check(errors[0], file, where, *words)
+
+
+TASK_WARNINGS = """\
+name: warn
+protocols: [MCP+, SGD]
+agents:
+  - {id: a, type: LLM_AGENT, capabilities: [planning], protocols: {MCP+: 1, SGD: 1}}
+  - {id: s, type: TOOL_SERVER, capabilities: [train_booking], protocols: {MCP+: 1}, tools: [t]}
+links: [{between: [a, s], latency: {MCP+: 0.01}}]
+tools:
+  - {name: t, side_effects: read, input_schema: {type: object, required: [from, to]}}
+workflows:
+  - name: w
+    initiator: a
+    protocol: MCP+
+    arrivals: {times: [0]}
+    tasks:
+      - {id: partial, tool: t, args: {from: x}}
+      - {id: collected, tool: t, protocol: SGD}
+      - {id: book, capability: booking_trains}
+      - {id: nothing, capability: weather_forecast}
+"""
+
+
+def test_tasks_that_cannot_do_what_they_look_like_are_warned(tmp_path: Path) -> None:
+    file, errors, warnings = load(tmp_path, TASK_WARNINGS)
+    assert errors == []
+    assert len(warnings) == 2
+    check(warnings[0], file, "15:38: workflows[0].tasks[0].args", "'t' requires to,", "args")
+    check(warnings[1], file, "18:35: workflows[0].tasks[3].capability", "'weather_forecast'")
+
+
+@pytest.mark.parametrize(
+    ("edit", "where", "words"),
+    [
+        ("duration: true", "2:11: duration", ["not the boolean true"]),
+        ("duration: .inf", "2:11: duration", ["finite"]),
+        ("seed: yes", "2:7: seed", ["not the boolean true"]),
+    ],
+)
+def test_booleans_and_infinities_are_not_numbers(
+    tmp_path: Path, edit: str, where: str, words: list[str]
+) -> None:
+    text = TASK_WARNINGS.replace("name: warn\n", f"name: warn\n{edit}\n")
+    file, errors, _ = load(tmp_path, text)
+    assert len(errors) == 1
     check(errors[0], file, where, *words)

@@ -3,7 +3,7 @@
 Imports nothing else of protomesh: only the standard library. See docs/calculus.md.
 """
 
-from sim.calculus.bisim import BisimResult, Distinction, bisimilar, saturate
+from sim.calculus.bisim import BisimResult, Distinction, Formula, bisimilar, saturate
 from sim.calculus.lts import (
     LTS,
     TAU,
@@ -74,6 +74,7 @@ __all__ = [
     "FailureMode",
     "Fallback",
     "Finding",
+    "Formula",
     "Intent",
     "RecoveryStrategy",
     "Relation",

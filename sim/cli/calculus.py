@@ -198,8 +198,10 @@ def bisim_command(args: argparse.Namespace) -> int:
         return EXIT_OK
     assert result.distinction is not None
     print(f"not equivalent (not {kind} bisimilar)")
-    print("distinguishing trace: " + " ".join(result.distinction.trace))
-    print(result.distinction.describe().replace("left", "A").replace("right", "B"))
+    distinction = result.distinction
+    if distinction.kind == "trace":
+        print("distinguishing trace: " + " ".join(distinction.trace))
+    print(distinction.describe().replace("left", "A").replace("right", "B"))
     return EXIT_NEGATIVE
 
 

@@ -86,6 +86,8 @@ def _print(report: Report) -> None:
         f"{report.source}: {report.events:,} events, {report.instances:,} workflow instances, "
         f"checked against {report.truth} ({rate:,.0f} events/s)"
     )
+    if report.note:
+        print(f"note: {report.note}")
     width = max(len(v.name) for v in report.verdicts) if report.verdicts else 0
     for v in report.verdicts:
         status = "ok" if v.ok else "VIOLATED"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -59,6 +60,21 @@ def read_json(path: str | Path) -> Any:
         raise BadInput(
             f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
+
+
+def output_directory(path: Path) -> Path:
+    """Create ``path`` (with its parents) and check that results can be written there;
+    :class:`BadInput` naming the directory when they cannot."""
+    if path.exists() and not path.is_dir():
+        raise BadInput(f"{path}: is a file; the output must be a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise BadInput(f"{path}: cannot create the output directory: {reason}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise BadInput(f"{path}: the output directory is not writable")
+    return path
 
 
 def cell(value: Any) -> str:

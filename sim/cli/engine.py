@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sim.cli.console import EXIT_BAD_INPUT, EXIT_OK, print_table
+from sim.cli.console import EXIT_BAD_INPUT, EXIT_OK, BadInput, output_directory, print_table
 from sim.engine.trace import TRACE_LEVELS
 from sim.experiments.runner import (
     ERROR_FILE,
@@ -78,6 +78,18 @@ def _non_negative(text: str) -> int:
     return value
 
 
+def _total(counts: dict[str, int | None]) -> int | None:
+    """Violations summed over the checks that were checked (None: nothing was)."""
+    checked = [n for n in counts.values() if n is not None]
+    return sum(checked) if checked else None
+
+
+def _mean(values: list[float | None]) -> float | None:
+    """The mean of the non-null values (None when there are none)."""
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
+
+
 def _overrides(settings: list[str]) -> list[Override]:
     """``--set PATH=VALUE`` options as overrides; one value each (sweeps are compare's)."""
     out: list[Override] = []
@@ -114,6 +126,11 @@ def run(args: argparse.Namespace) -> int:
     router = args.router or scenario.routers[0]
     reps = args.replications or scenario.replications
     base = args.out if args.out is not None else Path("results") / scenario.name
+    try:
+        output_directory(base)
+    except BadInput as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     header = [
         "rep",
         "started",
@@ -128,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
         "violations",
     ]
     rows: list[list[Any]] = []
-    per_thousand: list[dict[str, float]] = []
+    per_thousand: list[dict[str, float | None]] = []
     failed = 0
     print(f"{scenario.name}: router {router}, {reps} replication(s), seed {scenario.seed}")
     fp = fingerprint(scenario)
@@ -166,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
                 m["messages"]["dropped"],
                 m["approvals"]["asked"],
                 m["writes_without_approval"],
-                sum(m.get("violations", {}).values()),
+                _total(m.get("violations") or {}),
             ]
         )
     if rows:
@@ -175,13 +192,10 @@ def run(args: argparse.Namespace) -> int:
             values = [r[col] for r in rows if r[col] is not None]
             mean.append(sum(values) / len(values) if values else None)
         print_table(header, [*rows, mean])
-    if per_thousand:
-        checks = sorted({name for verdicts in per_thousand for name in verdicts})
-        print("\nviolations per 1,000 workflow instances (mean over replications)")
-        print_table(
-            checks,
-            [[sum(v.get(c, 0.0) for v in per_thousand) / len(per_thousand) for c in checks]],
-        )
+    checks = sorted({name for verdicts in per_thousand for name in verdicts})
+    if checks:
+        print("\nviolations per 1,000 workflow instances (mean over replications; - not checked)")
+        print_table(checks, [[_mean([v.get(c) for v in per_thousand]) for c in checks]])
     print(f"results in {base / router}")
     if failed:
         print(f"{failed} of {reps} replication(s) failed", file=sys.stderr)

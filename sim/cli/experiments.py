@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sim.cli.console import EXIT_BAD_INPUT, EXIT_OK, print_table
+from sim.cli.console import EXIT_BAD_INPUT, EXIT_OK, BadInput, output_directory, print_table
 from sim.engine.trace import TRACE_LEVELS
 from sim.experiments.compare import run_compare
 from sim.experiments.runner import (
@@ -86,7 +86,7 @@ def register(sub: Any) -> None:
     """Add ``compare`` to ``sub`` (an argparse subparsers action)."""
     p = sub.add_parser(
         "compare",
-        help="run every router on the same seeds; summary with 95 % CIs, plots, report",
+        help="run every router on the same seeds; summary with 95 %% CIs, plots, report",
         description="Run FILE with each router for N replications on the same seeds "
         "(common random numbers), at every sweep point (the file's `sweep:` block and "
         "--set lists), then write results/<scenario>/{summary.json,summary.csv,plots/,"
@@ -284,6 +284,11 @@ def compare(args: argparse.Namespace) -> int:
     routers = args.routers or list(base_scenario.routers)
     reps = args.replications or base_scenario.replications
     base = args.out if args.out is not None else Path("results") / base_scenario.name
+    try:
+        output_directory(base)
+    except BadInput as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     jobs = args.jobs or default_jobs()
     try:
         handle: ExecutorHandle = make_executor(args.executor, jobs, args.scheduler)

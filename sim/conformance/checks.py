@@ -31,6 +31,7 @@ from typing import Any
 from sim.calculus.lts import LTS, label
 from sim.calculus.mcp import Fallback, Retry, UserPrompt
 from sim.conformance.events import (
+    LABELS,
     TraceError,
     decode_line,
     decoder,
@@ -69,6 +70,10 @@ TERMINAL: frozenset[str] = frozenset(("result", "abort", "prompt", "fallback", "
 HISTORY_CAP = 64
 #: Violation messages beyond the first kept per check (for ``--json``).
 KEEP_MESSAGES = 5
+#: The note of a report on a trace with no events.
+EMPTY_NOTE = "empty trace: nothing to check"
+#: The note of ``check_run_dir`` on an empty trace.
+NOT_CHECKED_NOTE = "empty trace (trace level off): nothing was checked"
 
 CHECK_NAMES: tuple[str, ...] = (
     "write_approval",
@@ -94,6 +99,9 @@ class Verdict:
     more: list[str] = field(default_factory=list)
     #: violations per workflow (``"None"``: events without a workflow)
     by_workflow: dict[str, int] = field(default_factory=dict)
+    #: False when the trace holds none of what the check needs (e.g. no ``send`` events
+    #: at trace level ``protocol``): it holds vacuously and has no meaningful count
+    applicable: bool = True
 
     @property
     def ok(self) -> bool:
@@ -108,6 +116,8 @@ class Verdict:
         }
         if self.note:
             out["note"] = self.note
+        if not self.applicable:
+            out["applicable"] = False
         if self.violations:
             out["by_workflow"] = self.by_workflow
             out["first"] = {"message": self.message, "events": self.counterexample}
@@ -135,6 +145,11 @@ class Report:
     def exit_code(self) -> int:
         return 0 if self.ok else 1
 
+    @property
+    def note(self) -> str:
+        """Why the verdicts say nothing, if they do not (an empty trace)."""
+        return EMPTY_NOTE if self.events == 0 else ""
+
     def verdict(self, name: str) -> Verdict:
         for v in self.verdicts:
             if v.name == name:
@@ -148,6 +163,7 @@ class Report:
             "events": self.events,
             "instances": self.instances,
             "ok": self.ok,
+            **({"note": self.note} if self.note else {}),
             "violations": sum(v.violations for v in self.verdicts),
             "checks": [v.to_json() for v in self.verdicts],
         }
@@ -720,7 +736,7 @@ class Conservation(Check):
     def finish(self, examined: int) -> Verdict:
         if self.sends == 0:
             self.note = "no send events (trace level protocol or off): nothing to conserve"
-            return Verdict(self.name, 0, 0, note=self.note)
+            return Verdict(self.name, 0, 0, note=self.note, applicable=False)
         if self._orphan is not None:
             message, raw, seq, wf = self._orphan
             self.violation(message, [raw], seq, wf)
@@ -874,9 +890,15 @@ def check_trace(
     source: str | Path | Iterable[bytes | str | dict[str, Any]],
     truth: Scenario | Truth,
     checks: Iterable[str] | None = None,
+    ordered: bool | None = None,
 ) -> Report:
     """Run the checks (default: all seven) over a trace file or an iterable of lines /
-    event dicts, parsing each line once. Raises :class:`TraceError` on a malformed line."""
+    event dicts, parsing each line once. Raises :class:`TraceError` on a malformed line,
+    an unknown label, and, when ``ordered``, on a line out of order (SPEC §5: ``t`` never
+    decreases, ``seq`` increases). ``ordered`` defaults to True for a trace file and False
+    for an iterable (SGD dialogues converted to events restart ``t`` at each dialogue)."""
+    if ordered is None:
+        ordered = isinstance(source, (str, Path))
     if isinstance(truth, Scenario):
         truth = from_scenario(truth)
     names = tuple(checks) if checks is not None else CHECK_NAMES
@@ -894,7 +916,7 @@ def check_trace(
     ]
     name, blocks = read_blocks(source)
     started = time.perf_counter()
-    counts = _run(name, blocks, table, enders, ctx)
+    counts = _run(name, blocks, table, enders, ctx, ordered)
     seconds = time.perf_counter() - started
     verdicts = [c.finish(sum(counts.get(lab, 0) for lab in c.labels)) for c in active]
     return Report(
@@ -918,12 +940,25 @@ def _noop(ev: Any, raw: bytes) -> None:
     return None
 
 
+def _disorder(key: str, value: Any, previous: Any) -> str:
+    how = "smaller than" if key == "t" else "not larger than"
+    return (
+        f"not in time order: `{key}` {value!r} is {how} the previous event's {previous!r} "
+        "(SPEC §5: a trace is in time order, with increasing seq)"
+    )
+
+
+def _unknown_label(lab: Any) -> str:
+    return f"unknown label {lab!r} (not a SPEC §5 label: {', '.join(sorted(LABELS))})"
+
+
 def _run(
     name: str,
     blocks: Iterable[list[bytes]],
     table: dict[str, list[Handler]],
     enders: list[Callable[[tuple[Any, Any], list[Any]], None]],
     ctx: Context,
+    ordered: bool = False,
 ) -> dict[str, int]:
     fast = decoder()
     hist = ctx.hist
@@ -939,6 +974,8 @@ def _run(
     terminal = TERMINAL
     noop = _noop
     lineno = 0
+    last_seq = -(1 << 63)
+    last_t = -float("inf")
     was_enabled = gc.isenabled()
     gc.disable()  # the checks build no reference cycles; collections would only cost
     try:
@@ -951,10 +988,24 @@ def _run(
                     if not raw.strip():
                         continue
                     ev = decode_line(raw, name, lineno, fast)
+                # SPEC §5 order: two comparisons per event (t may be None: TypeError)
+                seq = ev.seq
+                if seq <= last_seq and ordered:
+                    raise TraceError(name, lineno, _disorder("seq", seq, last_seq))
+                last_seq = seq
+                t = ev.t
+                try:
+                    if t < last_t and ordered:
+                        raise TraceError(name, lineno, _disorder("t", t, last_t))
+                    last_t = t
+                except TypeError:
+                    pass
                 lab = ev.label
                 try:
                     counts[lab] += 1
                 except KeyError:
+                    if lab not in LABELS:
+                        raise TraceError(name, lineno, _unknown_label(lab)) from None
                     counts[lab] = 1
                 k = kind_of(lab)
                 if k is None:
@@ -995,23 +1046,45 @@ def _run(
 def check_run_dir(rep_dir: str | Path, scenario: Scenario | Truth) -> dict[str, Any]:
     """The verdicts of ``rep_dir/trace.jsonl``, as keys to merge into its ``metrics.json``:
     ``violations`` (check → count), ``violations_per_1000_instances`` and ``conformance``
-    (events, instances, per check examined / violations / first counterexample's seqs and
-    message). Raises :class:`TraceError` if the trace cannot be read."""
+    (ok, events, instances, per check examined / violations / first counterexample's seqs
+    and message). Raises :class:`TraceError` if the trace cannot be read.
+
+    Nothing checked is never reported as "all hold": an empty trace (trace level ``off``)
+    gives ``conformance.ok`` None, ``checked`` False and empty ``violations`` /
+    ``violations_per_1000_instances``; a check that was not applicable (``conservation``
+    with no ``send`` events, trace level ``protocol``) has None as its count and rate, and
+    every rate is None when the trace holds no workflow instance."""
     report = check_trace(Path(rep_dir) / "trace.jsonl", scenario)
+    if report.events == 0:
+        return {
+            "violations": {},
+            "violations_per_1000_instances": {},
+            "conformance": {
+                "ok": None,
+                "checked": False,
+                "note": NOT_CHECKED_NOTE,
+                "events": 0,
+                "instances": 0,
+                "checks": {},
+            },
+        }
     per = report.instances / 1000.0
     return {
-        "violations": {v.name: v.violations for v in report.verdicts},
+        "violations": {v.name: (v.violations if v.applicable else None) for v in report.verdicts},
         "violations_per_1000_instances": {
-            v.name: (round(v.violations / per, 6) if per else 0.0) for v in report.verdicts
+            v.name: (round(v.violations / per, 6) if v.applicable and per else None)
+            for v in report.verdicts
         },
         "conformance": {
             "ok": report.ok,
+            "checked": True,
             "events": report.events,
             "instances": report.instances,
             "checks": {
                 v.name: {
                     "examined": v.examined,
-                    "violations": v.violations,
+                    "violations": v.violations if v.applicable else None,
+                    **({"applicable": False} if not v.applicable else {}),
                     **({"note": v.note} if v.note else {}),
                     **(
                         {

@@ -5,13 +5,16 @@ A line is decoded once into an :class:`Event` with the SPEC §5 keys as attribut
 ignored; the raw line is kept for counterexamples). With ``msgspec`` installed the decode
 is a typed ``msgspec`` decode (about six times faster than ``json.loads``); without it,
 ``json.loads`` and a plain object, same attributes. Required keys: ``seq`` (int) and
-``label`` (str); the others may be missing or ``null``. Malformed lines raise
-:class:`TraceError` naming the source and the line number.
+``label`` (str, one of SPEC §5's :data:`LABELS`, checked by the reader); ``t`` may be
+missing or ``null`` but otherwise must be a (finite) number; the others may be missing or
+``null``. Malformed lines raise :class:`TraceError` naming the source, the line number and
+the field.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +28,40 @@ except ImportError:  # pragma: no cover - msgspec is a declared dependency
 
 #: Bytes read per block when streaming a trace file.
 BLOCK = 1 << 22
+
+#: The trace labels of SPEC §5 (any other label is bad input).
+LABELS: frozenset[str] = frozenset(
+    (
+        "wf_start",
+        "wf_end",
+        "list",
+        "call",
+        "invoke",
+        "collect",
+        "validate",
+        "approve",
+        "deny",
+        "execute",
+        "result",
+        "error",
+        "retry",
+        "fallback",
+        "prompt",
+        "abort",
+        "skip",
+        "send",
+        "hop",
+        "translate",
+        "deliver",
+        "drop",
+        "timeout",
+        "reroute",
+        "node_down",
+        "node_up",
+        "link_down",
+        "link_up",
+    )
+)
 
 
 class TraceError(ValueError):
@@ -115,14 +152,28 @@ class PyEvent:
         self.detail = PyDetail(detail)
 
 
+def _got(obj: dict[str, Any], key: str) -> str:
+    """``got <value>`` (shortened) or ``missing``, for a located message."""
+    if key not in obj:
+        return "missing"
+    text = json.dumps(obj[key], ensure_ascii=False)
+    return f"got {text if len(text) <= 60 else text[:57] + '...'}"
+
+
 def _py_decode(raw: bytes) -> Any:
     obj = json.loads(raw)
     if not isinstance(obj, dict):
         raise TypeError("a trace line must be a JSON object")
-    if not isinstance(obj.get("seq"), int) or isinstance(obj.get("seq"), bool):
-        raise TypeError("`seq` must be an integer")
+    seq = obj.get("seq")
+    if not isinstance(seq, int) or isinstance(seq, bool):
+        raise TypeError(f"`seq` must be an integer ({_got(obj, 'seq')})")
     if not isinstance(obj.get("label"), str):
-        raise TypeError("`label` must be a string")
+        raise TypeError(f"`label` must be a string ({_got(obj, 'label')})")
+    t = obj.get("t")
+    if t is not None and (
+        not isinstance(t, int | float) or isinstance(t, bool) or not math.isfinite(t)
+    ):
+        raise TypeError(f"`t` must be a number ({_got(obj, 't')})")
     return PyEvent(obj)
 
 

@@ -30,7 +30,7 @@ from sim.engine.agents import MAX_FALLBACK_DEPTH, Caller, Invocation, ViewRT
 from sim.engine.network import Path
 from sim.engine.trace import SKIP, WF_END, WF_START, js
 from sim.mesh.errors import NoRoute
-from sim.mesh.routing import cosine, tokens
+from sim.scenario.capabilities import cosine, tokens
 
 if TYPE_CHECKING:
     from sim.engine.simulation import World

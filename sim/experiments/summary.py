@@ -88,7 +88,8 @@ def flatten(metrics: dict[str, Any]) -> dict[str, float | None]:
     rates = metrics.get("violations_per_1000_instances")
     if isinstance(rates, dict):
         for check in sorted(rates):
-            out[VIOLATION_PREFIX + str(check)] = float(rates[check])
+            rate = rates[check]  # None: the check did not apply to this run's trace
+            out[VIOLATION_PREFIX + str(check)] = None if rate is None else float(rate)
     return out
 
 
@@ -112,8 +113,20 @@ class Stat:
         }
 
 
-def describe(values: Sequence[float | None]) -> Stat:
-    """Mean, sample standard deviation and Student-t 95 % interval of the non-null values."""
+def metric_range(name: str) -> tuple[float, float | None]:
+    """The values a summary metric can take: every metric is ≥ 0; a fraction is ≤ 1."""
+    return 0.0, 1.0 if UNITS.get(name) == "fraction" else None
+
+
+def describe(
+    values: Sequence[float | None], low: float | None = None, high: float | None = None
+) -> Stat:
+    """Mean, sample standard deviation and Student-t 95 % interval of the non-null values.
+
+    The interval is clipped to the metric's range [``low``, ``high``] (a success rate
+    cannot exceed 1, a count cannot be negative), which the normal-theory interval
+    ignores for few replications near a bound.
+    """
     xs = [float(v) for v in values if v is not None]
     n = len(xs)
     if n == 0:
@@ -123,7 +136,12 @@ def describe(values: Sequence[float | None]) -> Stat:
         return Stat(1, mean, None, None, None)
     std = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1))
     half = float(stats.t.ppf((1 + CONFIDENCE) / 2, n - 1)) * std / math.sqrt(n)
-    return Stat(n, mean, std, mean - half, mean + half)
+    lo, hi = mean - half, mean + half
+    if low is not None:
+        lo = max(lo, low)
+    if high is not None:
+        hi = min(hi, high)
+    return Stat(n, mean, std, lo, hi)
 
 
 @dataclass(frozen=True)
@@ -178,7 +196,8 @@ def collect(
             names = [name for name, _u, _p in BASE_METRICS]
             names += sorted({k for run in per_run for k in run if k.startswith(VIOLATION_PREFIX)})
             metrics_out = {
-                name: describe([run.get(name) for run in per_run]).to_json() for name in names
+                name: describe([run.get(name) for run in per_run], *metric_range(name)).to_json()
+                for name in names
             }
             results.append(
                 {

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import heapq
 import math
-import re
-from collections import Counter, OrderedDict, deque
+from collections import OrderedDict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
@@ -32,6 +31,7 @@ from scipy.sparse.csgraph import dijkstra as csgraph_dijkstra
 
 from sim.mesh.errors import NoRoute
 from sim.mesh.graph import ProtocolGraph
+from sim.scenario.capabilities import similarity
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -593,26 +593,6 @@ class BfsRouter(Router):
 
 # --- semantic ------------------------------------------------------------------------
 
-_TOKEN_SPLIT = re.compile(r"[_\-./:\s]+")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-
-
-def tokens(text: str) -> list[str]:
-    """Split on ``_ - . / :`` and whitespace and at camelCase boundaries; lower-case."""
-    out: list[str] = []
-    for part in _TOKEN_SPLIT.split(text):
-        out.extend(t.lower() for t in _CAMEL.split(part) if t)
-    return out
-
-
-def cosine(a: Iterable[str], b: Iterable[str]) -> float:
-    """Cosine similarity of two bags of tokens (0 when either is empty)."""
-    ca, cb = Counter(a), Counter(b)
-    dot = sum(ca[t] * cb[t] for t in ca.keys() & cb.keys())
-    if dot == 0:
-        return 0.0
-    return dot / math.sqrt(sum(v * v for v in ca.values()) * sum(v * v for v in cb.values()))
-
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
@@ -641,7 +621,7 @@ class SemanticRouter(Router):
         agent = self.graph.agent(agent_id)
         if need in agent.tools:
             return 1.0
-        return cosine(tokens(need), [t for cap in agent.capabilities for t in tokens(cap)])
+        return similarity(need, agent.capabilities)
 
     def rank(
         self,

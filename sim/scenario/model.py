@@ -25,9 +25,25 @@ BUILTIN_PROTOCOLS: tuple[str, ...] = ("MCP", "MCP+", "A2A", "ANP", "SGD")
 #: Router strategies (SPEC §3).
 ROUTERS: tuple[str, ...] = ("dijkstra", "bfs", "resilient", "semantic")
 
-NonNegative = Annotated[float, Field(ge=0)]
-Positive = Annotated[float, Field(gt=0)]
-Probability = Annotated[float, Field(ge=0, le=1)]
+
+def _not_boolean(value: Any) -> Any:
+    """YAML's ``true``/``yes``/``on`` are not numbers (pydantic would read them as 1)."""
+    if isinstance(value, bool):
+        raise ValueError(f"must be a number, not the boolean {str(value).lower()}")
+    return value
+
+
+_NOT_BOOLEAN = BeforeValidator(_not_boolean)
+# Constraints come before the validator in each alias, so pydantic keeps them in the
+# JSON Schema (exclusiveMinimum, maximum, ...) for editors.
+#: A whole number (booleans rejected).
+Whole = Annotated[int, _NOT_BOOLEAN]
+Count = Annotated[int, Field(ge=0), _NOT_BOOLEAN]
+#: Finite real numbers (booleans, ``.inf`` and ``.nan`` rejected) in a range.
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False), _NOT_BOOLEAN]
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False), _NOT_BOOLEAN]
+Probability = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False), _NOT_BOOLEAN]
+Affinity = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False), _NOT_BOOLEAN]
 
 
 class SpecError(ValueError):
@@ -199,7 +215,7 @@ class AgentSpec(Spec):
     capabilities: list[str] = Field(
         default_factory=list, description="Capability names, matched by the semantic router."
     )
-    protocols: dict[str, Annotated[float, Field(gt=0, le=1)]] = Field(
+    protocols: dict[str, Affinity] = Field(
         min_length=1,
         description="Protocols spoken, each with its affinity Γ(v, p) in (0, 1].",
     )
@@ -207,7 +223,7 @@ class AgentSpec(Spec):
         None, description="This node's translation time, seconds (overrides every default)."
     )
     tools: list[str] = Field(default_factory=list, description="Names of the tools hosted here.")
-    concurrency: int = Field(
+    concurrency: Whole = Field(
         8, ge=1, description="Tool executions served at once; more wait in a FIFO queue."
     )
 
@@ -248,7 +264,7 @@ class TranslationSpec(Spec):
 class RecoverySpec(Spec):
     """One recovery strategy (paper §6.3): exactly one of retry, fallback, prompt, abort."""
 
-    retry: int | None = Field(None, ge=0, description="Retry(n): retry at most n times.")
+    retry: Count | None = Field(None, description="Retry(n): retry at most n times.")
     fallback: str | None = Field(None, description="Fallback(tool): call this tool instead.")
     prompt: str | None = Field(None, description="UserPrompt(m): ask the user this message.")
     abort: Literal[True] | None = Field(None, description="Abort: give up the task.")
@@ -488,8 +504,8 @@ GENERATORS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 class AffinityRangeSpec(Spec):
     """Affinities Γ(v, p) of generated agents: uniform in [min, max]."""
 
-    min: Annotated[float, Field(gt=0, le=1)] = Field(0.5, description="Lowest affinity.")
-    max: Annotated[float, Field(gt=0, le=1)] = Field(1.0, description="Highest affinity.")
+    min: Affinity = Field(0.5, description="Lowest affinity.")
+    max: Affinity = Field(1.0, description="Highest affinity.")
 
     @model_validator(mode="after")
     def _ordered(self) -> AffinityRangeSpec:
@@ -502,14 +518,14 @@ class ToolPlacementSpec(Spec):
     """A declared tool hosted on ``replicas`` generated TOOL_SERVER agents."""
 
     name: str = Field(min_length=1, description="Tool name (declared in `tools:`).")
-    replicas: int = Field(1, ge=1, description="How many generated tool servers host it.")
+    replicas: Whole = Field(1, ge=1, description="How many generated tool servers host it.")
 
 
 class AttachSpec(Spec):
     """Links from an explicit agent into the generated mesh."""
 
     agent: str = Field(min_length=1, description="Id of an agent declared in `agents:`.")
-    links: int = Field(
+    links: Whole = Field(
         1,
         ge=1,
         description="Links to generated agents (gateways first, then any that share a "
@@ -523,13 +539,13 @@ class TopologySpec(Spec):
     generator: Literal[
         "barabasi_albert", "waxman", "grid", "erdos_renyi", "random_regular", "watts_strogatz"
     ] = Field(description="networkx generator of the link structure.")
-    agents: int = Field(ge=2, description="Number of generated agents.")
+    agents: Whole = Field(ge=2, description="Number of generated agents.")
     params: dict[str, float] = Field(
         default_factory=dict,
         description="Generator parameters: barabasi_albert {m}; waxman {alpha, beta}; grid "
         "{rows, cols}; erdos_renyi {p | degree}; random_regular {degree}; watts_strogatz {k, p}.",
     )
-    seed: int | None = Field(None, ge=0, description="Seed of the generator (default: `seed`).")
+    seed: Count | None = Field(None, description="Seed of the generator (default: `seed`).")
     id_prefix: Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_-]*$")] = Field(
         "n", description="Generated ids are this prefix and the index: n0, n1, ..."
     )
@@ -541,9 +557,7 @@ class TopologySpec(Spec):
     gateways: Probability = Field(
         0.05, description="Share of agents that are gateways speaking every listed protocol."
     )
-    types: dict[
-        Literal["LLM_AGENT", "TOOL_SERVER", "COORDINATOR"], Annotated[float, Field(ge=0)]
-    ] = Field(
+    types: dict[Literal["LLM_AGENT", "TOOL_SERVER", "COORDINATOR"], NonNegative] = Field(
         default_factory=lambda: {"LLM_AGENT": 0.8, "TOOL_SERVER": 0.2},  # type: ignore[arg-type]
         description="Relative shares of the other agents' types.",
     )
@@ -559,7 +573,7 @@ class TopologySpec(Spec):
     tools: list[ToolPlacementSpec] = Field(
         default_factory=list, description="Tools placed on generated TOOL_SERVER agents."
     )
-    concurrency: int = Field(8, ge=1, description="Concurrency of generated tool servers.")
+    concurrency: Whole = Field(8, ge=1, description="Concurrency of generated tool servers.")
     attach: list[AttachSpec] = Field(
         default_factory=list, description="Explicit agents linked into the generated mesh."
     )
@@ -626,11 +640,11 @@ class Scenario(Spec):
         description="Scenario name, [a-z0-9-]+; names the results folder."
     )
     description: str = Field("", description="Free text.")
-    seed: int = Field(0, ge=0, description="Root seed of every random stream.")
+    seed: Whole = Field(0, ge=0, description="Root seed of every random stream.")
     duration: Positive = Field(
         3600.0, description="Simulated seconds during which workflows arrive; work then drains."
     )
-    replications: int = Field(1, ge=1, description="Independent replications per router.")
+    replications: Whole = Field(1, ge=1, description="Independent replications per router.")
     routers: list[Literal["dijkstra", "bfs", "resilient", "semantic"]] = Field(
         default_factory=lambda: ["dijkstra"],  # type: ignore[arg-type]
         min_length=1,

@@ -11,8 +11,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from sim.calculus.lts import is_label_argument
+from sim.scenario.capabilities import similarity
 from sim.scenario.diagnostics import FieldPath, did_you_mean
-from sim.scenario.model import BUILTIN_PROTOCOLS, AgentType, Scenario, SideEffects, TaskSpec
+from sim.scenario.model import (
+    BUILTIN_PROTOCOLS,
+    AgentType,
+    Scenario,
+    SideEffects,
+    TaskSpec,
+    WorkflowSpec,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,6 +345,7 @@ def _workflows(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
                         f"tool '{task.tool}' is hosted by no agent; "
                         "list it in a TOOL_SERVER's `tools:`",
                     )
+            yield from _task_warnings(scn, wf, task, at)
             if task.protocol is not None:
                 if known.lacks("protocols", task.protocol):
                     yield Finding(
@@ -362,6 +371,37 @@ def _workflows(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
             yield Finding((*where, "tasks", index, "after"), f"≺ has a cycle: {shown}")
         else:
             yield from _dependencies_against_order(scn, wf.tasks, order, where)
+
+
+def _task_warnings(
+    scn: Scenario, wf: WorkflowSpec, task: TaskSpec, at: FieldPath
+) -> Iterator[Finding]:
+    """Legal tasks that cannot do what they look like they do."""
+    if task.capability is not None and not any(
+        task.capability in agent.tools or similarity(task.capability, agent.capabilities) > 0
+        for agent in scn.agents
+    ):
+        yield Finding(
+            (*at, "capability"),
+            f"no agent's capabilities match '{task.capability}': every call of this task "
+            "fails with no route",
+            warning=True,
+        )
+    if task.tool is None or (task.protocol or wf.protocol) == "SGD":
+        return  # an SGD caller collects the missing slots from the user
+    try:
+        spec = scn.tool(task.tool)
+    except KeyError:
+        return
+    required = spec.input_schema.get("required", [])
+    missing = [r for r in required if isinstance(r, str) and r not in task.args]
+    if missing:
+        yield Finding(
+            (*at, "args"),
+            f"'{task.tool}' requires {', '.join(missing)}, which `args` does not give: "
+            "its calls fail validation (ValidationError) unless issued in SGD",
+            warning=True,
+        )
 
 
 def _dependencies_against_order(
