@@ -264,3 +264,28 @@ def test_bad_input_is_one_line_and_exit_2(
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ")
     assert needle in lines[0]
+
+
+@pytest.mark.parametrize("source", ["scenario", "time.json"])
+def test_unphi_output_imports_back_as_sgd(
+    source: str, tmp_path: Path, shared_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """export mcp (or a real tools/list) → unphi → import sgd gives a scenario fragment that
+    validates; what unphi marked unknown is said, not silently filled."""
+    repo = Path(__file__).resolve().parents[1]
+    tools = tmp_path / "tools.json"
+    if source == "scenario":
+        code, out, _ = run(capsys, "export", "mcp", str(repo / "scenarios" / "train_booking.yaml"))
+        assert code == 0
+        tools.write_text(out, encoding="utf-8")
+    else:
+        tools = shared_data / "mcp_tools" / source
+    code, out, _ = run(capsys, "unphi", str(tools))
+    assert code == 0
+    services = tmp_path / "services.json"
+    services.write_text(out, encoding="utf-8")
+    fragment = tmp_path / "fragment.yaml"
+    code, _, err = run(capsys, "import", "sgd", str(services), "--out", str(fragment))
+    assert code == 0, err
+    assert "marks fields as unknown" in err and ": description" in err
+    assert main(["validate", str(fragment)]) == 0

@@ -108,6 +108,9 @@ class Service:
 
 def _str(obj: Mapping[str, Any], key: str, path: str) -> str:
     value = obj.get(key)
+    unknown = obj.get("unknown")
+    if value is None and isinstance(unknown, list) and key in unknown:
+        return ""  # reported unknown by Φ⁻¹ (``unphi``): empty, and still listed as unknown
     if not isinstance(value, str):
         raise SchemaError(f"{path}.{key}", f"expected a string, got {type(value).__name__}")
     return value

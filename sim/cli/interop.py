@@ -220,7 +220,32 @@ def import_sgd_command(args: argparse.Namespace) -> int:
     )
     _write(fragment.text, args.out)
     _report(fragment, args.out)
+    marks = _unknown_marks(data)
+    if marks:
+        print(
+            "note: the input marks fields as unknown (a Φ⁻¹ result); Φ⁺ gives them its own "
+            "defaults (empty description, abort on errors, dependencies from the slots): "
+            + "; ".join(marks),
+            file=sys.stderr,
+        )
     return EXIT_OK
+
+
+def _unknown_marks(data: Any) -> list[str]:
+    """``service: fields`` and ``service.intent: fields`` for every ``unknown`` list that
+    ``unphi`` wrote into an SGD schema."""
+    marks: list[str] = []
+    for service in data if isinstance(data, list) else []:
+        if not isinstance(service, dict):
+            continue
+        name = str(service.get("service_name"))
+        if service.get("unknown"):
+            marks.append(f"{name}: {', '.join(map(str, service['unknown']))}")
+        for intent in service.get("intents") or []:
+            if isinstance(intent, dict) and intent.get("unknown"):
+                fields = ", ".join(map(str, intent["unknown"]))
+                marks.append(f"{name}.{intent.get('name')}: {fields}")
+    return marks
 
 
 def _load(path: str) -> tuple[Any, Any]:
