@@ -32,6 +32,7 @@ from sim.calculus.lts import LTS, label
 from sim.calculus.mcp import Fallback, Retry, UserPrompt
 from sim.conformance.events import (
     LABELS,
+    PROTOCOL_LABELS,
     TraceError,
     decode_line,
     decoder,
@@ -44,24 +45,6 @@ from sim.scenario.model import Scenario
 
 Handler = Callable[[Any, bytes], None]
 
-#: Labels of a tool or intent invocation's LTS (they carry ``inv``).
-PROTOCOL_LABELS: frozenset[str] = frozenset(
-    (
-        "call",
-        "invoke",
-        "collect",
-        "validate",
-        "approve",
-        "deny",
-        "execute",
-        "result",
-        "error",
-        "retry",
-        "fallback",
-        "prompt",
-        "abort",
-    )
-)
 #: Labels that open an invocation.
 OPENING: frozenset[str] = frozenset(("call", "invoke"))
 #: Labels after which an invocation is over (every LTS reaches ``done`` with them).

@@ -29,12 +29,9 @@ except ImportError:  # pragma: no cover - msgspec is a declared dependency
 #: Bytes read per block when streaming a trace file.
 BLOCK = 1 << 22
 
-#: The trace labels of SPEC §5 (any other label is bad input).
-LABELS: frozenset[str] = frozenset(
+#: Labels of a tool or intent invocation's LTS (they carry ``inv``).
+PROTOCOL_LABELS: frozenset[str] = frozenset(
     (
-        "wf_start",
-        "wf_end",
-        "list",
         "call",
         "invoke",
         "collect",
@@ -48,20 +45,27 @@ LABELS: frozenset[str] = frozenset(
         "fallback",
         "prompt",
         "abort",
-        "skip",
-        "send",
-        "hop",
-        "translate",
-        "deliver",
-        "drop",
-        "timeout",
-        "reroute",
-        "node_down",
-        "node_up",
-        "link_down",
-        "link_up",
     )
 )
+
+#: The trace labels of SPEC §5 (any other label is bad input).
+LABELS: frozenset[str] = PROTOCOL_LABELS | {
+    "wf_start",
+    "wf_end",
+    "list",
+    "skip",
+    "send",
+    "hop",
+    "translate",
+    "deliver",
+    "drop",
+    "timeout",
+    "reroute",
+    "node_down",
+    "node_up",
+    "link_down",
+    "link_up",
+}
 
 
 class TraceError(ValueError):
