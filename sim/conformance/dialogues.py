@@ -155,16 +155,9 @@ class _Converter:
         tool = intent.qualified_name
         yield self.ev(k, "invoke", agent, wf, inst, task=service, inv=inv, tool=tool)
         for slot in _slots(intent, slots):
+            detail = {"slot": slot}
             yield self.ev(
-                k,
-                "collect",
-                agent,
-                wf,
-                inst,
-                task=service,
-                inv=inv,
-                tool=tool,
-                detail={"slot": slot},
+                k, "collect", agent, wf, inst, task=service, inv=inv, tool=tool, detail=detail
             )
 
     def _user_frame(
@@ -241,53 +234,18 @@ class _Converter:
             )
         inv = open_inv.pop(key)
         tool = intent.qualified_name
-        ev = self.ev
-        yield ev(
-            k,
-            "execute",
-            "system",
-            wf,
-            inst,
-            task=service,
-            inv=inv,
-            tool=tool,
-            detail={"method": method},
-        )
+
+        def step(label: str, detail: dict[str, Any]) -> dict[str, Any]:
+            return self.ev(
+                k, label, "system", wf, inst, task=service, inv=inv, tool=tool, detail=detail
+            )
+
+        yield step("execute", {"method": method})
         if "NOTIFY_FAILURE" in acts:
-            yield ev(
-                k,
-                "error",
-                "system",
-                wf,
-                inst,
-                task=service,
-                inv=inv,
-                tool=tool,
-                detail={"error": EXECUTION_ERROR},
-            )
-            yield ev(
-                k,
-                "abort",
-                "system",
-                wf,
-                inst,
-                task=service,
-                inv=inv,
-                tool=tool,
-                detail={"error": EXECUTION_ERROR},
-            )
+            yield step("error", {"error": EXECUTION_ERROR})
+            yield step("abort", {"error": EXECUTION_ERROR})
         else:
-            yield ev(
-                k,
-                "result",
-                "system",
-                wf,
-                inst,
-                task=service,
-                inv=inv,
-                tool=tool,
-                detail={"results": len(frame.get("service_results") or ())},
-            )
+            yield step("result", {"results": len(frame.get("service_results") or ())})
 
 
 def dialogue_events(
