@@ -1,4 +1,4 @@
-"""Shared fixtures: the real data lives in ``../shared/data`` beside the repository."""
+"""Shared fixtures: the real data the tests use is shipped in the repository's ``data/``."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "data"
 
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
-    """``../shared/data`` relative to the repository root (CI clones the repo beside it)."""
-    if not SHARED_DATA.is_dir():
-        pytest.fail(f"real data not found at {SHARED_DATA}")
-    return SHARED_DATA
+    """The repository's ``data/`` folder (real SGD, MCP tool lists, wire captures, MCP schemas)."""
+    assert DATA.is_dir(), f"the repository's data folder is missing: {DATA}"
+    return DATA
