@@ -56,7 +56,7 @@ def test_bounds_on_every_boundable_operator() -> None:
 
 def test_atoms_with_positional_tool_keys_and_values() -> None:
     f = parse(
-        'execute(book_train, agent=tickets, proto=MCP+, detail.attempt=2, '
+        "execute(book_train, agent=tickets, proto=MCP+, detail.attempt=2, "
         'side_effects={write, delete}, requires_approval=true, wf="book")',
         tools=TOOLS,
     )
@@ -127,14 +127,10 @@ def _formulas() -> st.SearchStrategy[str]:
     def extend(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
         bound = st.sampled_from(["", "[<=3]", "[<=0.5]"])
         unary = st.tuples(st.sampled_from(["!", "X ", "F", "G", "Y ", "O", "H"]), bound, inner)
-        binary = st.tuples(
-            inner, st.sampled_from(["&", "|", "->", "<->", "U", "S"]), bound, inner
-        )
+        binary = st.tuples(inner, st.sampled_from(["&", "|", "->", "<->", "U", "S"]), bound, inner)
         return st.one_of(
             unary.map(lambda u: f"{u[0]}{u[1] if u[0].strip() in 'FGOH' else ''} ({u[2]})"),
-            binary.map(
-                lambda b: f"({b[0]}) {b[1]}{b[2] if b[1] in ('U', 'S') else ''} ({b[3]})"
-            ),
+            binary.map(lambda b: f"({b[0]}) {b[1]}{b[2] if b[1] in ('U', 'S') else ''} ({b[3]})"),
         )
 
     return st.recursive(_atoms, extend, max_leaves=8)

@@ -119,7 +119,10 @@ def test_stepping_a_past_formula_agrees_with_the_definitions(text: str, w: Trace
     assert is_past(f)
     program = compile_formula(f)
     state = PastState(program)
-    got = [state.step(m, t)[program.root] for m, (_, t) in zip(_masks(w, program.atoms), w, strict=True)]
+    got = [
+        state.step(m, t)[program.root]
+        for m, (_, t) in zip(_masks(w, program.atoms), w, strict=True)
+    ]
     assert got == [holds(f, w, i) for i in range(len(w))], text
 
 

@@ -8,11 +8,10 @@ seconds (``None``: unbounded).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 #: A value in an atom's ``key=value``: a name, a number, a boolean, or a set of them.
-Scalar = Union[str, int, float, bool]
-Value = Union[Scalar, frozenset[Scalar]]
+Scalar = str | int | float | bool
+Value = Scalar | frozenset[Scalar]
 
 #: Unary temporal operators: X (strong next), F, G, Y (strong previous), O, H.
 FUTURE_UNARY: frozenset[str] = frozenset(("X", "F", "G"))
@@ -110,7 +109,7 @@ class Binary:
         return f"{_wrap(self.left)} {self.op}{_bound_text(self.bound)} {_wrap(self.right)}"
 
 
-Formula = Union[Atom, Const, Not, Unary, Binary]
+Formula = Atom | Const | Not | Unary | Binary
 
 
 def children(node: Formula) -> tuple[Formula, ...]:

@@ -295,7 +295,13 @@ class Monitor:
                 if not values[program.root]:
                     what = "the invariant" if always else "the formula at the scope's first event"
                     lines, elided = scope.lines()
-                    scope.decided[k] = (True, f"{what} fails at seq {ev.seq}", ev.seq, lines, elided)
+                    scope.decided[k] = (
+                        True,
+                        f"{what} fails at seq {ev.seq}",
+                        ev.seq,
+                        lines,
+                        elided,
+                    )
                     scope.states[k] = None
                     break
 

@@ -184,7 +184,8 @@ class _Parser:
         """Raise when the next token cannot start the operand ``op`` needs."""
         tok = self.tok
         starts = tok.kind in ("name", "string") or (
-            tok.kind in ("op", "temporal") and (tok.text in ("!", "(") or tok.text in UNARY_TEMPORAL)
+            tok.kind in ("op", "temporal")
+            and (tok.text in ("!", "(") or tok.text in UNARY_TEMPORAL)
         )
         if not starts:
             side = "a right operand" if op.text in BINARY else "an operand"
@@ -214,8 +215,9 @@ class _Parser:
         value = float(tok.text) if tok.kind == "number" else math.nan
         if not (value >= 0 and math.isfinite(value)):
             raise self.error(
-                tok, f"the bound of `{op.text}` must be a non-negative number of seconds, "
-                f"not {_shown(tok)}"
+                tok,
+                f"the bound of `{op.text}` must be a non-negative number of seconds, "
+                f"not {_shown(tok)}",
             )
         self.advance()
         if not self.is_op("]"):
@@ -279,13 +281,15 @@ class _Parser:
     def argument(self, label: str, first: bool) -> Condition:
         tok = self.tok
         nxt = self.toks[self.i + 1]
-        if tok.kind in ("name", "string", "temporal") and not (nxt.kind == "op" and nxt.text == "="):
+        if tok.kind in ("name", "string", "temporal") and not (
+            nxt.kind == "op" and nxt.text == "="
+        ):
             if not first:
                 raise self.error(tok, "only the first argument may be a positional tool name")
             self.advance()
-            value = tok.text[1:-1] if tok.kind == "string" else tok.text
-            self.check_tool(tok, value)
-            return Condition("tool", value, tok.pos)
+            name = tok.text[1:-1] if tok.kind == "string" else tok.text
+            self.check_tool(tok, name)
+            return Condition("tool", name, tok.pos)
         if tok.kind not in ("name", "temporal"):
             raise self.error(tok, f"expected a key or a tool name, got {_shown(tok)}")
         key = tok.text
@@ -354,7 +358,9 @@ class _Parser:
         if tok.kind == "number":
             self.advance()
             number = float(tok.text)
-            return int(number) if number.is_integer() and re.fullmatch(r"-?\d+", tok.text) else number
+            return (
+                int(number) if number.is_integer() and re.fullmatch(r"-?\d+", tok.text) else number
+            )
         if tok.kind == "string":
             self.advance()
             return tok.text[1:-1]
@@ -363,7 +369,9 @@ class _Parser:
             if tok.text in ("true", "false"):
                 return tok.text == "true"
             return tok.text
-        raise self.error(tok, f"expected a value (a name, a number, true, false or a set), got {_shown(tok)}")
+        raise self.error(
+            tok, f"expected a value (a name, a number, true, false or a set), got {_shown(tok)}"
+        )
 
 
 def parse(

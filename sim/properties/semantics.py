@@ -25,10 +25,10 @@ from typing import Any
 from sim.properties.ast import Atom, Binary, Const, Formula, Not, Unary
 
 ATOM, TRUE, FALSE, NOT, AND, OR, IMP, IFF = range(8)
-Y, O, H, S, X, F, G, U = range(8, 16)
-_UNARY = {"Y": Y, "O": O, "H": H, "X": X, "F": F, "G": G}
-_BINARY = {"&": AND, "|": OR, "->": IMP, "<->": IFF, "S": S, "U": U}
-FUTURE_CODES: frozenset[int] = frozenset((X, F, G, U))
+PREV, ONCE, HIST, SINCE, NEXT, EVENTUALLY, ALWAYS, UNTIL = range(8, 16)
+_UNARY = {"Y": PREV, "O": ONCE, "H": HIST, "X": NEXT, "F": EVENTUALLY, "G": ALWAYS}
+_BINARY = {"&": AND, "|": OR, "->": IMP, "<->": IFF, "S": SINCE, "U": UNTIL}
+FUTURE_CODES: frozenset[int] = frozenset((NEXT, EVENTUALLY, ALWAYS, UNTIL))
 
 #: One compiled subformula: (code, a, b, bound).
 Step = tuple[int, int, int, float | None]
@@ -108,9 +108,11 @@ class PastState:
         self.values: list[bool] = [False] * len(program.steps)
         # Y: the operand's previous value; O/S unbounded: previous value; H: all so far;
         # bounded O/S: time the operand last held (None: never); bounded H: last failure
-        self.memory: list[Any] = [True if s[0] == H and s[3] is None else None for s in self.steps]
+        self.memory: list[Any] = [
+            True if s[0] == HIST and s[3] is None else None for s in self.steps
+        ]
         for k, s in enumerate(self.steps):
-            if s[0] in (Y, O, S) and s[3] is None:
+            if s[0] in (PREV, ONCE, SINCE) and s[3] is None:
                 self.memory[k] = False
 
     def step(self, mask: int, t: float) -> list[bool]:
@@ -134,24 +136,24 @@ class PastState:
                 v = True
             elif code == FALSE:
                 v = False
-            elif code == Y:
+            elif code == PREV:
                 v = mem[k]
                 mem[k] = vals[a]
-            elif code == O:
+            elif code == ONCE:
                 if bound is None:
                     v = mem[k] = mem[k] or vals[a]
                 else:
                     if vals[a]:
                         mem[k] = t
                     v = mem[k] is not None and t - mem[k] <= bound
-            elif code == H:
+            elif code == HIST:
                 if bound is None:
                     v = mem[k] = mem[k] and vals[a]
                 else:
                     if not vals[a]:
                         mem[k] = t
                     v = mem[k] is None or t - mem[k] > bound
-            elif code == S:
+            elif code == SINCE:
                 if bound is None:
                     v = mem[k] = vals[b] or (vals[a] and mem[k])
                 else:
@@ -174,7 +176,7 @@ def evaluate(program: Program, masks: Sequence[int], times: Sequence[float]) -> 
     for code, a, b, bound in program.steps:
         if code == ATOM:
             col = [(m >> a) & 1 == 1 for m in masks]
-        elif code == TRUE or code == FALSE:
+        elif code in (TRUE, FALSE):
             col = [code == TRUE] * n
         elif code == NOT:
             col = [not v for v in cols[a]]
@@ -189,9 +191,9 @@ def evaluate(program: Program, masks: Sequence[int], times: Sequence[float]) -> 
             else:
                 col = [p == q for p, q in zip(x, y, strict=True)]
         elif code in FUTURE_CODES:
-            col = _backward(code, cols[a], cols[b] if code == U else cols[a], bound, times)
+            col = _backward(code, cols[a], cols[b] if code == UNTIL else cols[a], bound, times)
         else:
-            col = _forward(code, cols[a], cols[b] if code == S else cols[a], bound, times)
+            col = _forward(code, cols[a], cols[b] if code == SINCE else cols[a], bound, times)
         cols.append(col)
     return cols
 
@@ -201,21 +203,21 @@ def _forward(
 ) -> list[bool]:
     n = len(x)
     out = [False] * n
-    if code == Y:
+    if code == PREV:
         for i in range(1, n):
             out[i] = x[i - 1]
         return out
     last: float | None = None
-    acc = code == H
+    acc = code == HIST
     for i in range(n):
         t = times[i]
-        if code == O:
+        if code == ONCE:
             if bound is None:
                 acc = acc or x[i]
             else:
                 last = t if x[i] else last
                 acc = last is not None and t - last <= bound
-        elif code == H:
+        elif code == HIST:
             if bound is None:
                 acc = acc and x[i]
             else:
@@ -236,21 +238,21 @@ def _backward(
 ) -> list[bool]:
     n = len(x)
     out = [False] * n
-    if code == X:
+    if code == NEXT:
         for i in range(n - 1):
             out[i] = x[i + 1]
         return out
     nxt: float | None = None
-    acc = code == G
+    acc = code == ALWAYS
     for i in range(n - 1, -1, -1):
         t = times[i]
-        if code == F:
+        if code == EVENTUALLY:
             if bound is None:
                 acc = acc or x[i]
             else:
                 nxt = t if x[i] else nxt
                 acc = nxt is not None and nxt - t <= bound
-        elif code == G:
+        elif code == ALWAYS:
             if bound is None:
                 acc = acc and x[i]
             else:
