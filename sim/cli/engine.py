@@ -21,9 +21,10 @@ from sim.experiments.runner import (
     run_tasks,
 )
 from sim.experiments.sweep import SweepError, parse_set
+from sim.mesh.registry import unknown_router
+from sim.plugins import BUILTIN_ROUTERS
 from sim.scenario import ScenarioError, load_scenario_with_warnings
 from sim.scenario.load import Override
-from sim.scenario.model import ROUTERS
 
 
 def register(sub: Any) -> None:
@@ -39,7 +40,11 @@ def register(sub: Any) -> None:
         "files so far stay, the other replications still run, and the exit code is 2.",
     )
     p.add_argument("file", metavar="FILE", help="scenario YAML file")
-    p.add_argument("--router", choices=ROUTERS, help="router (default: the scenario's first)")
+    p.add_argument(
+        "--router",
+        help=f"{', '.join(BUILTIN_ROUTERS)}, an installed plug-in or one of the scenario's "
+        "routers (default: its first)",
+    )
     p.add_argument("--replications", type=_positive, metavar="N", help="default: the scenario's")
     p.add_argument(
         "--seed", type=_non_negative, metavar="S", help="root seed (default: the scenario's)"
@@ -123,7 +128,11 @@ def run(args: argparse.Namespace) -> int:
         print(diag, file=sys.stderr)
     if args.seed is not None:
         scenario = scenario.model_copy(update={"seed": args.seed})
-    router = args.router or scenario.routers[0]
+    router = args.router or scenario.router_names[0]
+    problem = unknown_router(router, scenario)
+    if problem is not None:
+        print(f"--router: {problem}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     reps = args.replications or scenario.replications
     base = args.out if args.out is not None else Path("results") / scenario.name
     try:

@@ -23,8 +23,8 @@ from sim.experiments.runner import (
 )
 from sim.experiments.summary import VIOLATION_PREFIX, stat_of
 from sim.experiments.sweep import Setting, SweepError, expand, load_points, parse_set
+from sim.mesh.registry import unknown_router
 from sim.scenario import ScenarioError, load_scenario_with_warnings
-from sim.scenario.model import ROUTERS
 
 
 def _num(x: float) -> str:
@@ -139,11 +139,6 @@ def _positive(text: str) -> int:
 
 def _routers(text: str) -> list[str]:
     names = [r.strip() for r in text.split(",") if r.strip()]
-    for name in names:
-        if name not in ROUTERS:
-            raise argparse.ArgumentTypeError(
-                f"unknown router '{name}' (choose from {', '.join(ROUTERS)})"
-            )
     if not names:
         raise argparse.ArgumentTypeError("name at least one router")
     return list(dict.fromkeys(names))
@@ -281,7 +276,12 @@ def compare(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     for diag in [*warnings, *(d for d in more if d not in warnings)]:
         print(diag, file=sys.stderr)
-    routers = args.routers or list(base_scenario.routers)
+    routers = args.routers or base_scenario.router_names
+    for name in routers:
+        problem = unknown_router(name, base_scenario)
+        if problem is not None:
+            print(f"--routers: {problem}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     reps = args.replications or base_scenario.replications
     base = args.out if args.out is not None else Path("results") / base_scenario.name
     try:

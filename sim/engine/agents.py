@@ -813,22 +813,12 @@ class Caller:
             self._finish(inv, "failed", "timeout")
 
     def _suspect(self, path: Path) -> None:
-        """The failure detector learns from a timeout (dynamic routers only).
-
-        The caller cannot tell which element failed: it suspects every node strictly
-        between itself and the target (resilient), or, on a direct link, that link; the
-        semantic router also suspects the target, so it fails over to the next candidate.
-        """
+        """The failure detector learns from a timeout (dynamic routers only): what it
+        suspects is the router's policy (:meth:`sim.mesh.Router.suspects`)."""
         world = self.world
         if world.static:
             return
-        ids = path.route.path
-        nodes: list[str] = list(ids[1:-1])
-        links: list[frozenset[str]] = []
-        if not nodes:
-            links.append(frozenset(ids[:2]))
-        if world.router_name == "semantic":
-            nodes.append(ids[-1])
+        nodes, links = world.router.suspects(path.route.path)
         self.suspicion.suspect(self.env.now, nodes, links)
 
     def _resume(self, event: Any) -> None:

@@ -31,12 +31,10 @@ from sim.engine.network import LinkState, Node, Path, Transport
 from sim.engine.randomness import Streams, sampler
 from sim.engine.trace import TRACE_LEVELS, TraceWriter
 from sim.engine.workflows import Workflows, drain_cap
-from sim.mesh.discovery import route_to_service
 from sim.mesh.graph import ProtocolGraph
-from sim.mesh.routing import NO_DOWN, DownSet, Route, make_router
+from sim.mesh.registry import make_router
+from sim.mesh.routing import NO_DOWN, DownSet, Route
 from sim.scenario.model import Scenario
-
-STATIC_ROUTERS = frozenset(("dijkstra", "bfs"))
 
 
 class ReplicationError(RuntimeError):
@@ -68,7 +66,6 @@ class World:
         self.scenario = scenario
         self.rep = rep
         self.router_name = router_name
-        self.static = router_name in STATIC_ROUTERS
         self.env = simpy.Environment(initial_time=0.0)
         self.later = scheduler(self.env)
         self.streams = Streams(scenario.seed, rep)
@@ -76,7 +73,9 @@ class World:
         self.metrics = Metrics()
         self.duration = float(scenario.duration)
         self.graph = graph if graph is not None else ProtocolGraph.from_scenario(scenario)
-        self.router = make_router(router_name, self.graph)
+        self.router = make_router(router_name, self.graph, scenario)
+        #: the router's own policy: static callers ignore failures (no suspicion)
+        self.static = self.router.static
         self.nodes: dict[str, Node] = {
             a.id: Node(a.id, a.type, a.speaks, a.translation_delay) for a in self.graph.agents
         }
@@ -163,7 +162,7 @@ class World:
         key: Any = (source, need, rho) if down is NO_DOWN else (source, need, rho, down)
         path = self._routes.get(key)
         if path is None:
-            route = route_to_service(self.router, source, need, source_protocol=rho, down=down)
+            route = self.router.serve(source, need, source_protocol=rho, down=down)
             path = self.compiled(route, rho)
             if len(self._routes) > 200_000:
                 self._routes.clear()
