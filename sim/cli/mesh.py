@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sim.cli.console import print_table
-from sim.mesh import DownSet, MeshError, NoRoute, ProtocolGraph, Route, make_router
-from sim.mesh.registry import unknown_router
 from sim.plugins import BUILTIN_ROUTERS
-from sim.scenario import ScenarioError, load_scenario
+
+if TYPE_CHECKING:
+    from sim.mesh import DownSet, Route
 
 
 def register(sub: Any) -> None:
@@ -34,6 +34,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--router",
         default=None,
+        metavar="NAME",
         help=f"{', '.join(BUILTIN_ROUTERS)}, an installed plug-in or one of the scenario's "
         "routers (default: its first)",
     )
@@ -61,6 +62,8 @@ def register(sub: Any) -> None:
 
 
 def _parse_down(text: str) -> DownSet:
+    from sim.mesh import DownSet
+
     nodes: list[str] = []
     links: list[tuple[str, str]] = []
     for item in filter(None, (part.strip() for part in text.split(","))):
@@ -81,6 +84,10 @@ def _render(route: Route) -> str:
 
 def route_command(args: argparse.Namespace) -> int:
     """``route FILE --from A --to B``: 0 route found, 1 no route, 2 bad input."""
+    from sim.mesh import MeshError, NoRoute, ProtocolGraph, make_router
+    from sim.mesh.registry import unknown_router
+    from sim.scenario import ScenarioError, load_scenario
+
     try:
         scenario = load_scenario(args.file)
     except ScenarioError as exc:
@@ -130,6 +137,10 @@ def route_command(args: argparse.Namespace) -> int:
 
 def plan_command(args: argparse.Namespace) -> int:
     """``plan FILE``: each task's route under each router."""
+    from sim.mesh import MeshError, NoRoute, ProtocolGraph, make_router
+    from sim.mesh.registry import unknown_router
+    from sim.scenario import ScenarioError, load_scenario
+
     try:
         scenario = load_scenario(args.file)
     except ScenarioError as exc:

@@ -8,6 +8,9 @@ tools with simulated behaviour (``serve mcp``).
   and a bad argument is a JSON-RPC error -32602 ``Invalid arguments for tool NAME: ...``
   (``arg_errors="error"``, the default), or, as the 2025-11-25 servers in ``mcp_wire`` do
   (SEP-1303), an ``isError`` result with that text (``arg_errors="result"``).
+- Framing: one JSON-RPC message per line; invalid JSON, non-requests, batches, oversized lines
+  and legacy requests before ``initialize`` are answered with JSON-RPC errors
+  (:mod:`sim.interop.framing`).
 - Execution: at most ``concurrency`` calls at once per hosting agent; the service time is drawn
   from the tool's ``service_time`` and slept for ``sample / speed`` wall-clock seconds (``speed``
   ``None``: instant); then an error type is drawn from the tool's ``errors`` (seeded
@@ -209,12 +212,10 @@ def build_server(
     return server, sim
 
 
-def run_stdio(server: Any) -> None:
-    """Serve ``server`` on stdin/stdout until the client closes stdin."""
-    from mcp.server.stdio import stdio_server
+def run_stdio(server: Any, *, max_frame: int | None = None) -> None:
+    """Serve ``server`` on stdin/stdout until the client closes stdin; the JSON-RPC framing
+    (errors for every line that is not a message, the frame limit) is
+    :mod:`sim.interop.framing`'s."""
+    from sim.interop.framing import MAX_FRAME, serve_stdio
 
-    async def main() -> None:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
-
-    anyio.run(main)
+    serve_stdio(server, max_frame=MAX_FRAME if max_frame is None else max_frame)
