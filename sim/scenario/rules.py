@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from sim.calculus.lts import is_label_argument
 from sim.scenario.capabilities import similarity
 from sim.scenario.diagnostics import FieldPath, did_you_mean
+from sim.scenario.properties_rules import property_findings
 from sim.scenario.model import (
     BUILTIN_PROTOCOLS,
     AgentType,
@@ -32,6 +33,7 @@ class Finding:
     warning: bool = False
     at_key: bool = False
     first: FieldPath | None = None  # an earlier field this one repeats
+    inner: tuple[str, int] | None = None  # (string value, offset of the problem in it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -554,4 +556,5 @@ def check_rules(scenario: Scenario, known: KnownNames) -> list[Finding]:
     for rule in (_protocols, _agents, _links, _tools, _workflows, _failures, _topology, _sweep):
         findings.extend(rule(scenario, known))
     findings.extend(_routers(scenario))
+    findings.extend(property_findings(scenario, known))
     return findings
