@@ -33,8 +33,6 @@ from sim.scenario.diagnostics import (
     did_you_mean,
     format_path,
 )
-from sim.scenario.generate import GenerationError
-from sim.scenario.generate import expand as expand_topology
 from sim.scenario.model import Scenario, SpecError
 from sim.scenario.properties_rules import within_scalar
 from sim.scenario.rules import Finding, KnownNames, check_rules
@@ -650,6 +648,9 @@ def parse_scenario(
     checked = scenario if scenario is not None else salvaged
     n_agents, n_links = len(checked.agents), len(checked.links)
     if checked.topology is not None:
+        from sim.scenario.generate import GenerationError  # networkx: only for topologies
+        from sim.scenario.generate import expand as expand_topology
+
         try:
             generated = expand_topology(checked.topology, checked.seed, checked.agents)
         except GenerationError as exc:
