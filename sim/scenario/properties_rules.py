@@ -78,14 +78,10 @@ def property_findings(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
         try:
             parse(spec.formula, tools=tools)
         except FormulaError as exc:
-            yield Finding(
-                ("properties", i, "formula"), exc.message, inner=(spec.formula, exc.pos)
-            )
+            yield Finding(("properties", i, "formula"), exc.message, inner=(spec.formula, exc.pos))
 
 
-def compile_properties(
-    specs: Sequence[PropertySpec], scenario: Scenario
-) -> list[Property]:
+def compile_properties(specs: Sequence[PropertySpec], scenario: Scenario) -> list[Property]:
     """Validated specs as monitorable properties (their formulas parse: see the rules)."""
     tools = tool_attributes(scenario)
     return [Property(s.name, s.scope, parse(s.formula, tools=tools), s.formula) for s in specs]
@@ -151,13 +147,13 @@ def load_properties(path: str | Path, scenario: Scenario) -> list[Property]:
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        problem = exc.problem_mark
+        line, col = (problem.line + 1, problem.column + 1) if problem else (1, 1)
         raise ScenarioError([Diagnostic(file, line, col, "<root>", str(exc.problem))]) from None
     if not isinstance(root, yaml.SequenceNode):
-        where = _at(root) if root is not None else (1, 1)
+        top = _at(root) if root is not None else (1, 1)
         message = "a properties file is a YAML list of {name, scope, formula}"
-        raise ScenarioError([Diagnostic(file, *where, "<root>", message)])
+        raise ScenarioError([Diagnostic(file, *top, "<root>", message)])
     tools = tool_attributes(scenario)
     errors: list[Diagnostic] = []
     out: list[Property] = []
@@ -173,11 +169,11 @@ def load_properties(path: str | Path, scenario: Scenario) -> list[Property]:
             spec = PropertySpec.model_validate(data)
         except ValidationError as exc:
             for err in exc.errors():
-                path: FieldPath = (i, *err["loc"])
+                where: FieldPath = (i, *err["loc"])
                 at_key = err["type"] == "extra_forbidden"
-                mark = marks.get((*path, "<key>") if at_key else path, marks[(i,)])
+                mark = marks.get((*where, "<key>") if at_key else where, marks[(i,)])
                 message = "unknown key" if at_key else err["msg"]
-                errors.append(Diagnostic(file, *mark, format_path(path), message))
+                errors.append(Diagnostic(file, *mark, format_path(where), message))
             continue
         if spec.name in seen:
             first = marks.get((seen[spec.name], "name"), (1, 1))[0]
@@ -191,9 +187,13 @@ def load_properties(path: str | Path, scenario: Scenario) -> list[Property]:
             )
         seen.setdefault(spec.name, i)
         try:
-            out.append(Property(spec.name, spec.scope, parse(spec.formula, tools=tools), spec.formula))
+            out.append(
+                Property(spec.name, spec.scope, parse(spec.formula, tools=tools), spec.formula)
+            )
         except FormulaError as exc:
-            diag = Diagnostic(file, *marks[(i, "formula")], format_path((i, "formula")), exc.message)
+            diag = Diagnostic(
+                file, *marks[(i, "formula")], format_path((i, "formula")), exc.message
+            )
             errors.append(within_scalar(diag, text, spec.formula, exc.pos))
     if errors:
         raise ScenarioError(errors)

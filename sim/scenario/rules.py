@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from sim.calculus.lts import is_label_argument
 from sim.scenario.capabilities import similarity
 from sim.scenario.diagnostics import FieldPath, did_you_mean
-from sim.scenario.properties_rules import property_findings
 from sim.scenario.model import (
     BUILTIN_PROTOCOLS,
     AgentType,
@@ -22,6 +21,7 @@ from sim.scenario.model import (
     TaskSpec,
     WorkflowSpec,
 )
+from sim.scenario.properties_rules import property_findings
 
 
 @dataclass(frozen=True, slots=True)
