@@ -21,6 +21,7 @@ from sim.scenario.model.mesh import (
 from sim.scenario.model.tools import ToolSpec
 from sim.scenario.model.topology import SweepSpec, TopologySpec
 from sim.scenario.model.workload import FailureSpec, WorkflowSpec
+from sim.scenario.properties_rules import PropertySpec
 
 
 def _trace_level(value: Any) -> Any:
@@ -83,6 +84,7 @@ class Scenario(Spec):
     sweep: SweepSpec | None = Field(
         None, description="Parameter values `compare` runs the experiment at."
     )
+    properties: list[PropertySpec] = Field(default_factory=list, description="SPEC §9 formulas.")
 
     @property
     def router_names(self) -> list[str]:
