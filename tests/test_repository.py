@@ -309,3 +309,73 @@ def test_a_bad_link_is_named(tmp_path: Path, line: str, why: str) -> None:
 )
 def test_slugs_follow_github(heading: str, anchor: str) -> None:
     assert slug(heading) == anchor
+
+
+# --- docs/reference/cli.md against --help ---------------------------------------------
+
+CLI_PAGE = REPO / "docs" / "reference" / "cli.md"
+_OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+_COMMAND_HEADING = re.compile(r"^### `([a-z ]+)`$")
+
+
+def help_text(capsys: pytest.CaptureFixture[str], *command: str) -> str:
+    """What ``python -m sim COMMAND... --help`` prints."""
+    from sim.cli import main
+
+    capsys.readouterr()
+    assert main([*command, "--help"]) == 0
+    return capsys.readouterr().out
+
+
+def listed_commands(help_output: str) -> list[str]:
+    """The sub-commands an argparse help lists (indented names under the positionals)."""
+    return re.findall(r"^ {4}([a-z][a-z-]*)(?: {2,}|$)", help_output, re.MULTILINE)
+
+
+def documented_commands(text: str) -> dict[str, set[str]]:
+    """``{"run": {"--router", ...}}``: each ``### `command` `` section of the page and the
+    options it names."""
+    sections: dict[str, set[str]] = {}
+    current: str | None = None
+    for line in text.splitlines():
+        heading = _COMMAND_HEADING.match(line)
+        if heading:
+            current = heading.group(1)
+            sections[current] = set()
+        elif line.startswith("#"):
+            current = None
+        elif current is not None:
+            sections[current].update(_OPTION.findall(line))
+    return sections
+
+
+def test_the_cli_page_names_exactly_each_commands_options(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    documented = documented_commands(CLI_PAGE.read_text(encoding="utf-8"))
+    top = listed_commands(help_text(capsys))
+    assert {"validate", "run", "compare", "check", "serve"} <= set(top)
+    groups = {c: listed_commands(help_text(capsys, c)) for c in ("import", "export", "serve")}
+    existing = {c for c in top if c not in groups} | {
+        f"{g} {k}" for g, kinds in groups.items() for k in kinds
+    }
+    problems = [f"`{c}` is documented but is no command" for c in documented if c not in existing]
+    for command, named in sorted(documented.items()):
+        if command not in existing:
+            continue
+        actual = set(_OPTION.findall(help_text(capsys, *command.split()))) - {"--help"}
+        if named - actual:
+            problems.append(f"`{command}`: documented, not an option: {sorted(named - actual)}")
+        if actual - named:
+            problems.append(f"`{command}`: undocumented options: {sorted(actual - named)}")
+    assert problems == [], (
+        f"{CLI_PAGE.relative_to(REPO)} must show each command's options as "
+        "`python -m sim COMMAND --help` does"
+    )
+
+
+def test_the_cli_page_check_sees_a_missing_option() -> None:
+    page = "### `run`\n\n```\npython -m sim run FILE [--router NAME]\n```\n\n## Next\n--jobs\n"
+    assert documented_commands(page) == {"run": {"--router"}}
+    listing = "positional arguments:\n  COMMAND\n    validate  load\n    run       simulate\n"
+    assert listed_commands(listing) == ["validate", "run"]
