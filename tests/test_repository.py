@@ -198,7 +198,7 @@ def test_every_markdown_link_resolves(files: list[str]) -> None:
 
 def test_the_readme_links_the_reference_and_the_data(files: list[str]) -> None:
     targets = {t for _, t in link_targets((REPO / "README.md").read_text(encoding="utf-8"))}
-    assert "data/README.md" in targets
+    assert {"data/README.md", "docs/reference/README.md", "docs/reference/cli.md"} <= targets
     for source in ("sgd", "mcp_tools", "mcp_wire", "mcp_spec"):
         assert f"data/{source}/README.md" in files
 
@@ -379,3 +379,50 @@ def test_the_cli_page_check_sees_a_missing_option() -> None:
     assert documented_commands(page) == {"run": {"--router"}}
     listing = "positional arguments:\n  COMMAND\n    validate  load\n    run       simulate\n"
     assert listed_commands(listing) == ["validate", "run"]
+
+
+# --- docs/reference/trace.md against the trace vocabulary --------------------------------
+
+TRACE_PAGE = REPO / "docs" / "reference" / "trace.md"
+
+
+def documented_labels(text: str) -> dict[str, set[str]]:
+    """``{label: names in backticks on its table row}`` for each table row that starts with
+    one or more backticked labels."""
+    rows: dict[str, set[str]] = {}
+    for _, line in prose_lines(text):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not line.startswith("| `") or len(cells) < 2:
+            continue
+        named = set(re.findall(r"`([^`]+)`", " ".join(cells[1:])))
+        for label in re.findall(r"`([a-z_]+)`", cells[0]):
+            rows[label] = rows.get(label, set()) | named
+    return rows
+
+
+def test_the_trace_page_names_every_label_and_detail_key() -> None:
+    from sim.vocabulary import LABELS
+
+    text = TRACE_PAGE.read_text(encoding="utf-8")
+    rows = documented_labels(text)
+    anywhere = {n for _, line in prose_lines(text) for n in re.findall(r"`([^`]+)`", line)}
+    problems = [f"label `{name}` has no row" for name in LABELS if name not in rows]
+    for name, label in LABELS.items():
+        for key in label.keys:
+            # the engine's keys on the label's row; the dialogue converter's on the page
+            named = rows.get(name, set()) if key.source == "engine" else anywhere
+            if name in rows and key.name not in named:
+                problems.append(f"`{name}`: detail key `{key.name}` not named")
+    assert problems == [], f"{TRACE_PAGE.relative_to(REPO)} must follow sim/vocabulary"
+
+
+def test_the_trace_page_check_sees_a_missing_key() -> None:
+    page = (
+        "| label | detail |\n|---|---|\n| `hop` | `msg`, `from` |\n"
+        "| `node_down`, `node_up` | `{}` |\n"
+    )
+    assert documented_labels(page) == {
+        "hop": {"msg", "from"},
+        "node_down": {"{}"},
+        "node_up": {"{}"},
+    }
