@@ -34,6 +34,7 @@ from sim.scenario.diagnostics import (
     format_path,
 )
 from sim.scenario.model import Scenario, SpecError
+from sim.scenario.properties_rules import within_scalar
 from sim.scenario.rules import Finding, KnownNames, check_rules
 
 Mark = tuple[int, int]  # 1-based (line, column)
@@ -674,6 +675,8 @@ def parse_scenario(
         if finding.first is not None:
             message += f" (first at line {doc.locate(_remap(finding.first, origin))[0]})"
         diag = doc.diagnostic(path, message, at_key=finding.at_key, warning=finding.warning)
+        if finding.inner is not None:  # a formula error: at its token inside the string
+            diag = within_scalar(diag, text, *finding.inner)
         (warnings if finding.warning else errors).append(diag)
     if overrides:
         errors = _with_overrides(errors, overrides, doc)
