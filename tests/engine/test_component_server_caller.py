@@ -21,7 +21,8 @@ from sim.engine.transport import Message
 from sim.engine.views import ToolRT, make_view
 from sim.engine.workflows import Instance, WorkflowRT
 from sim.mesh.graph import ProtocolGraph
-from sim.mesh.routing import NO_DOWN, make_router
+from sim.mesh.registry import make_router
+from sim.mesh.routing import NO_DOWN
 from sim.scenario.model import Scenario
 
 

@@ -14,7 +14,8 @@ from sim.engine.topology import Topology
 from sim.engine.trace import NO_OWNER
 from sim.engine.transport import Message, Transport
 from sim.mesh.graph import ProtocolGraph
-from sim.mesh.routing import NO_DOWN, make_router
+from sim.mesh.registry import make_router
+from sim.mesh.routing import NO_DOWN
 
 
 class Owner:

@@ -16,7 +16,8 @@ from sim.engine.topology import Topology
 from sim.engine.views import ToolRT, make_view
 from sim.engine.workflows import WorkflowRT, Workflows
 from sim.mesh.graph import ProtocolGraph
-from sim.mesh.routing import NO_DOWN, make_router
+from sim.mesh.registry import make_router
+from sim.mesh.routing import NO_DOWN
 from sim.scenario.model import Scenario
 
 
