@@ -159,8 +159,18 @@ def test_compare_stops_cleanly_on_a_signal(
 def test_a_stopped_compare_resumes_to_the_clean_summary(long_file: Path, tmp_path: Path) -> None:
     trial(long_file, tmp_path, signal.SIGTERM, 7, ["compare", "--quiet"])
     resumed = subprocess.run(
-        [sys.executable, "-m", "sim", "compare", str(long_file), "--quiet", "--jobs", "2"]
-        + ["--out", str(tmp_path / "out-7")],
+        [
+            sys.executable,
+            "-m",
+            "sim",
+            "compare",
+            str(long_file),
+            "--quiet",
+            "--jobs",
+            "2",
+            "--out",
+            str(tmp_path / "out-7"),
+        ],
         cwd=REPO,
         capture_output=True,
         timeout=300,
@@ -168,8 +178,18 @@ def test_a_stopped_compare_resumes_to_the_clean_summary(long_file: Path, tmp_pat
     )
     assert resumed.returncode == 0, resumed.stderr.decode()
     clean = subprocess.run(
-        [sys.executable, "-m", "sim", "compare", str(long_file), "--quiet", "--jobs", "2"]
-        + ["--out", str(tmp_path / "clean")],
+        [
+            sys.executable,
+            "-m",
+            "sim",
+            "compare",
+            str(long_file),
+            "--quiet",
+            "--jobs",
+            "2",
+            "--out",
+            str(tmp_path / "clean"),
+        ],
         cwd=REPO,
         capture_output=True,
         timeout=300,
@@ -230,4 +250,3 @@ def test_ctrl_c_while_import_mcp_starts_prints_no_traceback(tmp_path: Path, dela
     if pidfile.exists() and pidfile.read_text().strip():
         pid = int(pidfile.read_text())
         assert wait_until(lambda: not alive(pid), 5), f"server {pid} left behind"
-
