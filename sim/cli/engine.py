@@ -6,26 +6,20 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sim.cli.console import EXIT_BAD_INPUT, EXIT_OK, BadInput, output_directory, print_table
-from sim.engine.trace import TRACE_LEVELS
-from sim.experiments.runner import (
-    ERROR_FILE,
-    METRICS_FILE,
-    RunRecord,
-    Task,
-    fingerprint,
-    make_executor,
-    run_dir,
-    run_tasks,
+from sim.cli.console import (
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    ROUTER_NAMES,
+    TRACE_LEVEL_NAMES,
+    BadInput,
+    output_directory,
+    print_table,
 )
-from sim.experiments.store import FolderBusy, FolderLock, StorageError
-from sim.experiments.sweep import SweepError, parse_set
-from sim.processes import Stopped, stop_on_signals
-from sim.scenario import ScenarioError, load_scenario_with_warnings
-from sim.scenario.load import Override
-from sim.scenario.model import ROUTERS
+
+if TYPE_CHECKING:
+    from sim.scenario.load import Override
 
 
 def register(sub: Any) -> None:
@@ -41,7 +35,12 @@ def register(sub: Any) -> None:
         "files so far stay, the other replications still run, and the exit code is 2.",
     )
     p.add_argument("file", metavar="FILE", help="scenario YAML file")
-    p.add_argument("--router", choices=ROUTERS, help="router (default: the scenario's first)")
+    p.add_argument(
+        "--router",
+        choices=ROUTER_NAMES,
+        metavar="NAME",
+        help="%(choices)s (default: the scenario's first)",
+    )
     p.add_argument("--replications", type=_positive, metavar="N", help="default: the scenario's")
     p.add_argument(
         "--seed", type=_non_negative, metavar="S", help="root seed (default: the scenario's)"
@@ -54,7 +53,12 @@ def register(sub: Any) -> None:
         help="replications run at once in a process pool (results never depend on it)",
     )
     p.add_argument("--out", type=Path, metavar="DIR", help="replaces results/<scenario>")
-    p.add_argument("--trace", choices=TRACE_LEVELS, help="trace level (default: the scenario's)")
+    p.add_argument(
+        "--trace",
+        choices=TRACE_LEVEL_NAMES,
+        metavar="LEVEL",
+        help="trace level: %(choices)s (default: the scenario's)",
+    )
     p.add_argument(
         "--set",
         dest="settings",
@@ -100,6 +104,9 @@ def _mean(values: list[float | None]) -> float | None:
 
 def _overrides(settings: list[str]) -> list[Override]:
     """``--set PATH=VALUE`` options as overrides; one value each (sweeps are compare's)."""
+    from sim.experiments.sweep import SweepError, parse_set
+    from sim.scenario.load import Override
+
     out: list[Override] = []
     for text in settings:
         setting = parse_set(text)
@@ -113,6 +120,21 @@ def _overrides(settings: list[str]) -> list[Override]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the replications; print the summary; 0, or 2 on bad input or a failed run."""
+    from sim.experiments.runner import (
+        ERROR_FILE,
+        METRICS_FILE,
+        RunRecord,
+        Task,
+        fingerprint,
+        make_executor,
+        run_dir,
+        run_tasks,
+    )
+    from sim.experiments.store import FolderBusy, FolderLock, StorageError
+    from sim.experiments.sweep import SweepError
+    from sim.processes import Stopped, stop_on_signals
+    from sim.scenario import ScenarioError, load_scenario_with_warnings
+
     try:
         overrides = _overrides(args.settings)
     except SweepError as exc:

@@ -9,25 +9,24 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sim.cli.console import EXIT_BAD_INPUT, EXIT_OK, BadInput, output_directory, print_table
-from sim.engine.trace import TRACE_LEVELS
-from sim.experiments.compare import run_compare
-from sim.experiments.runner import (
-    EXECUTORS,
-    ExecutorHandle,
-    Plan,
-    RunRecord,
-    default_jobs,
-    make_executor,
+from sim.cli.console import (
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    ROUTER_NAMES,
+    TRACE_LEVEL_NAMES,
+    BadInput,
+    Choices,
+    output_directory,
+    print_table,
 )
-from sim.experiments.store import FolderBusy, StorageError
-from sim.experiments.summary import VIOLATION_PREFIX, stat_of
-from sim.experiments.sweep import Setting, SweepError, expand, load_points, parse_set
-from sim.processes import Stopped, stop_on_signals, worker_start
-from sim.scenario import ScenarioError, load_scenario_with_warnings
-from sim.scenario.model import ROUTERS
+
+if TYPE_CHECKING:
+    from sim.experiments.runner import ExecutorHandle, Plan, RunRecord
+    from sim.experiments.sweep import Setting
+
+EXECUTOR_NAMES = Choices("sim.experiments.runner", "EXECUTORS")
 
 
 def _num(x: float) -> str:
@@ -48,6 +47,8 @@ def _interval(stat: dict[str, Any] | None) -> str:
 def _print_headline(summary: dict[str, Any], routers: list[str]) -> None:
     """Per sweep point, one row per router: the figures a reader looks at first (mean
     [95 % CI]; violations summed over the checks, per 1,000 workflow instances)."""
+    from sim.experiments.summary import VIOLATION_PREFIX, stat_of
+
     header = [
         "router",
         "success rate",
@@ -104,10 +105,16 @@ def register(sub: Any) -> None:
         "--jobs",
         type=_positive,
         metavar="N",
-        help=f"workers of the local executor (default: the cores, here {default_jobs()}); "
+        help="workers of the local executor (default: the cores this process may use); "
         "1 runs in this process",
     )
-    p.add_argument("--executor", choices=EXECUTORS, default="local", help="local (default) or dask")
+    p.add_argument(
+        "--executor",
+        choices=EXECUTOR_NAMES,
+        default="local",
+        metavar="NAME",
+        help="%(choices)s (default: local)",
+    )
     p.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler, e.g. tcp://host:8786")
     p.add_argument("--out", type=Path, metavar="DIR", help="replaces results/<scenario>")
     p.add_argument(
@@ -119,7 +126,12 @@ def register(sub: Any) -> None:
         help="set a field (e.g. routing.loss_penalty=0.5,1,2 or failures.0.for=60,300); "
         "several values make a sweep; repeat for a cross product",
     )
-    p.add_argument("--trace", choices=TRACE_LEVELS, help="trace level (default: the scenario's)")
+    p.add_argument(
+        "--trace",
+        choices=TRACE_LEVEL_NAMES,
+        metavar="LEVEL",
+        help="trace level: %(choices)s (default: the scenario's)",
+    )
     resume = p.add_mutually_exclusive_group()
     resume.add_argument(
         "--resume",
@@ -149,9 +161,9 @@ def _positive(text: str) -> int:
 def _routers(text: str) -> list[str]:
     names = [r.strip() for r in text.split(",") if r.strip()]
     for name in names:
-        if name not in ROUTERS:
+        if name not in ROUTER_NAMES:
             raise argparse.ArgumentTypeError(
-                f"unknown router '{name}' (choose from {', '.join(ROUTERS)})"
+                f"unknown router '{name}' (choose from {', '.join(ROUTER_NAMES)})"
             )
     if not names:
         raise argparse.ArgumentTypeError("name at least one router")
@@ -272,6 +284,13 @@ class _SharedReporter:
 
 def compare(args: argparse.Namespace) -> int:
     """Run the comparison; print where the report is; 0, or 2 on bad input or a crashed run."""
+    from sim.experiments.compare import run_compare
+    from sim.experiments.runner import default_jobs, make_executor
+    from sim.experiments.store import FolderBusy, StorageError
+    from sim.experiments.sweep import SweepError, expand, load_points, parse_set
+    from sim.processes import Stopped, stop_on_signals, worker_start
+    from sim.scenario import ScenarioError, load_scenario_with_warnings
+
     try:
         settings: list[Setting] = [parse_set(text) for text in args.settings]
     except SweepError as exc:

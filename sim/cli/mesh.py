@@ -5,21 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sim.cli.console import print_table
-from sim.mesh import (
-    ROUTERS,
-    DownSet,
-    MeshError,
-    NoRoute,
-    ProtocolGraph,
-    Route,
-    SemanticRouter,
-    make_router,
-)
-from sim.mesh.discovery import route_to_service
-from sim.scenario import ScenarioError, load_scenario
+from sim.cli.console import Choices, print_table
+
+if TYPE_CHECKING:
+    from sim.mesh import DownSet, Route
+
+ROUTER_NAMES = Choices("sim.mesh", "ROUTERS")
 
 
 def register(sub: Any) -> None:
@@ -41,9 +34,10 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--router",
-        choices=sorted(ROUTERS),
+        choices=ROUTER_NAMES,
         default=None,
-        help="default: the scenario's first router",
+        metavar="NAME",
+        help="%(choices)s (default: the scenario's first router)",
     )
     p.add_argument("--protocol", metavar="P", help="source protocol ρ (bfs: the one protocol)")
     p.add_argument("--to-protocol", metavar="P", help="protocol the target must receive")
@@ -69,6 +63,8 @@ def register(sub: Any) -> None:
 
 
 def _parse_down(text: str) -> DownSet:
+    from sim.mesh import DownSet
+
     nodes: list[str] = []
     links: list[tuple[str, str]] = []
     for item in filter(None, (part.strip() for part in text.split(","))):
@@ -89,6 +85,9 @@ def _render(route: Route) -> str:
 
 def route_command(args: argparse.Namespace) -> int:
     """``route FILE --from A --to B``: 0 route found, 1 no route, 2 bad input."""
+    from sim.mesh import MeshError, NoRoute, ProtocolGraph, SemanticRouter, make_router
+    from sim.scenario import ScenarioError, load_scenario
+
     try:
         scenario = load_scenario(args.file)
     except ScenarioError as exc:
@@ -136,6 +135,10 @@ def route_command(args: argparse.Namespace) -> int:
 
 def plan_command(args: argparse.Namespace) -> int:
     """``plan FILE``: each task's route under each router."""
+    from sim.mesh import ROUTERS, NoRoute, ProtocolGraph, make_router
+    from sim.mesh.discovery import route_to_service
+    from sim.scenario import ScenarioError, load_scenario
+
     try:
         scenario = load_scenario(args.file)
     except ScenarioError as exc:

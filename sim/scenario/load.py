@@ -33,9 +33,8 @@ from sim.scenario.diagnostics import (
     did_you_mean,
     format_path,
 )
-from sim.scenario.generate import GenerationError
-from sim.scenario.generate import expand as expand_topology
 from sim.scenario.model import Scenario, SpecError
+from sim.scenario.properties_rules import within_scalar
 from sim.scenario.rules import Finding, KnownNames, check_rules
 
 Mark = tuple[int, int]  # 1-based (line, column)
@@ -649,6 +648,9 @@ def parse_scenario(
     checked = scenario if scenario is not None else salvaged
     n_agents, n_links = len(checked.agents), len(checked.links)
     if checked.topology is not None:
+        from sim.scenario.generate import GenerationError  # networkx: only for topologies
+        from sim.scenario.generate import expand as expand_topology
+
         try:
             generated = expand_topology(checked.topology, checked.seed, checked.agents)
         except GenerationError as exc:
@@ -673,6 +675,8 @@ def parse_scenario(
         if finding.first is not None:
             message += f" (first at line {doc.locate(_remap(finding.first, origin))[0]})"
         diag = doc.diagnostic(path, message, at_key=finding.at_key, warning=finding.warning)
+        if finding.inner is not None:  # a formula error: at its token inside the string
+            diag = within_scalar(diag, text, *finding.inner)
         (warnings if finding.warning else errors).append(diag)
     if overrides:
         errors = _with_overrides(errors, overrides, doc)

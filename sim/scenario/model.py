@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from sim.calculus.mcp import DescriptorField, Relation, SideEffect
+from sim.scenario.properties_rules import PropertySpec
 
 #: The protocols protomesh knows without a ``fields:`` declaration (SPEC §2).
 BUILTIN_PROTOCOLS: tuple[str, ...] = ("MCP", "MCP+", "A2A", "ANP", "SGD")
@@ -681,6 +682,7 @@ class Scenario(Spec):
     sweep: SweepSpec | None = Field(
         None, description="Parameter values `compare` runs the experiment at."
     )
+    properties: list[PropertySpec] = Field(default_factory=list, description="SPEC §9 formulas.")
 
     def tool(self, name: str) -> ToolSpec:
         """The tool called ``name``; ``KeyError`` if there is none."""

@@ -21,6 +21,7 @@ from sim.scenario.model import (
     TaskSpec,
     WorkflowSpec,
 )
+from sim.scenario.properties_rules import property_findings
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +33,7 @@ class Finding:
     warning: bool = False
     at_key: bool = False
     first: FieldPath | None = None  # an earlier field this one repeats
+    inner: tuple[str, int] | None = None  # (string value, offset of the problem in it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -554,4 +556,5 @@ def check_rules(scenario: Scenario, known: KnownNames) -> list[Finding]:
     for rule in (_protocols, _agents, _links, _tools, _workflows, _failures, _topology, _sweep):
         findings.extend(rule(scenario, known))
     findings.extend(_routers(scenario))
+    findings.extend(property_findings(scenario, known))
     return findings
