@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 from sim.cli.console import (
     EXIT_BAD_INPUT,
     EXIT_OK,
-    ROUTER_NAMES,
     TRACE_LEVEL_NAMES,
     BadInput,
     output_directory,
     print_table,
 )
+from sim.plugins import BUILTIN_ROUTERS
 
 if TYPE_CHECKING:
     from sim.scenario.load import Override
@@ -37,9 +37,9 @@ def register(sub: Any) -> None:
     p.add_argument("file", metavar="FILE", help="scenario YAML file")
     p.add_argument(
         "--router",
-        choices=ROUTER_NAMES,
         metavar="NAME",
-        help="%(choices)s (default: the scenario's first)",
+        help=f"{', '.join(BUILTIN_ROUTERS)}, an installed plug-in or one of the scenario's "
+        "routers (default: its first)",
     )
     p.add_argument("--replications", type=_positive, metavar="N", help="default: the scenario's")
     p.add_argument(
@@ -145,7 +145,13 @@ def run(args: argparse.Namespace) -> int:
         print(diag, file=sys.stderr)
     if args.seed is not None:
         scenario = scenario.model_copy(update={"seed": args.seed})
-    router = args.router or scenario.routers[0]
+    from sim.mesh.registry import unknown_router
+
+    router = args.router or scenario.router_names[0]
+    problem = unknown_router(router, scenario)
+    if problem is not None:
+        print(f"--router: {problem}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     reps = args.replications or scenario.replications
     base = args.out if args.out is not None else Path("results") / scenario.name
     try:

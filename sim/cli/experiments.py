@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from sim.cli.console import (
     EXIT_BAD_INPUT,
     EXIT_OK,
-    ROUTER_NAMES,
     TRACE_LEVEL_NAMES,
     BadInput,
     Choices,
@@ -154,11 +153,6 @@ def _positive(text: str) -> int:
 
 def _routers(text: str) -> list[str]:
     names = [r.strip() for r in text.split(",") if r.strip()]
-    for name in names:
-        if name not in ROUTER_NAMES:
-            raise argparse.ArgumentTypeError(
-                f"unknown router '{name}' (choose from {', '.join(ROUTER_NAMES)})"
-            )
     if not names:
         raise argparse.ArgumentTypeError("name at least one router")
     return list(dict.fromkeys(names))
@@ -301,7 +295,14 @@ def compare(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     for diag in [*warnings, *(d for d in more if d not in warnings)]:
         print(diag, file=sys.stderr)
-    routers = args.routers or list(base_scenario.routers)
+    from sim.mesh.registry import unknown_router
+
+    routers = args.routers or base_scenario.router_names
+    for name in routers:
+        problem = unknown_router(name, base_scenario)
+        if problem is not None:
+            print(f"--routers: {problem}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     reps = args.replications or base_scenario.replications
     base = args.out if args.out is not None else Path("results") / base_scenario.name
     try:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sim.properties.ast import Atom, Binary, Formula, Unary, is_past
+from sim.properties.labels import LABEL_KEYS
 from sim.properties.parse import ToolAttributes
 from sim.properties.semantics import PastState, Program, compile_formula, evaluate
 
@@ -346,11 +347,23 @@ class Monitor:
             message = f"the invariant fails at {at} (certain at the scope's end)"
         return (True, message, last if isinstance(last, int) else -1, lines, elided)
 
-    def finish(self) -> list[PropertyVerdict]:
-        """Close every open scope (the run's too); the verdicts, in property order."""
+    # --- as a consumer of the conformance pass (handlers, end_instance, end_trace) ---
+    def handlers(self) -> dict[str, Callable[[Any, bytes], None]]:
+        """Every label to :meth:`step` (a scope's trace holds all its events)."""
+        return dict.fromkeys(LABEL_KEYS, self.step)
+
+    def end_instance(self, key: tuple[Any, Any], invs: Sequence[Any]) -> None:
+        """Nothing: :meth:`step` closes scopes at ``wf_end`` itself."""
+
+    def end_trace(self) -> None:
+        """Close every open scope (the run's too)."""
         for g in self.groups.values():
             for key in list(g.open):
                 self._close(g, key)
+
+    def finish(self) -> list[PropertyVerdict]:
+        """Close every open scope; the verdicts, in property order."""
+        self.end_trace()
         return [c.verdict for c in self.checks]
 
 

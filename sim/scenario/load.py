@@ -28,6 +28,7 @@ from sim.scenario.compose import EXTENSION_PREFIX, MAX_BYTES, Document, parse_ya
 from sim.scenario.diagnostics import Diagnostic, ScenarioError, format_path
 from sim.scenario.model import Scenario
 from sim.scenario.overrides import REMOVE, Override, apply_override, with_overrides
+from sim.scenario.properties_rules import within_scalar
 from sim.scenario.rules import Finding, KnownNames, check_rules
 from sim.scenario.salvage import (
     Origin,
@@ -176,6 +177,8 @@ def _parse(
         if finding.first is not None:
             message += f" (first at line {doc.locate(remap(finding.first, origin))[0]})"
         diag = doc.diagnostic(path, message, at_key=finding.at_key, warning=finding.warning)
+        if finding.inner is not None:  # a formula error: at its token inside the string
+            diag = within_scalar(diag, text, *finding.inner)
         (warnings if finding.warning else errors).append(diag)
     if overrides:
         errors = with_overrides(errors, overrides, doc)
