@@ -8,7 +8,7 @@
   and so is the same call when one visible label of B is changed (not equivalent: includes
   the search for a distinguishing trace).
 * **Φ⁺** — ``phi_services(load_schema(...), plus=True)`` on the 26 services / 53 intents of
-  ``../shared/data/sgd/train/schema.json`` (loading timed separately), and the whole
+  the repository's ``data/sgd/train/schema.json`` (loading timed separately), and the whole
   ``theorem_report`` (every bisimulation and round-trip check of docs/calculus.md).
 
 Figures are medians of several repeats, garbage collection disabled while timing.
@@ -31,7 +31,7 @@ from sim.calculus.phi import phi_services
 from sim.calculus.sgd import load_schema
 from sim.calculus.theorems import theorem_report
 
-SCHEMA = ROOT.parent / "shared" / "data" / "sgd" / "train" / "schema.json"
+SCHEMA = ROOT / "data" / "sgd" / "train" / "schema.json"
 SEED = 20_260_101
 TARGET_BISIM = 5.0  # seconds, 10,000 states each
 TARGET_PHI = 1.0  # seconds, whole train schema

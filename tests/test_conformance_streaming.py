@@ -119,9 +119,11 @@ def test_streaming_agrees_with_whole_trace_references(trace: list[dict[str, Any]
 def test_state_is_dropped_when_instances_end() -> None:
     """Per-instance and per-invocation state does not outlive ``wf_end``."""
     from sim.conformance import checks as c
+    from sim.conformance.checks.order import RequiresOrder
+    from sim.conformance.checks.write_approval import WriteApproval
 
     ctx = c.Context()
-    wa, ro = c.WriteApproval(TRUTH, ctx), c.RequiresOrder(TRUTH, ctx)
+    wa, ro = WriteApproval(TRUTH, ctx), RequiresOrder(TRUTH, ctx)
     trace = []
     for i in range(200):
         trace += [
@@ -137,12 +139,8 @@ def test_state_is_dropped_when_instances_end() -> None:
             },
             {"seq": 0, "label": "wf_end", "wf": "w1", "inst": i},
         ]
-    table: dict[str, list[Any]] = {}
-    for chk in (wa, ro):
-        for lab, h in chk.handlers().items():
-            table.setdefault(lab, []).append(h)
     blocks = [[c.encode_event(e) for e in trace]]
-    c._run("t", blocks, table, [wa.end_instance, ro.end_instance], ctx)
+    c.run_pass("t", blocks, [wa, ro], ctx)
     assert not wa.approved and not ro.inst and not ctx.hist
 
 
@@ -163,3 +161,42 @@ def test_order_is_enforced_for_files_and_on_request_only(tmp_path: Path) -> None
     with pytest.raises(TraceError, match=r"trace\.jsonl:2: not in time order"):
         check_trace(path, TRUTH)
     assert check_trace(path, TRUTH, ordered=False).events == 2
+
+
+class _Recorder:
+    """A consumer beside the checks: records what the pass hands it."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, int, bytes]] = []
+        self.ended: list[tuple[Any, list[Any]]] = []
+        self.trace_ended = 0
+
+    def handlers(self) -> dict[str, Any]:
+        return {"execute": self.on_event, "wf_end": self.on_event}
+
+    def on_event(self, ev: Any, raw: bytes) -> None:
+        self.seen.append((ev.label, ev.seq, raw))
+
+    def end_instance(self, key: Any, invs: Any) -> None:
+        self.ended.append((key, list(invs)))
+
+    def end_trace(self) -> None:
+        self.trace_ended += 1
+
+
+def test_a_plugged_in_consumer_gets_its_labels_in_the_same_pass() -> None:
+    trace = [
+        {"seq": 0, "label": "wf_start", "wf": "w1", "inst": 1},
+        {"seq": 1, "label": "call", "wf": "w1", "inst": 1, "inv": 7, "tool": "A", "task": "t"},
+        {"seq": 2, "label": "execute", "wf": "w1", "inst": 1, "inv": 7, "tool": "A", "task": "t"},
+        {"seq": 3, "label": "result", "wf": "w1", "inst": 1, "inv": 7, "tool": "A", "task": "t"},
+        {"seq": 4, "label": "wf_end", "wf": "w1", "inst": 1},
+    ]
+    rec = _Recorder()
+    report = check_trace(trace, TRUTH, ["write_approval"], consumers=[rec])
+    assert [(lab, seq) for lab, seq, _ in rec.seen] == [("execute", 2), ("wf_end", 4)]
+    assert json.loads(rec.seen[0][2])["inv"] == 7
+    assert rec.ended == [(("w1", 1), [7])]
+    assert rec.trace_ended == 1
+    # the check beside it saw the unapproved write of A
+    assert report.verdict("write_approval").violations == 1

@@ -13,6 +13,7 @@ import pytest
 
 from sim.engine import run_replication
 from sim.scenario import parse_scenario
+from sim.vocabulary import line_problems
 
 Event = dict[str, Any]
 
@@ -24,7 +25,10 @@ def run(
     out = tmp_path / router
     metrics = run_replication(scenario, router, 0, out, level)
     lines = (out / "trace.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines], metrics
+    events = [json.loads(line) for line in lines]
+    for event in events:  # every line the vocabulary declares (sim.vocabulary)
+        assert line_problems(event) == [], event
+    return events, metrics
 
 
 def of(events: list[Event], label: str, **match: Any) -> list[Event]:

@@ -10,7 +10,7 @@ import pytest
 
 from sim.cli import main
 from sim.engine import ReplicationError, run_replication
-from sim.engine.agents import ToolServer
+from sim.engine.server import ToolServer
 from sim.scenario import load_scenario, load_scenario_with_warnings
 from sim.scenario.load import Override
 

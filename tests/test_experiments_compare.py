@@ -26,41 +26,7 @@ from sim.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 
-SMALL = """
-name: small-mesh
-seed: 5
-duration: 300
-replications: 3
-routers: [dijkstra, resilient]
-trace: protocol
-protocols: [MCP, MCP+]
-routing: {suspect_ttl: 30}
-agents:
-  - {id: planner, type: LLM_AGENT, protocols: {MCP+: 1.0}}
-  - {id: gw1, type: GATEWAY, protocols: {MCP+: 1.0, MCP: 1.0}}
-  - {id: gw2, type: GATEWAY, protocols: {MCP+: 1.0, MCP: 1.0}}
-  - {id: srv, type: TOOL_SERVER, protocols: {MCP: 1.0, MCP+: 1.0}, tools: [lookup]}
-links:
-  - {between: [planner, gw1], latency: {MCP+: 0.01}}
-  - {between: [planner, gw2], latency: {MCP+: 0.05}}
-  - {between: [gw1, srv], latency: {MCP: 0.01, MCP+: 0.01}}
-  - {between: [gw2, srv], latency: {MCP: 0.02}}
-tools:
-  - name: lookup
-    side_effects: read
-    failure_modes: [{error: ServiceDown, recovery: {retry: 2}}]
-    service_time: {dist: exponential, mean: 0.05}
-    errors: {ServiceDown: 0.05}
-workflows:
-  - name: ask
-    initiator: planner
-    protocol: MCP+
-    arrivals: {process: poisson, rate: 0.3}
-    tasks: [{id: a, tool: lookup}, {id: b, tool: lookup, after: [a]}]
-    timeout: 5
-failures:
-  - {node: gw1, at: 60, for: 120}
-"""
+SMALL = (ROOT / "tests" / "fixtures" / "scenarios" / "small_mesh.yaml").read_text(encoding="utf-8")
 
 SWEEP = (
     SMALL

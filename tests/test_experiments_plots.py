@@ -1,93 +1,148 @@
-"""Every figure has a title and labelled axes; every plot file is a valid PNG."""
+"""The figures draw the data they are given (bars, error bars, lines and spans read back from
+the Axes), every panel is titled and labelled, and every plot file is a valid PNG."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+from matplotlib.axes import Axes
+from matplotlib.collections import LineCollection
+from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.figure import Figure
-from test_experiments_compare import SMALL
+from matplotlib.patches import Polygon, Rectangle
 
 from sim.experiments import plots
 from sim.experiments.compare import run_compare
 from sim.experiments.runner import make_executor
-from sim.experiments.summary import Point, series_of
+from sim.experiments.summary import Point, series_of, stat_of
 from sim.experiments.sweep import expand, load_points, parse_set
 from sim.scenario import load_scenario
+from sim.scenario.model import Scenario
 
+SMALL = Path(__file__).parent / "fixtures" / "scenarios" / "small_mesh.yaml"
+ROUTERS = ["dijkstra", "resilient"]
+REPLICATIONS = 2
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+class Experiment:
+    """One small compare run with a two-point sweep, and what the figures are drawn from."""
+
+    def __init__(self, out: Path, summary: dict[str, Any], scenario: Scenario) -> None:
+        self.out, self.summary, self.scenario = out, summary, scenario
+        point = Point("p0", {})
+        self.runs = {r: series_of(out, point, r, REPLICATIONS) for r in ROUTERS}
+        self.first = {r: self.runs[r][0] for r in ROUTERS}
+
+    def stat(self, router: str, metric: str, point: str = "p0") -> dict[str, Any]:
+        stat = stat_of(self.summary, point, router, metric)
+        assert stat is not None, (router, metric, point)
+        return stat
+
+
+@pytest.fixture(scope="module")
+def experiment(tmp_path_factory: pytest.TempPathFactory) -> Experiment:
+    tmp = tmp_path_factory.mktemp("plots")
+    scenario = load_scenario(SMALL)
+    loaded, _ = load_points(
+        SMALL, scenario, expand(scenario, [parse_set("routing.loss_penalty=0.5,2")])
+    )
+    outcome = run_compare(
+        scenario, loaded, ROUTERS, REPLICATIONS, tmp / "out", make_executor("local", 1)
+    )
+    return Experiment(tmp / "out", outcome.summary, scenario)
 
 
 def _labelled(fig: Figure) -> None:
     assert fig.axes
-    assert fig.axes[0].get_title() or (fig._suptitle is not None and fig._suptitle.get_text())
+    assert fig.axes[0].get_title() or fig.get_suptitle()
     for ax in fig.axes:
         assert ax.get_title(), "every panel has a title"
         assert ax.get_xlabel(), ax.get_title()
         assert ax.get_ylabel(), ax.get_title()
 
 
-@pytest.fixture(scope="module")
-def experiment(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, object]:
-    tmp = tmp_path_factory.mktemp("plots")
-    file = tmp / "small.yaml"
-    file.write_text(SMALL, encoding="utf-8")
-    scenario = load_scenario(file)
-    loaded, _ = load_points(
-        file, scenario, expand(scenario, [parse_set("routing.loss_penalty=0.5,2")])
-    )
-    outcome = run_compare(
-        scenario, loaded, ["dijkstra", "resilient"], 2, tmp / "out", make_executor("local", 1)
-    )
-    return tmp / "out", outcome.summary, outcome
-
-
-def test_every_figure_is_titled_and_labelled(experiment: tuple[Path, dict, object]) -> None:
-    base, summary, _ = experiment
-    routers = ["dijkstra", "resilient"]
-    scenario = load_scenario(base.parent / "small.yaml")
-    point = Point("p0", {})
-    runs = {r: series_of(base, point, r, 2) for r in routers}
-    first = {r: runs[r][0] for r in routers}
-    figures = [
-        plots.latency_cdf_figure(runs),
-        plots.success_rate_figure(summary, routers, "p0"),
-        plots.violations_figure(summary, routers, "p0"),
-        plots.drops_reroutes_figure(summary, routers, "p0"),
-        plots.timeline_figure(first, 300.0),
-        plots.mesh_figure(scenario, {r: first[r]["link_use"] for r in routers}),
-        plots.sweep_figure(summary, routers, "success_rate"),
+def _bars(ax: Axes) -> list[list[tuple[float, float]]]:
+    """(x centre, height) of the bars of each bar call, in drawing order."""
+    return [
+        [(r.get_x() + r.get_width() / 2, r.get_height()) for r in c.patches]
+        for c in ax.containers
+        if isinstance(c, BarContainer)
     ]
-    for fig in figures:
-        _labelled(fig)
-    cdf = figures[0].axes[0]
-    assert "latency" in cdf.get_xlabel() and "(s" in cdf.get_xlabel()
-    assert figures[6].axes[0].get_xlabel() == "routing.loss_penalty"
-    assert "min" in figures[4].axes[0].get_xlabel()
 
 
-def test_plot_files_are_png(experiment: tuple[Path, dict, object]) -> None:
-    base, _, _outcome = experiment
-    files = sorted((base / "plots").glob("*.png"))
-    names = {f.stem for f in files}
-    assert {
-        "latency_cdf",
-        "success_rate",
-        "violations",
-        "drops_reroutes",
-        "timeline",
-        "mesh",
-        "sweep_success_rate",
-    } <= names
-    for f in files:
-        assert f.read_bytes()[:8] == PNG_MAGIC
-    report = (base / "report.md").read_text()
-    for f in files:
-        assert f"(plots/{f.name})" in report
+def _error_bars(ax: Axes) -> list[list[tuple[float, float, float]]]:
+    """(x, low, high) of each vertical error bar of each errorbar call, in drawing order."""
+    out = []
+    for c in ax.containers:
+        if isinstance(c, ErrorbarContainer):
+            (segments,) = [s for s in c.lines[2] if isinstance(s, LineCollection)]
+            out.append([(seg[0][0], seg[0][1], seg[1][1]) for seg in segments.get_segments()])
+    return out
 
 
-def test_violations_are_plotted_when_present() -> None:
-    stat = {"n": 2, "mean": 1.0, "std": 0.0, "ci_low": 1.0, "ci_high": 1.0}
+def _x_extent(patch: Any) -> tuple[float, float]:
+    """The x range, in data units, of an ``axvspan`` (a Rectangle, or a Polygon before
+    matplotlib 3.9)."""
+    if isinstance(patch, Rectangle):
+        return patch.get_x(), patch.get_x() + patch.get_width()
+    assert isinstance(patch, Polygon)
+    xs = [float(x) for x in patch.get_xy()[:, 0]]
+    return min(xs), max(xs)
+
+
+def _mean_and_ci(stat: dict[str, Any]) -> tuple[float, float, float]:
+    return stat["mean"], stat["ci_low"], stat["ci_high"]
+
+
+def test_success_rate_bars_are_the_summary(experiment: Experiment) -> None:
+    fig = plots.success_rate_figure(experiment.summary, ROUTERS, "p0")
+    _labelled(fig)
+    ax = fig.axes[0]
+    expected = [_mean_and_ci(experiment.stat(r, "success_rate")) for r in ROUTERS]
+    assert _bars(ax) == [[(float(i), pytest.approx(m)) for i, (m, _, _) in enumerate(expected)]]
+    assert _error_bars(ax) == [
+        [(float(i), pytest.approx(lo), pytest.approx(hi)) for i, (_, lo, hi) in enumerate(expected)]
+    ]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ROUTERS
+    assert 0 < expected[0][0] < 1  # a real rate, not a degenerate one
+
+
+def test_drops_and_reroutes_panels_are_the_summary(experiment: Experiment) -> None:
+    fig = plots.drops_reroutes_figure(experiment.summary, ROUTERS, "p0")
+    _labelled(fig)
+    assert fig.get_suptitle().startswith("Messages dropped and reroutes")
+    for ax, metric in zip(fig.axes, ("messages_dropped", "reroutes"), strict=True):
+        means = [experiment.stat(r, metric)["mean"] for r in ROUTERS]
+        assert [h for _, h in _bars(ax)[0]] == pytest.approx(means), metric
+    dropped = [experiment.stat(r, "messages_dropped")["mean"] for r in ROUTERS]
+    assert max(dropped) > 0  # gw1's outage drops messages
+
+
+def test_violation_bars_per_check_and_router(experiment: Experiment) -> None:
+    fig = plots.violations_figure(experiment.summary, ROUTERS, "p0")
+    _labelled(fig)
+    ax = fig.axes[0]
+    metrics = sorted(
+        m
+        for m in experiment.summary["results"][0]["metrics"]
+        if m.startswith("violations_per_1000.")
+    )
+    assert metrics, "the runs were checked"
+    names = [m.removeprefix("violations_per_1000.") for m in metrics]
+    assert [t.get_text() for t in ax.get_xticklabels()] == names
+    bars = _bars(ax)
+    assert len(bars) == len(ROUTERS)
+    for router, drawn in zip(ROUTERS, bars, strict=True):
+        means = [experiment.stat(router, m)["mean"] or 0.0 for m in metrics]
+        assert [h for _, h in drawn] == pytest.approx(means), router
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ROUTERS
+
+
+def test_a_violation_shows_as_a_bar() -> None:
+    stat = {"n": 2, "mean": 4.0, "std": 1.0, "ci_low": 3.0, "ci_high": 5.0}
     summary = {
         "points": [{"id": None, "params": {}}],
         "results": [
@@ -102,13 +157,68 @@ def test_violations_are_plotted_when_present() -> None:
         ],
     }
     fig = plots.violations_figure(summary, ["dijkstra"])
-    labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
-    assert "write_approval" in labels
     _labelled(fig)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["write_approval"]
+    assert _bars(ax) == [[(0.0, 4.0)]]
+    assert _error_bars(ax) == [[(0.0, 3.0, 5.0)]]
 
 
-def test_large_mesh_is_aggregated() -> None:
-    from sim.scenario.model import AgentSpec, AgentType, Scenario
+def test_latency_cdf_steps_through_the_pooled_latencies(experiment: Experiment) -> None:
+    fig = plots.latency_cdf_figure(experiment.runs)
+    _labelled(fig)
+    ax = fig.axes[0]
+    assert "latency" in ax.get_xlabel() and "(s" in ax.get_xlabel()
+    lines = ax.get_lines()
+    assert [line.get_label() for line in lines] == ROUTERS
+    for router, line in zip(ROUTERS, lines, strict=True):
+        pooled = sorted(x for run in experiment.runs[router] for x in run["latencies"])
+        assert len(pooled) > 10
+        assert list(line.get_xdata()) == pooled
+        assert list(line.get_ydata()) == [(k + 1) / len(pooled) for k in range(len(pooled))]
+
+
+def test_timeline_draws_completions_and_outages(experiment: Experiment) -> None:
+    duration = experiment.scenario.duration
+    fig = plots.timeline_figure(experiment.first, duration)
+    _labelled(fig)
+    ax = fig.axes[0]
+    assert "min" in ax.get_xlabel()
+    lines = ax.get_lines()
+    assert [line.get_label() for line in lines] == ROUTERS
+    for router, line in zip(ROUTERS, lines, strict=True):
+        per_minute = experiment.first[router]["completions_per_minute"]
+        assert sum(per_minute) > 0
+        assert list(line.get_ydata()) == per_minute
+        assert list(line.get_xdata()) == [m + 0.5 for m in range(len(per_minute))]
+    outages = experiment.first[ROUTERS[0]]["outages"]
+    assert [o[:2] for o in outages] == [["node", "gw1"]]  # the scenario's one outage
+    spans = [_x_extent(p) for p in ax.patches]
+    assert spans == [(pytest.approx(o[2] / 60), pytest.approx(o[3] / 60)) for o in outages]
+    assert ax.get_xlim() == (0.0, duration / 60)
+
+
+def test_mesh_widths_follow_the_hops_carried(experiment: Experiment) -> None:
+    use = {r: experiment.first[r]["link_use"] for r in ROUTERS}
+    fig = plots.mesh_figure(experiment.scenario, use)
+    _labelled(fig)
+    assert fig.get_suptitle().startswith("Mesh and the routes most used")
+    links = len(experiment.scenario.links)
+    for ax, router in zip(fig.axes, ROUTERS, strict=True):
+        hops = use[router]
+        assert ax.get_title() == f"{router}: {sum(hops.values())} hops"
+        widths = sorted(line.get_linewidth() for line in ax.get_lines())
+        assert len(widths) == links
+        top = max(hops.values())
+        expected = sorted(
+            0.8 + 7 * hops.get("|".join(sorted(link.between)), 0) / top
+            for link in experiment.scenario.links
+        )
+        assert widths == pytest.approx(expected)
+
+
+def test_a_large_mesh_is_aggregated() -> None:
+    from sim.scenario.model import AgentSpec, AgentType
 
     agents = [
         AgentSpec(id=f"a{i}", type=AgentType.LLM_AGENT, protocols={"MCP": 1.0})
@@ -116,5 +226,44 @@ def test_large_mesh_is_aggregated() -> None:
     ]
     scenario = Scenario.model_construct(name="x", agents=agents, links=[], routers=["dijkstra"])
     fig = plots.mesh_figure(scenario, {"dijkstra": {"a0|a1": 3}})
-    assert "aggregated" in fig._suptitle.get_text()
     _labelled(fig)
+    assert "aggregated" in fig.get_suptitle()
+    assert f"{plots.MESH_DRAW_LIMIT + 5} agents" in fig.get_suptitle()
+    assert fig.axes[0].get_title() == "dijkstra: 3 hops"
+
+
+def test_sweep_lines_are_the_points_means(experiment: Experiment) -> None:
+    fig = plots.sweep_figure(experiment.summary, ROUTERS, "success_rate")
+    _labelled(fig)
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "routing.loss_penalty"
+    drawn = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    assert [c.get_label() for c in drawn] == ROUTERS
+    for router, container, bars in zip(ROUTERS, drawn, _error_bars(ax), strict=True):
+        line = container.lines[0]
+        assert list(line.get_xdata()) == [0.5, 2.0]
+        stats = [experiment.stat(router, "success_rate", p) for p in ("p0", "p1")]
+        assert list(line.get_ydata()) == pytest.approx([s["mean"] for s in stats])
+        assert bars == [
+            (x, pytest.approx(s["ci_low"]), pytest.approx(s["ci_high"]))
+            for x, s in zip((0.5, 2.0), stats, strict=True)
+        ]
+
+
+def test_plot_files_are_png_and_in_the_report(experiment: Experiment) -> None:
+    files = sorted((experiment.out / "plots").glob("*.png"))
+    names = {f.stem for f in files}
+    assert {
+        "latency_cdf",
+        "success_rate",
+        "violations",
+        "drops_reroutes",
+        "timeline",
+        "mesh",
+        "sweep_success_rate",
+    } <= names
+    for f in files:
+        assert f.read_bytes()[:8] == PNG_MAGIC
+    report = (experiment.out / "report.md").read_text()
+    for f in files:
+        assert f"(plots/{f.name})" in report

@@ -5,10 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_experiments_compare import SMALL
 
 from sim.experiments.sweep import SweepError, expand, load_points, parse_path, parse_set
 from sim.scenario import ScenarioError, load_scenario, parse_scenario
+
+SMALL = (Path(__file__).parent / "fixtures" / "scenarios" / "small_mesh.yaml").read_text(
+    encoding="utf-8"
+)
 
 
 def test_parse_set() -> None:

@@ -1,8 +1,7 @@
-"""The topology: block: seeded, connected, checked like written items, fast."""
+"""The topology: block: seeded, connected, checked like written items."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import networkx as nx
@@ -123,10 +122,9 @@ def test_expand_directly() -> None:
     assert len(out.links) == 24
 
 
-def test_large_mesh_loads_fast() -> None:
-    started = time.perf_counter()
+def test_large_mesh_loads() -> None:
+    """The shipped 10,000-agent mesh expands and passes every rule (its load time is
+    measured by ``python -m benchmarks.run --only generate``)."""
     scn = load_scenario(ROOT / "scenarios" / "large_mesh.yaml")
-    elapsed = time.perf_counter() - started
     assert len(scn.agents) == 10_002
     assert len(scn.links) > 15_000
-    assert elapsed < 10, elapsed

@@ -1,5 +1,6 @@
 """``serve mcp FILE``: a real MCP server a real MCP client can use (issue 7, item 4). The SDK's
-client lists and calls tools; the raw frames have the shapes of ``../shared/data/mcp_wire/``."""
+client lists and calls tools; the raw frames have the shapes of the real sessions in the
+repository's ``data/mcp_wire/``."""
 
 from __future__ import annotations
 

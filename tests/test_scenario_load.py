@@ -8,7 +8,6 @@ and the essential words of the message.
 from __future__ import annotations
 
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -499,15 +498,12 @@ def _large_scenario(n_agents: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_large_scenario_loads_quickly(tmp_path: Path) -> None:
+def test_large_scenario_loads(tmp_path: Path) -> None:
     path = tmp_path / "large.yaml"
     path.write_text(_large_scenario(2000), encoding="utf-8")
-    start = time.perf_counter()
     scenario, warnings = load_scenario_with_warnings(path)
-    elapsed = time.perf_counter() - start
     assert len(scenario.agents) == 2000 and len(scenario.links) == 1999
     assert warnings == []
-    assert elapsed < 10, f"2,000 agents took {elapsed:.1f} s"
 
 
 def test_large_scenario_with_one_error_is_located(tmp_path: Path) -> None:

@@ -36,7 +36,10 @@ def properties(node: Any, where: str = "#") -> Iterator[tuple[str, str, Any]]:
             for name, sub in props.items():
                 yield where, name, sub
         for key, sub in node.items():
-            if key not in ("default", "examples", "const", "enum"):
+            if key == "properties" and isinstance(sub, dict):  # a map of names to schemas
+                for name, schema in sub.items():
+                    yield from properties(schema, f"{where}/properties/{name}")
+            elif key not in ("default", "examples", "const", "enum"):
                 yield from properties(sub, f"{where}/{key}")
     elif isinstance(node, list):
         for i, sub in enumerate(node):

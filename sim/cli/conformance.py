@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sim.cli.console import EXIT_BAD_INPUT
-from sim.conformance.checks import CHECK_NAMES, Report, TraceError, check_trace
-from sim.conformance.dialogues import DialogueError, check_dialogues
-from sim.scenario import ScenarioError, load_scenario_with_warnings
+
+if TYPE_CHECKING:
+    from sim.conformance.checks import Report
 
 
 def register(sub: Any) -> None:
@@ -22,7 +22,9 @@ def register(sub: Any) -> None:
         "the ground truth of --scenario, streaming: per check the events examined, the "
         "violations and the first counterexample (its trace events with their seq). With "
         "--sgd, convert SGD dialogues to a trace and run write_approval, lts and recovery "
-        "against --schema. Exit 0: all hold; 1: a violation; 2: bad input.",
+        "against --schema. A gzip-compressed TRACE is read. Exit 0: all hold; 1: a violation; "
+        "2: bad input (a malformed line, named FILE:LINE with its field; an empty trace "
+        "unless --allow-empty).",
     )
     p.add_argument("trace", nargs="?", metavar="TRACE", help="trace.jsonl (SPEC §5)")
     p.add_argument("--scenario", metavar="FILE", help="the scenario the trace was run from")
@@ -31,9 +33,16 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--only",
         metavar="CHECKS",
-        help=f"comma-separated subset of: {', '.join(CHECK_NAMES)}",
+        help="comma-separated subset of the checks of SPEC §6 (default: all; an unknown "
+        "name lists them)",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="accept a trace with no events (all checks then hold vacuously); "
+        "without it an empty trace is bad input (exit 2)",
+    )
     p.set_defaults(handler=run)
 
 
@@ -44,6 +53,10 @@ def _bad(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run the checks; print the verdicts; 0, 1 or 2."""
+    from sim.conformance.checks import CHECK_NAMES, TraceError, check_trace
+    from sim.conformance.dialogues import DialogueError, check_dialogues
+    from sim.scenario import ScenarioError, load_scenario_with_warnings
+
     only = None
     if args.only:
         only = [c.strip() for c in args.only.split(",") if c.strip()]
@@ -71,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
             for diag in warnings:
                 print(diag, file=sys.stderr)
             report = check_trace(args.trace, scenario, only)
+            if report.events == 0 and not args.allow_empty:
+                return _bad(f"{args.trace}: no events (an empty trace; --allow-empty accepts it)")
     except (TraceError, DialogueError) as exc:
         return _bad(str(exc))
     if args.json:

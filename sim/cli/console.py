@@ -1,5 +1,5 @@
 """What every command shares: exit codes, one-line input errors, reading JSON files,
-and plain-text tables.
+plain-text tables, and argument choices read only when a command needs them.
 
 Exit codes (SPEC §7): 0 success, 1 a negative answer (no route, a violation, not
 equivalent, lint findings), 2 bad input.
@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,43 @@ EXIT_NEGATIVE = 1
 EXIT_BAD_INPUT = 2
 
 Handler = Callable[[argparse.Namespace], int]
+
+
+class Choices(Sequence[str]):
+    """An argparse ``choices`` list read from ``module.attribute`` on first use.
+
+    Building the parser then imports nothing heavy: the names are read only when an
+    option that has them is given or its command's help is printed. Give the argument
+    a ``metavar`` (argparse would otherwise list the choices at once) and put
+    ``%(choices)s`` in its help.
+    """
+
+    def __init__(self, module: str, attribute: str) -> None:
+        self._source = (module, attribute)
+        self._names: tuple[str, ...] | None = None
+
+    def _resolved(self) -> tuple[str, ...]:
+        if self._names is None:
+            module, attribute = self._source
+            self._names = tuple(getattr(importlib.import_module(module), attribute))
+        return self._names
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._resolved()[index]
+
+    def __len__(self) -> int:
+        return len(self._resolved())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._resolved())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._resolved()
+
+
+#: The trace levels (SPEC §5). Router names are checked once the scenario is loaded
+#: (the registry's names and the scenario's plug-ins: :func:`sim.mesh.registry.unknown_router`).
+TRACE_LEVEL_NAMES = Choices("sim.engine.trace", "TRACE_LEVELS")
 
 
 class BadInput(Exception):

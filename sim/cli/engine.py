@@ -6,24 +6,20 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sim.cli.console import EXIT_BAD_INPUT, EXIT_OK, BadInput, output_directory, print_table
-from sim.engine.trace import TRACE_LEVELS
-from sim.experiments.runner import (
-    ERROR_FILE,
-    METRICS_FILE,
-    Task,
-    execute_task,
-    fingerprint,
-    make_executor,
-    run_dir,
-    run_tasks,
+from sim.cli.console import (
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    TRACE_LEVEL_NAMES,
+    BadInput,
+    output_directory,
+    print_table,
 )
-from sim.experiments.sweep import SweepError, parse_set
-from sim.scenario import ScenarioError, load_scenario_with_warnings
-from sim.scenario.load import Override
-from sim.scenario.model import ROUTERS
+from sim.plugins import BUILTIN_ROUTERS
+
+if TYPE_CHECKING:
+    from sim.scenario.load import Override
 
 
 def register(sub: Any) -> None:
@@ -39,7 +35,12 @@ def register(sub: Any) -> None:
         "files so far stay, the other replications still run, and the exit code is 2.",
     )
     p.add_argument("file", metavar="FILE", help="scenario YAML file")
-    p.add_argument("--router", choices=ROUTERS, help="router (default: the scenario's first)")
+    p.add_argument(
+        "--router",
+        metavar="NAME",
+        help=f"{', '.join(BUILTIN_ROUTERS)}, an installed plug-in or one of the scenario's "
+        "routers (default: its first)",
+    )
     p.add_argument("--replications", type=_positive, metavar="N", help="default: the scenario's")
     p.add_argument(
         "--seed", type=_non_negative, metavar="S", help="root seed (default: the scenario's)"
@@ -52,7 +53,12 @@ def register(sub: Any) -> None:
         help="replications run at once in a process pool (results never depend on it)",
     )
     p.add_argument("--out", type=Path, metavar="DIR", help="replaces results/<scenario>")
-    p.add_argument("--trace", choices=TRACE_LEVELS, help="trace level (default: the scenario's)")
+    p.add_argument(
+        "--trace",
+        choices=TRACE_LEVEL_NAMES,
+        metavar="LEVEL",
+        help="trace level: %(choices)s (default: the scenario's)",
+    )
     p.add_argument(
         "--set",
         dest="settings",
@@ -60,6 +66,12 @@ def register(sub: Any) -> None:
         default=[],
         metavar="PATH=VALUE",
         help="override a field, e.g. approval.mcp_policy=hints (compare takes value lists)",
+    )
+    p.add_argument(
+        "--wait",
+        action="store_true",
+        help="if another protomesh process is writing into the folder, wait for it "
+        "(default: exit 2 naming its pid)",
     )
     p.set_defaults(handler=run)
 
@@ -92,6 +104,9 @@ def _mean(values: list[float | None]) -> float | None:
 
 def _overrides(settings: list[str]) -> list[Override]:
     """``--set PATH=VALUE`` options as overrides; one value each (sweeps are compare's)."""
+    from sim.experiments.sweep import SweepError, parse_set
+    from sim.scenario.load import Override
+
     out: list[Override] = []
     for text in settings:
         setting = parse_set(text)
@@ -105,6 +120,21 @@ def _overrides(settings: list[str]) -> list[Override]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the replications; print the summary; 0, or 2 on bad input or a failed run."""
+    from sim.experiments.runner import (
+        ERROR_FILE,
+        METRICS_FILE,
+        RunRecord,
+        Task,
+        fingerprint,
+        make_executor,
+        run_dir,
+        run_tasks,
+    )
+    from sim.experiments.store import FolderBusy, FolderLock, StorageError
+    from sim.experiments.sweep import SweepError
+    from sim.processes import Stopped, stop_on_signals
+    from sim.scenario import ScenarioError, load_scenario_with_warnings
+
     try:
         overrides = _overrides(args.settings)
     except SweepError as exc:
@@ -123,7 +153,13 @@ def run(args: argparse.Namespace) -> int:
         print(diag, file=sys.stderr)
     if args.seed is not None:
         scenario = scenario.model_copy(update={"seed": args.seed})
-    router = args.router or scenario.routers[0]
+    from sim.mesh.registry import unknown_router
+
+    router = args.router or scenario.router_names[0]
+    problem = unknown_router(router, scenario)
+    if problem is not None:
+        print(f"--router: {problem}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     reps = args.replications or scenario.replications
     base = args.out if args.out is not None else Path("results") / scenario.name
     try:
@@ -154,13 +190,30 @@ def run(args: argparse.Namespace) -> int:
         for rep in range(reps)
     ]
     handle = make_executor("local", min(args.jobs, reps))
+    finished: list[RunRecord] = []
     try:
-        records = sorted(
-            run_tasks(tasks, handle) if handle.kind != "inline" else map(execute_task, tasks),
-            key=lambda r: r.rep,
-        )
+        with stop_on_signals(), FolderLock(base, wait=args.wait):
+            finished.extend(run_tasks(tasks, handle))
+    except Stopped as exc:
+        handle.terminate()
+        done = sum(r.status == "ok" for r in finished)
+        raise Stopped(
+            exc.signum, f"{done} of {reps} replication(s) finished and kept in {base / router}"
+        ) from None
+    except (FolderBusy, StorageError) as exc:
+        handle.terminate()
+        print(f"error: {exc}", file=sys.stderr)
+        if isinstance(exc, StorageError):
+            kept = [r.key for r in finished if r.status == "ok"]
+            print(
+                f"{len(kept)} finished replication(s) kept in {base}"
+                + (f": {', '.join(kept)}" if kept else ""),
+                file=sys.stderr,
+            )
+        return EXIT_BAD_INPUT
     finally:
         handle.close()
+    records = sorted(finished, key=lambda r: r.rep)
     for record in records:
         out = run_dir(base, None, router, record.rep)
         if record.status != "ok":

@@ -122,6 +122,14 @@ def register(sub: Any) -> None:
         metavar="N",
         help="serve tools/list in pages of N tools linked by nextCursor (default: one page)",
     )
+    k.add_argument(
+        "--max-frame",
+        type=_page_size,
+        default=None,
+        metavar="BYTES",
+        help="longest line (one JSON-RPC message) accepted; a longer one is answered with "
+        "error -32600 and skipped (default 4 MiB)",
+    )
     k.set_defaults(handler=serve_mcp_command)
 
 
@@ -315,8 +323,11 @@ def _speed(text: str) -> float | None:
 @guarded(InteropError)
 def serve_mcp_command(args: argparse.Namespace) -> int:
     """``serve mcp FILE [--speed instant|realtime|X] [--seed S] [--arg-errors error|result]``."""
+    import signal
+
     from sim.interop.server import build_server, run_stdio
 
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a server just ends on SIGTERM
     speed = _speed(args.speed)
     scenario, ext = _load(args.file)
     seed = scenario.seed if args.seed is None else args.seed
@@ -339,5 +350,5 @@ def serve_mcp_command(args: argparse.Namespace) -> int:
         f"(speed {args.speed}, seed {seed})",
         file=sys.stderr,
     )
-    run_stdio(server)
+    run_stdio(server, max_frame=args.max_frame)
     return EXIT_OK

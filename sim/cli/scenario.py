@@ -7,8 +7,6 @@ import sys
 from typing import Any
 
 from sim.cli.console import EXIT_BAD_INPUT, EXIT_OK
-from sim.scenario import ScenarioError, load_scenario_with_warnings
-from sim.scenario.schema import scenario_json_schema_text
 
 
 def register(sub: Any) -> None:
@@ -36,6 +34,8 @@ def register(sub: Any) -> None:
 
 def validate(args: argparse.Namespace) -> int:
     """Check every file named in ``args.files``; 2 if any has an error, else 0."""
+    from sim.scenario import ScenarioError, load_scenario_with_warnings
+
     failed = False
     for file in args.files:
         try:
@@ -57,6 +57,8 @@ def validate(args: argparse.Namespace) -> int:
 
 def schema(args: argparse.Namespace) -> int:
     """Print the scenario JSON Schema to stdout."""
+    from sim.scenario.schema import scenario_json_schema_text
+
     del args
     sys.stdout.write(scenario_json_schema_text())
     return EXIT_OK

@@ -18,44 +18,63 @@ of the route it used that it cannot rule out (see :meth:`Suspicion.suspect`).
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from sim.engine.trace import LINK_DOWN, LINK_UP, NODE_DOWN, NODE_UP, js
+import simpy
+
+from sim.engine.clock import Later
+from sim.engine.trace import js
 from sim.mesh.routing import NO_DOWN, DownSet
 
 if TYPE_CHECKING:
-    from sim.engine.network import LinkState, Node
-    from sim.engine.simulation import World
+    from sim.engine.recorder import Recorder
+    from sim.engine.topology import LinkState, Node, Topology
 
 
 class Failures:
-    """Schedules the scenario's outages and applies them to nodes and links."""
+    """Schedules the scenario's outages and applies them to the topology.
 
-    def __init__(self, world: World) -> None:
-        self.world = world
-        self.env = world.env
-        self.rng = world.streams.failures
-        self.later = world.later
+    Inputs: the scenario's failure specs (``schedule``). Outputs: the topology's
+    ``down`` counts and epochs, lines and counts to the recorder, and
+    ``on_node_down(node)`` callbacks (the server loses its work, the workflows their
+    instances). Timing: a scheduled outage starts at ``at`` and lasts ``for``; a random
+    element is up for Exp(mean ``mtbf``) then down for Exp(mean ``mttr``), alternately,
+    from t = 0 until the run ends (``active`` False)."""
+
+    def __init__(
+        self,
+        env: simpy.Environment,
+        later: Later,
+        recorder: Recorder,
+        rng: random.Random,
+        topology: Topology,
+    ) -> None:
+        self.env = env
+        self.later = later
+        self.rec = recorder
+        self.rng = rng
+        self.topology = topology
         self.on_node_down: list[Callable[[Node], None]] = []
         self.active = True  # random failure processes stop when the run ends
 
     def schedule(self, specs: Iterable[Any]) -> None:
         """Start the scheduled outages and the random failure processes."""
-        world = self.world
+        nodes = self.topology.nodes
+        link = self.topology.link
         for spec in specs:
             if spec.random is not None:
                 r = spec.random
                 for node_id in r.nodes:
-                    self._random(("node", world.nodes[node_id]), r.mtbf, r.mttr)
+                    self._random(("node", nodes[node_id]), r.mtbf, r.mttr)
                 for a, b in r.links:
-                    self._random(("link", world.links[frozenset((a, b))]), r.mtbf, r.mttr)
+                    self._random(("link", link(a, b)), r.mtbf, r.mttr)
             elif spec.node is not None:
-                self._outage(("node", world.nodes[spec.node]), float(spec.at), float(spec.for_))
+                self._outage(("node", nodes[spec.node]), float(spec.at), float(spec.for_))
             else:
                 a, b = spec.link
-                link = world.links[frozenset((a, b))]
-                self._outage(("link", link), float(spec.at), float(spec.for_))
+                self._outage(("link", link(a, b)), float(spec.at), float(spec.for_))
 
     def _outage(self, element: tuple[str, Any], at: float, length: float) -> None:
         def start(_: Any) -> None:
@@ -86,18 +105,16 @@ class Failures:
         obj.down += 1
         if obj.down != 1:
             return
-        world = self.world
-        world.metrics.outages += 1
         now = self.env.now
         if kind == "node":
             node: Node = obj
             node.epoch += 1
-            world.trace.emit(now, NODE_DOWN, node.j)
+            self.rec.node_down(now, node.j)
             for callback in self.on_node_down:
                 callback(node)
         else:
             link: LinkState = obj
-            world.trace.emit(now, LINK_DOWN, js(link.a), detail=f'{{"link":{link.j}}}')
+            self.rec.link_down(now, js(link.a), link.j)
 
     def up(self, element: tuple[str, Any]) -> None:
         """One outage of ``element`` ends."""
@@ -107,9 +124,9 @@ class Failures:
             return
         now = self.env.now
         if kind == "node":
-            self.world.trace.emit(now, NODE_UP, obj.j)
+            self.rec.node_up(now, obj.j)
         else:
-            self.world.trace.emit(now, LINK_UP, js(obj.a), detail=f'{{"link":{obj.j}}}')
+            self.rec.link_up(now, js(obj.a), obj.j)
 
 
 class Suspicion:

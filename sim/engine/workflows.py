@@ -19,21 +19,37 @@ A failed task (abort, prompt, time-out given up, no route) fails the instance, a
 approval cancels it (the first such outcome decides the status); no new task starts
 after that, and the instance ends (``wf_end``) when its running tasks are over. The
 end-to-end latency is ``wf_end.t − wf_start.t``.
+
+Inputs: the compiled workflows, the callers and their tool discovery (by initiator),
+the route service, the tools; from each caller, a task's outcome through
+:class:`~sim.engine.caller.Outcomes` (``task_done``, ``fallback``). Outputs: ``invoke``
+calls to the callers, lines and counts to the recorder, and ``on_idle()`` whenever the
+number of running instances or open arrival processes drops (the composition root
+stops the run when both are 0 after ``duration``). Timing: arrivals strictly before
+``duration`` (listed times, or a Poisson process on the ``arrivals`` stream, which
+also draws the initiator when a workflow has several); readiness, dependencies and
+skips are decided at once when a task ends or a view arrives.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+import random
+from collections.abc import Callable
+from typing import Any
 
-from sim.engine.agents import MAX_FALLBACK_DEPTH, Caller, Invocation, ViewRT
-from sim.engine.network import Path
-from sim.engine.trace import SKIP, WF_END, WF_START, js
+import simpy
+
+from sim.engine.caller import Caller
+from sim.engine.clock import Later
+from sim.engine.discovery import ToolDiscovery
+from sim.engine.invocation import MAX_FALLBACK_DEPTH, Invocation
+from sim.engine.paths import Path
+from sim.engine.recorder import Recorder
+from sim.engine.routes import RouteService
+from sim.engine.trace import js, owner_fragment
+from sim.engine.views import ToolRT, ViewRT
 from sim.mesh.errors import NoRoute
-from sim.scenario.capabilities import cosine, tokens
-
-if TYPE_CHECKING:
-    from sim.engine.simulation import World
 
 # task states
 PENDING, PREPARING, RUNNING, SUCCEEDED, FAILED, CANCELLED, SKIPPED, WAITING = range(8)
@@ -106,6 +122,7 @@ class Instance:
         "dead",
         "ended",
         "id",
+        "known",
         "reason",
         "running",
         "start",
@@ -115,10 +132,13 @@ class Instance:
         "wf",
     )
 
-    def __init__(self, inst_id: int, wf: WorkflowRT, caller: Caller, start: float) -> None:
+    def __init__(
+        self, inst_id: int, wf: WorkflowRT, caller: Caller, known: ToolDiscovery, start: float
+    ) -> None:
         self.id = inst_id
         self.wf = wf
         self.caller = caller
+        self.known = known  # the initiator's tool discovery (what it knows of tools)
         self.start = start
         self.state = [PENDING] * len(wf.tasks)
         self.tool_of: list[str | None] = [t.tool for t in wf.tasks]
@@ -132,25 +152,47 @@ class Instance:
 class Workflows:
     """Arrivals, readiness and outcomes of every workflow of one replication."""
 
-    def __init__(self, world: World, specs: list[tuple[Any, tuple[str, ...]]]) -> None:
-        self.world = world
-        self.env = world.env
-        self.workflows = [WorkflowRT(spec, initiators) for spec, initiators in specs]
+    def __init__(
+        self,
+        env: simpy.Environment,
+        later: Later,
+        recorder: Recorder,
+        arrivals: random.Random,
+        duration: float,
+        workflows: list[WorkflowRT],
+        callers: dict[str, Caller],
+        known: dict[str, ToolDiscovery],
+        routes: RouteService,
+        tools: dict[str, ToolRT],
+        on_idle: Callable[[], None],
+    ) -> None:
+        self.env = env
+        self.later = later
+        self.rec = recorder
+        self.rng = arrivals
+        self.duration = duration
+        self.workflows = workflows
         for wf in self.workflows:
-            wf.counters = world.metrics.workflow(wf.name)
+            wf.counters = recorder.counters(wf.name)
             for task in wf.tasks:
                 task.counters = wf.counters
+        self.callers = callers
+        self.known = known
+        self.routes = routes
+        self.tools = tools
+        self.on_idle = on_idle
+        #: the running instances of each initiator, by instance id
+        self.running: dict[str, dict[int, Instance]] = {a: {} for a in callers}
         self.next_inst = 0
         self.live = 0
         self.arrivals_open = 0
-        self.later = world.later
 
     # -- arrivals --
 
     def start(self) -> None:
         """Schedule the arrivals (they stop at ``duration``)."""
-        duration = self.world.duration
-        rng = self.world.streams.arrivals
+        duration = self.duration
+        rng = self.rng
         for wf in self.workflows:
             if wf.times is not None:
                 times = [t for t in wf.times if t < duration]
@@ -172,10 +214,10 @@ class Workflows:
         self.later(max(0.0, times[k] - self.env.now), None, fire)
 
     def _poisson(self, wf: WorkflowRT, gap: float) -> None:
-        if self.env.now + gap >= self.world.duration:
+        if self.env.now + gap >= self.duration:
             self._closed()
             return
-        rng = self.world.streams.arrivals
+        rng = self.rng
         rate = wf.rate
         assert rate is not None
 
@@ -187,26 +229,23 @@ class Workflows:
 
     def _closed(self) -> None:
         self.arrivals_open -= 1
-        self.world.check_finished()
+        self.on_idle()
 
     def _arrive(self, wf: WorkflowRT) -> None:
-        world = self.world
         ids = wf.initiators
         # one initiator: no draw, so single-initiator runs keep their streams unchanged
-        who = ids[0] if len(ids) == 1 else ids[world.streams.arrivals.randrange(len(ids))]
-        caller = world.callers[who]
-        inst = Instance(self.next_inst, wf, caller, self.env.now)
+        who = ids[0] if len(ids) == 1 else ids[self.rng.randrange(len(ids))]
+        caller = self.callers[who]
+        now = self.env.now
+        inst = Instance(self.next_inst, wf, caller, self.known[who], now)
         self.next_inst += 1
-        world.metrics.wf_started += 1
-        wf.counters.started += 1
         self.live += 1
-        if world.trace.enabled:
-            world.trace.emit(self.env.now, WF_START, caller.node.j, wf.j, inst.id)
+        self.rec.wf_start(now, caller.node.j, wf.j, inst.id, wf.counters)
         if caller.node.down:
             inst.status, inst.reason = "failed", "initiator_down"
             self._end(inst)
             return
-        caller.live[inst.id] = inst
+        self.running[who][inst.id] = inst
         self._advance(inst)
 
     # -- readiness --
@@ -241,7 +280,7 @@ class Workflows:
         except NoRoute:
             self._task_over(inst, task, FAILED, "no_route")
             return
-        tool = self._tool_at(task, path)
+        tool = self.routes.tool_at(task.tool, task.capability, path)
         if tool is None:
             self._task_over(inst, task, FAILED, "no_tool")
             return
@@ -255,19 +294,7 @@ class Workflows:
                 return
             self._ready(inst, task, view, where)
 
-        caller.ensure_view(inst, task, task.need, self.world.tools[tool], path, then)
-
-    def _tool_at(self, task: Any, path: Path) -> str | None:
-        """The tool a task calls at the end of ``path`` (a capability picks the best match)."""
-        host = path.nodes[-1].id
-        hosted = self.world.hosted.get(host, ())
-        if task.tool is not None:
-            return task.tool if task.tool in hosted else None
-        if not hosted:
-            return None
-        want = tokens(task.capability)
-        best = max(range(len(hosted)), key=lambda k: (cosine(want, tokens(hosted[k])), -k))
-        return hosted[best]
+        inst.known.ensure_view(inst, task, task.need, self.tools[tool], path, then)
 
     def _ready(self, inst: Instance, task: Any, view: ViewRT, path: Path) -> None:
         """The view is known: wait for known dependencies, skip an exclusive, or invoke."""
@@ -281,7 +308,7 @@ class Workflows:
                 continue
             required = other in view.requires
             if not required:
-                theirs = caller.latest.get(other)
+                theirs = inst.known.latest.get(other)
                 required = theirs is not None and me in theirs.feeds
             if required:
                 if state[j] in (FAILED, CANCELLED, SKIPPED):
@@ -290,20 +317,8 @@ class Workflows:
                 if state[j] != SUCCEEDED:
                     wait = True
             if other in view.exclusive and state[j] in (RUNNING, SUCCEEDED, FAILED):
-                world = self.world
-                world.metrics.skips += 1
-                if world.trace.enabled:
-                    world.trace.emit(
-                        self.env.now,
-                        SKIP,
-                        caller.node.j,
-                        task.wfj,
-                        inst.id,
-                        task.j,
-                        None,
-                        js(me),
-                        detail=f'{{"exclusive_with":{js(other)}}}',
-                    )
+                owner = owner_fragment(task.wfj, inst.id, task.j, None, js(me))
+                self.rec.skip(self.env.now, caller.node.j, owner, other)
                 self._task_over(inst, task, SKIPPED, "exclusive")
                 return
         if wait:
@@ -333,9 +348,7 @@ class Workflows:
             if s == WAITING:
                 state[j] = PENDING
         if code in (FAILED, CANCELLED):
-            self.world.metrics.tasks_failed[reason] = (
-                self.world.metrics.tasks_failed.get(reason, 0) + 1
-            )
+            self.rec.task_failed(reason)
             if not inst.status:
                 inst.status = "failed" if code == FAILED else "cancelled"
                 inst.reason = reason
@@ -347,13 +360,12 @@ class Workflows:
         if inv.depth + 1 > MAX_FALLBACK_DEPTH:
             self._task_over(inst, task, FAILED, "fallback_depth")
             return
-        caller = inv.caller
+        caller = inst.caller
         try:
             path = caller.path_for(tool, task.rho)
         except NoRoute:
             self._task_over(inst, task, FAILED, "no_route")
             return
-        world = self.world
 
         def then(view: ViewRT | None, where: Path | str) -> None:
             if inst.ended or inst.dead:
@@ -363,52 +375,41 @@ class Workflows:
                 return
             caller.invoke(inst, task, view, where, tool, parent=inv.id, depth=inv.depth + 1)
 
-        caller.ensure_view(inst, task, tool, world.tools[tool], path, then)
+        inst.known.ensure_view(inst, task, tool, self.tools[tool], path, then)
 
     def _end(self, inst: Instance) -> None:
         inst.ended = True
-        inst.caller.live.pop(inst.id, None)
-        world = self.world
-        metrics = world.metrics
-        status = inst.status or "failed"
+        self.running[inst.caller.id].pop(inst.id, None)
         now = self.env.now
-        latency = now - inst.start
-        counters = inst.wf.counters
-        if status == "succeeded":
-            metrics.wf_succeeded += 1
-            metrics.latencies.append(latency)
-            counters.succeeded += 1
-            counters.latency_sum += latency
-        elif status == "cancelled":
-            metrics.wf_cancelled += 1
-            counters.cancelled += 1
-        else:
-            metrics.wf_failed += 1
-            counters.failed += 1
-        if world.trace.enabled:
-            detail = f'{{"status":"{status}","latency":{round(latency, 6)!r}'
-            if inst.reason:
-                detail += f',"reason":{js(inst.reason)}'
-            world.trace.emit(
-                now, WF_END, inst.caller.node.j, inst.wf.j, inst.id, detail=detail + "}"
-            )
+        status = inst.status or "failed"
+        wf = inst.wf
+        self.rec.wf_end(
+            now,
+            inst.caller.node.j,
+            wf.j,
+            inst.id,
+            status,
+            now - inst.start,
+            inst.reason,
+            wf.counters,
+        )
         self.live -= 1
-        world.check_finished()
+        self.on_idle()
 
-    def initiator_down(self, caller: Caller) -> None:
-        """The initiator went down: its running instances are lost."""
-        for inst in list(caller.live.values()):
+    def initiator_down(self, agent: str) -> None:
+        """The initiator ``agent`` went down: its running instances are lost."""
+        for inst in list(self.running.get(agent, {}).values()):
             inst.dead = True
             inst.status, inst.reason = "failed", "initiator_down"
             self._end(inst)
 
     def unfinished(self) -> None:
         """At the drain cap: end every instance still running (``failed``, ``drain_cap``)."""
-        for caller in self.world.callers.values():
-            for inst in list(caller.live.values()):
+        for running in self.running.values():
+            for inst in list(running.values()):
                 inst.dead = True
                 inst.status, inst.reason = "failed", "drain_cap"
-                self.world.metrics.wf_unfinished += 1
+                self.rec.unfinished()
                 self._end(inst)
 
 

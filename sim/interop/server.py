@@ -8,6 +8,9 @@ tools with simulated behaviour (``serve mcp``).
   and a bad argument is a JSON-RPC error -32602 ``Invalid arguments for tool NAME: ...``
   (``arg_errors="error"``, the default), or, as the 2025-11-25 servers in ``mcp_wire`` do
   (SEP-1303), an ``isError`` result with that text (``arg_errors="result"``).
+- Framing: one JSON-RPC message per line; invalid JSON, non-requests, batches, oversized lines
+  and legacy requests before ``initialize`` are answered with JSON-RPC errors
+  (:mod:`sim.interop.framing`).
 - Execution: at most ``concurrency`` calls at once per hosting agent; the service time is drawn
   from the tool's ``service_time`` and slept for ``sample / speed`` wall-clock seconds (``speed``
   ``None``: instant); then an error type is drawn from the tool's ``errors`` (seeded
@@ -19,7 +22,6 @@ tools with simulated behaviour (``serve mcp``).
 from __future__ import annotations
 
 import json
-import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,25 +31,12 @@ import anyio
 
 from sim.interop.errors import InteropError
 from sim.interop.tools_list import scenario_tools_list
-from sim.scenario.model import Distribution, Scenario, ToolSpec
+from sim.scenario.model import Scenario, ToolSpec
 
-__all__ = ["ArgErrors", "Simulation", "build_server", "minimal_instance", "run_stdio", "sample"]
+__all__ = ["ArgErrors", "Simulation", "build_server", "minimal_instance", "run_stdio"]
 
 ArgErrors = Literal["error", "result"]
 INVALID_PARAMS = -32602
-
-
-def sample(dist: Distribution, rng: random.Random) -> float:
-    """One draw of a scenario duration distribution, seconds."""
-    if dist.dist == "constant":
-        return float(dist.value or 0.0)
-    if dist.dist == "exponential":
-        mean = float(dist.mean or 0.0)
-        return rng.expovariate(1.0 / mean) if mean > 0 else 0.0
-    if dist.dist == "lognormal":
-        median = float(dist.median or 0.0)
-        return median * math.exp(rng.gauss(0.0, float(dist.sigma or 0.0))) if median > 0 else 0.0
-    return rng.uniform(float(dist.low or 0.0), float(dist.high or 0.0))
 
 
 def minimal_instance(schema: Any) -> Any:
@@ -137,7 +126,7 @@ class Simulation:
 
     def service_seconds(self, name: str) -> float:
         """Wall-clock seconds to sleep for one execution (0 when instant)."""
-        draw = sample(self.specs[name].service_time, self.rng)
+        draw = self.specs[name].service_time.law().draw(self.rng)
         return 0.0 if self.speed is None else draw / self.speed
 
 
@@ -223,12 +212,10 @@ def build_server(
     return server, sim
 
 
-def run_stdio(server: Any) -> None:
-    """Serve ``server`` on stdin/stdout until the client closes stdin."""
-    from mcp.server.stdio import stdio_server
+def run_stdio(server: Any, *, max_frame: int | None = None) -> None:
+    """Serve ``server`` on stdin/stdout until the client closes stdin; the JSON-RPC framing
+    (errors for every line that is not a message, the frame limit) is
+    :mod:`sim.interop.framing`'s."""
+    from sim.interop.framing import MAX_FRAME, serve_stdio
 
-    async def main() -> None:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
-
-    anyio.run(main)
+    serve_stdio(server, max_frame=MAX_FRAME if max_frame is None else max_frame)

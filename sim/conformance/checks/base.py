@@ -1,0 +1,132 @@
+"""What every consumer of the streaming pass shares: the :class:`Consumer` protocol, the
+invocation histories (:class:`Context`) and the :class:`Check` base with its
+counterexample bookkeeping.
+
+An event handed to a consumer is the decoded line (:mod:`sim.conformance.events`: the
+SPEC §5 fields as attributes, ``detail`` as an object of the declared detail keys) and
+its raw bytes (for counterexamples). Handlers must not keep events; they may keep raw
+lines, bounded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Protocol
+
+from sim.conformance.checks.verdict import Verdict
+from sim.conformance.events import raw_to_dict
+from sim.conformance.truth import Truth
+
+#: A handler: ``(decoded event, raw line)``.
+Handler = Callable[[Any, bytes], None]
+#: A workflow instance: ``(wf, inst)``.
+InstanceKey = tuple[Any, Any]
+
+#: Labels that open an invocation.
+OPENING: frozenset[str] = frozenset(("call", "invoke"))
+#: Labels after which an invocation is over (every LTS reaches ``done`` with them).
+TERMINAL: frozenset[str] = frozenset(("result", "abort", "prompt", "fallback", "deny"))
+#: Events of one invocation kept for a counterexample (the first and the latest ones).
+HISTORY_CAP = 64
+#: Violation messages beyond the first kept per check (for ``--json``).
+KEEP_MESSAGES = 5
+
+
+class Consumer(Protocol):
+    """Anything the streaming pass feeds (the seven checks, a property monitor).
+
+    ``handlers()`` is read once before the pass: it maps the labels the consumer reads to
+    the handler called, in trace order, with each such event; other labels never reach
+    it. ``end_instance(key, invs)`` is called at each ``wf_end`` after that event's
+    handlers, with the invocations the instance opened (drop their state there).
+    ``end_trace()`` is called once after the last line.
+    """
+
+    def handlers(self) -> Mapping[str, Handler]: ...
+
+    def end_instance(self, key: InstanceKey, invs: Sequence[Any]) -> None: ...
+
+    def end_trace(self) -> None: ...
+
+
+class Context:
+    """What the pass shares with the checks: each open invocation's protocol events."""
+
+    __slots__ = ("hist",)
+
+    def __init__(self) -> None:
+        self.hist: dict[Any, list[bytes]] = {}
+
+    def history(self, inv: Any, raw: bytes) -> list[bytes]:
+        h = self.hist.get(inv)
+        return list(h) if h else [raw]
+
+
+class Check:
+    """Base class of the seven checks (a :class:`Consumer`): counterexample bookkeeping;
+    subclasses add handlers. ``finish(examined)`` gives the :class:`Verdict`."""
+
+    name = ""
+    #: the labels whose events this check examines
+    labels: tuple[str, ...] = ()
+
+    def __init__(self, truth: Truth, ctx: Context) -> None:
+        self.truth = truth
+        self.ctx = ctx
+        self.violations = 0
+        self._first: tuple[int, str, list[bytes]] | None = None
+        self._more: list[str] = []
+        self.note = ""
+        self.by_wf: dict[Any, int] = {}
+
+    def handlers(self) -> Mapping[str, Handler]:
+        return {}
+
+    def end_instance(self, key: InstanceKey, invs: Sequence[Any]) -> None:
+        """A workflow instance ended: drop its state (and report what it left undone)."""
+
+    def end_trace(self) -> None:
+        """The trace ended (a check's end-of-trace work is in :meth:`finish`)."""
+
+    def violation(self, message: str, raws: Iterable[bytes], seq: int, wf: Any = None) -> None:
+        """Count one violation (per workflow too); keep the earliest (by ``seq``) as the
+        counterexample."""
+        self.violations += 1
+        try:
+            self.by_wf[wf] = self.by_wf.get(wf, 0) + 1
+        except TypeError:
+            self.by_wf[str(wf)] = self.by_wf.get(str(wf), 0) + 1
+        first = self._first
+        if first is None or seq < first[0]:
+            if first is not None and len(self._more) < KEEP_MESSAGES:
+                self._more.append(first[1])
+            self._first = (seq, message, list(raws)[:HISTORY_CAP])
+        elif len(self._more) < KEEP_MESSAGES:
+            self._more.append(message)
+
+    def finish(self, examined: int) -> Verdict:
+        message, events = "", []
+        if self._first is not None:
+            _, message, raws = self._first
+            events = sorted((raw_to_dict(r) for r in raws), key=_seq_key)
+        by_wf = {str(k): v for k, v in self.by_wf.items()}
+        return Verdict(
+            self.name,
+            examined,
+            self.violations,
+            message,
+            events,
+            self.note,
+            list(self._more),
+            by_wf,
+        )
+
+
+def _seq_key(event: dict[str, Any]) -> int:
+    seq = event.get("seq")
+    return seq if isinstance(seq, int) else -1
+
+
+def where(ev: Any) -> str:
+    """The invocation an event belongs to, for a message."""
+    return f"invocation {ev.inv} of {ev.tool} (instance {ev.wf}#{ev.inst}, task {ev.task})"

@@ -1,0 +1,82 @@
+"""``conservation``: every message sent ends exactly once, in a deliver or a drop."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sim.conformance.checks.base import Check, Context, Handler
+from sim.conformance.checks.verdict import Verdict
+from sim.conformance.events import raw_to_dict
+from sim.conformance.truth import Truth
+
+
+class Conservation(Check):
+    """Every ``send`` ends in exactly one ``deliver`` or one ``drop`` with a reason
+    (per ``detail.msg``); a drop without ``msg`` is lost work at a server, not a message."""
+
+    name = "conservation"
+    labels = ("send", "deliver", "drop")
+
+    def __init__(self, truth: Truth, ctx: Context) -> None:
+        super().__init__(truth, ctx)
+        self.open: dict[Any, bytes] = {}
+        self.sends = 0
+        self.orphans = 0
+        self._orphan: tuple[str, bytes, int, Any] | None = None
+
+    def handlers(self) -> Mapping[str, Handler]:
+        return {"send": self.on_send, "deliver": self.on_end, "drop": self.on_end}
+
+    def on_send(self, ev: Any, raw: bytes) -> None:
+        self.sends += 1
+        m = ev.detail.msg
+        if m is None:
+            self.violation(f"send (seq {ev.seq}) without detail.msg", [raw], ev.seq, ev.wf)
+            return
+        if m in self.open:
+            self.violation(
+                f"message {m} sent twice (seq {ev.seq})", [self.open[m], raw], ev.seq, ev.wf
+            )
+        self.open[m] = raw
+
+    def on_end(self, ev: Any, raw: bytes) -> None:
+        d = ev.detail
+        m = d.msg
+        if m is None:
+            return
+        if ev.label == "drop" and not d.reason:
+            self.violation(
+                f"drop of message {m} (seq {ev.seq}) without a reason", [raw], ev.seq, ev.wf
+            )
+        sent = self.open.pop(m, None)
+        if sent is None:
+            self.orphans += 1
+            if self._orphan is None:
+                self._orphan = (
+                    f"{ev.label} of message {m} (seq {ev.seq}) that is not in flight: never "
+                    "sent, or already delivered or dropped",
+                    raw,
+                    ev.seq,
+                    ev.wf,
+                )
+
+    def finish(self, examined: int) -> Verdict:
+        if self.sends == 0:
+            self.note = "no send events (trace level protocol or off): nothing to conserve"
+            return Verdict(self.name, 0, 0, note=self.note, applicable=False)
+        if self._orphan is not None:
+            message, raw, seq, wf = self._orphan
+            self.violation(message, [raw], seq, wf)
+            self.violations += self.orphans - 1
+        if self.open:
+            m, raw = next(iter(self.open.items()))  # the earliest send still open
+            seq = raw_to_dict(raw).get("seq", -1)
+            self.violation(
+                f"message {m} sent (seq {seq}) never ends in a deliver or a drop"
+                + (f" (nor do {len(self.open) - 1} more)" if len(self.open) > 1 else ""),
+                [raw],
+                seq if isinstance(seq, int) else -1,
+            )
+            self.violations += len(self.open) - 1
+        return super().finish(examined)

@@ -1,0 +1,182 @@
+"""Invocations and discoveries: the state one tool call (or one ``list``) carries.
+
+An :class:`Invocation` is one run of the tool's LTS shared by the caller and the
+server (:meth:`Invocation.take` raises :class:`EngineBug` for a label the LTS does not
+enable); ``reply`` is where the server sends its response (the caller's handler), so
+the server never looks the caller up. A :class:`Discovery` is a ``list`` exchange
+whose waiters are called with the view once the reply arrives. No time of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from sim.calculus.lts import LTS
+from sim.engine.paths import Path
+from sim.engine.trace import owner_fragment, pjs
+from sim.engine.views import ToolRT, ViewRT
+
+if TYPE_CHECKING:
+    from sim.engine.transport import Message
+    from sim.engine.workflows import Instance, TaskRT
+
+#: The protocol whose invocations take the LTS's ``sgd`` dialect (SPEC §4).
+SGD = "SGD"
+#: Seconds before the first retry or re-send; doubled each time, capped.
+BACKOFF_BASE = 0.5
+BACKOFF_CAP = 30.0
+#: Discovery attempts before the tasks waiting on it fail.
+DISCOVERY_ATTEMPTS = 3
+#: Fallback chains longer than this fail the task (guards against cycles).
+MAX_FALLBACK_DEPTH = 8
+
+Reply = Callable[["Message"], None]
+
+
+class EngineBug(RuntimeError):
+    """The engine tried a transition its LTS does not enable (a bug, never user input)."""
+
+
+def backoff(k: int) -> float:
+    """Delay before the ``k``-th retry or re-send (k ≥ 1), seconds."""
+    return min(BACKOFF_CAP, BACKOFF_BASE * (2.0 ** (k - 1)))
+
+
+class Invocation:
+    """One invocation of a tool by a caller for a task of an instance."""
+
+    __slots__ = (
+        "approved",
+        "attempt",
+        "depth",
+        "done",
+        "executed",
+        "frag",
+        "id",
+        "inst",
+        "instance",
+        "lts",
+        "need",
+        "parent",
+        "path",
+        "pending",
+        "reply",
+        "resends",
+        "retries",
+        "rhoj",
+        "state",
+        "task",
+        "taskj",
+        "tool",
+        "toolj",
+        "view",
+        "waiting",
+        "wfj",
+    )
+
+    def __init__(
+        self,
+        inv_id: int,
+        reply: Reply,
+        instance: Instance,
+        task: TaskRT,
+        view: ViewRT,
+        path: Path,
+        need: str,
+        parent: int | None,
+        depth: int,
+    ) -> None:
+        self.id = inv_id
+        self.reply = reply  # the caller's handler of the server's response
+        self.instance = instance
+        self.task = task
+        self.inst = instance.id
+        self.wfj = task.wfj
+        self.taskj = task.j
+        self.tool = view.tool
+        self.toolj = view.tool.j
+        self.view = view
+        self.lts: LTS = view.sgd_lts() if task.rho == SGD else view.lts
+        self.state = self.lts.initial
+        self.pending: tuple[str, ...] = ()  # SGD: the slots still to collect
+        self.attempt = 0
+        self.path = path
+        self.need = need
+        self.approved = False  # an approval not yet consumed by an execute
+        self.executed = -1  # the attempt the server executed last
+        self.waiting = False
+        self.done = False
+        self.resends = 0
+        self.retries = 0
+        self.parent = parent
+        self.depth = depth
+        self.rhoj = pjs(task.rho)
+        self.frag = owner_fragment(self.wfj, self.inst, self.taskj, inv_id, self.toolj)
+
+    def take(self, lab: str) -> None:
+        """Take transition ``lab`` of the invocation's LTS; :class:`EngineBug` if not enabled."""
+        nxt = self.lts.step(self.state, lab)
+        if nxt is None:
+            lts = self.lts
+            raise EngineBug(
+                f"invocation {self.id} of {self.tool.name}: '{lab}' is not enabled in state "
+                f"{lts.name(self.state)} (enabled: {[a for a, _ in lts.enabled(self.state)]})"
+            )
+        self.state = nxt
+
+    @property
+    def live(self) -> bool:
+        return not self.done and not self.instance.dead
+
+
+class Discovery:
+    """A ``list`` exchange: the caller learns the descriptor of ``tool`` at ``path``'s end."""
+
+    __slots__ = (
+        "attempt",
+        "done",
+        "frag",
+        "id",
+        "inst",
+        "key",
+        "need",
+        "path",
+        "reply",
+        "rho",
+        "taskj",
+        "tool",
+        "toolj",
+        "waiters",
+        "waiting",
+        "wfj",
+    )
+
+    def __init__(
+        self,
+        disc_id: int,
+        reply: Reply,
+        key: Any,
+        tool: ToolRT,
+        path: Path,
+        need: str,
+        rho: str,
+        instance: Instance,
+        task: TaskRT,
+    ) -> None:
+        self.id = disc_id
+        self.reply = reply  # the caller's handler of the list reply
+        self.key = key
+        self.tool = tool
+        self.toolj = tool.j
+        self.path = path
+        self.need = need
+        self.rho = rho
+        self.attempt = 0
+        self.waiting = False
+        self.done = False
+        self.wfj = task.wfj
+        self.inst = instance.id
+        self.taskj = task.j
+        self.waiters: list[Any] = []
+        self.frag = owner_fragment(self.wfj, self.inst, self.taskj, disc_id, self.toolj)

@@ -1,0 +1,213 @@
+"""Compiled routes: what the transport needs at each position, computed once per route.
+
+A :class:`Path` holds the route's nodes and links, one :class:`Hop` per link (its
+protocol, latency, jitter rate and the trace fragments of the ``hop`` line), the
+translation :class:`Step`\\ s at each position, the protocol the message ends in, and
+``fields``: the descriptor fields kept by every protocol the message passes through
+(what a ``list`` reply can carry). ``reverse()`` is the same path walked back, every
+translation undone at the same node (replies). Paths are immutable; they carry no time.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from sim.engine.topology import LinkState, Node, Topology
+from sim.engine.trace import js, members
+from sim.mesh.graph import ProtocolGraph
+from sim.mesh.routing import Route, Translation
+
+
+class Step:
+    """One translation at a route position: ``source → target`` (a chain at one node).
+
+    ``fail`` is the probability the transformer fails (⊥); ``ok`` is False for a pair
+    the node cannot translate (the message is dropped ``untranslatable``); ``detail``
+    is the members of the ``translate`` line after ``msg``."""
+
+    __slots__ = (
+        "delay",
+        "detail",
+        "dropped",
+        "fail",
+        "kind",
+        "n_dropped",
+        "ok",
+        "source",
+        "target",
+        "tj",
+    )
+
+    def __init__(
+        self,
+        at: str,
+        source: str,
+        target: str,
+        delay: float,
+        fail: float,
+        dropped: tuple[str, ...],
+        kind: str,
+        ok: bool,
+        chain: tuple[str, ...],
+    ) -> None:
+        self.source = source
+        self.target = target
+        self.delay = delay
+        self.fail = fail
+        self.dropped = dropped
+        self.n_dropped = len(dropped)
+        self.kind = kind
+        self.ok = ok
+        self.tj = js(target)
+        self.detail = members(
+            {
+                "at": at,
+                "from_proto": source,
+                "to_proto": target,
+                "dropped": list(dropped),
+                "kind": kind,
+                "chain": list(chain),
+            }
+        )
+
+
+class Hop:
+    """Crossing one link of a path: from ``node_j`` over ``link`` in ``proto``.
+
+    ``latency`` is the link's weight for ``proto`` (seconds); ``rate`` is 1/jitter (0:
+    no jitter), the rate of the exponential delay added per crossing; ``detail`` is the
+    members of the ``hop`` line after ``msg``."""
+
+    __slots__ = ("detail", "latency", "link", "node_j", "proto", "proto_j", "rate")
+
+    def __init__(self, link: LinkState, latency: float, proto: str, frm: str, to: str) -> None:
+        self.link = link
+        self.latency = latency
+        self.rate = 1.0 / link.jitter if link.jitter > 0 else 0.0
+        self.proto = proto
+        self.proto_j = js(proto)
+        self.detail = members({"from": frm, "to": to, "proto": proto})
+        self.node_j = js(frm)
+
+
+class Path:
+    """A compiled route: nodes, links, hops, translations, end protocol, fields kept."""
+
+    __slots__ = (
+        "_reverse",
+        "_topology",
+        "end",
+        "fields",
+        "hops",
+        "key",
+        "last",
+        "links",
+        "nodes",
+        "protos",
+        "route",
+        "send_detail",
+        "start",
+        "startj",
+        "steps",
+    )
+
+    def __init__(
+        self, topology: Topology, route: Route, start: str, reverse_of: Path | None = None
+    ):
+        graph = topology.graph
+        nodes = topology.nodes
+        self._topology = topology
+        self.route = route
+        ids = route.path
+        self.nodes: tuple[Node, ...] = tuple(nodes[a] for a in ids)
+        self.links: tuple[LinkState, ...] = tuple(
+            topology.link(ids[i], ids[i + 1]) for i in range(len(ids) - 1)
+        )
+        self.protos = route.protocols
+        self.last = len(ids) - 1
+        self.start = start
+        self.startj = js(start)
+        steps: list[tuple[Step, ...] | None] = [None] * (self.last + 1)
+        seen: set[str] = {start, *self.protos}
+        for tr in route.translations:
+            pos = tr.position if tr.position >= 0 else ids.index(tr.at)
+            node = nodes[ids[pos]]
+            step = _step(graph, node, tr.source, tr.target)
+            seen.update(step_chain(graph, node, tr.source, tr.target))
+            steps[pos] = (*(steps[pos] or ()), step)
+        self.steps = tuple(steps)
+        end = start
+        for i in range(self.last + 1):
+            for step in steps[i] or ():
+                end = step.target
+            if i < self.last:
+                end = self.protos[i]
+        self.end = end
+        fields = frozenset(graph.table.fields(start))
+        for p in seen:
+            fields &= graph.table.fields(p)
+        self.fields = fields
+        self.key = (
+            ids,
+            route.protocols,
+            tuple((s.source, s.target) for st in steps for s in st or ()),
+        )
+        self._reverse = reverse_of
+        self.hops = tuple(
+            Hop(link, link.latency[p], p, ids[i], ids[i + 1])
+            for i, (link, p) in enumerate(zip(self.links, self.protos, strict=True))
+        )
+        self.send_detail = members({"to": ids[-1], "path": list(ids)})
+
+    def reverse(self) -> Path:
+        """The same path walked back (replies): links reversed, each translation undone."""
+        if self._reverse is None:
+            route = self.route
+            last = self.last
+            translations = []
+            for tr in route.translations:
+                pos = tr.position if tr.position >= 0 else route.path.index(tr.at)
+                translations.append(Translation(tr.at, tr.target, tr.source, last - pos))
+            translations.sort(key=lambda t: t.position)
+            back = Route(
+                route.router,
+                tuple(reversed(route.path)),
+                tuple(reversed(route.protocols)),
+                tuple(translations),
+                route.cost,
+            )
+            start = route.protocols[-1] if route.protocols else self.end
+            self._reverse = Path(self._topology, back, start, reverse_of=self)
+        return self._reverse
+
+
+def step_chain(graph: ProtocolGraph, node: Node, source: str, target: str) -> tuple[str, ...]:
+    """The protocols of the cheapest chain ``source → target`` at ``node`` (or the pair)."""
+    hit = graph.table.chains_at(node.speaks, node.translation_delay).get((source, target))
+    return hit[1].chain if hit is not None else (source, target)
+
+
+def _step(graph: ProtocolGraph, node: Node, source: str, target: str) -> Step:
+    table = graph.table
+    hit = table.chains_at(node.speaks, node.translation_delay).get((source, target))
+    if hit is None:
+        return Step(node.id, source, target, 0.0, 1.0, (), "forbidden", False, (source, target))
+    transformer = hit[1]
+    delay = 0.0
+    chain = transformer.chain
+    for a, b in itertools.pairwise(chain):
+        direct = table.direct(a, b)
+        assert direct is not None
+        delay += table.step_delay(direct, node.translation_delay)
+    dropped = tuple(sorted(transformer.dropped))
+    return Step(
+        node.id,
+        source,
+        target,
+        delay,
+        transformer.fail,
+        dropped,
+        transformer.kind.label,
+        True,
+        chain,
+    )

@@ -1,0 +1,378 @@
+"""The recorder: one method per trace label, each updating the metrics and writing the line.
+
+Inputs: a :class:`~sim.engine.trace.TraceWriter` (the file and its level) and the
+:class:`~sim.engine.metrics.Metrics` of the replication. Every method takes the
+simulated time ``t`` first (the caller reads the clock once per handler) and the JSON
+fragments the caller precomputed (agent, owner fields, protocol); it counts what the
+event means in the metrics (at every trace level) and, if the level keeps the label,
+appends one line. The line's fields, label names and detail keys are those of
+:mod:`sim.vocabulary` (a test compares every emitted line with it). Timing: none; the
+recorder never schedules anything.
+
+A few counts have no line of their own (an approval asked, a discovery started, a
+re-send, a failed task, an unfinished instance, work lost at a down server): they
+have methods here too, so no component touches the metrics directly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sim.engine.metrics import Metrics, WorkflowCounters
+from sim.engine.trace import NO_OWNER, NULL, TraceWriter, js, owner_fragment
+from sim.vocabulary import FIELD_NAMES, LABELS
+
+# the line template of Recorder.line writes the fields in the vocabulary's order
+assert FIELD_NAMES[:5] == ("t", "seq", "rep", "label", "agent")
+assert FIELD_NAMES[5:10] == ("wf", "inst", "task", "inv", "tool")  # owner_fragment
+assert FIELD_NAMES[10:] == ("proto", "detail")
+_L = {name: name for name in LABELS}  # the label names, from the vocabulary
+
+
+class Recorder:
+    """Metrics and trace lines of one replication, one method per SPEC §5 label."""
+
+    __slots__ = (
+        "_buffer",
+        "_head",
+        "_last_t",
+        "_last_ts",
+        "_limit",
+        "enabled",
+        "full",
+        "metrics",
+        "seq",
+        "writer",
+    )
+
+    def __init__(self, writer: TraceWriter, metrics: Metrics) -> None:
+        self.writer = writer
+        self.metrics = metrics
+        self.enabled = writer.enabled
+        self.full = writer.full
+        self._buffer = writer.buffer
+        self._limit = writer.limit
+        self._head = f',"rep":{writer.replication},"label":"'
+        self._last_t = -1.0
+        self._last_ts = ""
+        self.seq = 0
+
+    def line(self, t: float, label: str, agent: str, owner: str, proto: str, detail: str) -> None:
+        """Append one line: ``owner`` from :func:`owner_fragment`; ``agent``, ``proto`` and
+        ``detail`` JSON fragments (``detail`` a whole object). Callers check the level."""
+        if t != self._last_t:
+            self._last_t = t
+            self._last_ts = repr(round(t, 6))
+        seq = self.seq
+        self.seq = seq + 1
+        self._buffer.append(
+            f'{{"t":{self._last_ts},"seq":{seq}{self._head}{label}","agent":{agent},{owner},'
+            f'"proto":{proto},"detail":{detail}}}\n'
+        )
+        if len(self._buffer) >= self._limit:
+            self.writer.flush()
+
+    def flush(self) -> None:
+        """Write the buffered lines."""
+        self.writer.flush()
+
+    # -- workflow instances --
+
+    def counters(self, wf: str) -> WorkflowCounters:
+        """The per-workflow counters of workflow ``wf`` (the recorder updates them)."""
+        return self.metrics.workflow(wf)
+
+    def wf_start(self, t: float, agent: str, wf: str, inst: int, c: WorkflowCounters) -> None:
+        self.metrics.wf_started += 1
+        c.started += 1
+        if self.enabled:
+            self.line(
+                t, _L["wf_start"], agent, owner_fragment(wf, inst, NULL, None, NULL), NULL, "{}"
+            )
+
+    def wf_end(
+        self,
+        t: float,
+        agent: str,
+        wf: str,
+        inst: int,
+        status: str,
+        latency: float,
+        reason: str,
+        c: WorkflowCounters,
+    ) -> None:
+        m = self.metrics
+        if status == "succeeded":
+            m.wf_succeeded += 1
+            m.latencies.append(latency)
+            c.succeeded += 1
+            c.latency_sum += latency
+        elif status == "cancelled":
+            m.wf_cancelled += 1
+            c.cancelled += 1
+        else:
+            m.wf_failed += 1
+            c.failed += 1
+        if self.enabled:
+            detail = f'{{"status":"{status}","latency":{round(latency, 6)!r}'
+            if reason:
+                detail += f',"reason":{js(reason)}'
+            owner = owner_fragment(wf, inst, NULL, None, NULL)
+            self.line(t, _L["wf_end"], agent, owner, NULL, detail + "}")
+
+    def skip(self, t: float, agent: str, owner: str, other: str) -> None:
+        """``owner``: the task's fields (no ``inv``); ``other``: the exclusive partner."""
+        self.metrics.skips += 1
+        if self.enabled:
+            self.line(t, _L["skip"], agent, owner, NULL, f'{{"exclusive_with":{js(other)}}}')
+
+    def task_failed(self, reason: str) -> None:
+        """A task failed or was cancelled (no line: the invocation's lines say how)."""
+        failed = self.metrics.tasks_failed
+        failed[reason] = failed.get(reason, 0) + 1
+
+    def unfinished(self) -> None:
+        """An instance was still running at the drain cap (its ``wf_end`` follows)."""
+        self.metrics.wf_unfinished += 1
+
+    # -- discovery --
+
+    def discovery(self) -> None:
+        """A caller starts discovering a tool at a path (its ``send``\\ s follow)."""
+        self.metrics.discoveries += 1
+
+    def list_(self, t: float, agent: str, owner: str, proto: str, host: str, view: str) -> None:
+        """``list`` (the method is ``list_``): ``view`` is the members after ``host``."""
+        if self.enabled:
+            self.line(t, _L["list"], agent, owner, proto, f'{{"host":{host},{view}}}')
+
+    # -- invocations at the caller --
+
+    def call(
+        self, t: float, agent: str, owner: str, proto: str, target: str, parent: int | None
+    ) -> None:
+        self.metrics.calls += 1
+        if self.enabled:
+            self.line(t, _L["call"], agent, owner, proto, _target(target, parent))
+
+    def invoke(
+        self, t: float, agent: str, owner: str, proto: str, target: str, parent: int | None
+    ) -> None:
+        self.metrics.calls += 1
+        if self.enabled:
+            self.line(t, _L["invoke"], agent, owner, proto, _target(target, parent))
+
+    def collect(self, t: float, agent: str, owner: str, proto: str, slot: str) -> None:
+        if self.enabled:
+            self.line(t, _L["collect"], agent, owner, proto, f'{{"slot":{js(slot)}}}')
+
+    def validate(self, t: float, agent: str, owner: str, proto: str) -> None:
+        if self.enabled:
+            self.line(t, _L["validate"], agent, owner, proto, "{}")
+
+    def asked(self, c: WorkflowCounters) -> None:
+        """An approval is asked (its ``approve`` or ``deny`` follows after the latency)."""
+        self.metrics.approvals_asked += 1
+        c.approvals_asked += 1
+
+    def approve(self, t: float, agent: str, owner: str, proto: str, reason: str) -> None:
+        """``reason``: the view's ``{"reason":..}`` object."""
+        self.metrics.approvals_granted += 1
+        if self.enabled:
+            self.line(t, _L["approve"], agent, owner, proto, reason)
+
+    def deny(self, t: float, agent: str, owner: str, proto: str, reason: str) -> None:
+        self.metrics.approvals_denied += 1
+        if self.enabled:
+            self.line(t, _L["deny"], agent, owner, proto, reason)
+
+    def result(self, t: float, agent: str, owner: str, proto: str, attempt: int) -> None:
+        if self.enabled:
+            self.line(t, _L["result"], agent, owner, proto, f'{{"attempt":{attempt}}}')
+
+    def error(self, t: float, agent: str, owner: str, proto: str, error: str, more: str) -> None:
+        """``more``: members after ``error`` (``,"attempt":..``, ``,"missing":..``, ...)."""
+        errors = self.metrics.errors
+        errors[error] = errors.get(error, 0) + 1
+        if self.enabled:
+            self.line(t, _L["error"], agent, owner, proto, f'{{"error":{js(error)}{more}}}')
+
+    def retry(
+        self, t: float, agent: str, owner: str, proto: str, error: str, n: int, wait: float
+    ) -> None:
+        self.metrics.retries += 1
+        if self.enabled:
+            detail = f'{{"error":{js(error)},"n":{n},"backoff":{wait!r}}}'
+            self.line(t, _L["retry"], agent, owner, proto, detail)
+
+    def fallback(self, t: float, agent: str, owner: str, proto: str, error: str, to: str) -> None:
+        self.metrics.fallbacks += 1
+        if self.enabled:
+            detail = f'{{"error":{js(error)},"to":{js(to)}}}'
+            self.line(t, _L["fallback"], agent, owner, proto, detail)
+
+    def prompt(
+        self, t: float, agent: str, owner: str, proto: str, error: str, message: str
+    ) -> None:
+        self.metrics.prompts += 1
+        if self.enabled:
+            detail = f'{{"error":{js(error)},"message":{js(message)}}}'
+            self.line(t, _L["prompt"], agent, owner, proto, detail)
+
+    def abort(self, t: float, agent: str, owner: str, proto: str, error: str) -> None:
+        self.metrics.aborts += 1
+        if self.enabled:
+            self.line(t, _L["abort"], agent, owner, proto, f'{{"error":{js(error)}}}')
+
+    def timeout(
+        self,
+        t: float,
+        agent: str,
+        owner: str,
+        proto: str,
+        attempt: int,
+        action: str,
+        after: float | None = None,
+        executed: bool | None = None,
+    ) -> None:
+        """An attempt's timer fired: ``after``/``executed`` for an invocation; both None
+        for a discovery (``kind: list``)."""
+        self.metrics.timeouts += 1
+        if self.enabled:
+            if after is None:
+                detail = f'{{"attempt":{attempt},"kind":"list","action":"{action}"}}'
+            else:
+                detail = (
+                    f'{{"attempt":{attempt},"after":{after!r},'
+                    f'"executed":{"true" if executed else "false"},"action":"{action}"}}'
+                )
+            self.line(t, _L["timeout"], agent, owner, proto, detail)
+
+    def resend(self) -> None:
+        """A timed-out request that never executed is sent again (after its backoff)."""
+        self.metrics.resends += 1
+
+    def reroute(
+        self,
+        t: float,
+        agent: str,
+        owner: str,
+        proto: str,
+        old: tuple[str, ...],
+        new: tuple[str, ...],
+        avoid: Any,
+    ) -> None:
+        """``avoid``: a callable giving the suspects (called only when the line is kept)."""
+        self.metrics.reroutes += 1
+        if self.enabled:
+            detail = (
+                f'{{"from_path":{js(list(old))},"to_path":{js(list(new))},'
+                f'"avoid":{js(sorted(avoid()))}}}'
+            )
+            self.line(t, _L["reroute"], agent, owner, proto, detail)
+
+    # -- at the server --
+
+    def execute(
+        self,
+        t: float,
+        agent: str,
+        owner: str,
+        proto: str,
+        attempt: int,
+        waited: float,
+        write: bool,
+        approved: bool,
+        c: WorkflowCounters,
+    ) -> None:
+        """``approved``: whether an unconsumed approval covered a write."""
+        m = self.metrics
+        m.executions += 1
+        c.executions += 1
+        if write:
+            m.writes_executed += 1
+            c.writes_executed += 1
+            if not approved:
+                m.writes_without_approval += 1
+                c.writes_without_approval += 1
+        if self.enabled:
+            detail = f'{{"attempt":{attempt},"waited":{round(waited, 6)!r}'
+            if write:
+                detail += f',"approved":{"true" if approved else "false"}'
+            self.line(t, _L["execute"], agent, owner, proto, detail + "}")
+
+    def lost(self, t: float, agent: str, owner: str, proto: str, what: str) -> None:
+        """Work lost at a server that went down (``drop`` with ``lost``, no ``msg``)."""
+        lost = self.metrics.lost_work
+        lost[what] = lost.get(what, 0) + 1
+        if self.enabled:
+            detail = f'{{"reason":"node_down","lost":"{what}"}}'
+            self.line(t, _L["drop"], agent, owner, proto, detail)
+
+    # -- messages --
+
+    def send(
+        self, t: float, agent: str, owner: str, proto: str, msg: int, kind: str, path: str
+    ) -> None:
+        """``path``: the members of the path (``to`` and ``path``)."""
+        self.metrics.sent += 1
+        if self.full:
+            self.line(t, _L["send"], agent, owner, proto, f'{{"msg":{msg},"kind":"{kind}",{path}}}')
+
+    def hop(self, t: float, agent: str, owner: str, proto: str, msg: int, hop: str) -> None:
+        """``hop``: the members of the hop (``from``, ``proto``, ``to``)."""
+        self.metrics.hops += 1
+        if self.full:
+            self.line(t, _L["hop"], agent, owner, proto, f'{{"msg":{msg},{hop}}}')
+
+    def translate(
+        self, t: float, agent: str, owner: str, proto: str, msg: int, n_dropped: int, step: str
+    ) -> None:
+        """``step``: the members of the translation step; ``n_dropped`` fields it drops."""
+        m = self.metrics
+        m.translations += 1
+        m.fields_lost += n_dropped
+        if self.enabled:
+            self.line(t, _L["translate"], agent, owner, proto, f'{{"msg":{msg},{step}}}')
+
+    def deliver(self, t: float, agent: str, owner: str, proto: str, msg: int, kind: str) -> None:
+        self.metrics.delivered += 1
+        if self.full:
+            detail = f'{{"msg":{msg},"kind":"{kind}"}}'
+            self.line(t, _L["deliver"], agent, owner, proto, detail)
+
+    def drop(self, t: float, agent: str, owner: str, proto: str, msg: int, reason: str) -> None:
+        self.metrics.drop(reason)
+        if self.enabled:
+            self.line(t, _L["drop"], agent, owner, proto, f'{{"msg":{msg},"reason":"{reason}"}}')
+
+    # -- outages --
+
+    def node_down(self, t: float, node: str) -> None:
+        self.metrics.outages += 1
+        if self.enabled:
+            self.line(t, _L["node_down"], node, NO_OWNER, NULL, "{}")
+
+    def node_up(self, t: float, node: str) -> None:
+        if self.enabled:
+            self.line(t, _L["node_up"], node, NO_OWNER, NULL, "{}")
+
+    def link_down(self, t: float, a: str, link: str) -> None:
+        """``a``: the link's first end; ``link``: the JSON of its two ends."""
+        self.metrics.outages += 1
+        if self.enabled:
+            self.line(t, _L["link_down"], a, NO_OWNER, NULL, f'{{"link":{link}}}')
+
+    def link_up(self, t: float, a: str, link: str) -> None:
+        if self.enabled:
+            self.line(t, _L["link_up"], a, NO_OWNER, NULL, f'{{"link":{link}}}')
+
+
+def _target(target: str, parent: int | None) -> str:
+    if parent is None:
+        return f'{{"target":{target}}}'
+    return f'{{"target":{target},"parent":{parent}}}'
+
+
+#: The recorder method writing each label (``list`` is ``list_``: ``list`` is a builtin).
+METHODS: dict[str, str] = {name: ("list_" if name == "list" else name) for name in LABELS}

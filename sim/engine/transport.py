@@ -1,0 +1,195 @@
+"""Hop-by-hop transport: ``send(...)`` in, ``on_deliver(msg)`` out (or a drop).
+
+A message follows a compiled :class:`~sim.engine.paths.Path`: at each node it is
+translated when the route changes protocol there, then crosses the next link in that
+link's protocol. Drops notify nobody: the sender learns of them only by its timeout.
+
+Timing: ``send`` runs at once (the ``send`` line, then any translation at the first
+node); a translation step takes its ``delay`` (the steps of one node add up; a zero
+total continues at once); crossing a link takes ``latency + Exp(1/jitter)`` seconds,
+drawn from the ``latency`` stream at departure. A message is dropped when it arrives at
+a down node (``node_down``), must leave over a down link (``link_down``), is at a node
+that went down during its translation (``node_down``), fails a destructive
+translation (``translation_failed``, a draw from the ``translation`` stream) or meets a
+pair the node cannot translate (``untranslatable``). ``close()`` at the end of the run
+drops every message still travelling (``run_end``), so each ``send`` ends in exactly
+one ``deliver`` or ``drop``. Each hop is one scheduled event with a shared callback; no
+process per message.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+import simpy
+
+from sim.engine.clock import Later
+from sim.engine.paths import Path
+from sim.engine.recorder import Recorder
+from sim.engine.topology import Node
+from sim.engine.trace import pjs
+
+
+class Message:
+    """One message in flight. ``owner`` (an invocation or a discovery) carries the line's
+    owner fields in ``owner.frag``; ``on_deliver(msg)`` runs at the destination."""
+
+    __slots__ = (
+        "attempt",
+        "i",
+        "id",
+        "kind",
+        "on_deliver",
+        "owner",
+        "path",
+        "payload",
+        "proto",
+    )
+
+    def __init__(
+        self,
+        mid: int,
+        kind: str,
+        owner: Any,
+        path: Path,
+        attempt: int,
+        payload: Any,
+        on_deliver: Callable[[Message], None],
+    ) -> None:
+        self.id = mid
+        self.kind = kind
+        self.owner = owner
+        self.path = path
+        self.i = 0  # the position of the node the message is at
+        self.proto = path.start
+        self.attempt = attempt
+        self.payload = payload
+        self.on_deliver = on_deliver
+
+
+class Transport:
+    """Moves messages hop by hop for one replication (see the module's timing)."""
+
+    def __init__(
+        self,
+        env: simpy.Environment,
+        later: Later,
+        recorder: Recorder,
+        latency: random.Random,
+        translation: random.Random,
+    ) -> None:
+        self.env = env
+        self.later = later
+        self.rec = recorder
+        self.translation_rng = translation
+        self.expovariate = latency.expovariate
+        self.next_id = 0
+        self._arrive_cb = self._arrive
+        self._translated_cb = self._translated
+        #: messages sent and not yet delivered or dropped, by id (for the end of the run)
+        self.in_flight: dict[int, Message] = {}
+
+    def send(
+        self,
+        kind: str,
+        owner: Any,
+        path: Path,
+        attempt: int,
+        payload: Any,
+        on_deliver: Callable[[Message], None],
+    ) -> Message:
+        """Start a message at ``path``'s first node (which must be up)."""
+        mid = self.next_id
+        self.next_id = mid + 1
+        msg = Message(mid, kind, owner, path, attempt, payload, on_deliver)
+        self.in_flight[mid] = msg
+        self.rec.send(
+            self.env.now, path.nodes[0].j, owner.frag, path.startj, mid, kind, path.send_detail
+        )
+        self._at(msg)
+        return msg
+
+    def close(self) -> None:
+        """End of the run: every message still travelling is dropped with ``run_end``."""
+        for mid in sorted(self.in_flight):
+            msg = self.in_flight[mid]
+            self._drop(msg, msg.path.nodes[msg.i], "run_end")
+
+    def _drop(self, msg: Message, node: Node, reason: str) -> None:
+        del self.in_flight[msg.id]
+        self.rec.drop(self.env.now, node.j, msg.owner.frag, pjs(msg.proto), msg.id, reason)
+
+    def _at(self, msg: Message) -> None:
+        steps = msg.path.steps[msg.i]
+        if steps is not None:
+            node = msg.path.nodes[msg.i]
+            delay = 0.0
+            rec = self.rec
+            for step in steps:
+                if not step.ok:
+                    self._drop(msg, node, "untranslatable")
+                    return
+                msg.proto = step.target
+                rec.translate(
+                    self.env.now,
+                    node.j,
+                    msg.owner.frag,
+                    step.tj,
+                    msg.id,
+                    step.n_dropped,
+                    step.detail,
+                )
+                if step.fail > 0.0 and self.translation_rng.random() < step.fail:
+                    self._drop(msg, node, "translation_failed")
+                    return
+                delay += step.delay
+            if delay > 0.0:
+                self.later(delay, msg, self._translated_cb)
+                return
+        self._leave(msg)
+
+    def _translated(self, event: Any) -> None:
+        msg: Message = event._value
+        node = msg.path.nodes[msg.i]
+        if node.down:
+            self._drop(msg, node, "node_down")
+            return
+        self._leave(msg)
+
+    def _leave(self, msg: Message) -> None:
+        i = msg.i
+        path = msg.path
+        if i == path.last:
+            del self.in_flight[msg.id]
+            self.rec.deliver(
+                self.env.now, path.nodes[i].j, msg.owner.frag, pjs(msg.proto), msg.id, msg.kind
+            )
+            msg.on_deliver(msg)
+            return
+        hop = path.hops[i]
+        link = hop.link
+        if link.down:
+            self._drop(msg, path.nodes[i], "link_down")
+            return
+        delay = hop.latency
+        if hop.rate:
+            delay += self.expovariate(hop.rate)
+        msg.proto = hop.proto
+        link.hops += 1
+        self.rec.hop(self.env.now, hop.node_j, msg.owner.frag, hop.proto_j, msg.id, hop.detail)
+        self.later(delay, msg, self._arrive_cb)
+
+    def _arrive(self, event: Any) -> None:
+        msg: Message = event._value
+        i = msg.i + 1
+        msg.i = i
+        path = msg.path
+        node = path.nodes[i]
+        if node.down:
+            self._drop(msg, node, "node_down")
+        elif path.steps[i] is None:
+            self._leave(msg)
+        else:
+            self._at(msg)

@@ -1,0 +1,168 @@
+"""Tool views: a tool's compiled ground truth and what a caller knows of it.
+
+:class:`ToolRT` is a scenario tool compiled once per replication (its calculus
+descriptor, error draw table, service-time sampler). :class:`ViewRT` is a caller's
+:class:`~sim.calculus.mcp.ToolView` of it (the fields a ``list`` reply kept, the
+approval decision of ``caller_view``) with the LTS an invocation runs, its interned
+labels and the trace fragments of its lines; :class:`Views` shares one per (tool,
+fields). No time: views are values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sim.calculus.lts import LTS, label
+from sim.calculus.mcp import Relation, Retry, ToolPlus, ToolView, caller_view, tool_lts
+from sim.engine.randomness import Sampler
+from sim.engine.trace import js
+
+#: The error a timeout stands for (SPEC §4).
+SERVICE_DOWN = "ServiceDown"
+
+
+class ToolRT:
+    """A tool's ground truth, compiled once per replication."""
+
+    __slots__ = ("error_types", "errors", "j", "name", "service", "truth", "write")
+
+    def __init__(self, spec: Any, service: Sampler) -> None:
+        self.name: str = spec.name
+        self.j = js(spec.name)
+        self.truth = ToolPlus.from_mapping(spec.model_dump(mode="json", exclude_none=True))
+        self.write = spec.side_effects.value in ("write", "delete")
+        self.service = service
+        cumulative = 0.0
+        errors: list[tuple[float, str]] = []
+        for name in sorted(spec.errors):
+            p = float(spec.errors[name])
+            if p > 0:
+                cumulative += p
+                errors.append((cumulative, name))
+        self.errors = tuple(errors)
+        self.error_types: tuple[str, ...] = tuple(sorted({*spec.errors, SERVICE_DOWN}))
+
+
+@dataclass(frozen=True, slots=True)
+class Labels:
+    """The interned LTS labels of one tool."""
+
+    call: str
+    invoke: str
+    approve: str
+    deny: str
+    execute: str
+    result: str
+    retry: str
+    prompt: str
+    abort: str
+
+    @staticmethod
+    def of(name: str) -> Labels:
+        return Labels(
+            *(
+                label(a, name)
+                for a in (
+                    "call",
+                    "invoke",
+                    "approve",
+                    "deny",
+                    "execute",
+                    "result",
+                    "retry",
+                    "prompt",
+                    "abort",
+                )
+            )
+        )
+
+
+class ViewRT:
+    """What a caller knows of a tool (its :class:`ToolView`), with the LTS it runs."""
+
+    __slots__ = (
+        "_sgd_lts",
+        "approval",
+        "collect",
+        "exclusive",
+        "feeds",
+        "fields",
+        "labels",
+        "list_detail",
+        "lts",
+        "reason_detail",
+        "recovery",
+        "required",
+        "requires",
+        "sd_retries",
+        "tool",
+        "view",
+    )
+
+    def __init__(self, tool: ToolRT, view: ToolView) -> None:
+        self.tool = tool
+        self.view = view
+        self.approval = view.approval
+        self.fields = view.fields
+        self.lts: LTS = tool_lts(view, approval=view.approval, error_types=tool.error_types)
+        self.labels = Labels.of(tool.name)
+        d = view.descriptor
+        schema = d.input_schema or {}
+        self.required: tuple[str, ...] = tuple(schema.get("required", ()) or ())
+        self._sgd_lts: LTS | None = None  # built on the first invocation issued in SGD
+        self.collect: dict[str, str] = {}
+        deps = d.dependencies or ()
+        self.requires = tuple(x.tool for x in deps if x.relation == Relation.REQUIRES)
+        self.feeds = tuple(x.tool for x in deps if x.relation == Relation.PRODUCES_INPUT_FOR)
+        self.exclusive = tuple(x.tool for x in deps if x.relation == Relation.EXCLUSIVE_WITH)
+        recovery: dict[str, Any] = {}
+        for fm in d.failure_modes or ():
+            recovery.setdefault(fm.error, fm.recovery)
+        self.recovery = recovery
+        sd = recovery.get(SERVICE_DOWN)
+        self.sd_retries = sd.n if isinstance(sd, Retry) else 0
+        self.reason_detail = f'{{"reason":{js(view.approval_reason)}}}'
+        #: the members of its ``list`` line after ``host``
+        self.list_detail = (
+            f'"fields":{js(sorted(view.fields))},"approval":{js(view.approval)},'
+            f'"approval_reason":{js(view.approval_reason)}'
+        )
+
+    def sgd_lts(self) -> LTS:
+        """The LTS of an invocation issued in SGD (``tool_lts`` dialect ``sgd``), built once."""
+        lts = self._sgd_lts
+        if lts is None:
+            v = self.view
+            lts = tool_lts(v, approval=v.approval, error_types=self.tool.error_types, dialect="sgd")
+            self._sgd_lts = lts
+            self.collect = {r: label("collect", r) for r in self.required}
+        return lts
+
+
+class Views:
+    """The views of one replication, shared per (tool, fields)."""
+
+    __slots__ = ("_views", "mcp_policy")
+
+    def __init__(self, mcp_policy: str) -> None:
+        self.mcp_policy = mcp_policy
+        self._views: dict[tuple[str, frozenset[str]], ViewRT] = {}
+
+    def of(self, tool: ToolRT, fields: frozenset[str]) -> ViewRT:
+        """The (shared, cached) view of ``tool`` projected to ``fields``."""
+        key = (tool.name, fields)
+        view = self._views.get(key)
+        if view is None:
+            view = self._views[key] = make_view(tool, fields, self.mcp_policy)
+        return view
+
+
+def views_equal(a: ViewRT, b: ViewRT) -> bool:
+    """Whether two views carry the same knowledge (fields and approval)."""
+    return a.fields == b.fields and a.approval == b.approval
+
+
+def make_view(tool: ToolRT, fields: frozenset[str], mcp_policy: str) -> ViewRT:
+    """The caller's view of ``tool`` from a descriptor projected to ``fields``."""
+    return ViewRT(tool, caller_view(tool.truth, fields, mcp_policy))

@@ -1,0 +1,205 @@
+"""User properties in a scenario (``properties:``) or a separate file (``--properties``).
+
+The entry's shape is :class:`PropertySpec` (name ``[a-z0-9-]+``, scope, formula). Its
+formula is parsed by :mod:`sim.properties` against the SPEC §5 labels and the scenario's
+tools; a formula error is located at file:line:col of the offending token: the position
+of the formula's YAML scalar composed with the token's position inside it
+(:func:`within_scalar`, which follows plain, quoted and block scalars).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sim.properties import FormulaError, Property, ToolAttributes, parse
+from sim.scenario.diagnostics import Diagnostic, FieldPath, ScenarioError, format_path
+
+if TYPE_CHECKING:
+    from sim.scenario.model import Scenario
+    from sim.scenario.rules import Finding, KnownNames
+
+
+class PropertySpec(BaseModel):
+    """A named LTLf formula checked on every scope of its kind (SPEC §9)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Annotated[str, Field(pattern=r"^[a-z0-9-]+$")] = Field(
+        description="Property name, [a-z0-9-]+."
+    )
+    scope: Literal["invocation", "instance", "run"] = Field(
+        description="The traces it holds on: each invocation, each workflow instance, the run."
+    )
+    formula: str = Field(
+        min_length=1,
+        description="LTLf with past operators and bounds in seconds, e.g. "
+        "'G (call -> F[<=30] (result | error))'.",
+    )
+
+
+def tool_attributes(scenario: Scenario) -> dict[str, ToolAttributes]:
+    """The ground truth of each scenario tool that atoms may test."""
+    return {
+        t.name: ToolAttributes(str(t.side_effects.value), bool(t.requires_approval))
+        for t in scenario.tools
+    }
+
+
+def _tools_known(scn: Scenario, known: KnownNames) -> dict[str, ToolAttributes] | None:
+    """The tool table to check names against (None when ``tools:`` itself is broken)."""
+    if "tools" not in known.sections:
+        return None
+    table = tool_attributes(scn)
+    for name in known.tools - table.keys():  # declared, but with invalid fields
+        table[name] = ToolAttributes("none", False)
+    return table
+
+
+def property_findings(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
+    """Each formula that does not parse (located inside it) and each repeated name."""
+    from sim.scenario.rules import Finding
+
+    tools = _tools_known(scn, known)
+    first: dict[str, int] = {}
+    for i, spec in enumerate(scn.properties):
+        if spec.name in first:
+            yield Finding(
+                ("properties", i, "name"),
+                f"duplicate property name '{spec.name}'",
+                first=("properties", first[spec.name], "name"),
+            )
+        first.setdefault(spec.name, i)
+        try:
+            parse(spec.formula, tools=tools)
+        except FormulaError as exc:
+            yield Finding(("properties", i, "formula"), exc.message, inner=(spec.formula, exc.pos))
+
+
+def compile_properties(specs: Sequence[PropertySpec], scenario: Scenario) -> list[Property]:
+    """Validated specs as monitorable properties (their formulas parse: see the rules)."""
+    tools = tool_attributes(scenario)
+    return [Property(s.name, s.scope, parse(s.formula, tools=tools), s.formula) for s in specs]
+
+
+def within_scalar(diag: Diagnostic, text: str, value: str, offset: int) -> Diagnostic:
+    """``diag`` (at a YAML scalar whose parsed value is ``value``) moved to the source
+    position of ``value[offset]``."""
+    line, column = _scalar_position(text, diag.line, diag.column, value, offset)
+    return replace(diag, line=line, column=column)
+
+
+def _scalar_position(text: str, line: int, column: int, value: str, offset: int) -> tuple[int, int]:
+    """Source (line, column), 1-based, of ``value[offset]`` in the YAML scalar that starts
+    at (``line``, ``column``): source and value are walked in step; a source line break
+    stands for a space or newline of the value (folding, block scalars), and indentation,
+    escapes (``\\``) and doubled quotes are skipped. Falls back to ``column + offset`` on
+    the scalar's line if they do not line up."""
+    lines = text.split("\n")
+    fallback = (line, column + offset)
+    row, col = line - 1, column - 1
+    if row >= len(lines):
+        return fallback
+    lead = lines[row][col : col + 1]
+    if lead in ("|", ">"):
+        row, col = row + 1, 0
+    elif lead in ('"', "'"):
+        col += 1
+    for vi in range(offset + 1):
+        want = value[vi]
+        while True:
+            if row >= len(lines):
+                return fallback
+            src = lines[row]
+            if col >= len(src):  # a line break
+                at = (row + 1, col + 1)
+                row, col = row + 1, 0
+                if want in " \n":
+                    break
+                continue
+            have = src[col]
+            at = (row + 1, col + 1)
+            col += 1
+            if have == want:
+                break
+            if have not in " \t\\'":
+                return fallback
+        if vi == offset:
+            return at
+    return fallback
+
+
+def load_properties(path: str | Path, scenario: Scenario) -> list[Property]:
+    """The properties of a ``--properties`` file: a YAML list of {name, scope, formula}.
+
+    Raises :class:`ScenarioError` with every problem located at file:line:col."""
+    file = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise ScenarioError([Diagnostic(file, 1, 1, "<root>", f"cannot read: {reason}")]) from None
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        problem = exc.problem_mark
+        line, col = (problem.line + 1, problem.column + 1) if problem else (1, 1)
+        raise ScenarioError([Diagnostic(file, line, col, "<root>", str(exc.problem))]) from None
+    if not isinstance(root, yaml.SequenceNode):
+        top = _at(root) if root is not None else (1, 1)
+        message = "a properties file is a YAML list of {name, scope, formula}"
+        raise ScenarioError([Diagnostic(file, *top, "<root>", message)])
+    tools = tool_attributes(scenario)
+    errors: list[Diagnostic] = []
+    out: list[Property] = []
+    seen: dict[str, int] = {}
+    for i, item in enumerate(root.value):
+        marks: dict[FieldPath, tuple[int, int]] = {(i,): _at(item)}
+        if isinstance(item, yaml.MappingNode):
+            for key, val in item.value:
+                marks[(i, key.value)] = _at(val)
+                marks[(i, key.value, "<key>")] = _at(key)
+        data = yaml.SafeLoader("").construct_document(item)
+        try:
+            spec = PropertySpec.model_validate(data)
+        except ValidationError as exc:
+            for err in exc.errors():
+                where: FieldPath = (i, *err["loc"])
+                at_key = err["type"] == "extra_forbidden"
+                mark = marks.get((*where, "<key>") if at_key else where, marks[(i,)])
+                message = "unknown key" if at_key else err["msg"]
+                errors.append(Diagnostic(file, *mark, format_path(where), message))
+            continue
+        if spec.name in seen:
+            first = marks.get((seen[spec.name], "name"), (1, 1))[0]
+            errors.append(
+                Diagnostic(
+                    file,
+                    *marks[(i, "name")],
+                    format_path((i, "name")),
+                    f"duplicate property name '{spec.name}' (first at line {first})",
+                )
+            )
+        seen.setdefault(spec.name, i)
+        try:
+            out.append(
+                Property(spec.name, spec.scope, parse(spec.formula, tools=tools), spec.formula)
+            )
+        except FormulaError as exc:
+            diag = Diagnostic(
+                file, *marks[(i, "formula")], format_path((i, "formula")), exc.message
+            )
+            errors.append(within_scalar(diag, text, spec.formula, exc.pos))
+    if errors:
+        raise ScenarioError(errors)
+    return out
+
+
+def _at(node: Any) -> tuple[int, int]:
+    mark = node.start_mark
+    return mark.line + 1, mark.column + 1
