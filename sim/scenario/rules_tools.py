@@ -56,11 +56,12 @@ def _field_path(json_path: str, base: FieldPath) -> FieldPath:
 
 
 def _descriptors(scn: Scenario) -> Iterator[Finding]:
-    """Each tool entry as the calculus reads it (what a replication and ``check`` build
-    from the scenario): a shape it refuses would fail every replication at t = 0."""
+    """Each tool's ``input_schema`` as the calculus reads it (what a replication and
+    ``check`` build from the scenario; the models check the other fields): a shape it
+    refuses would fail every replication at t = 0."""
     for i, tool in enumerate(scn.tools):
         try:
-            ToolPlus.from_mapping(tool.model_dump(mode="json", exclude_none=True))
+            ToolPlus.from_mapping({"name": tool.name, "input_schema": tool.input_schema})
         except ToolsListError as exc:
             reason = str(exc).removeprefix(f"{exc.path}: ")
             yield Finding(
