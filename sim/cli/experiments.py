@@ -22,7 +22,7 @@ from sim.cli.console import (
 )
 
 if TYPE_CHECKING:
-    from sim.experiments.runner import ExecutorHandle, RunRecord
+    from sim.experiments.runner import ExecutorHandle, Plan, RunRecord
     from sim.experiments.sweep import Setting
 
 EXECUTOR_NAMES = Choices("sim.experiments.runner", "EXECUTORS")
@@ -141,6 +141,12 @@ def register(sub: Any) -> None:
     )
     resume.add_argument("--force", dest="force", action="store_true", help="redo every run")
     p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.add_argument(
+        "--wait",
+        action="store_true",
+        help="if another protomesh process is writing into the folder, wait for it "
+        "(default: exit 2 naming its pid)",
+    )
     p.set_defaults(handler=compare)
 
 
@@ -274,7 +280,9 @@ def compare(args: argparse.Namespace) -> int:
     """Run the comparison; print where the report is; 0, or 2 on bad input or a crashed run."""
     from sim.experiments.compare import run_compare
     from sim.experiments.runner import default_jobs, make_executor
+    from sim.experiments.store import FolderBusy, StorageError
     from sim.experiments.sweep import SweepError, expand, load_points, parse_set
+    from sim.processes import Stopped, stop_on_signals, worker_start
     from sim.scenario import ScenarioError, load_scenario_with_warnings
 
     try:
@@ -337,9 +345,11 @@ def compare(args: argparse.Namespace) -> int:
         if handle.kind == "inline":
             report = progress.report
         elif handle.kind == "processes":
-            import multiprocessing
+            import os
+            from multiprocessing.managers import SyncManager
 
-            manager = multiprocessing.Manager()
+            manager = SyncManager()
+            manager.start(worker_start, (os.getpid(),))
             shared = manager.dict()
             report = _SharedReporter(shared)
             poller = threading.Event()
@@ -366,24 +376,43 @@ def compare(args: argparse.Namespace) -> int:
         progress.record(rec)
 
     try:
-        outcome = run_compare(
-            base_scenario,
-            loaded,
-            routers,
-            reps,
-            base,
-            handle,
-            force=args.force,
-            trace_level=args.trace,
-            report=report,
-            on_start=progress.start,
-            on_record=on_record,
-        )
+        with stop_on_signals():
+            outcome = run_compare(
+                base_scenario,
+                loaded,
+                routers,
+                reps,
+                base,
+                handle,
+                force=args.force,
+                trace_level=args.trace,
+                report=report,
+                on_start=progress.start,
+                on_record=on_record,
+                on_plan=say_damaged,
+                wait=args.wait,
+                on_wait=lambda pid: print(
+                    f"{base}: waiting for protomesh process {pid} to finish with it",
+                    file=sys.stderr,
+                ),
+            )
+    except Stopped:
+        progress.stop()
+        handle.terminate()
+        raise
+    except (FolderBusy, StorageError) as exc:
+        progress.stop()
+        handle.terminate()
+        print(f"error: {exc}", file=sys.stderr)
+        if isinstance(exc, StorageError):
+            say_kept(exc.kept, base)
+        return EXIT_BAD_INPUT
     finally:
         progress.stop()
         if manager is not None:
             poller.set()
-            manager.shutdown()
+            with contextlib.suppress(Exception):
+                manager.shutdown()
         handle.close()
     failed = outcome.failed
     for err in failed:
@@ -396,3 +425,17 @@ def compare(args: argparse.Namespace) -> int:
     print(f"summary: {base / 'summary.json'}")
     print(f"report:  {outcome.report}")
     return EXIT_BAD_INPUT if failed else EXIT_OK
+
+
+def say_damaged(todo: Plan) -> None:
+    """One line per run found damaged, which runs again."""
+    for task, why in todo.damaged:
+        print(f"{task.key}: damaged ({why}); running it again", file=sys.stderr)
+
+
+def say_kept(kept: tuple[str, ...], base: Path) -> None:
+    """The finished runs a failed experiment leaves in ``base``, on one line."""
+    if kept:
+        print(f"{len(kept)} finished run(s) kept in {base}: {', '.join(kept)}", file=sys.stderr)
+    else:
+        print(f"no finished run in {base}", file=sys.stderr)
