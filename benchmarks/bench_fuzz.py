@@ -42,7 +42,7 @@ def run(quick: bool = False) -> Section:
         f"{count:,} mutants (seed {SEED}) round-robin over the {len(SCENARIOS)} shipped "
         f"scenarios and the {len(MUTATORS)} mutators; a mutant that validates runs one "
         f"replication of at most {SHORT:g} simulated seconds (trace level full); each mutant "
-        f"has {DEADLINE} s of wall-clock time.",
+        f"has {DEADLINE} s of CPU time.",
         "Target: no finding (crash, run crash, invariant, hang).",
         *findings[:20],
     ]

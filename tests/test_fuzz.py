@@ -82,6 +82,12 @@ def test_the_judge_bounds_a_mutant_in_time(tmp_path: Path, monkeypatch: pytest.M
     import sim.engine
 
     monkeypatch.setattr(mutation, "DEADLINE", 1)
-    monkeypatch.setattr(sim.engine, "run_replication", lambda *a, **k: time.sleep(30))
+
+    def spin(*args: Any, **kwargs: Any) -> None:
+        end = time.process_time() + 30
+        while time.process_time() < end:
+            pass
+
+    monkeypatch.setattr(sim.engine, "run_replication", spin)
     verdict = judge(_valid(), tmp_path)
     assert verdict.outcome == "hang"
