@@ -31,13 +31,6 @@ def _run_engine(scenario_file: Path, out: Path, duration: float, router: str) ->
     return out / "trace.jsonl"
 
 
-@pytest.fixture(scope="session")
-def train_trace(tmp_path_factory: pytest.TempPathFactory) -> Events:
-    """One real replication of train_booking (1,000 s: covers the gw1 outage at 600 s)."""
-    path = _run_engine(TRAIN, tmp_path_factory.mktemp("train"), 1000.0, "dijkstra")
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-
-
 def _check(tmp_path: Path, events: Events, capsys: pytest.CaptureFixture[str]) -> tuple[int, Any]:
     path = tmp_path / "trace.jsonl"
     path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
