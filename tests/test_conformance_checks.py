@@ -12,6 +12,7 @@ import pytest
 
 from sim.cli import main
 from sim.conformance.checks import CHECK_NAMES, check_run_dir, check_trace
+from sim.engine import run_replication
 from sim.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,10 +23,6 @@ Events = list[dict[str, Any]]
 
 
 def _run_engine(scenario_file: Path, out: Path, duration: float, router: str) -> Path:
-    try:
-        from sim.engine import run_replication
-    except ImportError as exc:  # pragma: no cover
-        pytest.skip(f"engine not available: {exc}")
     scenario = load_scenario(scenario_file).model_copy(update={"duration": duration})
     run_replication(scenario, router, 0, out, "full")
     return out / "trace.jsonl"
@@ -55,8 +52,9 @@ def _verdict(report: Any, name: str) -> dict[str, Any]:
 
 
 def _only_failing(report: Any, *names: str) -> None:
+    """Exactly ``names`` fail: a false positive of any other check fails the test."""
     bad = {c["name"] for c in report["checks"] if not c["ok"]}
-    assert set(names) <= bad, bad
+    assert bad == set(names), bad
 
 
 def test_unmutated_trace_passes_every_check(
@@ -88,6 +86,7 @@ def test_drop_approve_fails_write_approval(
     code, report = _check(tmp_path, events, capsys)
     assert code == 1
     v = _verdict(report, "write_approval")
+    _only_failing(report, "write_approval", "lts")  # approve is a step of the tool's LTS
     assert v["violations"] == 1
     assert f"invocation {inv} of book_train" in v["first"]["message"]
     assert v["first"]["events"][-1] == execute
@@ -108,25 +107,33 @@ def test_swap_required_tasks_fails_requires_order(
     code, report = _check(tmp_path, mutated, capsys)
     assert code == 1
     v = _verdict(report, "requires_order")
+    _only_failing(report, "requires_order")
     assert v["violations"] >= 1
     assert "Requires check_balance" in v["first"]["message"]
     assert book in v["first"]["events"]
 
 
+PROTOCOL = {"call", "validate", "approve", "deny", "execute", "result", "error", "retry"}
+
+
 def test_both_exclusive_tools_fail_exclusive(
     train_trace: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """A whole, LTS-valid and approved invocation of print_ticket beside the instance's
+    send_ticket: only ``exclusive`` fails."""
     events = copy.deepcopy(train_trace)
-    k, send = next(
-        (k, e)
-        for k, e in enumerate(events)
-        if e["label"] == "execute" and e["tool"] == "send_ticket"
-    )
-    printed = {**send, "tool": "print_ticket", "task": "print", "inv": 10**9, "seq": 10**9}
-    events.insert(k + 1, printed)
+    send = next(e for e in events if e["label"] == "execute" and e["tool"] == "send_ticket")
+    mine = [e for e in events if e["inv"] == send["inv"] and e["label"] in PROTOCOL]
+    last = max(k for k, e in enumerate(events) if e is mine[-1])
+    copies = [
+        {**e, "tool": "print_ticket", "task": "print", "inv": 10**9, "seq": 10**9} for e in mine
+    ]
+    printed = next(e for e in copies if e["label"] == "execute")
+    events[last + 1 : last + 1] = copies
     code, report = _check(tmp_path, _in_order(events), capsys)
     assert code == 1
     v = _verdict(report, "exclusive")
+    _only_failing(report, "exclusive")
     assert v["violations"] == 1
     assert v["first"]["events"] == [send, printed]
 
@@ -145,7 +152,7 @@ def test_removed_retry_fails_recovery(
     assert v["violations"] == 1
     assert "declares Retry(" in v["first"]["message"]
     assert error in v["first"]["events"]
-    _only_failing(report, "recovery", "lts")
+    _only_failing(report, "recovery", "lts")  # the retry is also a step of its LTS
 
 
 def test_execute_without_validate_fails_lts(
@@ -162,6 +169,7 @@ def test_execute_without_validate_fails_lts(
     code, report = _check(tmp_path, _in_order(events), capsys)
     assert code == 1
     v = _verdict(report, "lts")
+    _only_failing(report, "lts")
     assert v["violations"] == 1
     assert "execute(check_balance)" in v["first"]["message"]
     assert v["first"]["events"] == [call, execute]
@@ -179,6 +187,7 @@ def test_deleted_deliver_fails_conservation(
     code, report = _check(tmp_path, events, capsys)
     assert code == 1
     v = _verdict(report, "conservation")
+    _only_failing(report, "conservation")
     assert v["violations"] == 1
     assert v["first"]["events"] == [send]
     assert f"message {send['detail']['msg']} sent" in v["first"]["message"]
@@ -197,6 +206,7 @@ def test_hop_in_missing_protocol_fails_route_validity(
     code, report = _check(tmp_path, events, capsys)
     assert code == 1
     v = _verdict(report, "route_validity")
+    _only_failing(report, "route_validity")
     assert v["violations"] == 1
     assert v["first"]["events"] == [hop]
     assert "does not carry MCP" in v["first"]["message"]
@@ -363,12 +373,15 @@ def test_inserted_event_with_a_foreign_seq_is_bad_input(
     assert f"previous event's {10**9}" in err
 
 
-def test_empty_trace_holds_with_a_note(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_empty_trace_with_allow_empty_holds_with_a_note(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "t.jsonl"
     path.write_text("\n", encoding="utf-8")
-    assert main(["check", str(path), "--scenario", str(TRAIN)]) == 0
-    assert "note: empty trace: nothing to check" in capsys.readouterr().out
-    assert main(["check", str(path), "--scenario", str(TRAIN), "--json"]) == 0
+    assert main(["check", str(path), "--scenario", str(TRAIN)]) == 2
+    assert main(["check", str(path), "--scenario", str(TRAIN), "--allow-empty"]) == 0
+    capsys.readouterr()
+    assert main(["check", str(path), "--scenario", str(TRAIN), "--json", "--allow-empty"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["note"] == "empty trace: nothing to check" and report["events"] == 0
 

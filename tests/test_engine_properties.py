@@ -159,7 +159,7 @@ def test_a_scenario_that_validates_always_runs(tmp_path_factory: Any, doc: dict[
         assume(False)
         return
     out: Path = tmp_path_factory.mktemp("run")
-    for router in scenario.routers:
+    for router in scenario.router_names:
         run_replication(scenario, router, 0, out / router, "full")
         report = check_trace(out / router / "trace.jsonl", scenario)
         verdicts = {v.name: v for v in report.verdicts}

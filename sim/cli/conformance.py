@@ -23,7 +23,9 @@ def register(sub: Any) -> None:
         "the ground truth of --scenario, streaming: per check the events examined, the "
         "violations and the first counterexample (its trace events with their seq). With "
         "--sgd, convert SGD dialogues to a trace and run write_approval, lts and recovery "
-        "against --schema. Exit 0: all hold; 1: a violation; 2: bad input.",
+        "against --schema. A gzip-compressed TRACE is read. Exit 0: all hold; 1: a violation; "
+        "2: bad input (a malformed line, named FILE:LINE with its field; an empty trace "
+        "unless --allow-empty).",
     )
     p.add_argument("trace", nargs="?", metavar="TRACE", help="trace.jsonl (SPEC §5)")
     p.add_argument("--scenario", metavar="FILE", help="the scenario the trace was run from")
@@ -36,6 +38,12 @@ def register(sub: Any) -> None:
         "name lists them)",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="accept a trace with no events (all checks then hold vacuously); "
+        "without it an empty trace is bad input (exit 2)",
+    )
     property_verdicts.add_arguments(p)
     p.set_defaults(handler=run)
 
@@ -82,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
             for diag in warnings:
                 print(diag, file=sys.stderr)
             report = check_trace(args.trace, scenario, only, consumers=[monitor] if monitor else ())
+            if report.events == 0 and not args.allow_empty:
+                return _bad(f"{args.trace}: no events (an empty trace; --allow-empty accepts it)")
     except (TraceError, DialogueError) as exc:
         return _bad(str(exc))
     verdicts = monitor.finish() if monitor is not None else []

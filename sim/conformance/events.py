@@ -1,23 +1,34 @@
 """Trace events (SPEC §5) as the checks read them: one decode per line, nothing trusted.
 
-A line is decoded once into an :class:`Event` with the SPEC §5 keys as attributes and
-``detail`` as a :class:`Detail` holding the detail keys any check reads (others are
-ignored; the raw line is kept for counterexamples). With ``msgspec`` installed the decode
-is a typed ``msgspec`` decode (about six times faster than ``json.loads``); without it,
-``json.loads`` and a plain object, same attributes. Required keys: ``seq`` (int) and
-``label`` (str, one of SPEC §5's :data:`LABELS`, checked by the reader); ``t`` may be
-missing or ``null`` but otherwise must be a (finite) number; the others may be missing or
-``null``. Malformed lines raise :class:`TraceError` naming the source, the line number and
-the field.
+Everything here is derived from the one trace vocabulary, :mod:`sim.vocabulary`: the
+labels (:data:`LABELS`, :data:`LABEL_IDS`), the line's fields and their types, and the
+types of the detail keys the checks read (:data:`READ_KEYS`). A line is decoded once
+into an event with the SPEC §5 fields as attributes and ``detail`` as an object with one
+attribute per key of :data:`READ_KEYS` (a Python keyword gets a trailing underscore:
+``detail.from_``; ``None`` when absent; other keys are ignored, the raw line is kept for
+counterexamples). With ``msgspec`` installed the decode is a typed ``msgspec`` decode;
+without it, ``json.loads`` and a plain object, same attributes, same checks.
+
+Required: ``seq`` (an integer) and ``label`` (a string; the pass checks that it is one
+of :data:`LABELS`). Every other field and read detail key may be missing or ``null``;
+otherwise it has its vocabulary type (``t`` a finite number, ``inv`` an integer,
+``detail.msg`` an integer, ...). A malformed line raises :class:`TraceError` naming the
+source, the line number and the field.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
+import keyword
 import math
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
+
+from sim.vocabulary import FIELDS, LABEL_NAMES, STRINGS, detail_type, has_type
+from sim.vocabulary import PROTOCOL_LABELS as _PROTOCOL
 
 try:  # pragma: no branch
     import msgspec
@@ -29,43 +40,65 @@ except ImportError:  # pragma: no cover - msgspec is a declared dependency
 #: Bytes read per block when streaming a trace file.
 BLOCK = 1 << 22
 
+#: The trace labels of SPEC §5, in its order (any other label is bad input).
+LABELS: frozenset[str] = frozenset(LABEL_NAMES)
+#: Each label's integer id (its index in SPEC §5's order).
+LABEL_IDS: dict[str, int] = {name: i for i, name in enumerate(LABEL_NAMES)}
 #: Labels of a tool or intent invocation's LTS (they carry ``inv``).
-PROTOCOL_LABELS: frozenset[str] = frozenset(
-    (
-        "call",
-        "invoke",
-        "collect",
-        "validate",
-        "approve",
-        "deny",
-        "execute",
-        "result",
-        "error",
-        "retry",
-        "fallback",
-        "prompt",
-        "abort",
-    )
-)
+PROTOCOL_LABELS: frozenset[str] = _PROTOCOL
 
-#: The trace labels of SPEC §5 (any other label is bad input).
-LABELS: frozenset[str] = PROTOCOL_LABELS | {
-    "wf_start",
-    "wf_end",
-    "list",
-    "skip",
-    "send",
-    "hop",
-    "translate",
-    "deliver",
-    "drop",
-    "timeout",
-    "reroute",
-    "node_down",
-    "node_up",
-    "link_down",
-    "link_up",
+#: The detail keys the checks read (each declared by the vocabulary, with its type).
+READ_KEYS: tuple[str, ...] = (
+    "msg",
+    "from",
+    "to",
+    "proto",
+    "reason",
+    "error",
+    "at",
+    "from_proto",
+    "to_proto",
+    "chain",
+    "link",
+    "slot",
+)
+#: Fields a line must have (the others may be missing or ``null``).
+REQUIRED: tuple[str, ...] = ("seq", "label")
+
+
+def attribute(key: str) -> str:
+    """The attribute a detail key is read as (``from`` → ``from_``)."""
+    return key + "_" if keyword.iskeyword(key) else key
+
+
+#: ``(field, type)`` of the top-level fields but ``detail``, in written order.
+_FIELDS: tuple[tuple[str, object], ...] = tuple(
+    (f.name, f.type) for f in FIELDS if f.name != "detail"
+)
+_DETAIL: tuple[tuple[str, str, object], ...] = tuple(
+    (k, attribute(k), detail_type(k)) for k in READ_KEYS
+)
+EVENT_ATTRS: tuple[str, ...] = (*(name for name, _ in _FIELDS), "detail")
+DETAIL_ATTRS: tuple[str, ...] = tuple(a for _, a, _ in _DETAIL)
+
+_KINDS: dict[str, str] = {
+    "int": "an integer",
+    "float": "a number",
+    "str": "a string",
+    "bool": "true or false",
+    "dict": "an object",
 }
+
+
+def _optional(declared: Any) -> Any:
+    """``declared | None`` (a missing or ``null`` value is accepted)."""
+    return declared | None
+
+
+def _kind(declared: object) -> str:
+    if declared == STRINGS:
+        return "a list of strings"
+    return _KINDS[getattr(declared, "__name__", "")]
 
 
 class TraceError(ValueError):
@@ -80,80 +113,26 @@ class TraceError(ValueError):
 
 
 class PyDetail:
-    """``detail`` of an event: the keys the checks read (``None`` when absent)."""
+    """``detail`` of an event: the :data:`READ_KEYS` (``None`` when absent)."""
 
-    __slots__ = (
-        "at",
-        "chain",
-        "error",
-        "frm",
-        "from_proto",
-        "link",
-        "msg",
-        "parent",
-        "proto",
-        "reason",
-        "slot",
-        "status",
-        "to",
-        "to_proto",
-        "turn",
-    )
+    __slots__ = DETAIL_ATTRS
 
     def __init__(self, d: dict[str, Any] | None = None) -> None:
         g = (d or {}).get
-        self.msg = g("msg")
-        self.frm = g("from")
-        self.to = g("to")
-        self.proto = g("proto")
-        self.reason = g("reason")
-        self.error = g("error")
-        self.status = g("status")
-        self.at = g("at")
-        self.from_proto = g("from_proto")
-        self.to_proto = g("to_proto")
-        self.chain = g("chain")
-        self.link = g("link")
-        self.slot = g("slot")
-        self.parent = g("parent")
-        self.turn = g("turn")
+        for key, attr, _ in _DETAIL:
+            setattr(self, attr, g(key))
 
 
 class PyEvent:
     """One trace event (the ``json`` fallback; same attributes as the ``msgspec`` one)."""
 
-    __slots__ = (
-        "agent",
-        "detail",
-        "inst",
-        "inv",
-        "label",
-        "proto",
-        "rep",
-        "seq",
-        "t",
-        "task",
-        "tool",
-        "wf",
-    )
+    __slots__ = EVENT_ATTRS
 
     def __init__(self, d: dict[str, Any]) -> None:
         g = d.get
-        self.t = g("t")
-        self.seq = d["seq"]
-        self.rep = g("rep")
-        self.label = d["label"]
-        self.agent = g("agent")
-        self.wf = g("wf")
-        self.inst = g("inst")
-        self.task = g("task")
-        self.inv = g("inv")
-        self.tool = g("tool")
-        self.proto = g("proto")
-        detail = g("detail")
-        if detail is not None and not isinstance(detail, dict):
-            raise TypeError("detail must be an object")
-        self.detail = PyDetail(detail)
+        for name, _ in _FIELDS:
+            setattr(self, name, g(name))
+        self.detail = PyDetail(g("detail"))
 
 
 def _got(obj: dict[str, Any], key: str) -> str:
@@ -164,61 +143,66 @@ def _got(obj: dict[str, Any], key: str) -> str:
     return f"got {text if len(text) <= 60 else text[:57] + '...'}"
 
 
+def field_problem(obj: dict[str, Any]) -> str:
+    """What makes the decoded line ``obj`` not a trace event, naming the field; ``""``
+    if nothing does (the label's membership in :data:`LABELS` is the pass's check)."""
+    for name, declared in _FIELDS:
+        value = obj.get(name)
+        if value is None and name not in REQUIRED:
+            continue
+        ok = has_type(value, declared)
+        if name == "t" and ok and isinstance(value, int | float):
+            ok = math.isfinite(value)
+        if not ok:
+            return f"`{name}` must be {_kind(declared)} ({_got(obj, name)})"
+    detail = obj.get("detail")
+    if detail is None:
+        return ""
+    if not isinstance(detail, dict):
+        return f"`detail` must be an object ({_got(obj, 'detail')})"
+    for key, _, declared in _DETAIL:
+        value = detail.get(key)
+        if value is not None and not has_type(value, declared):
+            return f"`detail.{key}` must be {_kind(declared)} ({_got(detail, key)})"
+    return ""
+
+
 def _py_decode(raw: bytes) -> Any:
     obj = json.loads(raw)
     if not isinstance(obj, dict):
         raise TypeError("a trace line must be a JSON object")
-    seq = obj.get("seq")
-    if not isinstance(seq, int) or isinstance(seq, bool):
-        raise TypeError(f"`seq` must be an integer ({_got(obj, 'seq')})")
-    if not isinstance(obj.get("label"), str):
-        raise TypeError(f"`label` must be a string ({_got(obj, 'label')})")
-    t = obj.get("t")
-    if t is not None and (
-        not isinstance(t, int | float) or isinstance(t, bool) or not math.isfinite(t)
-    ):
-        raise TypeError(f"`t` must be a number ({_got(obj, 't')})")
+    problem = field_problem(obj)
+    if problem:
+        raise TypeError(problem)
     return PyEvent(obj)
 
 
 if HAVE_MSGSPEC:
-
-    class MDetail(msgspec.Struct, gc=False, frozen=True):
-        """``detail`` decoded by msgspec (unknown keys ignored)."""
-
-        msg: Any = None
-        frm: Any = msgspec.field(default=None, name="from")
-        to: Any = None
-        proto: Any = None
-        reason: Any = None
-        error: Any = None
-        status: Any = None
-        at: Any = None
-        from_proto: Any = None
-        to_proto: Any = None
-        chain: Any = None
-        link: Any = None
-        slot: Any = None
-        parent: Any = None
-        turn: Any = None
-
+    MDetail: Any = msgspec.defstruct(
+        "MDetail",
+        [
+            (attr, _optional(declared), msgspec.field(default=None, name=key))
+            for key, attr, declared in _DETAIL
+        ],
+        frozen=True,
+        gc=False,
+    )
+    MDetail.__doc__ = "``detail`` decoded by msgspec (the READ_KEYS; other keys ignored)."
     _EMPTY = MDetail()
-
-    class MEvent(msgspec.Struct, gc=False):
-        """One trace event decoded by msgspec."""
-
-        seq: int
-        label: str
-        t: float | None = None
-        rep: Any = None
-        agent: Any = None
-        wf: Any = None
-        inst: Any = None
-        task: Any = None
-        inv: Any = None
-        tool: Any = None
-        proto: Any = None
-        detail: MDetail = _EMPTY
+    MEvent: Any = msgspec.defstruct(
+        "MEvent",
+        [
+            *((name, declared) for name, declared in _FIELDS if name in REQUIRED),
+            *(
+                (name, _optional(declared), None)
+                for name, declared in _FIELDS
+                if name not in REQUIRED
+            ),
+            ("detail", MDetail, _EMPTY),
+        ],
+        gc=False,
+    )
+    MEvent.__doc__ = "One trace event decoded by msgspec (fields typed by the vocabulary)."
 
     _decoder = msgspec.json.Decoder(MEvent)
     _mdecode = _decoder.decode
@@ -236,53 +220,91 @@ else:  # pragma: no cover
 
 def decode_line(raw: bytes, source: str, lineno: int, fast: Callable[[bytes], Any]) -> Any:
     """Decode one line; on failure retry with ``json`` (tolerant of ``null`` details) and
-    raise :class:`TraceError` with a located message if that fails too."""
+    raise :class:`TraceError` with a located message naming the field if that fails
+    too."""
     try:
         return fast(raw)
     except Exception:
         pass
+    head = raw.lstrip()[:1]
+    if head and head in b'["-0123456789tfn':
+        # JSON, but not an object: said without parsing it (a deep array would recurse)
+        raise TraceError(source, lineno, "not a trace event: a trace line must be a JSON object")
     try:
         return _py_decode(raw)
     except json.JSONDecodeError as exc:
         raise TraceError(
             source, lineno, f"malformed JSON: {exc.msg} (column {exc.colno})"
         ) from None
-    except (KeyError, TypeError, UnicodeDecodeError) as exc:
-        text = exc.args[0] if exc.args else str(exc)
-        if isinstance(exc, KeyError):
-            text = f"missing key `{text}`"
-        raise TraceError(source, lineno, f"not a trace event: {text}") from None
+    except UnicodeDecodeError as exc:
+        raise TraceError(
+            source,
+            lineno,
+            f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at column {exc.start + 1}",
+        ) from None
+    except RecursionError:
+        raise TraceError(
+            source, lineno, "not a trace event: JSON nested too deeply to read"
+        ) from None
+    except TypeError as exc:
+        raise TraceError(source, lineno, f"not a trace event: {exc.args[0]}") from None
 
 
 Line = bytes
 """A raw trace line (no trailing newline)."""
+
+#: Magic numbers of compressed files that are refused by name (gzip is read).
+COMPRESSED: tuple[tuple[bytes, str], ...] = (
+    (b"BZh", "bz2"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+    (b"\x04\x22\x4d\x18", "lz4"),
+)
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 def read_blocks(
     source: str | Path | Iterable[bytes | str | dict[str, Any]],
 ) -> tuple[str, Iterator[list[bytes]]]:
     """``(name, blocks of lines)`` for a path or an iterable of lines (``bytes``, ``str`` or
-    event dicts, which are re-encoded). Files are read in blocks of about 4 MiB; blank
-    lines are kept (as ``b""``) so line numbers stay right (the reader skips them)."""
+    event dicts, which are re-encoded). Files are read in blocks of about 4 MiB, a gzip
+    file (known by its magic number) decompressed on the way; other compressed files
+    (bz2, xz, zstd, lz4) raise :class:`TraceError` naming the compression. Blank lines are
+    kept (as ``b""``) so line numbers stay right (the reader skips them)."""
     if isinstance(source, (str, Path)):
         path = Path(source)
         try:
-            fh = open(path, "rb")  # noqa: SIM115 - closed by the generator
+            fh: Any = open(path, "rb")  # noqa: SIM115 - closed by the generator
+            head = fh.peek(8)[:8] if hasattr(fh, "peek") else b""
+            for magic, name in COMPRESSED:
+                if head.startswith(magic):
+                    fh.close()
+                    raise TraceError(
+                        str(path), None, f"a {name}-compressed file: decompress it first "
+                        "(only plain and gzip traces are read)"
+                    )  # fmt: skip
+            if head.startswith(GZIP_MAGIC):
+                fh = gzip.GzipFile(fileobj=fh, mode="rb")
         except OSError as exc:
             raise TraceError(str(path), None, exc.strerror or str(exc)) from None
-        return str(path), _file_blocks(fh)
+        return str(path), _file_blocks(fh, str(path))
     return "<trace>", _iter_blocks(source)
 
 
-def _file_blocks(fh: Any) -> Iterator[list[bytes]]:
+def _file_blocks(fh: Any, name: str) -> Iterator[list[bytes]]:
+    lines = 0
     with fh:
         rest = b""
         while True:
-            block = fh.read(BLOCK)
+            try:
+                block = fh.read(BLOCK)
+            except (OSError, EOFError, zlib.error) as exc:
+                raise TraceError(name, lines + 1, f"cannot read the file: {exc}") from None
             if not block:
                 break
             parts = (rest + block).split(b"\n")
             rest = parts.pop()
+            lines += len(parts)
             yield parts
         if rest:
             yield [rest]

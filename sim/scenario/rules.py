@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from sim.calculus.lts import is_label_argument
+from sim.plugins import BUILTIN_ROUTERS, PluginError, router_class, router_names, router_reference
 from sim.scenario.capabilities import similarity
 from sim.scenario.diagnostics import FieldPath, did_you_mean
 from sim.scenario.model import (
@@ -52,6 +53,8 @@ class KnownNames:
     sections: frozenset[str] = frozenset({"agents", "tools", "protocols"})
     #: Tool names listed in some agent's ``tools:`` (None: take them from the scenario).
     hosted: set[str] | None = None
+    #: The router names known without a plug-in entry (from the registry, above).
+    routers: tuple[str, ...] = field(default_factory=router_names)
 
     def lacks(self, section: str, name: str) -> bool:
         """True when ``name`` is certainly not declared in ``section``."""
@@ -482,12 +485,41 @@ def _failures(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
             )
 
 
-def _routers(scn: Scenario) -> Iterator[Finding]:
+def _routers(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
+    """Router names listed once and known (``known.routers``, given by the registry
+    above); a plug-in importable, a router, and taking its options (SPEC §12)."""
     seen: set[str] = set()
     for i, router in enumerate(scn.routers):
-        if router in seen:
-            yield Finding(("routers", i), f"router '{router}' is listed twice")
-        seen.add(router)
+        name = router.name
+        if name in seen:
+            yield Finding(("routers", i), f"router '{name}' is listed twice")
+        seen.add(name)
+        reference = router.plugin
+        if reference is None:
+            if name not in known.routers:
+                choices = ", ".join(known.routers)
+                yield Finding(
+                    ("routers", i),
+                    f"must be one of {choices}, or {{name, plugin: package.module:Class}} "
+                    f"(got '{name}'){did_you_mean(name, known.routers)}",
+                )
+                continue
+            if not router.options:
+                continue
+            reference = router_reference(name) or name
+            where: FieldPath = ("routers", i, "options")
+        elif name in BUILTIN_ROUTERS:
+            yield Finding(
+                ("routers", i, "name"),
+                f"'{name}' is a built-in router: give the plug-in another name",
+            )
+            continue
+        else:
+            where = ("routers", i, "plugin")
+        try:
+            router_class(reference, router.options)
+        except PluginError as exc:
+            yield Finding(where, f"router plug-in '{reference}': {exc}")
 
 
 def _topology(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
@@ -555,6 +587,6 @@ def check_rules(scenario: Scenario, known: KnownNames) -> list[Finding]:
     findings: list[Finding] = []
     for rule in (_protocols, _agents, _links, _tools, _workflows, _failures, _topology, _sweep):
         findings.extend(rule(scenario, known))
-    findings.extend(_routers(scenario))
+    findings.extend(_routers(scenario, known))
     findings.extend(property_findings(scenario, known))
     return findings

@@ -43,7 +43,7 @@ class RouteValidity(Check):
 
     def on_hop(self, ev: Any, raw: bytes) -> None:
         d = ev.detail
-        a = d.frm if d.frm is not None else ev.agent
+        a = d.from_ if d.from_ is not None else ev.agent
         b = d.to
         p = d.proto if d.proto is not None else ev.proto
         try:
