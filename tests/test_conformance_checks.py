@@ -397,7 +397,7 @@ def test_check_run_dir_on_an_empty_trace_checks_nothing(tmp_path: Path) -> None:
 def test_check_run_dir_gives_none_for_a_check_that_does_not_apply(
     train_trace: Events, tmp_path: Path
 ) -> None:
-    protocol = [e for e in train_trace if e["label"] not in ("send", "hop", "deliver")]
+    protocol = [dict(e) for e in train_trace if e["label"] not in ("send", "hop", "deliver")]
     _in_order(protocol)
     (tmp_path / "trace.jsonl").write_text("".join(json.dumps(e) + "\n" for e in protocol))
     verdicts = check_run_dir(tmp_path, load_scenario(TRAIN))
