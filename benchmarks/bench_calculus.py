@@ -27,8 +27,9 @@ from typing import Any
 from benchmarks.run import ROOT, Section, table
 from sim.calculus.bisim import bisimilar
 from sim.calculus.lts import LTS, TAU
-from sim.calculus.phi import phi_services, theorem_report
+from sim.calculus.phi import phi_services
 from sim.calculus.sgd import load_schema
+from sim.calculus.theorems import theorem_report
 
 SCHEMA = ROOT / "data" / "sgd" / "train" / "schema.json"
 SEED = 20_260_101

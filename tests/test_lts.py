@@ -22,7 +22,7 @@ from sim.calculus.lts import (
     traces,
     write_aut,
 )
-from sim.calculus.phi import hide_approval
+from sim.calculus.theorems import hide_approval
 
 # call(n) . τ . (approve . execute . result | deny)
 GATED = LTS(
@@ -181,8 +181,13 @@ def test_every_public_definition_of_the_calculus_cites_the_paper() -> None:
     import inspect
 
     missing: list[str] = []
-    for name in ("lts", "bisim", "sgd", "mcp", "phi", "principles"):
-        module = importlib.import_module(f"sim.calculus.{name}")
+    import pkgutil
+
+    import sim.calculus
+
+    for info in pkgutil.walk_packages(sim.calculus.__path__, "sim.calculus."):
+        name = info.name.removeprefix("sim.calculus.")
+        module = importlib.import_module(info.name)
         for attr, obj in vars(module).items():
             if attr.startswith("_") or getattr(obj, "__module__", None) != module.__name__:
                 continue

@@ -13,23 +13,16 @@ import pytest
 from sim.calculus.bisim import bisimilar
 from sim.calculus.lts import relabel
 from sim.calculus.mcp import SideEffect, Tool, ToolPlus, tool_lts
-from sim.calculus.phi import (
-    UNKNOWN,
+from sim.calculus.phi import phi, phi_annotated, phi_plus, phi_services, schema
+from sim.calculus.sgd import Intent, Service, Slot, intent_lts, load_schema
+from sim.calculus.theorems import (
     TheoremReport,
     action_equivalence,
     hide_approval,
     intent_tool_bisimilar,
-    phi,
-    phi_annotated,
-    phi_plus,
-    phi_services,
-    schema,
     theorem_report,
-    unphi,
-    unphi_plus,
-    unphi_services,
 )
-from sim.calculus.sgd import Intent, Service, Slot, intent_lts, load_schema
+from sim.calculus.unphi import UNKNOWN, unphi, unphi_plus, unphi_services
 
 TRANSACTIONAL = (
     "Banks_1__TransferMoney",

@@ -42,23 +42,16 @@ from sim.calculus.mcp import (
     tools_from_list,
     tools_to_list,
 )
-from sim.calculus.phi import (
-    UNKNOWN,
-    Unphi,
+from sim.calculus.phi import phi, phi_annotated, phi_plus, phi_services
+from sim.calculus.principles import Finding, lint, sem_density
+from sim.calculus.sgd import Intent, SchemaError, Service, Slot, intent_lts, load_schema
+from sim.calculus.theorems import (
     action_equivalence,
     hide_approval,
     intent_tool_bisimilar,
-    phi,
-    phi_annotated,
-    phi_plus,
-    phi_services,
     theorem_report,
-    unphi,
-    unphi_plus,
-    unphi_services,
 )
-from sim.calculus.principles import Finding, lint, sem_density
-from sim.calculus.sgd import Intent, SchemaError, Service, Slot, intent_lts, load_schema
+from sim.calculus.unphi import UNKNOWN, Unphi, unphi, unphi_plus, unphi_services
 
 __all__ = [
     "LTS",

@@ -42,8 +42,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits 2 on bad usage, 0 on --help
         return int(exc.code or 0)
     handler = args.handler
+    from sim.processes import Stopped
+
     try:
         return int(handler(args))
+    except Stopped as exc:  # SIGINT or SIGTERM: the command cleaned up; one line
+        print(exc, file=sys.stderr)
+        return exc.code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

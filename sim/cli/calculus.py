@@ -26,9 +26,9 @@ from sim.calculus import (
     unphi_services,
     write_aut,
 )
-from sim.calculus.phi import ServiceUnphi, Unknown
 from sim.calculus.principles import DEFAULT_MIN_ENTITIES, DEFAULT_THETA
 from sim.calculus.sgd import Service, services_from_json
+from sim.calculus.unphi import ServiceUnphi, Unknown
 from sim.cli.console import EXIT_NEGATIVE, EXIT_OK, BadInput, guarded, read_json
 
 

@@ -56,8 +56,8 @@ class Choices(Sequence[str]):
         return name in self._resolved()
 
 
-#: The routers a scenario may name, and the trace levels (SPEC §3, §5).
-ROUTER_NAMES = Choices("sim.scenario.model", "ROUTERS")
+#: The trace levels (SPEC §5). Router names are checked once the scenario is loaded
+#: (the registry's names and the scenario's plug-ins: :func:`sim.mesh.registry.unknown_router`).
 TRACE_LEVEL_NAMES = Choices("sim.engine.trace", "TRACE_LEVELS")
 
 

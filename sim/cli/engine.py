@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 from sim.cli.console import (
     EXIT_BAD_INPUT,
     EXIT_OK,
-    ROUTER_NAMES,
     TRACE_LEVEL_NAMES,
     BadInput,
     output_directory,
     print_table,
 )
+from sim.plugins import BUILTIN_ROUTERS
 
 if TYPE_CHECKING:
     from sim.scenario.load import Override
@@ -37,9 +37,9 @@ def register(sub: Any) -> None:
     p.add_argument("file", metavar="FILE", help="scenario YAML file")
     p.add_argument(
         "--router",
-        choices=ROUTER_NAMES,
         metavar="NAME",
-        help="%(choices)s (default: the scenario's first)",
+        help=f"{', '.join(BUILTIN_ROUTERS)}, an installed plug-in or one of the scenario's "
+        "routers (default: its first)",
     )
     p.add_argument("--replications", type=_positive, metavar="N", help="default: the scenario's")
     p.add_argument(
@@ -66,6 +66,12 @@ def register(sub: Any) -> None:
         default=[],
         metavar="PATH=VALUE",
         help="override a field, e.g. approval.mcp_policy=hints (compare takes value lists)",
+    )
+    p.add_argument(
+        "--wait",
+        action="store_true",
+        help="if another protomesh process is writing into the folder, wait for it "
+        "(default: exit 2 naming its pid)",
     )
     p.set_defaults(handler=run)
 
@@ -117,14 +123,16 @@ def run(args: argparse.Namespace) -> int:
     from sim.experiments.runner import (
         ERROR_FILE,
         METRICS_FILE,
+        RunRecord,
         Task,
-        execute_task,
         fingerprint,
         make_executor,
         run_dir,
         run_tasks,
     )
+    from sim.experiments.store import FolderBusy, FolderLock, StorageError
     from sim.experiments.sweep import SweepError
+    from sim.processes import Stopped, stop_on_signals
     from sim.scenario import ScenarioError, load_scenario_with_warnings
 
     try:
@@ -145,7 +153,13 @@ def run(args: argparse.Namespace) -> int:
         print(diag, file=sys.stderr)
     if args.seed is not None:
         scenario = scenario.model_copy(update={"seed": args.seed})
-    router = args.router or scenario.routers[0]
+    from sim.mesh.registry import unknown_router
+
+    router = args.router or scenario.router_names[0]
+    problem = unknown_router(router, scenario)
+    if problem is not None:
+        print(f"--router: {problem}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     reps = args.replications or scenario.replications
     base = args.out if args.out is not None else Path("results") / scenario.name
     try:
@@ -176,13 +190,30 @@ def run(args: argparse.Namespace) -> int:
         for rep in range(reps)
     ]
     handle = make_executor("local", min(args.jobs, reps))
+    finished: list[RunRecord] = []
     try:
-        records = sorted(
-            run_tasks(tasks, handle) if handle.kind != "inline" else map(execute_task, tasks),
-            key=lambda r: r.rep,
-        )
+        with stop_on_signals(), FolderLock(base, wait=args.wait):
+            finished.extend(run_tasks(tasks, handle))
+    except Stopped as exc:
+        handle.terminate()
+        done = sum(r.status == "ok" for r in finished)
+        raise Stopped(
+            exc.signum, f"{done} of {reps} replication(s) finished and kept in {base / router}"
+        ) from None
+    except (FolderBusy, StorageError) as exc:
+        handle.terminate()
+        print(f"error: {exc}", file=sys.stderr)
+        if isinstance(exc, StorageError):
+            kept = [r.key for r in finished if r.status == "ok"]
+            print(
+                f"{len(kept)} finished replication(s) kept in {base}"
+                + (f": {', '.join(kept)}" if kept else ""),
+                file=sys.stderr,
+            )
+        return EXIT_BAD_INPUT
     finally:
         handle.close()
+    records = sorted(finished, key=lambda r: r.rep)
     for record in records:
         out = run_dir(base, None, router, record.rep)
         if record.status != "ok":

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from sim.cli.console import (
     EXIT_BAD_INPUT,
     EXIT_OK,
-    ROUTER_NAMES,
     TRACE_LEVEL_NAMES,
     BadInput,
     Choices,
@@ -23,7 +22,7 @@ from sim.cli.console import (
 )
 
 if TYPE_CHECKING:
-    from sim.experiments.runner import ExecutorHandle, RunRecord
+    from sim.experiments.runner import ExecutorHandle, Plan, RunRecord
     from sim.experiments.sweep import Setting
 
 EXECUTOR_NAMES = Choices("sim.experiments.runner", "EXECUTORS")
@@ -142,6 +141,12 @@ def register(sub: Any) -> None:
     )
     resume.add_argument("--force", dest="force", action="store_true", help="redo every run")
     p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.add_argument(
+        "--wait",
+        action="store_true",
+        help="if another protomesh process is writing into the folder, wait for it "
+        "(default: exit 2 naming its pid)",
+    )
     p.set_defaults(handler=compare)
 
 
@@ -154,11 +159,6 @@ def _positive(text: str) -> int:
 
 def _routers(text: str) -> list[str]:
     names = [r.strip() for r in text.split(",") if r.strip()]
-    for name in names:
-        if name not in ROUTER_NAMES:
-            raise argparse.ArgumentTypeError(
-                f"unknown router '{name}' (choose from {', '.join(ROUTER_NAMES)})"
-            )
     if not names:
         raise argparse.ArgumentTypeError("name at least one router")
     return list(dict.fromkeys(names))
@@ -280,7 +280,9 @@ def compare(args: argparse.Namespace) -> int:
     """Run the comparison; print where the report is; 0, or 2 on bad input or a crashed run."""
     from sim.experiments.compare import run_compare
     from sim.experiments.runner import default_jobs, make_executor
+    from sim.experiments.store import FolderBusy, StorageError
     from sim.experiments.sweep import SweepError, expand, load_points, parse_set
+    from sim.processes import Stopped, stop_on_signals, worker_start
     from sim.scenario import ScenarioError, load_scenario_with_warnings
 
     try:
@@ -301,7 +303,14 @@ def compare(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     for diag in [*warnings, *(d for d in more if d not in warnings)]:
         print(diag, file=sys.stderr)
-    routers = args.routers or list(base_scenario.routers)
+    from sim.mesh.registry import unknown_router
+
+    routers = args.routers or base_scenario.router_names
+    for name in routers:
+        problem = unknown_router(name, base_scenario)
+        if problem is not None:
+            print(f"--routers: {problem}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     reps = args.replications or base_scenario.replications
     base = args.out if args.out is not None else Path("results") / base_scenario.name
     try:
@@ -336,9 +345,11 @@ def compare(args: argparse.Namespace) -> int:
         if handle.kind == "inline":
             report = progress.report
         elif handle.kind == "processes":
-            import multiprocessing
+            import os
+            from multiprocessing.managers import SyncManager
 
-            manager = multiprocessing.Manager()
+            manager = SyncManager()
+            manager.start(worker_start, (os.getpid(),))
             shared = manager.dict()
             report = _SharedReporter(shared)
             poller = threading.Event()
@@ -365,24 +376,43 @@ def compare(args: argparse.Namespace) -> int:
         progress.record(rec)
 
     try:
-        outcome = run_compare(
-            base_scenario,
-            loaded,
-            routers,
-            reps,
-            base,
-            handle,
-            force=args.force,
-            trace_level=args.trace,
-            report=report,
-            on_start=progress.start,
-            on_record=on_record,
-        )
+        with stop_on_signals():
+            outcome = run_compare(
+                base_scenario,
+                loaded,
+                routers,
+                reps,
+                base,
+                handle,
+                force=args.force,
+                trace_level=args.trace,
+                report=report,
+                on_start=progress.start,
+                on_record=on_record,
+                on_plan=say_damaged,
+                wait=args.wait,
+                on_wait=lambda pid: print(
+                    f"{base}: waiting for protomesh process {pid} to finish with it",
+                    file=sys.stderr,
+                ),
+            )
+    except Stopped:
+        progress.stop()
+        handle.terminate()
+        raise
+    except (FolderBusy, StorageError) as exc:
+        progress.stop()
+        handle.terminate()
+        print(f"error: {exc}", file=sys.stderr)
+        if isinstance(exc, StorageError):
+            say_kept(exc.kept, base)
+        return EXIT_BAD_INPUT
     finally:
         progress.stop()
         if manager is not None:
             poller.set()
-            manager.shutdown()
+            with contextlib.suppress(Exception):
+                manager.shutdown()
         handle.close()
     failed = outcome.failed
     for err in failed:
@@ -395,3 +425,17 @@ def compare(args: argparse.Namespace) -> int:
     print(f"summary: {base / 'summary.json'}")
     print(f"report:  {outcome.report}")
     return EXIT_BAD_INPUT if failed else EXIT_OK
+
+
+def say_damaged(todo: Plan) -> None:
+    """One line per run found damaged, which runs again."""
+    for task, why in todo.damaged:
+        print(f"{task.key}: damaged ({why}); running it again", file=sys.stderr)
+
+
+def say_kept(kept: tuple[str, ...], base: Path) -> None:
+    """The finished runs a failed experiment leaves in ``base``, on one line."""
+    if kept:
+        print(f"{len(kept)} finished run(s) kept in {base}: {', '.join(kept)}", file=sys.stderr)
+    else:
+        print(f"no finished run in {base}", file=sys.stderr)

@@ -323,8 +323,11 @@ def _speed(text: str) -> float | None:
 @guarded(InteropError)
 def serve_mcp_command(args: argparse.Namespace) -> int:
     """``serve mcp FILE [--speed instant|realtime|X] [--seed S] [--arg-errors error|result]``."""
+    import signal
+
     from sim.interop.server import build_server, run_stdio
 
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a server just ends on SIGTERM
     speed = _speed(args.speed)
     scenario, ext = _load(args.file)
     seed = scenario.seed if args.seed is None else args.seed

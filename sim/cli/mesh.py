@@ -7,12 +7,11 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from sim.cli.console import Choices, print_table
+from sim.cli.console import print_table
+from sim.plugins import BUILTIN_ROUTERS
 
 if TYPE_CHECKING:
     from sim.mesh import DownSet, Route
-
-ROUTER_NAMES = Choices("sim.mesh", "ROUTERS")
 
 
 def register(sub: Any) -> None:
@@ -30,14 +29,14 @@ def register(sub: Any) -> None:
         dest="target",
         required=True,
         metavar="B",
-        help="target agent id (semantic router: also a capability or tool name)",
+        help="target agent id, or a tool or capability (the router picks the agent)",
     )
     p.add_argument(
         "--router",
-        choices=ROUTER_NAMES,
         default=None,
         metavar="NAME",
-        help="%(choices)s (default: the scenario's first router)",
+        help=f"{', '.join(BUILTIN_ROUTERS)}, an installed plug-in or one of the scenario's "
+        "routers (default: its first)",
     )
     p.add_argument("--protocol", metavar="P", help="source protocol ρ (bfs: the one protocol)")
     p.add_argument("--to-protocol", metavar="P", help="protocol the target must receive")
@@ -85,7 +84,8 @@ def _render(route: Route) -> str:
 
 def route_command(args: argparse.Namespace) -> int:
     """``route FILE --from A --to B``: 0 route found, 1 no route, 2 bad input."""
-    from sim.mesh import MeshError, NoRoute, ProtocolGraph, SemanticRouter, make_router
+    from sim.mesh import MeshError, NoRoute, ProtocolGraph, make_router
+    from sim.mesh.registry import unknown_router
     from sim.scenario import ScenarioError, load_scenario
 
     try:
@@ -94,8 +94,16 @@ def route_command(args: argparse.Namespace) -> int:
         print(exc, file=sys.stderr)
         return 2
     graph = ProtocolGraph.from_scenario(scenario)
-    name = args.router or scenario.routers[0]
-    router = make_router(name, graph)
+    name = args.router or scenario.router_names[0]
+    problem = unknown_router(name, scenario)
+    if problem is not None:
+        print(f"--router: {problem}", file=sys.stderr)
+        return 2
+    try:
+        router = make_router(name, graph, scenario)
+    except MeshError as exc:
+        print(f"{args.file}: {exc}", file=sys.stderr)
+        return 2
     down = _parse_down(args.down)
     for node in sorted(down.nodes | {end for link in down.links for end in link}):
         if node not in graph:
@@ -107,14 +115,8 @@ def route_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     try:
-        if isinstance(router, SemanticRouter) and args.target not in graph:
-            route = router.resolve(
-                args.source,
-                args.target,
-                source_protocol=args.protocol,
-                target_protocol=args.to_protocol,
-                down=down,
-            )
+        if args.target not in graph:
+            route = router.serve(args.source, args.target, source_protocol=args.protocol, down=down)
         else:
             route = router.route(
                 args.source,
@@ -135,8 +137,8 @@ def route_command(args: argparse.Namespace) -> int:
 
 def plan_command(args: argparse.Namespace) -> int:
     """``plan FILE``: each task's route under each router."""
-    from sim.mesh import ROUTERS, NoRoute, ProtocolGraph, make_router
-    from sim.mesh.discovery import route_to_service
+    from sim.mesh import MeshError, NoRoute, ProtocolGraph, make_router
+    from sim.mesh.registry import unknown_router
     from sim.scenario import ScenarioError, load_scenario
 
     try:
@@ -145,18 +147,20 @@ def plan_command(args: argparse.Namespace) -> int:
         print(exc, file=sys.stderr)
         return 2
     graph = ProtocolGraph.from_scenario(scenario)
-    names = args.routers.split(",") if args.routers else list(scenario.routers)
-    unknown = [n for n in names if n not in ROUTERS]
-    if unknown:
-        print(
-            f"--routers: unknown router '{unknown[0]}' (known: {', '.join(ROUTERS)})",
-            file=sys.stderr,
-        )
-        return 2
+    names = args.routers.split(",") if args.routers else scenario.router_names
+    for name in names:
+        problem = unknown_router(name, scenario)
+        if problem is not None:
+            print(f"--routers: {problem}", file=sys.stderr)
+            return 2
     missing = 0
     header = ("workflow", "task", "calls", "route", "cost (s)")
     for name in names:
-        router = make_router(name, graph)
+        try:
+            router = make_router(name, graph, scenario)
+        except MeshError as exc:
+            print(f"{args.file}: {exc}", file=sys.stderr)
+            return 2
         rows: list[tuple[str, ...]] = []
         for wf in scenario.workflows:
             starts = scenario.initiators_of(wf)
@@ -166,11 +170,14 @@ def plan_command(args: argparse.Namespace) -> int:
                 need = task.tool or task.capability or ""
                 protocol = task.protocol or wf.protocol
                 try:
-                    route = route_to_service(router, starts[0], need, source_protocol=protocol)
+                    route = router.serve(starts[0], need, source_protocol=protocol)
                     rows.append((wf.name, task.id, need, route.describe(), f"{route.cost:.4f}"))
                 except NoRoute as exc:
                     missing += 1
                     rows.append((wf.name, task.id, need, f"no route: {exc.reason}", "-"))
+                except MeshError as exc:
+                    print(f"{args.file}: {exc}", file=sys.stderr)
+                    return 2
         print(f"router {name}")
         print_table(header, rows, indent="  ", align="llll")
         print()

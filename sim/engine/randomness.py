@@ -11,13 +11,12 @@ Per event the engine only calls ``random.Random`` methods (no numpy scalar draws
 
 from __future__ import annotations
 
-import math
 import random
-from collections.abc import Callable
 
 import numpy as np
 
 from sim.scenario.model import Distribution
+from sim.scenario.model.distribution import Sampler as Sampler
 
 #: The streams of a replication, in a fixed order (never reorder: seeds depend on it).
 STREAMS: tuple[str, ...] = (
@@ -29,8 +28,6 @@ STREAMS: tuple[str, ...] = (
     "approvals",
     "translation",
 )
-
-Sampler = Callable[[], float]
 
 
 class Streams:
@@ -57,31 +54,6 @@ class Streams:
 
 
 def sampler(dist: Distribution, rng: random.Random) -> Sampler:
-    """A function drawing one duration (seconds, ≥ 0) of ``dist`` from ``rng``.
-
-    constant {value}; exponential {mean}; lognormal {median, sigma} (the median is
-    ``exp(mu)``); uniform {low, high}. A zero mean or median gives 0 without a draw.
-    """
-    if dist.dist == "constant":
-        value = float(dist.value or 0.0)
-        return lambda: value
-    if dist.dist == "exponential":
-        mean = float(dist.mean or 0.0)
-        if mean <= 0:
-            return lambda: 0.0
-        rate = 1.0 / mean
-        expo = rng.expovariate
-        return lambda: expo(rate)
-    if dist.dist == "lognormal":
-        median = float(dist.median or 0.0)
-        sigma = float(dist.sigma or 0.0)
-        if median <= 0:
-            return lambda: 0.0
-        mu = math.log(median)
-        logn = rng.lognormvariate
-        return lambda: logn(mu, sigma)
-    if dist.dist == "uniform":
-        low, high = float(dist.low or 0.0), float(dist.high or 0.0)
-        uni = rng.uniform
-        return lambda: uni(low, high)
-    raise ValueError(f"unknown distribution '{dist.dist}'")
+    """A function drawing one duration (seconds, ≥ 0) of ``dist`` from ``rng``: the
+    scenario's one law (:meth:`sim.scenario.model.Law.sampler`)."""
+    return dist.law().sampler(rng)

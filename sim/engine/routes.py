@@ -6,8 +6,10 @@ of elements the caller suspects (``DownSet``). Outputs: a compiled
 :class:`~sim.engine.paths.Path` (routes cached per (source, need, ρ) and suspect set;
 compiled paths per (route, start protocol), so a path's identity is stable), or
 :class:`~sim.mesh.errors.NoRoute`. The router's run-time policy is read here and only
-here: ``static`` (the router ignores failures: no suspects, no reroute) and what a
-caller suspects after a timeout on a path (:meth:`RouteService.suspects`). Timing:
+here, by asking the router (never by its name): ``static`` (the router ignores
+failures: no suspects, no reroute), what a caller suspects after a timeout on a path
+(:meth:`sim.mesh.Router.suspects`) and how a need resolves to a target
+(:meth:`sim.mesh.Router.serve`). Timing:
 none; routes are computed at once when asked.
 """
 
@@ -17,12 +19,10 @@ from typing import Any
 
 from sim.engine.paths import Path
 from sim.engine.topology import Topology
-from sim.mesh.discovery import route_to_service
 from sim.mesh.errors import NoRoute
 from sim.mesh.routing import NO_DOWN, DownSet, Route, Router
 from sim.scenario.capabilities import cosine, tokens
 
-STATIC_ROUTERS = frozenset(("dijkstra", "bfs"))
 #: Cached routes kept before the cache is cleared (memory bound on huge meshes).
 ROUTE_CACHE = 200_000
 
@@ -30,16 +30,14 @@ ROUTE_CACHE = 200_000
 class RouteService:
     """Routes of one replication for every caller, and the router's run-time policy."""
 
-    __slots__ = ("_paths", "_routes", "fail_over", "name", "router", "static", "topology")
+    __slots__ = ("_paths", "_routes", "name", "router", "static", "topology")
 
     def __init__(self, topology: Topology, router: Router, name: str) -> None:
         self.topology = topology
         self.router = router
         self.name = name
         #: the router ignores failures (routes over the full topology, never reroutes)
-        self.static = name in STATIC_ROUTERS
-        #: after a timeout the caller also suspects the target (fail over to the next host)
-        self.fail_over = name == "semantic"
+        self.static = router.static
         self._paths: dict[Any, Path] = {}
         self._routes: dict[Any, Path] = {}
 
@@ -56,7 +54,7 @@ class RouteService:
         key: Any = (source, need, rho) if down is NO_DOWN else (source, need, rho, down)
         path = self._routes.get(key)
         if path is None:
-            route = route_to_service(self.router, source, need, source_protocol=rho, down=down)
+            route = self.router.serve(source, need, source_protocol=rho, down=down)
             path = self.compiled(route, rho)
             if len(self._routes) > ROUTE_CACHE:
                 self._routes.clear()
@@ -76,19 +74,11 @@ class RouteService:
     def suspects(self, path: Path) -> tuple[list[str], list[frozenset[str]]]:
         """What a caller suspects after a timeout on ``path`` (nodes, links).
 
-        The caller cannot tell which element failed: every node strictly between itself
-        and the target, or, on a direct link, that link; a fail-over router also
-        suspects the target. Static routers suspect nothing."""
+        The router's policy (:meth:`sim.mesh.Router.suspects`); static routers
+        suspect nothing."""
         if self.static:
             return [], []
-        ids = path.route.path
-        nodes: list[str] = list(ids[1:-1])
-        links: list[frozenset[str]] = []
-        if not nodes:
-            links.append(frozenset(ids[:2]))
-        if self.fail_over:
-            nodes.append(ids[-1])
-        return nodes, links
+        return self.router.suspects(path.route.path)
 
     def hosts(self, path: Path, tool: str) -> bool:
         """Whether the end of ``path`` is a tool server hosting ``tool``."""

@@ -38,7 +38,7 @@ from sim.engine.transport import Transport
 from sim.engine.views import ToolRT, Views
 from sim.engine.workflows import WorkflowRT, Workflows, drain_cap
 from sim.mesh.graph import ProtocolGraph
-from sim.mesh.routing import make_router
+from sim.mesh.registry import make_router
 from sim.scenario.model import Scenario
 from sim.vocabulary import TRACE_LEVELS
 
@@ -84,7 +84,7 @@ class Replication:
         self.graph = graph if graph is not None else ProtocolGraph.from_scenario(scenario)
         self.topology = topology = Topology(self.graph)
         self.routes = routes = RouteService(
-            topology, make_router(router_name, self.graph), router_name
+            topology, make_router(router_name, self.graph, scenario), router_name
         )
         self.transport = transport = Transport(
             env, later, rec, streams.latency, streams.translation

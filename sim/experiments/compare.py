@@ -10,11 +10,13 @@ Layout under ``base`` (``results/<scenario>`` or ``--out``)::
     <router>/rep-<k>/{trace.jsonl, metrics.json, series.json, run.json[, error.json]}
     p<i>/<router>/rep-<k>/...          (with a sweep; points.json maps p<i> to values)
     summary.json  summary.csv  plots/*.png  report.md
+
+The folder is locked for the whole experiment (:class:`~sim.experiments.store.FolderLock`):
+a second ``compare`` into it fails naming the holder's pid, or waits (``wait=True``).
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +29,7 @@ from sim.experiments.report import render_report
 from sim.experiments.runner import (
     ExecutorHandle,
     Hook,
+    Plan,
     Reporter,
     RunRecord,
     Task,
@@ -35,8 +38,10 @@ from sim.experiments.runner import (
     run_dir,
     run_tasks,
 )
+from sim.experiments.store import FolderLock, StorageError, write_atomic
 from sim.experiments.summary import Point, collect, series_of, summary_csv, summary_json
 from sim.experiments.sweep import SweepPoint
+from sim.processes import Stopped
 from sim.scenario.model import Scenario
 
 #: Metrics drawn against the swept parameter.
@@ -90,11 +95,8 @@ def build_tasks(
 
 
 def _write(path: Path, text: str) -> None:
-    """Write ``text`` atomically (tmp + rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    """Write ``text`` atomically (a temporary name unique to this writer, then a rename)."""
+    write_atomic(path, text)
 
 
 def run_compare(
@@ -111,20 +113,94 @@ def run_compare(
     report: Reporter | None = None,
     on_start: Callable[[int, int], None] | None = None,
     on_record: Callable[[RunRecord], None] | None = None,
+    on_plan: Callable[[Plan], None] | None = None,
+    wait: bool = False,
+    on_wait: Callable[[str], None] | None = None,
 ) -> Outcome:
-    """Run what is missing, then write the summary, the plots and the report."""
+    """Lock ``base``, run what is missing, then write the summary, the plots and the report.
+
+    Raises :class:`~sim.experiments.store.FolderBusy` when another process holds ``base``
+    (unless ``wait``), :class:`~sim.experiments.store.StorageError` when a write fails
+    (its ``kept`` lists the finished runs), and :class:`~sim.processes.Stopped` (its
+    detail counting the finished runs) when a signal stops the experiment."""
+    with FolderLock(base, wait=wait, on_wait=on_wait):
+        return _run_locked(
+            base_scenario,
+            points,
+            routers,
+            replications,
+            base,
+            handle,
+            force=force,
+            trace_level=trace_level,
+            hook=hook,
+            report=report,
+            on_start=on_start,
+            on_record=on_record,
+            on_plan=on_plan,
+        )
+
+
+def _run_locked(
+    base_scenario: Scenario,
+    points: Sequence[tuple[SweepPoint, Scenario]],
+    routers: Sequence[str],
+    replications: int,
+    base: Path,
+    handle: ExecutorHandle,
+    *,
+    force: bool,
+    trace_level: str | None,
+    hook: Hook | None,
+    report: Reporter | None,
+    on_start: Callable[[int, int], None] | None,
+    on_record: Callable[[RunRecord], None] | None,
+    on_plan: Callable[[Plan], None] | None,
+) -> Outcome:
     started = time.perf_counter()
     tasks = build_tasks(base, points, routers, replications, trace_level)
     todo = plan(tasks, force=force)
+    if on_plan is not None:
+        on_plan(todo)
     if on_start is not None:
         on_start(len(todo.todo), len(todo.done))
     ran: list[RunRecord] = []
-    for record in run_tasks(todo.todo, handle, hook=hook, report=report):
-        if record.status == "error" and record.sim_time is None:
-            _worker_failure(base, record)
-        ran.append(record)
-        if on_record is not None:
-            on_record(record)
+    kept = [t.key for t in todo.done]
+    try:
+        for record in run_tasks(todo.todo, handle, hook=hook, report=report):
+            ran.append(record)
+            if record.status == "ok":
+                kept.append(record.key)
+            if on_record is not None:
+                on_record(record)
+        return _conclude(
+            base_scenario, points, routers, replications, base, handle, ran, todo, started
+        )
+    except OSError as exc:
+        error = StorageError.of(exc, base)
+        raise StorageError(error.path, error.reason, tuple(kept)) from None
+    except StorageError as exc:
+        raise StorageError(exc.path, exc.reason, tuple(kept)) from None
+    except Stopped as exc:
+        raise Stopped(
+            exc.signum,
+            f"{len(kept)} of {len(tasks)} run(s) finished and kept in {base}; "
+            "the same command resumes",
+        ) from None
+
+
+def _conclude(
+    base_scenario: Scenario,
+    points: Sequence[tuple[SweepPoint, Scenario]],
+    routers: Sequence[str],
+    replications: int,
+    base: Path,
+    handle: ExecutorHandle,
+    ran: list[RunRecord],
+    todo: Plan,
+    started: float,
+) -> Outcome:
+    """Summary, plots and report of the runs in ``base``."""
     swept = [p for p, _ in points if p.id is not None]
     summary_points = [Point(p.id, p.params) for p, _ in points]
     summary = collect(base, summary_points, routers, replications)
@@ -159,28 +235,6 @@ def run_compare(
         ),
     )
     return Outcome(base, summary, report_path, plot_paths, ran, len(todo.done), wall)
-
-
-def _worker_failure(base: Path, record: RunRecord) -> None:
-    """A task that died outside the replication (e.g. its worker): record it too."""
-    directory = run_dir(base, record.point, record.router, record.rep)
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "error.json").write_text(
-        json.dumps(
-            {
-                "point": record.point,
-                "router": record.router,
-                "replication": record.rep,
-                "sim_time": None,
-                "error": record.error,
-                "message": f"the task failed outside the replication: {record.error}",
-            },
-            sort_keys=True,
-            indent=2,
-        )
-        + "\n",
-        encoding="utf-8",
-    )
 
 
 def write_plots(

@@ -235,7 +235,7 @@ def mesh_figure(scenario: Scenario, link_use: Mapping[str, Mapping[str, int]]) -
     type, link width and darkness by hops carried. Larger meshes: agents aggregated by
     type, a panel per router showing the hops carried between type pairs.
     """
-    routers = list(link_use) or list(scenario.routers)
+    routers = list(link_use) or scenario.router_names
     cols = min(len(routers), 2) or 1
     rows = math.ceil(len(routers) / cols)
     fig = _figure(6.0 * cols, 5.0 * rows)

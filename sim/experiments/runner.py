@@ -2,17 +2,21 @@
 
 A task is one (sweep point, router, replication). :func:`execute_task` is a plain,
 picklable function: it runs :func:`sim.engine.run_replication` into a temporary
-directory beside the run's final one, extracts the per-run series the plots need
-(:mod:`sim.experiments.series`), writes ``run.json`` (what was run, with the
-scenario's fingerprint), and only then renames the temporary directory to
-``rep-<k>``: a killed sweep leaves complete run directories or ``.rep-<k>.tmp``
-leftovers, never a half-written ``metrics.json`` under a final name.
+directory unique to its writer (:func:`sim.experiments.store.temp_name`), extracts the
+per-run series the plots need (:mod:`sim.experiments.series`), writes ``run.json``
+(what was run, the scenario's fingerprint and the SHA-256 of each file), and only then
+renames the directory to ``rep-<k>``: a killed sweep leaves complete run directories
+or temporary leftovers, never a half-written ``metrics.json`` under a final name.
 
 A run whose replication raises gets ``error.json`` (scenario, router, replication,
 simulated time, message) beside the trace written so far, under its final name; the
-other tasks go on. On a re-run (``resume``), a run directory whose ``run.json``
-carries the same fingerprint and whose ``metrics.json`` is complete is skipped;
-everything else (missing, crashed, partial, another scenario) runs again.
+other tasks go on. On a re-run (``resume``), a run directory is reused only when its
+``run.json`` says ``ok`` with the same fingerprint, no ``error.json`` is there and every
+file has its recorded digest (:func:`reuse_problem`); everything else runs again, and a
+run that was there but damaged is named with the reason. An ``OSError`` while writing
+(a full disk) is a :class:`~sim.experiments.store.StorageError`, which stops the
+experiment. Pool workers ignore SIGINT, die with their parent, and are terminated by
+:meth:`ExecutorHandle.terminate` when a command is stopped.
 
 Executors all implement :class:`concurrent.futures.Executor`: :class:`InlineExecutor`
 (``jobs=1``, in this process), :class:`~concurrent.futures.ProcessPoolExecutor`
@@ -24,6 +28,7 @@ fixed order.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -41,12 +46,17 @@ from sim.conformance import TraceError, check_run_dir
 from sim.engine import ReplicationError, World, run_replication
 from sim.engine.metrics import dumps
 from sim.experiments.series import extract_series
+from sim.experiments.store import StorageError, damage, digests, publish, temp_name
+from sim.processes import terminate, worker_start
 from sim.scenario.model import Scenario
 
 RUN_FILE = "run.json"
 METRICS_FILE = "metrics.json"
 ERROR_FILE = "error.json"
 SERIES_FILE = "series.json"
+TRACE_FILE = "trace.jsonl"
+#: The files of a finished run whose digests ``run.json`` records.
+VERIFIED_FILES = (TRACE_FILE, METRICS_FILE, SERIES_FILE)
 
 #: Keys a complete ``metrics.json`` has (a truncated file fails to parse or lacks one).
 _REQUIRED_METRICS = ("workflows", "latency", "messages", "replication", "router")
@@ -101,20 +111,41 @@ def run_dir(base: Path, point: str | None, router: str, rep: int) -> Path:
     return base.joinpath(*parts, router, f"rep-{rep}")
 
 
-def is_complete(directory: Path, fp: str) -> bool:
-    """True when ``directory`` holds a finished run of the scenario with fingerprint ``fp``."""
+def reuse_problem(directory: Path, fp: str) -> str | None:
+    """Why ``directory`` is not a finished run of the scenario with fingerprint ``fp``
+    (None: it is, and can be reused)."""
+    if not directory.exists():
+        return "missing"
     try:
         record = json.loads((directory / RUN_FILE).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return f"{RUN_FILE} is missing"
+    except (OSError, ValueError) as exc:
+        return f"{RUN_FILE} cannot be read: {exc}"
+    if not isinstance(record, dict):
+        return f"{RUN_FILE} is not an object"
+    if record.get("status") != "ok":
+        return "it failed before"
+    if record.get("fingerprint") != fp:
+        return "it is a run of another scenario or version"
+    if (directory / ERROR_FILE).exists():
+        return f"{ERROR_FILE} is present beside an ok {RUN_FILE}"
+    files = record.get("files")
+    problem = damage(directory, files if isinstance(files, dict) else {})
+    if problem is not None:
+        return problem
+    try:
         metrics = json.loads((directory / METRICS_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
-    return (
-        isinstance(record, dict)
-        and record.get("fingerprint") == fp
-        and record.get("status") == "ok"
-        and isinstance(metrics, dict)
-        and all(k in metrics for k in _REQUIRED_METRICS)
-    )
+        return f"{METRICS_FILE} cannot be read"
+    if not isinstance(metrics, dict) or not all(k in metrics for k in _REQUIRED_METRICS):
+        return f"{METRICS_FILE} is incomplete"
+    return None
+
+
+def is_complete(directory: Path, fp: str) -> bool:
+    """True when ``directory`` holds a finished, intact run with fingerprint ``fp``."""
+    return reuse_problem(directory, fp) is None
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -136,9 +167,17 @@ def execute_task(task: Task, hook: Hook | None = None, report: Reporter | None =
     reads the world's clock, so the run's bytes do not depend on it.
     """
     final = Path(task.run_dir)
-    tmp = final.with_name(f".{final.name}.tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
+    tmp = temp_name(final)
+    try:
+        return _execute(task, final, tmp, hook, report)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)  # give the space back
+        raise StorageError.of(exc, final) from None
+
+
+def _execute(
+    task: Task, final: Path, tmp: Path, hook: Hook | None, report: Reporter | None
+) -> RunRecord:
     tmp.mkdir(parents=True)
     started = time.perf_counter()
     world_box: list[World] = []
@@ -169,6 +208,8 @@ def execute_task(task: Task, hook: Hook | None = None, report: Reporter | None =
             task.scenario, task.router, task.rep, tmp, task.trace_level, hook=engine_hook
         )
     except ReplicationError as exc:
+        if isinstance(exc.cause, OSError):
+            raise exc.cause from None
         record["status"] = "error"
         error = {
             "scenario": exc.scenario,
@@ -181,7 +222,7 @@ def execute_task(task: Task, hook: Hook | None = None, report: Reporter | None =
         }
         _write_json(tmp / ERROR_FILE, error)
         _write_json(tmp / RUN_FILE, record)
-        _publish(tmp, final)
+        publish(tmp, final)
         return RunRecord(
             task.key,
             task.point,
@@ -196,14 +237,50 @@ def execute_task(task: Task, hook: Hook | None = None, report: Reporter | None =
         stop.set()
         if sampler is not None:
             sampler.join()
-    _write_json(tmp / SERIES_FILE, extract_series(tmp / "trace.jsonl", task.scenario, task.rep))
+    _write_json(tmp / SERIES_FILE, extract_series(tmp / TRACE_FILE, task.scenario, task.rep))
     _add_verdicts(tmp, task.scenario)
     record["status"] = "ok"
+    record["files"] = digests(tmp, VERIFIED_FILES)
     _write_json(tmp / RUN_FILE, record)
-    _publish(tmp, final)
+    publish(tmp, final)
     return RunRecord(
         task.key, task.point, task.router, task.rep, "ok", wall=time.perf_counter() - started
     )
+
+
+def record_failure(task: Task, reason: str) -> None:
+    """A task that died outside the replication (e.g. its worker was killed): its directory
+    becomes a failed run (``run.json`` with status error and ``error.json``), atomically."""
+    final = Path(task.run_dir)
+    tmp = temp_name(final)
+    try:
+        tmp.mkdir(parents=True)
+        _write_json(
+            tmp / ERROR_FILE,
+            {
+                "point": task.point,
+                "router": task.router,
+                "replication": task.rep,
+                "sim_time": None,
+                "error": reason,
+                "message": f"the task failed outside the replication: {reason}",
+            },
+        )
+        _write_json(
+            tmp / RUN_FILE,
+            {
+                "scenario": task.scenario.name,
+                "point": task.point,
+                "router": task.router,
+                "replication": task.rep,
+                "fingerprint": task.fingerprint,
+                "status": "error",
+            },
+        )
+        publish(tmp, final)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise StorageError.of(exc, final) from None
 
 
 def _add_verdicts(directory: Path, scenario: Scenario) -> None:
@@ -220,13 +297,6 @@ def _add_verdicts(directory: Path, scenario: Scenario) -> None:
     _write_json(path, metrics)
 
 
-def _publish(tmp: Path, final: Path) -> None:
-    """Replace ``final`` by ``tmp`` (a rename: the run appears whole or not at all)."""
-    if final.exists():
-        shutil.rmtree(final)
-    os.replace(tmp, final)
-
-
 # --- executors ---------------------------------------------------------------------------
 
 
@@ -237,7 +307,7 @@ class InlineExecutor(Executor):
         future: Future[Any] = Future()
         try:
             future.set_result(fn(*args, **kwargs))
-        except BaseException as exc:  # the caller sees it through the future
+        except Exception as exc:  # the caller sees it through the future
             future.set_exception(exc)
         return future
 
@@ -253,12 +323,32 @@ class ExecutorHandle:
     kind: str  # "inline" | "processes" | "dask"
     workers: int
     _close: list[Callable[[], Any]] = field(default_factory=list)
+    _closed: bool = False
 
     def close(self) -> None:
-        """Shut the executor (and its client) down."""
+        """Shut the executor (and its client) down (once)."""
+        if self._closed:
+            return
+        self._closed = True
         self.executor.shutdown(wait=True)
         for fn in self._close:
             fn()
+
+    def terminate(self) -> None:
+        """Stop now: cancel the tasks not started, SIGTERM the pool's workers (SIGKILL after
+        a grace period), release the executor without waiting for running tasks."""
+        if self._closed:
+            return
+        self._closed = True
+        workers: list[int] = []
+        if isinstance(self.executor, ProcessPoolExecutor):
+            processes = getattr(self.executor, "_processes", None) or {}
+            workers = [p.pid for p in list(processes.values()) if p.pid is not None]
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        terminate(workers)
+        for fn in self._close:
+            with contextlib.suppress(Exception):
+                fn()
 
 
 def default_jobs() -> int:
@@ -280,7 +370,10 @@ def make_executor(
     if kind == "local":
         if jobs <= 1:
             return ExecutorHandle(InlineExecutor(), "inline", 1)
-        return ExecutorHandle(ProcessPoolExecutor(max_workers=jobs), "processes", jobs)
+        pool = ProcessPoolExecutor(
+            max_workers=jobs, initializer=worker_start, initargs=(os.getpid(),)
+        )
+        return ExecutorHandle(pool, "processes", jobs)
     if kind == "dask":
         if not scheduler:
             raise ValueError("--executor dask needs --scheduler ADDRESS (e.g. tcp://host:8786)")
@@ -298,22 +391,28 @@ def make_executor(
 
 @dataclass(frozen=True)
 class Plan:
-    """The tasks of an experiment, split into those to run and those already done."""
+    """The tasks of an experiment, split into those to run and those already done;
+    ``damaged`` names the runs to redo that were there but cannot be reused, and why."""
 
     todo: tuple[Task, ...]
     done: tuple[Task, ...]
+    damaged: tuple[tuple[Task, str], ...] = ()
 
 
 def plan(tasks: Iterable[Task], *, force: bool = False) -> Plan:
     """Split ``tasks``: with ``force`` every task runs; else finished runs are skipped."""
     todo: list[Task] = []
     done: list[Task] = []
+    damaged: list[tuple[Task, str]] = []
     for task in tasks:
-        if not force and is_complete(Path(task.run_dir), task.fingerprint):
-            done.append(task)
-        else:
+        problem = None if force else reuse_problem(Path(task.run_dir), task.fingerprint)
+        if force or problem is not None:
             todo.append(task)
-    return Plan(tuple(todo), tuple(done))
+            if problem not in (None, "missing", "it failed before"):
+                damaged.append((task, str(problem)))
+        else:
+            done.append(task)
+    return Plan(tuple(todo), tuple(done), tuple(damaged))
 
 
 def run_tasks(
@@ -326,16 +425,32 @@ def run_tasks(
     """Submit every task to ``handle``'s executor; yield records as runs finish.
 
     A task whose worker itself fails (not a replication error, which is recorded in
-    its directory: e.g. a worker killed) yields an ``error`` record with the reason.
+    its directory: e.g. a worker killed) is recorded as a failed run and yields an
+    ``error`` record with the reason. A :class:`StorageError` stops everything: the
+    tasks not started are cancelled and the error raised.
     """
+    if handle.kind == "inline":  # one at a time: a stop or a full disk ends the loop
+        for task in tasks:
+            yield _settle(task, handle.executor.submit(execute_task, task, hook, report), ())
+        return
     futures: dict[Future[RunRecord], Task] = {}
     for task in tasks:
         futures[handle.executor.submit(execute_task, task, hook, report)] = task
     for future in as_completed(futures):
-        task = futures[future]
-        try:
-            yield future.result()
-        except Exception as exc:  # a worker that died, a task that could not be sent
-            yield RunRecord(
-                task.key, task.point, task.router, task.rep, "error", f"{type(exc).__name__}: {exc}"
-            )
+        yield _settle(futures[future], future, futures)
+
+
+def _settle(
+    task: Task, future: Future[RunRecord], others: Iterable[Future[RunRecord]]
+) -> RunRecord:
+    """The record of a finished future (see :func:`run_tasks`)."""
+    try:
+        return future.result()
+    except StorageError:
+        for pending in others:
+            pending.cancel()
+        raise
+    except Exception as exc:  # a worker that died, a task that could not be sent
+        reason = f"{type(exc).__name__}: {exc}"
+        record_failure(task, reason)
+        return RunRecord(task.key, task.point, task.router, task.rep, "error", reason)

@@ -1,18 +1,26 @@
 """A real MCP client over stdio (the official ``mcp`` SDK): start a server, run the handshake,
 page through ``tools/list``, shut the server down.
 
-Process hygiene is the SDK's ``stdio_client``: the server runs in its own process group; on
+Process hygiene: the SDK's ``stdio_client`` runs the server in its own process group; on
 exit (normal, error or timeout) its stdin is closed, then after a grace period the whole group
-gets SIGTERM, then SIGKILL. Every failure becomes an :class:`InteropError` with one clear line:
-a command that does not exist, a server that exits (with the last line of its stderr), one that
-writes something that is not JSON-RPC on stdout, a malformed ``tools/list`` result, or no
-answer within ``timeout`` seconds (the whole exchange).
+gets SIGTERM, then SIGKILL. The server is started through a small launcher that sets a
+parent-death signal (``prctl(PR_SET_PDEATHSIG, SIGKILL)``) before ``exec``, so it dies with
+protomesh even when protomesh is killed with SIGKILL. SIGINT and SIGTERM stop the exchange at
+once: the server's group is terminated (SIGKILL after :data:`sim.processes.GRACE` s) and
+:class:`sim.processes.Stopped` raised. Every failure becomes an :class:`InteropError` with one
+clear line: a command that does not exist, a server that exits (with the last line of its
+stderr), one that writes bytes that are not UTF-8 or lines that are not JSON-RPC on stdout, a
+malformed ``tools/list`` result, or no answer within ``timeout`` seconds (the whole exchange).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import shlex
+import shutil
+import signal
+import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,6 +29,7 @@ from typing import Any
 import anyio
 
 from sim.interop.errors import InteropError
+from sim.processes import Stopped, children, terminate
 
 __all__ = ["DEFAULT_TIMEOUT", "MAX_PAGES", "Listing", "fetch_tools"]
 
@@ -41,11 +50,58 @@ class Listing:
     pages: int
 
 
+#: Run as ``python -S -c LAUNCHER PARENT COMMAND ARGS...``: die with PARENT, become COMMAND.
+LAUNCHER = """\
+import ctypes, os, signal, sys
+ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)
+if os.getppid() != int(sys.argv[1]):
+    os._exit(1)
+try:
+    os.execvp(sys.argv[2], sys.argv[2:])
+except OSError as exc:
+    sys.stderr.write(f"cannot execute {sys.argv[2]}: {exc.strerror}\\n")
+    os._exit(127)
+"""
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    """Every non-group exception inside (nested) exception groups, in order."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
+
+
 def _leaf(exc: BaseException) -> BaseException:
-    """The first non-group exception inside (nested) exception groups."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
+    """The exception that explains ``exc``: a stop, an interrupt or a decoding error first,
+    else the first one."""
+    leaves = _leaves(exc) or [exc]
+    for kind in (Stopped, KeyboardInterrupt, UnicodeDecodeError, InteropError):
+        for leaf in leaves:
+            if isinstance(leaf, kind):
+                return leaf
+    return leaves[0]
+
+
+def _launch(command: str) -> str:
+    """The executable for ``command`` (a path or a name on PATH); :class:`InteropError`
+    when there is none or it cannot be executed."""
+    found = shutil.which(command)
+    if found is not None:
+        return found
+    if os.sep in command and os.path.exists(command):
+        raise InteropError(f"cannot execute {command}: permission denied")
+    raise InteropError(f"command not found: {command}")
+
+
+async def _watch(scope: anyio.CancelScope, stopped: list[int], *, task_status: Any) -> None:
+    """On SIGINT or SIGTERM: terminate the server's group, note the signal, end the exchange."""
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        task_status.started()
+        async for signum in signals:
+            stopped.append(signum)
+            terminate(children(), group=True, grace=0.5)
+            scope.cancel()
+            return
 
 
 def _describe(exc: Exception) -> str:
@@ -75,13 +131,32 @@ async def _fetch(
     cwd: str | None,
     errlog: Any,
 ) -> Listing:
-    import mcp.types as mt
-    from mcp.client.session import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.client.stdio import StdioServerParameters
 
     params = StdioServerParameters(
-        command=command, args=list(args), env=dict(env) if env else None, cwd=cwd
+        command=sys.executable,
+        args=["-S", "-c", LAUNCHER, str(os.getpid()), _launch(command), *args],
+        env=dict(env) if env else None,
+        cwd=cwd,
     )
+    stopped: list[int] = []
+    result: Listing | None = None
+    async with anyio.create_task_group() as guard:
+        await guard.start(_watch, guard.cancel_scope, stopped)
+        result = await _exchange(params, timeout, errlog)
+        guard.cancel_scope.cancel()
+    if stopped:
+        raise Stopped(stopped[0], f"the server `{shlex.join([command, *args])}` was stopped")
+    if result is None:
+        raise InteropError("the exchange was cut short")
+    return result
+
+
+async def _exchange(params: Any, timeout: float, errlog: Any) -> Listing | None:
+    import mcp.types as mt
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import stdio_client
+
     garbage: list[Exception] = []
     work = anyio.CancelScope()
 
@@ -163,8 +238,14 @@ def fetch_tools(
             leaf = _leaf(exc)
             if isinstance(leaf, InteropError):
                 raise InteropError(f"{shown}: {leaf}{stderr_tail()}") from None
-            if isinstance(leaf, KeyboardInterrupt):
+            if isinstance(leaf, Stopped | KeyboardInterrupt):
                 raise leaf from None
+            if isinstance(leaf, UnicodeDecodeError):
+                raise InteropError(
+                    f"{shown}: the server wrote bytes that are not UTF-8 on its stdout "
+                    f"(byte {leaf.object[leaf.start : leaf.start + 1]!r} at offset {leaf.start} "
+                    "of a read)"
+                ) from None
             if isinstance(leaf, TimeoutError):
                 raise InteropError(
                     f"{shown}: no complete answer within {timeout:g} s (server stopped)"

@@ -22,7 +22,6 @@ tools with simulated behaviour (``serve mcp``).
 from __future__ import annotations
 
 import json
-import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,25 +31,12 @@ import anyio
 
 from sim.interop.errors import InteropError
 from sim.interop.tools_list import scenario_tools_list
-from sim.scenario.model import Distribution, Scenario, ToolSpec
+from sim.scenario.model import Scenario, ToolSpec
 
-__all__ = ["ArgErrors", "Simulation", "build_server", "minimal_instance", "run_stdio", "sample"]
+__all__ = ["ArgErrors", "Simulation", "build_server", "minimal_instance", "run_stdio"]
 
 ArgErrors = Literal["error", "result"]
 INVALID_PARAMS = -32602
-
-
-def sample(dist: Distribution, rng: random.Random) -> float:
-    """One draw of a scenario duration distribution, seconds."""
-    if dist.dist == "constant":
-        return float(dist.value or 0.0)
-    if dist.dist == "exponential":
-        mean = float(dist.mean or 0.0)
-        return rng.expovariate(1.0 / mean) if mean > 0 else 0.0
-    if dist.dist == "lognormal":
-        median = float(dist.median or 0.0)
-        return median * math.exp(rng.gauss(0.0, float(dist.sigma or 0.0))) if median > 0 else 0.0
-    return rng.uniform(float(dist.low or 0.0), float(dist.high or 0.0))
 
 
 def minimal_instance(schema: Any) -> Any:
@@ -140,7 +126,7 @@ class Simulation:
 
     def service_seconds(self, name: str) -> float:
         """Wall-clock seconds to sleep for one execution (0 when instant)."""
-        draw = sample(self.specs[name].service_time, self.rng)
+        draw = self.specs[name].service_time.law().draw(self.rng)
         return 0.0 if self.speed is None else draw / self.speed
 
 

@@ -1,6 +1,7 @@
-"""The protocol graph G = (V, E, P, Φ, Γ), translation τ, and the four routers."""
+"""The protocol graph G = (V, E, P, Φ, Γ), translation τ, the routers and their registry."""
 
-from sim.mesh.errors import MeshError, NodeNotFound, NoRoute, ProtocolNotFound
+from sim.mesh.bfs import BfsRouter
+from sim.mesh.errors import MeshError, NodeNotFound, NoRoute, ProtocolNotFound, RouterError
 from sim.mesh.graph import Agent, Link, ProtocolGraph
 from sim.mesh.protocols import (
     BUILTIN_FIELDS,
@@ -12,24 +13,14 @@ from sim.mesh.protocols import (
     TranslationTable,
     derived_loss,
 )
-from sim.mesh.routing import (
-    ROUTERS,
-    BfsRouter,
-    Candidate,
-    DijkstraRouter,
-    DownSet,
-    ResilientRouter,
-    Route,
-    Router,
-    SemanticRouter,
-    Translation,
-    make_router,
-    route_cost,
-)
+from sim.mesh.registry import known_routers, make_router
+from sim.mesh.route import NO_DOWN, DownSet, Route, Translation, route_cost
+from sim.mesh.routing import DijkstraRouter, ResilientRouter, Router
+from sim.mesh.semantic import Candidate, SemanticRouter
 
 __all__ = [
     "BUILTIN_FIELDS",
-    "ROUTERS",
+    "NO_DOWN",
     "SEMANTIC_FIELDS",
     "Agent",
     "BfsRouter",
@@ -47,12 +38,14 @@ __all__ = [
     "ResilientRouter",
     "Route",
     "Router",
+    "RouterError",
     "SemanticRouter",
     "Transformer",
     "Translation",
     "TranslationKind",
     "TranslationTable",
     "derived_loss",
+    "known_routers",
     "make_router",
     "route_cost",
 ]

@@ -1,18 +1,25 @@
-"""Where a task's call goes: from a tool name or a capability to a routed target agent.
+"""Where a task's call goes by default: from a tool name or a capability to a host.
 
-A task names a tool or a capability (SPEC §1). The semantic router ranks candidates by
-its score and fails over down the ranking. The other routers serve a tool from the
-cheapest of its hosts by their own route cost (ties: graph order), and a capability
-from the agent whose capabilities match it best (token cosine, ties: graph order).
+A task names a tool or a capability (SPEC §1). By default (:meth:`Router.serve`) a
+tool is served from the cheapest of its hosts by the router's own route cost (ties:
+graph order), and a capability from the agent whose capabilities match it best
+(token cosine, ties: graph order). The semantic router overrides this: it ranks
+candidates by its score and fails over down the ranking.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sim.mesh.errors import NoRoute
-from sim.mesh.routing import NO_DOWN, DownSet, Route, Router, SemanticRouter
+from sim.mesh.route import NO_DOWN, DownSet, Route
+from sim.scenario.capabilities import similarity
+
+if TYPE_CHECKING:
+    from sim.mesh.routing import Router
 
 
-def route_to_service(
+def cheapest_service(
     router: Router,
     source: str,
     need: str,
@@ -20,18 +27,15 @@ def route_to_service(
     source_protocol: str | None = None,
     down: DownSet = NO_DOWN,
 ) -> Route:
-    """The route ``router`` gives from ``source`` to an agent that serves ``need``.
+    """The route ``router`` gives from ``source`` to the cheapest host of ``need``.
 
     ``need`` is a tool name or a capability. Raises :class:`NoRoute` when no host or
     matching agent is reachable.
     """
-    if isinstance(router, SemanticRouter):
-        return router.resolve(source, need, source_protocol=source_protocol, down=down)
     graph = router.graph
     hosts = graph.hosts(need)
     if not hosts:
-        matcher = SemanticRouter(graph)
-        scored = [(matcher.similarity(need, a.id), -i, a.id) for i, a in enumerate(graph.agents)]
+        scored = [(similarity(need, a.capabilities), -i, a.id) for i, a in enumerate(graph.agents)]
         best = max((s for s in scored if s[2] != source), default=(0.0, 0, ""))
         if best[0] <= 0:
             raise NoRoute(f"no agent hosts or matches '{need}'")

@@ -39,3 +39,12 @@ class NoRoute(MeshError):
     def __init__(self, reason: str) -> None:
         self.reason = reason
         super().__init__(reason)
+
+
+class RouterError(MeshError):
+    """A router (usually a plug-in) that misbehaved: ``router`` names it."""
+
+    def __init__(self, router: str, reason: str) -> None:
+        self.router = router
+        self.reason = reason
+        super().__init__(f"router '{router}': {reason}")

@@ -136,20 +136,6 @@ def structure(spec: TopologySpec, seed: int) -> nx.Graph:
     raise GenerationError(f"unknown generator '{kind}'", "generator")
 
 
-def _sample(dist: Distribution, rng: random.Random) -> float:
-    if dist.dist == "constant":
-        return float(dist.value or 0.0)
-    if dist.dist == "exponential":
-        mean = float(dist.mean or 0.0)
-        return rng.expovariate(1.0 / mean) if mean > 0 else 0.0
-    if dist.dist == "lognormal":
-        import math
-
-        median = float(dist.median or 0.0)
-        return rng.lognormvariate(math.log(median), float(dist.sigma or 0.0)) if median > 0 else 0.0
-    return rng.uniform(float(dist.low or 0.0), float(dist.high or 0.0))
-
-
 def _type_counts(spec: TopologySpec, others: int) -> list[str]:
     shares = {t: s for t, s in spec.types.items() if s > 0}
     total = sum(shares.values())
@@ -271,7 +257,7 @@ def expand(spec: TopologySpec, seed: int, explicit: Sequence[AgentSpec] = ()) ->
         links.append(
             LinkSpec.model_construct(
                 between=[ids[a], ids[b]],
-                latency={p: round(_sample(latency_of(p), rng), 6) for p in shared},
+                latency={p: round(latency_of(p).law().draw(rng), 6) for p in shared},
                 jitter=spec.jitter,
             )
         )
@@ -301,7 +287,7 @@ def expand(spec: TopologySpec, seed: int, explicit: Sequence[AgentSpec] = ()) ->
             links.append(
                 LinkSpec.model_construct(
                     between=[att.agent, ids[v]],
-                    latency={p: round(_sample(latency_of(p), rng), 6) for p in shared},
+                    latency={p: round(latency_of(p).law().draw(rng), 6) for p in shared},
                     jitter=spec.jitter,
                 )
             )

@@ -5,12 +5,16 @@
 - ``bad-list``: a correct handshake, then a ``tools/list`` result whose ``tools`` is a string.
 - ``silent``: never answers and ignores stdin closing (must be terminated).
 - ``exit``: writes to stderr and exits at once with status 3.
+- ``not-utf8``: answers ``initialize`` with a line holding bytes that are not UTF-8.
+- ``slow``: takes 60 s before each answer and ignores SIGTERM for that long (the kill tests
+  need a server still starting up when protomesh is stopped).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import time
 
@@ -30,6 +34,19 @@ def main(mode: str, pidfile: str | None) -> int:
     if mode == "silent":
         while True:
             time.sleep(1)
+    if mode == "slow":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        for _ in sys.stdin:
+            time.sleep(60)
+        time.sleep(60)
+        return 0
+    if mode == "not-utf8":
+        sys.stdin.readline()
+        sys.stdout.buffer.write(b'{"jsonrpc": "2.0", "id": 0, "result": {"name": "caf\xe9"}}\n')
+        sys.stdout.flush()
+        for _ in sys.stdin:
+            pass
+        return 0
     if mode == "garbage":
         sys.stdout.write("Hello! This server prints a banner before speaking JSON-RPC.\n")
         sys.stdout.flush()

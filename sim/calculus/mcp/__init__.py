@@ -1,0 +1,62 @@
+"""The MCP and MCP⁺ calculi (paper §3.2, §6, §7.1): tools, their metadata, and their LTSs.
+
+* :mod:`~sim.calculus.mcp.model`: the descriptors (``Tool``, ``ToolPlus``, metadata fields);
+* :mod:`~sim.calculus.mcp.parsing`: reading them from ``tools/list`` JSON and scenario entries;
+* :mod:`~sim.calculus.mcp.view`: what a caller of a protocol knows of a tool (SPEC §2);
+* :mod:`~sim.calculus.mcp.invocation`: the LTS of one invocation, MCP and SGD dialects.
+"""
+
+from sim.calculus.mcp.invocation import tool_lts
+from sim.calculus.mcp.model import (
+    ALL_FIELDS,
+    HINT_DEFAULTS,
+    MCP_PLUS_META,
+    PROTOCOL_FIELDS,
+    VALIDATION_ERROR,
+    Abort,
+    Annotations,
+    Dependency,
+    DescriptorField,
+    Dialect,
+    FailureMode,
+    Fallback,
+    RecoveryStrategy,
+    Relation,
+    Retry,
+    SideEffect,
+    Tool,
+    ToolPlus,
+    ToolsListError,
+    UserPrompt,
+)
+from sim.calculus.mcp.parsing import load_tools, tools_from_list, tools_to_list
+from sim.calculus.mcp.view import ToolView, caller_view
+
+__all__ = [
+    "ALL_FIELDS",
+    "HINT_DEFAULTS",
+    "MCP_PLUS_META",
+    "PROTOCOL_FIELDS",
+    "VALIDATION_ERROR",
+    "Abort",
+    "Annotations",
+    "Dependency",
+    "DescriptorField",
+    "Dialect",
+    "FailureMode",
+    "Fallback",
+    "RecoveryStrategy",
+    "Relation",
+    "Retry",
+    "SideEffect",
+    "Tool",
+    "ToolPlus",
+    "ToolView",
+    "ToolsListError",
+    "UserPrompt",
+    "caller_view",
+    "load_tools",
+    "tool_lts",
+    "tools_from_list",
+    "tools_to_list",
+]

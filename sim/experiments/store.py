@@ -1,0 +1,206 @@
+"""A results folder that cannot be corrupted: one writer at a time, atomic files and runs.
+
+- **One writer**: :class:`FolderLock` takes an exclusive ``fcntl.flock`` on ``<base>/.lock``
+  (the holder's pid is written in it). A second ``compare`` or ``run`` into the same folder
+  fails at once with :class:`FolderBusy` naming that pid, or waits for it (``--wait``). The
+  kernel drops the lock when the holder dies, even by SIGKILL.
+- **Atomic writes**: every file and every run directory is written under a name unique to its
+  writer (``.<name>.tmp-<pid>-<random>``) and renamed into place, so a reader sees it whole or
+  not at all; leftovers of a dead writer are removed by the next holder of the lock.
+- **Verified reuse**: a run's ``run.json`` records the SHA-256 of its files; a run is reused
+  only when every recorded file still has that digest (:func:`damage`).
+- **Storage errors**: an ``OSError`` while writing (``ENOSPC`` above all) becomes
+  :class:`StorageError`: the path and the reason, one line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import os
+import secrets
+import shutil
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from types import TracebackType
+
+LOCK_FILE = ".lock"
+
+
+class FolderBusy(Exception):
+    """Another process holds the results folder's lock."""
+
+
+class StorageError(Exception):
+    """Writing results failed: ``path`` and ``reason`` (e.g. "No space left on device")."""
+
+    def __init__(self, path: str, reason: str, kept: tuple[str, ...] = ()) -> None:
+        super().__init__(path, reason, kept)
+        self.path = path
+        self.reason = reason
+        self.kept = kept
+        """The finished runs kept in the folder (filled in by the experiment)."""
+
+    def __str__(self) -> str:
+        return f"cannot write {self.path}: {self.reason}"
+
+    @classmethod
+    def of(cls, exc: OSError, where: Path | str) -> StorageError:
+        """From an ``OSError``; ``where`` names the place when the error has no file name."""
+        path = exc.filename if exc.filename is not None else where
+        reason = exc.strerror or (errno.errorcode.get(exc.errno or 0) if exc.errno else str(exc))
+        return cls(str(path), str(reason or exc))
+
+
+class FolderLock:
+    """An exclusive lock on a results folder, held from ``__enter__`` to ``__exit__``.
+
+    ``wait`` False: :class:`FolderBusy` at once when another process holds it; True: block
+    until it is free (``on_wait`` is called once with the holder's pid before blocking)."""
+
+    def __init__(
+        self, base: Path, *, wait: bool = False, on_wait: Callable[[str], None] | None = None
+    ) -> None:
+        self.base = base
+        self.wait = wait
+        self.on_wait = on_wait
+        self._fd: int | None = None
+
+    def _holder(self, fd: int) -> str:
+        with contextlib.suppress(OSError):
+            text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            if text:
+                return text
+        return "unknown"
+
+    def __enter__(self) -> FolderLock:
+        path = self.base / LOCK_FILE
+        try:
+            self.base.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise StorageError.of(exc, path) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = self._holder(fd)
+            if not self.wait:
+                os.close(fd)
+                raise FolderBusy(
+                    f"{self.base} is in use by another protomesh process (pid {holder}); "
+                    "wait for it to finish, or pass --wait to queue behind it"
+                ) from None
+            if self.on_wait is not None:
+                self.on_wait(holder)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        except OSError as exc:
+            os.close(fd)
+            raise StorageError.of(exc, path) from None
+        self._fd = fd
+        remove_leftovers(self.base)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, 0)
+            os.close(self._fd)  # closing the last descriptor releases the flock
+            self._fd = None
+
+
+def temp_name(final: Path) -> Path:
+    """A sibling of ``final`` no other writer can pick: ``.<name>.tmp-<pid>-<random>``."""
+    return final.with_name(f".{final.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+
+
+def is_leftover(name: str) -> bool:
+    """True for a temporary name of :func:`temp_name` (or the older ``.<name>.tmp``)."""
+    return name.startswith(".") and (".tmp-" in name or name.endswith(".tmp"))
+
+
+def remove_leftovers(base: Path) -> list[Path]:
+    """Delete every temporary file or directory under ``base`` (call with the lock held:
+    their writers are gone). Returns what was removed."""
+    removed: list[Path] = []
+    if not base.is_dir():
+        return removed
+    for root, dirs, files in os.walk(base):
+        for name in [*dirs, *files]:
+            if is_leftover(name):
+                path = Path(root) / name
+                if path.is_dir():
+                    shutil.rmtree(path, ignore_errors=True)
+                    dirs.remove(name)
+                else:
+                    with contextlib.suppress(OSError):
+                        path.unlink()
+                removed.append(path)
+    return removed
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` under a temporary name, then rename it into place;
+    :class:`StorageError` on any ``OSError`` (the temporary file is removed)."""
+    tmp = temp_name(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise StorageError.of(exc, path) from None
+
+
+def publish(tmp: Path, final: Path) -> None:
+    """Put the directory ``tmp`` in the place of ``final`` (renames only: a reader sees the
+    old run or the new one, never a mixture)."""
+    old: Path | None = None
+    if final.exists():
+        old = temp_name(final)
+        os.replace(final, old)
+    os.replace(tmp, final)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def digest(path: Path) -> str:
+    """The SHA-256 of a file, hex."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def digests(directory: Path, names: Iterable[str]) -> dict[str, str]:
+    """``{name: sha256}`` of the files ``names`` in ``directory``."""
+    return {name: digest(directory / name) for name in names}
+
+
+def damage(directory: Path, recorded: Mapping[str, object]) -> str | None:
+    """Why the files of ``directory`` do not match the digests in ``recorded`` (None: they
+    all do; an empty record is damage too: nothing can be verified)."""
+    if not recorded:
+        return "run.json records no file digests"
+    for name, expected in sorted(recorded.items()):
+        try:
+            actual = digest(directory / name)
+        except FileNotFoundError:
+            return f"{name} is missing"
+        except OSError as exc:
+            return f"{name} cannot be read: {exc.strerror or exc}"
+        if actual != expected:
+            return f"{name} differs from the digest in run.json"
+    return None

@@ -1,0 +1,54 @@
+"""Routers by name: the built-in ones, installed plug-ins and a scenario's plug-ins.
+
+The names and their classes are :mod:`sim.plugins`'s one registry; a scenario entry
+``{name, plugin: "package.module:Class", options}`` adds a router of its own. Every
+failure (unknown name, a plug-in that cannot be imported, is not a router, or raises
+while being built) is a :class:`RouterError` naming the router and the plug-in.
+"""
+
+from __future__ import annotations
+
+from sim.mesh.errors import RouterError
+from sim.mesh.graph import ProtocolGraph
+from sim.mesh.routing import Router
+from sim.plugins import PluginError, router_class, router_names, router_reference
+from sim.scenario.diagnostics import did_you_mean
+from sim.scenario.model import Scenario
+
+
+def known_routers(scenario: Scenario | None = None) -> list[str]:
+    """The names ``make_router`` accepts: the registry's, then the scenario's plug-ins."""
+    names = list(router_names())
+    if scenario is not None:
+        names += [r.name for r in scenario.routers if r.name not in names]
+    return names
+
+
+def unknown_router(name: str, scenario: Scenario | None = None) -> str | None:
+    """Why ``name`` names no router (with a close match), or None when it does."""
+    known = known_routers(scenario)
+    if name in known:
+        return None
+    return f"unknown router '{name}'{did_you_mean(name, known)} (known: {', '.join(known)})"
+
+
+def make_router(name: str, graph: ProtocolGraph, scenario: Scenario | None = None) -> Router:
+    """The router called ``name`` on ``graph``: a ``routers:`` entry of ``scenario``
+    (its plug-in and options), else a built-in or installed one."""
+    entry = scenario.router(name) if scenario is not None else None
+    reference = entry.plugin if entry is not None and entry.plugin else router_reference(name)
+    if reference is None:
+        raise ValueError(unknown_router(name, scenario))
+    options = dict(entry.options) if entry is not None else {}
+    try:
+        cls = router_class(reference, options)
+    except PluginError as exc:
+        raise RouterError(name, f"plug-in '{reference}': {exc}") from None
+    try:
+        router = cls(graph, **options)
+    except Exception as exc:
+        raise RouterError(
+            name, f"plug-in '{reference}': building it raised {type(exc).__name__}: {exc}"
+        ) from exc
+    router.name = name
+    return router

@@ -1,0 +1,106 @@
+"""The scenario YAML contract (SPEC §1) as pydantic models.
+
+These models check the *shape* of each field (types, ranges, enumerations, which
+parameters a distribution needs). Rules that relate fields to each other (ids that
+must exist, protocols both ends must speak, ≺ acyclic, router names known, ...) live
+in :mod:`sim.scenario.rules`, so that one file reports every error at once.
+
+Units: simulated time in seconds; costs in seconds-equivalent; probabilities in [0, 1].
+Pydantic stays at the edge: the engine and the routers never see these classes on
+their hot paths.
+"""
+
+from sim.scenario.model.base import (
+    BUILTIN_PROTOCOLS,
+    Affinity,
+    AgentType,
+    Count,
+    McpPolicy,
+    NonNegative,
+    Positive,
+    Probability,
+    SideEffects,
+    Spec,
+    SpecError,
+    TraceLevel,
+    Whole,
+)
+from sim.scenario.model.distribution import Distribution, Law
+from sim.scenario.model.mesh import (
+    AgentSpec,
+    ApprovalPolicySpec,
+    ApprovalSpec,
+    LinkSpec,
+    ProtocolSpec,
+    RouterSpec,
+    RoutingSpec,
+    TranslationSpec,
+)
+from sim.scenario.model.scenario import Scenario
+from sim.scenario.model.tools import (
+    AnnotationsSpec,
+    DependencySpec,
+    FailureModeSpec,
+    RecoverySpec,
+    ToolSpec,
+)
+from sim.scenario.model.topology import (
+    GENERATORS,
+    AffinityRangeSpec,
+    AttachSpec,
+    SweepSpec,
+    ToolPlacementSpec,
+    TopologySpec,
+)
+from sim.scenario.model.workload import (
+    ArrivalsSpec,
+    FailureSpec,
+    InitiatorsSpec,
+    RandomFailureSpec,
+    TaskSpec,
+    WorkflowSpec,
+)
+
+__all__ = [
+    "BUILTIN_PROTOCOLS",
+    "GENERATORS",
+    "Affinity",
+    "AffinityRangeSpec",
+    "AgentSpec",
+    "AgentType",
+    "AnnotationsSpec",
+    "ApprovalPolicySpec",
+    "ApprovalSpec",
+    "ArrivalsSpec",
+    "AttachSpec",
+    "Count",
+    "DependencySpec",
+    "Distribution",
+    "FailureModeSpec",
+    "FailureSpec",
+    "InitiatorsSpec",
+    "Law",
+    "LinkSpec",
+    "McpPolicy",
+    "NonNegative",
+    "Positive",
+    "Probability",
+    "ProtocolSpec",
+    "RandomFailureSpec",
+    "RecoverySpec",
+    "RouterSpec",
+    "RoutingSpec",
+    "Scenario",
+    "SideEffects",
+    "Spec",
+    "SpecError",
+    "SweepSpec",
+    "TaskSpec",
+    "ToolPlacementSpec",
+    "ToolSpec",
+    "TopologySpec",
+    "TraceLevel",
+    "TranslationSpec",
+    "Whole",
+    "WorkflowSpec",
+]

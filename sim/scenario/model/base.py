@@ -1,0 +1,84 @@
+"""The base of every scenario model: strict keys, immutable values, located model errors,
+the number types with their ranges, and the enumerations of SPEC §1.
+
+Units: simulated time in seconds; costs in seconds-equivalent; probabilities in [0, 1].
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from sim.calculus.mcp import SideEffect
+
+#: The protocols protomesh knows without a ``fields:`` declaration (SPEC §2).
+BUILTIN_PROTOCOLS: tuple[str, ...] = ("MCP", "MCP+", "A2A", "ANP", "SGD")
+
+
+def _not_boolean(value: Any) -> Any:
+    """YAML's ``true``/``yes``/``on`` are not numbers (pydantic would read them as 1)."""
+    if isinstance(value, bool):
+        raise ValueError(f"must be a number, not the boolean {str(value).lower()}")
+    return value
+
+
+_NOT_BOOLEAN = BeforeValidator(_not_boolean)
+# Constraints come before the validator in each alias, so pydantic keeps them in the
+# JSON Schema (exclusiveMinimum, maximum, ...) for editors.
+#: A whole number (booleans rejected).
+Whole = Annotated[int, _NOT_BOOLEAN]
+Count = Annotated[int, Field(ge=0), _NOT_BOOLEAN]
+#: Finite real numbers (booleans, ``.inf`` and ``.nan`` rejected) in a range.
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False), _NOT_BOOLEAN]
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False), _NOT_BOOLEAN]
+Probability = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False), _NOT_BOOLEAN]
+Affinity = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False), _NOT_BOOLEAN]
+
+
+class SpecError(ValueError):
+    """A model-level error about one of the model's own fields.
+
+    ``where`` is the path of that field relative to the model, e.g. ``("times", 3)``;
+    the loader points the diagnostic there (the nearest part present in the file).
+    """
+
+    def __init__(self, message: str, *where: str | int) -> None:
+        super().__init__(message)
+        self.where: tuple[str | int, ...] = where
+
+
+class Spec(BaseModel):
+    """Base of every scenario model: unknown keys are errors, values are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class AgentType(StrEnum):
+    """The node types of the Protocol Graph Model."""
+
+    LLM_AGENT = "LLM_AGENT"
+    TOOL_SERVER = "TOOL_SERVER"
+    COORDINATOR = "COORDINATOR"
+    GATEWAY = "GATEWAY"
+
+
+#: A tool's ground-truth side effect (paper §6.2, P2): the calculus's enumeration.
+SideEffects = SideEffect
+
+
+class McpPolicy(StrEnum):
+    """How a caller that cannot see ``requires_approval`` or ``side_effects`` decides."""
+
+    HINTS = "hints"
+    NEVER = "never"
+    ALWAYS = "always"
+
+
+class TraceLevel(StrEnum):
+    """How much of a run the trace records (SPEC §5)."""
+
+    FULL = "full"
+    PROTOCOL = "protocol"
+    OFF = "off"

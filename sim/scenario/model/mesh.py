@@ -1,0 +1,160 @@
+"""The mesh: protocols P, agents V, links E with Φ and w, translation rules, routing
+and approval parameters (SPEC §1–§3)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from sim.calculus.mcp import DescriptorField
+from sim.scenario.model.base import (
+    Affinity,
+    AgentType,
+    McpPolicy,
+    NonNegative,
+    Positive,
+    Probability,
+    Spec,
+    Whole,
+)
+from sim.scenario.model.distribution import Distribution
+
+
+def protocol_entry(value: Any) -> Any:
+    """Accept ``MCP`` as shorthand for ``{name: MCP}``."""
+    return {"name": value} if isinstance(value, str) else value
+
+
+class ProtocolSpec(Spec):
+    """A protocol of P: a built-in name, or a user-defined one with its field set."""
+
+    name: str = Field(min_length=1, description="Protocol name, e.g. MCP, MCP+, A2A, ANP, SGD.")
+    fields: list[DescriptorField] | None = Field(
+        None,
+        description="Descriptor fields this protocol represents; required for a protocol "
+        "that is not built in, optional override for a built-in one.",
+    )
+
+
+class RoutingSpec(Spec):
+    """Router parameters shared by all strategies."""
+
+    loss_penalty: NonNegative = Field(
+        1.0, description="Weight of semantic loss in τ, seconds-equivalent per unit of loss."
+    )
+    translation_delay: NonNegative = Field(
+        0.002, description="Default translation time at a node, seconds."
+    )
+    suspect_ttl: Positive = Field(
+        30.0, description="How long the resilient router avoids a suspected node or link, seconds."
+    )
+
+
+def router_entry(value: Any) -> Any:
+    """Accept ``dijkstra`` as shorthand for ``{name: dijkstra}``."""
+    return {"name": value} if isinstance(value, str) else value
+
+
+class RouterSpec(Spec):
+    """A router of ``routers:``: a known name, or a plug-in class with its options (SPEC §12)."""
+
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")] = Field(
+        description="The router's name: built in (dijkstra, bfs, resilient, semantic), "
+        "registered by an installed package (entry points protomesh.routers), or this "
+        "entry's plug-in; it names the results folder."
+    )
+    plugin: str | None = Field(
+        None,
+        min_length=1,
+        description="package.module:Class of a router class (e.g. a subclass of "
+        "sim.DijkstraRouter), imported from the Python path.",
+    )
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="Keyword arguments of the router class."
+    )
+
+
+class ApprovalPolicySpec(Spec):
+    """An approval policy plug-in: ``{plugin: "package.module:Class", options}`` (SPEC §12)."""
+
+    plugin: str = Field(
+        min_length=1,
+        description="package.module:Class of an approval policy (a subclass of "
+        "sim.ApprovalPolicy), or the name an installed package registers (entry points "
+        "protomesh.approval).",
+    )
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="Keyword arguments of the policy class."
+    )
+
+
+class ApprovalSpec(Spec):
+    """The human (or policy) behind approval gates."""
+
+    latency: Distribution = Field(
+        default_factory=lambda: Distribution(dist="constant", value=1.0),
+        description="Time from approval request to answer, seconds.",
+    )
+    grant_probability: Probability = Field(
+        0.95, description="Probability that an approval request is granted."
+    )
+    mcp_policy: McpPolicy = Field(
+        McpPolicy.HINTS,
+        description="How a caller that sees neither requires_approval nor side_effects "
+        "decides: hints (ask unless readOnlyHint is true) | never | always.",
+    )
+
+
+class AgentSpec(Spec):
+    """A node v of G: an agent with its type, capabilities and protocols Γ(v, ·)."""
+
+    id: str = Field(min_length=1, description="Unique agent id.")
+    type: AgentType = Field(description="LLM_AGENT | TOOL_SERVER | COORDINATOR | GATEWAY.")
+    capabilities: list[str] = Field(
+        default_factory=list, description="Capability names, matched by the semantic router."
+    )
+    protocols: dict[str, Affinity] = Field(
+        min_length=1,
+        description="Protocols spoken, each with its affinity Γ(v, p) in (0, 1].",
+    )
+    translation_delay: NonNegative | None = Field(
+        None, description="This node's translation time, seconds (overrides every default)."
+    )
+    tools: list[str] = Field(default_factory=list, description="Names of the tools hosted here.")
+    concurrency: Whole = Field(
+        8, ge=1, description="Tool executions served at once; more wait in a FIFO queue."
+    )
+
+
+class LinkSpec(Spec):
+    """An edge e of G with Φ(e) and the latency w_e(p) of each protocol."""
+
+    between: list[str] = Field(
+        min_length=2, max_length=2, description="The two agent ids this link joins (undirected)."
+    )
+    latency: dict[str, NonNegative] = Field(
+        min_length=1,
+        description="Φ(e): protocols carried, each with its mean one-way latency w_e(p), seconds.",
+    )
+    jitter: NonNegative = Field(
+        0.0, description="Mean of the exponential extra latency per hop, seconds (0: none)."
+    )
+
+
+class TranslationSpec(Spec):
+    """A rule for one ordered protocol pair p → p' (forbid, destroy or calibrate it)."""
+
+    from_: str = Field(alias="from", description="Source protocol p.")
+    to: str = Field(description="Target protocol p'.")
+    allowed: bool = Field(True, description="False forbids translating p → p' anywhere.")
+    loss: Probability | None = Field(
+        None, description="Measured loss in [0, 1], overriding the derived field loss."
+    )
+    delay: NonNegative | None = Field(
+        None, description="Measured translation time, seconds (a node's own delay still wins)."
+    )
+    destructive: bool = Field(False, description="The translation can fail (⊥).")
+    fail: Probability = Field(
+        0.0, description="Probability that a destructive translation fails (⊥)."
+    )

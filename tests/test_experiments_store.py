@@ -1,0 +1,248 @@
+"""Results folders that cannot be corrupted (issue 16, item 1 and 2): one writer at a time,
+runs reused only when intact, a damaged run redone and named, a full disk is exit 2 with the
+path, the reason and the finished runs."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_experiments_compare import SMALL
+
+from sim.cli import main
+from sim.experiments import runner
+from sim.experiments.store import FolderBusy, FolderLock, StorageError, remove_leftovers
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Path:
+    path = tmp_path / "small.yaml"
+    path.write_text(SMALL, encoding="utf-8")
+    return path
+
+
+def compare(file: Path, out: Path, *extra: str) -> int:
+    return main(["compare", str(file), "--out", str(out), "--quiet", "--jobs", "1", *extra])
+
+
+def test_a_held_folder_is_refused_naming_the_holder(tmp_path: Path) -> None:
+    with (
+        FolderLock(tmp_path),
+        pytest.raises(
+            FolderBusy, match=rf"in use by another protomesh process \(pid {os.getpid()}\)"
+        ),
+        FolderLock(tmp_path),
+    ):
+        pass
+    with FolderLock(tmp_path):  # released on exit
+        pass
+
+
+def _holding(small: Path, out: Path) -> subprocess.Popen[bytes]:
+    """A ``compare`` subprocess, returned once it holds ``out``'s lock."""
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sim",
+            "compare",
+            str(small),
+            "--out",
+            str(out),
+            "--quiet",
+            "--jobs",
+            "1",
+            "--replications",
+            "6",
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    lock = out / ".lock"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if lock.exists() and lock.read_text().strip() == str(proc.pid):
+            return proc
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.02)
+    proc.kill()
+    raise AssertionError("the first compare never took the lock")
+
+
+def test_a_second_compare_into_a_busy_folder_exits_2_and_the_first_completes(
+    small: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "shared"
+    first = _holding(small, out)
+    assert compare(small, out, "--replications", "6") == 2
+    err = capsys.readouterr().err
+    assert f"is in use by another protomesh process (pid {first.pid})" in err
+    assert "--wait" in err
+    _, first_err = first.communicate(timeout=300)
+    assert first.returncode == 0, first_err.decode()
+    assert compare(small, tmp_path / "clean", "--replications", "6") == 0
+    assert (out / "summary.json").read_bytes() == (tmp_path / "clean" / "summary.json").read_bytes()
+
+
+def test_wait_queues_behind_the_holder_and_reuses_its_runs(
+    small: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "shared"
+    first = _holding(small, out)
+    assert compare(small, out, "--replications", "6", "--wait") == 0
+    captured = capsys.readouterr()
+    assert f"waiting for protomesh process {first.pid}" in captured.err
+    assert "0 run(s) done, 12 reused, 0 failed" in captured.out
+    first.communicate(timeout=300)
+    assert first.returncode == 0
+    assert compare(small, tmp_path / "clean", "--replications", "6") == 0
+    assert (out / "summary.json").read_bytes() == (tmp_path / "clean" / "summary.json").read_bytes()
+
+
+def test_a_damaged_run_is_redone_and_named(
+    small: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    assert compare(small, out) == 0
+    clean = (out / "summary.json").read_bytes()
+    capsys.readouterr()
+    metrics = out / "dijkstra" / "rep-0" / "metrics.json"
+    metrics.write_text(metrics.read_text().replace('"started"', '"started" ', 1))
+    (out / "dijkstra" / "rep-1" / "error.json").write_text("{}")
+    trace = out / "resilient" / "rep-2" / "trace.jsonl"
+    trace.write_bytes(trace.read_bytes()[:100])
+    (out / "resilient" / "rep-0" / "series.json").unlink()
+    stale = out / "dijkstra" / ".rep-2.tmp-999999-deadbeef"
+    stale.mkdir()
+    (stale / "trace.jsonl").write_text("{")
+    assert compare(small, out) == 0
+    captured = capsys.readouterr()
+    assert (
+        "dijkstra/rep-0: damaged (metrics.json differs from the digest in run.json)" in captured.err
+    )
+    assert "dijkstra/rep-1: damaged (error.json is present beside an ok run.json)" in captured.err
+    assert "resilient/rep-0: damaged (series.json is missing)" in captured.err
+    assert (
+        "resilient/rep-2: damaged (trace.jsonl differs from the digest in run.json)" in captured.err
+    )
+    assert captured.err.count("running it again") == 4
+    assert "4 run(s) done, 2 reused, 0 failed" in captured.out
+    assert not stale.exists()
+    assert (out / "summary.json").read_bytes() == clean
+
+
+def test_leftovers_are_temporary_names_only(tmp_path: Path) -> None:
+    (tmp_path / "r" / ".rep-0.tmp-12-ab").mkdir(parents=True)
+    (tmp_path / ".summary.json.tmp-12-cd").write_text("x")
+    (tmp_path / "r" / "rep-0").mkdir()
+    (tmp_path / ".lock").write_text("")
+    removed = remove_leftovers(tmp_path)
+    assert sorted(p.name for p in removed) == [".rep-0.tmp-12-ab", ".summary.json.tmp-12-cd"]
+    assert (tmp_path / "r" / "rep-0").exists() and (tmp_path / ".lock").exists()
+
+
+def _full_disk_after(monkeypatch: pytest.MonkeyPatch, calls: int) -> None:
+    """The ``calls``-th series written and every later one fail with ENOSPC."""
+    real = runner.extract_series
+    count = {"n": 0}
+
+    def extract(*args: Any) -> Any:
+        count["n"] += 1
+        if count["n"] >= calls:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(*args)
+
+    monkeypatch.setattr(runner, "extract_series", extract)
+
+
+def test_a_full_disk_is_exit_2_with_the_path_the_reason_and_the_kept_runs(
+    small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _full_disk_after(monkeypatch, 3)
+    out = tmp_path / "out"
+    assert compare(small, out) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[0] == f"error: cannot write {out / 'dijkstra' / 'rep-2'}: No space left on device"
+    assert err[1] == f"2 finished run(s) kept in {out}: dijkstra/rep-0, dijkstra/rep-1"
+    assert len(err) == 2
+    assert sorted(p.name for p in (out / "dijkstra").iterdir()) == ["rep-0", "rep-1"]
+    assert not (out / "summary.json").exists()
+    monkeypatch.undo()
+    assert compare(small, out) == 0  # the kept runs are reused, the rest run
+
+
+def test_run_on_a_full_disk_is_exit_2(
+    small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _full_disk_after(monkeypatch, 2)
+    out = tmp_path / "out"
+    assert main(["run", str(small), "--out", str(out), "--replications", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and "1 finished replication(s) kept" in err
+    assert "Traceback" not in err
+
+
+def test_storage_error_names_a_path_even_without_a_file_name() -> None:
+    error = StorageError.of(OSError(errno.ENOSPC, "No space left on device"), "out/x")
+    assert str(error) == "cannot write out/x: No space left on device"
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Any:
+    """A 700 KiB tmpfs (needs root and mount; skipped with the reason otherwise)."""
+    where = tmp_path / "tiny"
+    where.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=700k", f"tiny-{uuid.uuid4().hex[:8]}", str(where)],
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip() or done.returncode}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def test_compare_onto_a_really_full_disk(small: Path, tiny_disk: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sim",
+            "compare",
+            str(small),
+            "--out",
+            str(tiny_disk / "o"),
+            "--quiet",
+            "--jobs",
+            "2",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
+    err = done.stderr.decode()
+    assert done.returncode == 2, err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert lines[0].startswith(f"error: cannot write {tiny_disk / 'o'}")
+    assert lines[0].endswith(": No space left on device")
+    assert "finished run(s) kept" in lines[1] or lines[1] == f"no finished run in {tiny_disk / 'o'}"
+    kept = [d for d in (tiny_disk / "o").glob("*/rep-*")]
+    for d in kept:
+        record = json.loads((d / "run.json").read_text())
+        assert record["status"] == "ok"

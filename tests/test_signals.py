@@ -1,0 +1,252 @@
+"""SIGINT, SIGTERM and SIGKILL to ``compare --jobs 2``, ``run --jobs 2`` and ``import mcp``
+(issue 16, item 2 and 6): exit 130/143 with one line and no traceback from any process, the
+finished runs kept and resumable, and no process protomesh started alive 5 s later.
+
+Each signal lands at a seeded random moment; the processes of a trial are found by a marker
+variable in their environment (``/proc/<pid>/environ``), the MCP server by its pid file."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from sim.experiments.runner import fingerprint, is_complete
+from sim.scenario import load_scenario
+
+REPO = Path(__file__).resolve().parents[1]
+SERVERS = Path(__file__).resolve().parent / "mcp_servers"
+MARKER = "PROTOMESH_SIGNAL_TRIAL"
+
+LONG = """
+name: long-mesh
+seed: 5
+duration: 1500
+replications: 4
+routers: [dijkstra, resilient]
+trace: protocol
+protocols: [MCP, MCP+]
+agents:
+  - {id: planner, type: LLM_AGENT, protocols: {MCP+: 1.0}}
+  - {id: gw1, type: GATEWAY, protocols: {MCP+: 1.0, MCP: 1.0}}
+  - {id: srv, type: TOOL_SERVER, protocols: {MCP: 1.0, MCP+: 1.0}, tools: [lookup]}
+links:
+  - {between: [planner, gw1], latency: {MCP+: 0.01}}
+  - {between: [gw1, srv], latency: {MCP: 0.01, MCP+: 0.01}}
+tools:
+  - name: lookup
+    side_effects: read
+    failure_modes: [{error: ServiceDown, recovery: {retry: 2}}]
+    service_time: {dist: exponential, mean: 0.05}
+    errors: {ServiceDown: 0.05}
+workflows:
+  - name: ask
+    initiator: planner
+    protocol: MCP+
+    arrivals: {process: poisson, rate: 0.3}
+    tasks: [{id: a, tool: lookup}, {id: b, tool: lookup, after: [a]}]
+    timeout: 5
+"""
+
+
+def marked(marker: str) -> list[int]:
+    """Live processes whose environment carries ``MARKER=marker``."""
+    needle = f"{MARKER}={marker}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            env = Path(f"/proc/{entry}/environ").read_bytes()
+            state = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if needle in env.split(b"\0") and state not in (b"Z", b"X"):
+            found.append(int(entry))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in (b"Z", b"X")
+
+
+def wait_until(condition: object, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return True
+        time.sleep(0.05)
+    return bool(condition())  # type: ignore[operator]
+
+
+def start(argv: list[str], marker: str) -> subprocess.Popen[bytes]:
+    env = {**os.environ, MARKER: marker}
+    return subprocess.Popen(
+        [sys.executable, "-m", "sim", *argv],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # a signal to it never reaches pytest
+    )
+
+
+@pytest.fixture
+def long_file(tmp_path: Path) -> Path:
+    path = tmp_path / "long.yaml"
+    path.write_text(LONG, encoding="utf-8")
+    return path
+
+
+def started_runs(out: Path) -> bool:
+    """True once a worker is writing (a temporary run directory exists)."""
+    return any(".tmp-" in p.name for p in out.glob("*/.rep-*")) or any(out.glob("*/rep-*"))
+
+
+def trial(long_file: Path, tmp_path: Path, sig: int, seed: int, argv: list[str]) -> None:
+    rng = random.Random(seed)
+    marker = uuid.uuid4().hex
+    out = tmp_path / f"out-{seed}"
+    proc = start([*argv, str(long_file), "--out", str(out), "--jobs", "2"], marker)
+    assert wait_until(lambda: out.exists() and started_runs(out), 60), "no run ever started"
+    time.sleep(rng.uniform(0.0, 1.5))
+    proc.send_signal(sig)
+    if sig == signal.SIGKILL:
+        proc.wait(timeout=30)
+        stdout, stderr = proc.communicate()
+    else:
+        stdout, stderr = proc.communicate(timeout=30)
+    assert wait_until(lambda: not marked(marker), 5), f"left behind: {marked(marker)}"
+    assert b"Traceback" not in stdout + stderr, stderr.decode()
+    scenario = load_scenario(long_file)
+    fp = fingerprint(scenario)
+    reps = [d for d in out.glob("*/rep-*") if d.is_dir()]
+    assert all(is_complete(d, fp) for d in reps), "a run directory that is not whole"
+    if sig == signal.SIGKILL:
+        return
+    assert proc.returncode in (128 + sig, 0), (proc.returncode, stderr.decode())
+    if proc.returncode == 0:
+        return  # it finished before the signal landed: nothing more to see
+    lines = stderr.decode().strip().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"interrupted by {signal.Signals(sig).name}")
+    if "finished and kept" in lines[0]:
+        count = int(lines[0].split(": ", 1)[1].split()[0])
+        assert count == len(reps)
+
+
+@pytest.mark.parametrize(
+    ("sig", "seed"), [(signal.SIGINT, 1), (signal.SIGTERM, 2), (signal.SIGKILL, 3)]
+)
+def test_compare_stops_cleanly_on_a_signal(
+    long_file: Path, tmp_path: Path, sig: int, seed: int
+) -> None:
+    trial(long_file, tmp_path, sig, seed, ["compare", "--quiet"])
+
+
+@pytest.mark.slow
+def test_a_stopped_compare_resumes_to_the_clean_summary(long_file: Path, tmp_path: Path) -> None:
+    trial(long_file, tmp_path, signal.SIGTERM, 7, ["compare", "--quiet"])
+    resumed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sim",
+            "compare",
+            str(long_file),
+            "--quiet",
+            "--jobs",
+            "2",
+            "--out",
+            str(tmp_path / "out-7"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
+    assert resumed.returncode == 0, resumed.stderr.decode()
+    clean = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sim",
+            "compare",
+            str(long_file),
+            "--quiet",
+            "--jobs",
+            "2",
+            "--out",
+            str(tmp_path / "clean"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
+    assert clean.returncode == 0
+    assert (tmp_path / "out-7" / "summary.json").read_bytes() == (
+        tmp_path / "clean" / "summary.json"
+    ).read_bytes()
+
+
+def test_run_stops_cleanly_on_sigterm(long_file: Path, tmp_path: Path) -> None:
+    trial(long_file, tmp_path, signal.SIGTERM, 4, ["run"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(10, 22))
+def test_compare_stops_cleanly_at_many_random_moments(
+    long_file: Path, tmp_path: Path, seed: int
+) -> None:
+    sig = (signal.SIGINT, signal.SIGTERM, signal.SIGKILL)[seed % 3]
+    trial(long_file, tmp_path, sig, seed, ["compare", "--quiet"])
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL, signal.SIGINT])
+def test_import_mcp_leaves_no_server_behind(tmp_path: Path, sig: int) -> None:
+    pidfile = tmp_path / "pid"
+    server = [sys.executable, str(SERVERS / "raw_server.py"), "slow", str(pidfile)]
+    proc = start(["import", "mcp", "--timeout", "120", "--", *server], uuid.uuid4().hex)
+    assert wait_until(lambda: pidfile.exists() and pidfile.read_text().strip(), 60)
+    pid = int(pidfile.read_text())
+    time.sleep(0.2)
+    proc.send_signal(sig)
+    if sig == signal.SIGKILL:
+        proc.wait(timeout=30)
+        stdout, stderr = proc.communicate()
+    else:
+        stdout, stderr = proc.communicate(timeout=30)
+        assert proc.returncode == 128 + sig, stderr.decode()
+        lines = stderr.decode().strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("interrupted by"), lines
+    assert b"Traceback" not in stdout + stderr
+    assert wait_until(lambda: not alive(pid), 5), f"server {pid} left behind"
+
+
+@pytest.mark.parametrize("delay", [random.Random(s).uniform(0.0, 1.2) for s in range(2)])
+def test_ctrl_c_while_import_mcp_starts_prints_no_traceback(tmp_path: Path, delay: float) -> None:
+    pidfile = tmp_path / "pid"
+    server = [sys.executable, str(SERVERS / "raw_server.py"), "slow", str(pidfile)]
+    proc = start(["import", "mcp", "--timeout", "120", "--", *server], uuid.uuid4().hex)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=30)
+    # -2: the signal came before Python could install its handler (nothing printed at all)
+    assert proc.returncode in (130, -signal.SIGINT), stderr.decode()
+    assert b"Traceback" not in stdout + stderr, stderr.decode()
+    assert len(stderr.decode().strip().splitlines()) <= 1
+    if pidfile.exists() and pidfile.read_text().strip():
+        pid = int(pidfile.read_text())
+        assert wait_until(lambda: not alive(pid), 5), f"server {pid} left behind"
