@@ -7,29 +7,14 @@ import json
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sim.calculus import (
-    PROTOCOL_FIELDS,
-    AutFormatError,
-    SchemaError,
-    ToolPlus,
-    ToolsListError,
-    bisimilar,
-    caller_view,
-    lint,
-    phi_services,
-    read_aut,
-    tool_lts,
-    tools_from_list,
-    tools_to_list,
-    unphi_services,
-    write_aut,
-)
 from sim.calculus.principles import DEFAULT_MIN_ENTITIES, DEFAULT_THETA
-from sim.calculus.sgd import Service, services_from_json
-from sim.calculus.unphi import ServiceUnphi, Unknown
 from sim.cli.console import EXIT_NEGATIVE, EXIT_OK, BadInput, guarded, read_json
+
+if TYPE_CHECKING:
+    from sim.calculus.sgd import Service
+    from sim.calculus.unphi import ServiceUnphi
 
 
 def register(sub: Any) -> None:
@@ -113,6 +98,8 @@ def register(sub: Any) -> None:
 
 
 def _read_tools(path: str) -> tuple[Any, ...]:
+    from sim.calculus import ToolsListError, tools_from_list
+
     try:
         return tools_from_list(read_json(path))
     except ToolsListError as exc:
@@ -120,6 +107,9 @@ def _read_tools(path: str) -> tuple[Any, ...]:
 
 
 def _read_services(path: str) -> tuple[Service, ...]:
+    from sim.calculus import SchemaError
+    from sim.calculus.sgd import services_from_json
+
     try:
         return services_from_json(read_json(path))
     except SchemaError as exc:
@@ -129,6 +119,7 @@ def _read_services(path: str) -> tuple[Service, ...]:
 @guarded()
 def lts_command(args: argparse.Namespace) -> int:
     """``lts FILE --tool NAME [--protocol P] [--aut]``."""
+    from sim.calculus import ToolPlus, ToolsListError, caller_view, tool_lts, write_aut
     from sim.scenario import ScenarioError, load_scenario
 
     if not Path(args.file).is_file():
@@ -168,6 +159,8 @@ def _value(x: Any) -> Any:
 
 
 def _protocol_fields(scenario: Any, protocol: str, path: str) -> frozenset[str]:
+    from sim.calculus import PROTOCOL_FIELDS
+
     for entry in getattr(scenario, "protocols", None) or ():
         name = getattr(entry, "name", entry)
         declared = getattr(entry, "fields", None)
@@ -181,6 +174,8 @@ def _protocol_fields(scenario: Any, protocol: str, path: str) -> frozenset[str]:
 @guarded()
 def bisim_command(args: argparse.Namespace) -> int:
     """``bisim A.aut B.aut [--weak | --strong]``."""
+    from sim.calculus import AutFormatError, bisimilar, read_aut
+
     ltss = []
     for path in (args.a, args.b):
         try:
@@ -208,6 +203,8 @@ def bisim_command(args: argparse.Namespace) -> int:
 @guarded()
 def phi_command(args: argparse.Namespace) -> int:
     """``phi SCHEMA.json [--plus] [--annotations]``."""
+    from sim.calculus import phi_services, tools_to_list
+
     services = _read_services(args.schema)
     tools = phi_services(services, plus=args.plus, annotations=args.annotations)
     json.dump(tools_to_list(tools), sys.stdout, indent=2, ensure_ascii=False)
@@ -216,6 +213,8 @@ def phi_command(args: argparse.Namespace) -> int:
 
 
 def _unknown(x: Any) -> Any:
+    from sim.calculus.unphi import Unknown
+
     return None if isinstance(x, Unknown) else x
 
 
@@ -260,6 +259,8 @@ def _service_json(s: ServiceUnphi) -> dict[str, Any]:
 @guarded()
 def unphi_command(args: argparse.Namespace) -> int:
     """``unphi TOOLS.json``."""
+    from sim.calculus import unphi_services
+
     tools = _read_tools(args.tools)
     services = unphi_services(tools, default_service=Path(args.tools).stem)
     json.dump([_service_json(s) for s in services], sys.stdout, indent=2, ensure_ascii=False)
@@ -287,6 +288,8 @@ def unphi_command(args: argparse.Namespace) -> int:
 @guarded()
 def lint_command(args: argparse.Namespace) -> int:
     """``lint TOOLS.json [--theta X] [--min-entities N]``."""
+    from sim.calculus import lint
+
     if not 0.0 <= args.theta <= 1.0:
         raise BadInput(f"--theta must be in [0, 1], got {args.theta}")
     tools = _read_tools(args.tools)
