@@ -18,6 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sim.properties import FormulaError, Property, ToolAttributes, parse
+from sim.properties.builtin import builtin_properties
 from sim.scenario.diagnostics import Diagnostic, FieldPath, ScenarioError, format_path
 
 if TYPE_CHECKING:
@@ -85,6 +86,22 @@ def compile_properties(specs: Sequence[PropertySpec], scenario: Scenario) -> lis
     """Validated specs as monitorable properties (their formulas parse: see the rules)."""
     tools = tool_attributes(scenario)
     return [Property(s.name, s.scope, parse(s.formula, tools=tools), s.formula) for s in specs]
+
+
+def builtin_for(scenario: Scenario) -> list[Property]:
+    """The SPEC §6 checks that have a formula (:mod:`sim.properties.builtin`), built from
+    ``scenario``'s dependencies and workflows."""
+    requires: dict[str, set[str]] = {}
+    pairs: set[tuple[str, str]] = set()
+    for tool in scenario.tools:
+        for dep in tool.dependencies:
+            if dep.relation.value == "Requires":
+                requires.setdefault(tool.name, set()).add(dep.tool)
+            elif dep.relation.value == "ExclusiveWith":
+                pairs.add((tool.name, dep.tool))
+    workflow_tools = {w.name: {t.tool for t in w.tasks if t.tool} for w in scenario.workflows}
+    tasks = {t.id for w in scenario.workflows for t in w.tasks}
+    return builtin_properties(tool_attributes(scenario), requires, pairs, workflow_tools, tasks)
 
 
 def within_scalar(diag: Diagnostic, text: str, value: str, offset: int) -> Diagnostic:
