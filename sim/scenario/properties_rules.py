@@ -96,6 +96,24 @@ def compile_properties(specs: Sequence[PropertySpec], scenario: Scenario) -> lis
     return [Property(s.name, s.scope, parse(s.formula, tools=tools), s.formula) for s in specs]
 
 
+def builtin_for(scenario: Scenario) -> list[Property]:
+    """The SPEC §6 checks that have a formula (:mod:`sim.properties.builtin`), built from
+    ``scenario``'s dependencies and workflows."""
+    from sim.properties.builtin import builtin_properties
+
+    requires: dict[str, set[str]] = {}
+    pairs: set[tuple[str, str]] = set()
+    for tool in scenario.tools:
+        for dep in tool.dependencies:
+            if dep.relation.value == "Requires":
+                requires.setdefault(tool.name, set()).add(dep.tool)
+            elif dep.relation.value == "ExclusiveWith":
+                pairs.add((tool.name, dep.tool))
+    workflow_tools = {w.name: {t.tool for t in w.tasks if t.tool} for w in scenario.workflows}
+    tasks = {t.id for w in scenario.workflows for t in w.tasks}
+    return builtin_properties(tool_attributes(scenario), requires, pairs, workflow_tools, tasks)
+
+
 def within_scalar(diag: Diagnostic, text: str, value: str, offset: int) -> Diagnostic:
     """``diag`` (at a YAML scalar whose parsed value is ``value``) moved to the source
     position of ``value[offset]``."""
