@@ -31,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     "NodeNotFound": "sim.mesh",
     "ProtocolNotFound": "sim.mesh",
     "make_router": "sim.mesh",
+    "DijkstraRouter": "sim.mesh",
     "LTS": "sim.calculus",
     "Intent": "sim.calculus",
     "Tool": "sim.calculus",
@@ -79,6 +80,9 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     )
     from sim.engine import (
         run_replication as run_replication,
+    )
+    from sim.mesh import (
+        DijkstraRouter as DijkstraRouter,
     )
     from sim.mesh import (
         DownSet as DownSet,

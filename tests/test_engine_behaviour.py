@@ -145,7 +145,11 @@ def test_denied_approval_cancels_the_task_and_nothing_executes(tmp_path: Path) -
     events, m = run(tmp_path, text)
     assert len(of(events, "deny")) == 3
     assert of(events, "execute") == []
-    assert of(events, "send", detail={"msg": 0}) == []
+    # the only messages are the one discovery exchange (no request was ever sent)
+    assert [e["detail"] for e in of(events, "send")] == [
+        {"msg": 0, "kind": "list", "path": ["agent", "srv"], "to": "srv"},
+        {"msg": 1, "kind": "list_reply", "path": ["srv", "agent"], "to": "agent"},
+    ]
     ends = of(events, "wf_end")
     assert [e["detail"]["status"] for e in ends] == ["cancelled"] * 3
     assert all(e["detail"]["reason"] == "denied" for e in ends)

@@ -2,7 +2,8 @@
 never loses a message unrecorded nor routes over a protocol its link lacks.
 
 Hypothesis draws small random scenarios (agents, protocols, links, tools with failure
-modes, dependencies and error rates, workflows, outages). Drawings the loader rejects
+modes, dependencies and error rates, input schemas and service times of every shape,
+some past the loader's bounds, workflows, outages). Drawings the loader rejects
 are discarded; every accepted one must run to completion for each router, and its trace
 must pass the checks that hold for every run whatever the callers know
 (`conservation`, `route_validity`).
@@ -23,6 +24,26 @@ from sim.scenario import ScenarioError, parse_scenario
 
 PROTOCOLS = ["MCP", "MCP+", "A2A", "ANP", "SGD"]
 ERRORS = ["ServiceDown", "NotFound", "AuthError"]
+_ID = {"id": {"type": "string"}}
+#: Good input schemas, and shapes that once validated but crashed every replication.
+INPUT_SCHEMAS: list[Any] = [
+    {"type": "object", "required": [], "properties": _ID},
+    {"type": "object", "required": ["id"], "properties": _ID},
+    {"type": "object", "required": ["id"], "properties": _ID},
+    {"type": 8},
+    {"type": "object", "properties": ["id"]},
+    {"type": "object", "required": 300},
+    {"type": "object", "required": ["id", 3]},
+]
+#: Service times, with parameters at and past the loader's bounds.
+SERVICE_TIMES: list[Any] = [
+    {"dist": "exponential", "mean": 0.1},
+    {"dist": "exponential", "mean": 0.1},
+    {"dist": "lognormal", "median": 0.1, "sigma": 10},
+    {"dist": "lognormal", "median": 0.1, "sigma": 1000},
+    {"dist": "exponential", "mean": 1e12},
+    {"dist": "uniform", "low": 0, "high": 1e9},
+]
 
 
 @st.composite
@@ -84,16 +105,12 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
             {
                 "name": name,
                 "description": f"Tool {name} does something useful with records.",
-                "input_schema": {
-                    "type": "object",
-                    "required": draw(st.sampled_from([[], ["id"]])),
-                    "properties": {"id": {"type": "string"}},
-                },
+                "input_schema": draw(st.sampled_from(INPUT_SCHEMAS)),
                 "side_effects": effect,
                 "requires_approval": effect in ("write", "delete") and draw(st.booleans()),
                 "failure_modes": modes,
                 "dependencies": deps,
-                "service_time": {"dist": "exponential", "mean": 0.1},
+                "service_time": draw(st.sampled_from(SERVICE_TIMES)),
                 "errors": {e: draw(st.sampled_from([0.0, 0.2, 0.5])) for e in ERRORS[:2]},
             }
         )

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from sim.cli import main
+from sim.conformance import check_trace
 from sim.engine import ReplicationError, run_replication
 from sim.engine.server import ToolServer
 from sim.scenario import load_scenario, load_scenario_with_warnings
@@ -147,8 +148,22 @@ def test_run_command_rejects_a_bad_scenario(
 def test_shipped_scenarios_run_under_every_router(tmp_path: Path, router: str) -> None:
     for path in sorted((ROOT / "scenarios").glob("*.yaml")):
         scenario = load_scenario(path).model_copy(update={"duration": 300.0})
-        metrics = run_replication(scenario, router, 0, tmp_path / path.stem / router)
-        assert metrics["workflows"]["started"] >= 0
+        out = tmp_path / path.stem / router
+        metrics = run_replication(scenario, router, 0, out, "full")
+        wf = metrics["workflows"]
+        assert wf["started"] > 0, path.stem
+        # every instance ends exactly one way; unfinished ones are counted as failed too
+        assert wf["succeeded"] + wf["failed"] + wf["cancelled"] == wf["started"], path.stem
+        assert wf["unfinished"] <= wf["failed"]
+        msgs = metrics["messages"]
+        assert msgs["sent"] == msgs["delivered"] + msgs["dropped"], path.stem
+        report = check_trace(out / "trace.jsonl", scenario, ["conservation", "route_validity"])
+        for verdict in report.verdicts:
+            assert verdict.ok, (path.stem, verdict.name, verdict.message)
+            if msgs["sent"]:
+                assert verdict.applicable and verdict.examined > 0, (path.stem, verdict.name)
+        if msgs["sent"] == 0:  # bfs finds no route on travel_mesh (it needs translations)
+            assert set(metrics["tasks_failed_by_reason"]) == {"no_route"}, path.stem
 
 
 def test_mcp_vs_mcp_plus_shows_the_expressiveness_gap(tmp_path: Path) -> None:

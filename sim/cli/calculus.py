@@ -7,31 +7,16 @@ import json
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sim.calculus import (
-    PROTOCOL_FIELDS,
-    AutFormatError,
-    SchemaError,
-    ToolPlus,
-    ToolsListError,
-    bisimilar,
-    caller_view,
-    lint,
-    phi_services,
-    read_aut,
-    tool_lts,
-    tools_from_list,
-    tools_to_list,
-    unphi_services,
-    write_aut,
-)
 from sim.calculus.lts import AUT_DIALECTS
-from sim.calculus.mcp import Dialect
 from sim.calculus.principles import DEFAULT_MIN_ENTITIES, DEFAULT_THETA
-from sim.calculus.sgd import Service, services_from_json
-from sim.calculus.unphi import ServiceUnphi, Unknown
 from sim.cli.console import EXIT_NEGATIVE, EXIT_OK, BadInput, guarded, read_json
+
+if TYPE_CHECKING:
+    from sim.calculus.sgd import Service
+    from sim.calculus.mcp import Dialect
+    from sim.calculus.unphi import ServiceUnphi
 
 
 def register(sub: Any) -> None:
@@ -127,6 +112,8 @@ def register(sub: Any) -> None:
 
 
 def _read_tools(path: str) -> tuple[Any, ...]:
+    from sim.calculus import ToolsListError, tools_from_list
+
     try:
         return tools_from_list(read_json(path))
     except ToolsListError as exc:
@@ -134,6 +121,9 @@ def _read_tools(path: str) -> tuple[Any, ...]:
 
 
 def _read_services(path: str) -> tuple[Service, ...]:
+    from sim.calculus import SchemaError
+    from sim.calculus.sgd import services_from_json
+
     try:
         return services_from_json(read_json(path))
     except SchemaError as exc:
@@ -143,6 +133,7 @@ def _read_services(path: str) -> tuple[Service, ...]:
 @guarded()
 def lts_command(args: argparse.Namespace) -> int:
     """``lts FILE --tool NAME [--protocol P] [--aut]``."""
+    from sim.calculus import ToolPlus, ToolsListError, caller_view, tool_lts, write_aut
     from sim.scenario import ScenarioError, load_scenario
 
     if not Path(args.file).is_file():
@@ -185,6 +176,8 @@ def _value(x: Any) -> Any:
 
 
 def _protocol_fields(scenario: Any, protocol: str, path: str) -> frozenset[str]:
+    from sim.calculus import PROTOCOL_FIELDS
+
     for entry in getattr(scenario, "protocols", None) or ():
         name = getattr(entry, "name", entry)
         declared = getattr(entry, "fields", None)
@@ -198,6 +191,8 @@ def _protocol_fields(scenario: Any, protocol: str, path: str) -> frozenset[str]:
 @guarded()
 def bisim_command(args: argparse.Namespace) -> int:
     """``bisim A.aut B.aut [--weak | --strong]``."""
+    from sim.calculus import AutFormatError, bisimilar, read_aut
+
     ltss = []
     for path in (args.a, args.b):
         try:
@@ -225,6 +220,8 @@ def bisim_command(args: argparse.Namespace) -> int:
 @guarded()
 def phi_command(args: argparse.Namespace) -> int:
     """``phi SCHEMA.json [--plus] [--annotations]``."""
+    from sim.calculus import phi_services, tools_to_list
+
     services = _read_services(args.schema)
     tools = phi_services(services, plus=args.plus, annotations=args.annotations)
     json.dump(tools_to_list(tools), sys.stdout, indent=2, ensure_ascii=False)
@@ -233,6 +230,8 @@ def phi_command(args: argparse.Namespace) -> int:
 
 
 def _unknown(x: Any) -> Any:
+    from sim.calculus.unphi import Unknown
+
     return None if isinstance(x, Unknown) else x
 
 
@@ -277,6 +276,8 @@ def _service_json(s: ServiceUnphi) -> dict[str, Any]:
 @guarded()
 def unphi_command(args: argparse.Namespace) -> int:
     """``unphi TOOLS.json``."""
+    from sim.calculus import unphi_services
+
     tools = _read_tools(args.tools)
     services = unphi_services(tools, default_service=Path(args.tools).stem)
     json.dump([_service_json(s) for s in services], sys.stdout, indent=2, ensure_ascii=False)
@@ -304,6 +305,8 @@ def unphi_command(args: argparse.Namespace) -> int:
 @guarded()
 def lint_command(args: argparse.Namespace) -> int:
     """``lint TOOLS.json [--theta X] [--min-entities N]``."""
+    from sim.calculus import lint
+
     if not 0.0 <= args.theta <= 1.0:
         raise BadInput(f"--theta must be in [0, 1], got {args.theta}")
     tools = _read_tools(args.tools)

@@ -2,8 +2,8 @@
 
 Each rule yields :class:`Finding` objects with a field path; the loader turns the
 path into file, line and column. Rules never stop at the first problem. Here: protocols,
-agents, links, failures, routers, topology and sweep; :mod:`sim.scenario.rules_tools`
-and :mod:`sim.scenario.rules_workflows` hold the rest.
+agents, links, failures, routers, topology and sweep; :mod:`sim.scenario.rules_tools`,
+:mod:`sim.scenario.rules_workflows` and :mod:`sim.scenario.rules_ranges` hold the rest.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from sim.scenario.findings import (
 )
 from sim.scenario.model import BUILTIN_PROTOCOLS, AgentType, Scenario
 from sim.scenario.properties_rules import property_findings
+from sim.scenario.rules_ranges import range_findings
 from sim.scenario.rules_tools import tool_findings
 from sim.scenario.rules_workflows import workflow_findings
 
@@ -268,6 +269,7 @@ def check_rules(scenario: Scenario, known: KnownNames) -> list[Finding]:
         _failures,
         _topology,
         _sweep,
+        range_findings,
     ):
         findings.extend(rule(scenario, known))
     findings.extend(_routers(scenario, known))

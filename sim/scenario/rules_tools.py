@@ -1,11 +1,16 @@
-"""The rules on ``tools:``: names fit for trace labels, recoveries and dependencies
-that resolve and do not loop, approval on writes (P2)."""
+"""The rules on ``tools:``: each entry readable as the engine and the checks read it
+(the calculus's tool descriptor: an ``input_schema`` of type object, ``properties`` a
+mapping, ``required`` a list of strings), names fit for trace labels, recoveries and
+dependencies that resolve and do not loop, approval on writes (P2)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from sim.calculus.lts import is_label_argument
+from sim.calculus.mcp import ToolPlus, ToolsListError
+from sim.scenario.diagnostics import FieldPath
 from sim.scenario.findings import Finding, KnownNames, duplicates, find_cycle, unknown
 from sim.scenario.model import Scenario, SideEffects
 
@@ -32,15 +37,41 @@ def _label_safe(scn: Scenario) -> Iterator[Finding]:
                 )
         required = tool.input_schema.get("required", [])
         for j, slot in enumerate(required if isinstance(required, list) else []):
-            if not isinstance(slot, str) or not is_label_argument(slot):
+            if isinstance(slot, str) and not is_label_argument(slot):
                 yield Finding(
                     ("tools", i, "input_schema", "required", j),
                     f"required input {slot!r}: {_LABEL_SAFE} (collect(s) of SGD callers)",
                 )
 
 
+_JSON_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+
+
+def _field_path(json_path: str, base: FieldPath) -> FieldPath:
+    """``$.input_schema.required`` (a :class:`ToolsListError` path) under ``base``."""
+    steps: list[str | int] = []
+    for key, index in _JSON_STEP.findall(json_path.removeprefix("$")):
+        steps.append(int(index) if index else key)
+    return (*base, *steps)
+
+
+def _descriptors(scn: Scenario) -> Iterator[Finding]:
+    """Each tool's ``input_schema`` as the calculus reads it (what a replication and
+    ``check`` build from the scenario; the models check the other fields): a shape it
+    refuses would fail every replication at t = 0."""
+    for i, tool in enumerate(scn.tools):
+        try:
+            ToolPlus.from_mapping({"name": tool.name, "input_schema": tool.input_schema})
+        except ToolsListError as exc:
+            reason = str(exc).removeprefix(f"{exc.path}: ")
+            yield Finding(
+                _field_path(exc.path, ("tools", i)), f"{reason}, as in an MCP tool descriptor"
+            )
+
+
 def tool_findings(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
     yield from duplicates("tools", "name", [t.name for t in scn.tools])
+    yield from _descriptors(scn)
     yield from _label_safe(scn)
     requires: dict[str, list[str]] = {t.name: [] for t in scn.tools}
     for i, tool in enumerate(scn.tools):

@@ -1,0 +1,83 @@
+"""Bounds on distribution parameters, so that no draw and no mean overflows a float.
+
+Every :class:`~sim.scenario.model.Distribution` in the scenario (links, tools, approval,
+topology, wherever the models put one) is found by walking the validated models; its
+durations must be at most :data:`MAX_SECONDS` and a lognormal's ``sigma`` at most
+:data:`MAX_SIGMA` (``exp(sigma²/2)`` and ``exp(sigma·z)`` stay far inside a float).
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Iterator
+from functools import cache
+from typing import Any
+
+from pydantic import BaseModel
+
+from sim.scenario.diagnostics import FieldPath
+from sim.scenario.findings import Finding, KnownNames
+from sim.scenario.model import Distribution, Scenario
+
+#: The longest duration a distribution parameter may give, in seconds (about 32 years).
+MAX_SECONDS = 1e9
+#: The largest lognormal sigma: its mean is exp(sigma²/2) = e^50 times its median.
+MAX_SIGMA = 10.0
+
+_DURATIONS = ("value", "mean", "median", "low", "high")
+
+
+@cache
+def _carrier_fields(model: type[BaseModel]) -> tuple[tuple[str, str], ...]:
+    """(attribute, YAML key) of the fields of ``model`` that can hold a Distribution."""
+    return tuple(
+        (name, info.alias or name)
+        for name, info in model.model_fields.items()
+        if _carries(info.annotation, frozenset({model}))
+    )
+
+
+def _carries(annotation: Any, seen: frozenset[type]) -> bool:
+    if annotation is Distribution:
+        return True
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        if annotation in seen:
+            return False
+        return any(
+            _carries(info.annotation, seen | {annotation})
+            for info in annotation.model_fields.values()
+        )
+    return any(_carries(arg, seen) for arg in typing.get_args(annotation))
+
+
+def _distributions(value: Any, path: FieldPath) -> Iterator[tuple[FieldPath, Distribution]]:
+    if isinstance(value, Distribution):
+        yield path, value
+    elif isinstance(value, BaseModel):
+        for name, key in _carrier_fields(type(value)):
+            yield from _distributions(getattr(value, name), (*path, key))
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            yield from _distributions(item, (*path, i))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _distributions(item, (*path, key))
+
+
+def range_findings(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
+    """A finding on each distribution parameter past its bound."""
+    del known
+    for path, dist in _distributions(scn, ()):
+        for key in _DURATIONS:
+            given = getattr(dist, key)
+            if given is not None and given > MAX_SECONDS:
+                yield Finding(
+                    (*path, key),
+                    f"must be ≤ {MAX_SECONDS:g} s (about 32 years) (got {given:g})",
+                )
+        if dist.sigma is not None and dist.sigma > MAX_SIGMA:
+            yield Finding(
+                (*path, "sigma"),
+                f"must be ≤ {MAX_SIGMA:g}: a lognormal's mean is exp(sigma²/2) times its "
+                f"median, and larger draws overflow (got {dist.sigma:g})",
+            )

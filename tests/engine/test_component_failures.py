@@ -1,0 +1,62 @@
+"""Failures on the run-time topology, and a caller's failure detector, alone."""
+
+from __future__ import annotations
+
+import random
+from types import SimpleNamespace
+
+from parts import lines
+
+from sim.engine.failures import Failures, Suspicion
+from sim.engine.kernel import Kernel
+from sim.engine.topology import Node, Topology
+from sim.mesh.graph import ProtocolGraph
+from sim.mesh.routing import NO_DOWN
+
+
+def outage(
+    node: str | None = None, link: list[str] | None = None, at: float = 0.0, length: float = 1.0
+) -> SimpleNamespace:
+    return SimpleNamespace(random=None, node=node, link=link, at=at, for_=length)
+
+
+def test_overlapping_outages_keep_an_element_down_until_the_last_ends(
+    kernel: Kernel, graph: ProtocolGraph
+) -> None:
+    topology = Topology(graph)
+    failures = Failures(kernel.env, kernel.later, kernel.recorder, random.Random(0), topology)
+    downs: list[tuple[float, str, int]] = []
+
+    def on_down(node: Node) -> None:
+        downs.append((kernel.env.now, node.id, node.epoch))
+
+    failures.on_node_down.append(on_down)
+    failures.schedule(
+        [
+            outage("g", at=1.0, length=3.0),
+            outage("g", at=2.0, length=5.0),
+            outage(link=["g", "s"], at=4.0),
+        ]
+    )
+    kernel.env.run(until=3.0)
+    assert topology.nodes["g"].down == 2
+    kernel.env.run()
+    got = [(x["t"], x["label"], x["agent"], x["detail"]) for x in lines(kernel)]
+    assert got == [
+        (1.0, "node_down", "g", {}),
+        (4.0, "link_down", "g", {"link": ["g", "s"]}),
+        (5.0, "link_up", "g", {"link": ["g", "s"]}),
+        (7.0, "node_up", "g", {}),
+    ]
+    assert downs == [(1.0, "g", 1)]  # one outage covering the other: one epoch
+    assert topology.nodes["g"].down == 0 and kernel.metrics.outages == 2
+
+
+def test_suspects_expire_after_their_ttl() -> None:
+    s = Suspicion(10.0)
+    assert s.down(0.0) is NO_DOWN
+    s.suspect(1.0, ["g"], [frozenset(("a", "g"))])
+    down = s.down(5.0)
+    assert down.nodes == frozenset({"g"}) and down.links == frozenset({frozenset(("a", "g"))})
+    assert s.down(5.0) is down  # cached for the same instant
+    assert s.down(11.0) is NO_DOWN

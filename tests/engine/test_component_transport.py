@@ -1,0 +1,115 @@
+"""Topology, paths, the route service and the transport, with hand-built inputs."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from parts import lines
+
+from sim.engine.kernel import Kernel
+from sim.engine.paths import Hop, Path
+from sim.engine.routes import RouteService
+from sim.engine.topology import Topology
+from sim.engine.trace import NO_OWNER
+from sim.engine.transport import Message, Transport
+from sim.mesh.graph import ProtocolGraph
+from sim.mesh.registry import make_router
+from sim.mesh.routing import NO_DOWN
+
+
+class Owner:
+    frag = NO_OWNER
+
+
+def parts(kernel: Kernel, graph: ProtocolGraph, router: str = "dijkstra") -> tuple[Any, ...]:
+    topology = Topology(graph)
+    routes = RouteService(topology, make_router(router, graph), router)
+    transport = Transport(
+        kernel.env, kernel.later, kernel.recorder, random.Random(1), random.Random(2)
+    )
+    return topology, routes, transport
+
+
+def test_paths_are_compiled_once_with_named_hops(kernel: Kernel, graph: ProtocolGraph) -> None:
+    _, routes, _ = parts(kernel, graph)
+    path = routes.path_to("a", "read_it", "MCP", NO_DOWN)
+    assert routes.path_to("a", "read_it", "MCP", NO_DOWN) is path
+    assert [n.id for n in path.nodes] == ["a", "g", "s"]
+    first, second = path.hops
+    assert isinstance(first, Hop)
+    assert (first.latency, first.rate, first.proto, first.node_j) == (0.25, 0.0, "MCP", '"a"')
+    assert first.detail == '"from":"a","proto":"MCP","to":"g"'
+    assert (second.latency, second.link.a, second.link.b) == (0.5, "g", "s")
+    back = path.reverse()
+    assert isinstance(back, Path) and back.reverse() is path
+    assert [n.id for n in back.nodes] == ["s", "g", "a"]
+
+
+def test_a_message_arrives_after_the_sum_of_latencies(kernel: Kernel, graph: ProtocolGraph) -> None:
+    topology, routes, transport = parts(kernel, graph)
+    path = routes.path_to("a", "read_it", "MCP", NO_DOWN)
+    got: list[tuple[float, Message]] = []
+    transport.send(
+        "request", Owner(), path, 1, "payload", lambda m: got.append((kernel.env.now, m))
+    )
+    kernel.env.run()
+    ((t, msg),) = got
+    assert t == 0.75 and msg.payload == "payload" and msg.attempt == 1
+    assert [x["label"] for x in lines(kernel)] == ["send", "hop", "hop", "deliver"]
+    assert topology.hops_by_link() == {"a|g": 1, "g|s": 1}
+    assert (kernel.metrics.sent, kernel.metrics.delivered, kernel.metrics.hops) == (1, 1, 2)
+    assert transport.in_flight == {}
+
+
+def test_down_link_and_down_node_drop_and_notify_nobody(
+    kernel: Kernel, graph: ProtocolGraph
+) -> None:
+    topology, routes, transport = parts(kernel, graph)
+    path = routes.path_to("a", "read_it", "MCP", NO_DOWN)
+    delivered: list[Message] = []
+    topology.link("g", "s").down = 1
+    transport.send("request", Owner(), path, 1, None, delivered.append)
+    kernel.env.run()
+    topology.link("g", "s").down = 0
+    topology.nodes["s"].down = 1
+    transport.send("request", Owner(), path, 2, None, delivered.append)
+    kernel.env.run()
+    assert delivered == []
+    drops = [(x["agent"], x["t"], x["detail"]) for x in lines(kernel) if x["label"] == "drop"]
+    assert drops == [
+        ("g", 0.25, {"msg": 0, "reason": "link_down"}),
+        ("s", 1.0, {"msg": 1, "reason": "node_down"}),
+    ]
+    assert kernel.metrics.dropped == {"link_down": 1, "node_down": 1}
+
+
+def test_close_drops_what_is_still_travelling(kernel: Kernel, graph: ProtocolGraph) -> None:
+    _, routes, transport = parts(kernel, graph)
+    path = routes.path_to("a", "read_it", "MCP", NO_DOWN)
+    transport.send("list", Owner(), path, 1, None, lambda m: None)
+    kernel.env.run(until=0.5)
+    transport.close()
+    (drop,) = [x for x in lines(kernel) if x["label"] == "drop"]
+    assert (drop["agent"], drop["detail"]) == ("g", {"msg": 0, "reason": "run_end"})
+
+
+def test_router_policy_what_a_timeout_makes_suspect(kernel: Kernel, graph: ProtocolGraph) -> None:
+    for router, nodes in (("dijkstra", []), ("resilient", ["g"]), ("semantic", ["g", "s"])):
+        _, routes, _ = parts(kernel, graph, router)
+        path = routes.path_to("a", "read_it", "MCP", NO_DOWN)
+        assert routes.suspects(path) == (nodes, []), router
+        assert routes.static == (router == "dijkstra")
+
+
+def test_tool_at_resolves_a_capability_to_the_best_matching_hosted_tool(
+    kernel: Kernel, graph: ProtocolGraph
+) -> None:
+    topology, routes, _ = parts(kernel, graph)
+    path = routes.path_to("a", "read_it", "MCP", NO_DOWN)
+    assert routes.tool_at("read_it", None, path) == "read_it"
+    assert routes.tool_at("missing", None, path) is None
+    assert routes.tool_at(None, "write a record", path) == "write_it"
+    assert not routes.hosts(path, "write_it")  # no tool server runs at s yet
+    topology.nodes["s"].server = object()
+    assert routes.hosts(path, "write_it") and not routes.hosts(path, "missing")

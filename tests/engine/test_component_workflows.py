@@ -1,0 +1,117 @@
+"""The workflows alone: a stand-in caller records the invocations it is asked for and the
+test reports outcomes back through the ``Outcomes`` protocol, as a caller would."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from parts import lines
+
+from sim.calculus.mcp import ALL_FIELDS
+from sim.engine.kernel import Kernel
+from sim.engine.randomness import sampler
+from sim.engine.routes import RouteService
+from sim.engine.topology import Topology
+from sim.engine.views import ToolRT, make_view
+from sim.engine.workflows import WorkflowRT, Workflows
+from sim.mesh.graph import ProtocolGraph
+from sim.mesh.registry import make_router
+from sim.mesh.routing import NO_DOWN
+from sim.scenario.model import Scenario
+
+
+class Known:
+    """A tool discovery stand-in: every view is known at once."""
+
+    def __init__(self, views: dict[str, Any]) -> None:
+        self.views = views
+        self.latest = views
+
+    def ensure_view(self, inst: Any, task: Any, need: str, tool: Any, path: Any, then: Any) -> None:
+        then(self.views[tool.name], path)
+
+
+class FakeCaller:
+    def __init__(self, node: Any, routes: RouteService) -> None:
+        self.node = node
+        self.id = node.id
+        self.routes = routes
+        self.invoked: list[tuple[float, str]] = []
+        self.env: Any = None
+
+    def path_for(self, need: str, rho: str) -> Any:
+        return self.routes.path_to(self.id, need, rho, NO_DOWN)
+
+    def invoke(self, inst: Any, task: Any, view: Any, path: Any, need: str, **_: Any) -> None:
+        self.invoked.append((self.env.now, task.id))
+
+
+def test_tasks_start_in_order_and_the_instance_ends_when_they_succeed(
+    kernel: Kernel, mesh: Scenario, graph: ProtocolGraph
+) -> None:
+    topology = Topology(graph)
+    routes = RouteService(topology, make_router("dijkstra", graph), "dijkstra")
+    tools = {t.name: ToolRT(t, sampler(t.service_time, random.Random(0))) for t in mesh.tools}
+    views = {n: make_view(t, ALL_FIELDS, "never") for n, t in tools.items()}
+    caller = FakeCaller(topology.nodes["a"], routes)
+    caller.env = kernel.env
+    idle: list[float] = []
+    wfs = Workflows(
+        kernel.env,
+        kernel.later,
+        kernel.recorder,
+        random.Random(0),
+        100.0,
+        [WorkflowRT(mesh.workflows[0], ("a",))],
+        {"a": caller},  # type: ignore[dict-item]
+        {"a": Known(views)},  # type: ignore[dict-item]
+        routes,
+        tools,
+        lambda: idle.append(kernel.env.now),
+    )
+    wfs.start()
+    kernel.env.run()
+    assert caller.invoked == [(0.0, "r")]  # wr comes after r (≺)
+    (inst,) = wfs.running["a"].values()
+    r, wr = inst.wf.tasks
+    wfs.task_done(inst, r, "succeeded", "")
+    assert caller.invoked == [(0.0, "r"), (0.0, "wr")]
+    assert wfs.live == 1
+    wfs.task_done(inst, wr, "succeeded", "")
+    assert wfs.live == 0 and wfs.running["a"] == {}
+    got = [(x["label"], x["detail"]) for x in lines(kernel)]
+    assert got == [("wf_start", {}), ("wf_end", {"status": "succeeded", "latency": 0.0})]
+    assert idle == [0.0, 0.0]  # arrivals closed, then the last instance ended
+
+
+def test_a_failed_task_fails_the_instance_and_nothing_else_starts(
+    kernel: Kernel, mesh: Scenario, graph: ProtocolGraph
+) -> None:
+    topology = Topology(graph)
+    routes = RouteService(topology, make_router("dijkstra", graph), "dijkstra")
+    tools = {t.name: ToolRT(t, sampler(t.service_time, random.Random(0))) for t in mesh.tools}
+    views = {n: make_view(t, ALL_FIELDS, "never") for n, t in tools.items()}
+    caller = FakeCaller(topology.nodes["a"], routes)
+    caller.env = kernel.env
+    wfs = Workflows(
+        kernel.env,
+        kernel.later,
+        kernel.recorder,
+        random.Random(0),
+        100.0,
+        [WorkflowRT(mesh.workflows[0], ("a",))],
+        {"a": caller},  # type: ignore[dict-item]
+        {"a": Known(views)},  # type: ignore[dict-item]
+        routes,
+        tools,
+        lambda: None,
+    )
+    wfs.start()
+    kernel.env.run()
+    (inst,) = wfs.running["a"].values()
+    wfs.task_done(inst, inst.wf.tasks[0], "failed", "abort")
+    assert caller.invoked == [(0.0, "r")]
+    (end,) = [x for x in lines(kernel) if x["label"] == "wf_end"]
+    assert end["detail"] == {"status": "failed", "latency": 0.0, "reason": "abort"}
+    assert kernel.metrics.tasks_failed == {"abort": 1}
