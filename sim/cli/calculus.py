@@ -14,8 +14,8 @@ from sim.calculus.principles import DEFAULT_MIN_ENTITIES, DEFAULT_THETA
 from sim.cli.console import EXIT_NEGATIVE, EXIT_OK, BadInput, guarded, read_json
 
 if TYPE_CHECKING:
-    from sim.calculus.sgd import Service
     from sim.calculus.mcp import Dialect
+    from sim.calculus.sgd import Service
     from sim.calculus.unphi import ServiceUnphi
 
 
