@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import copy
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,3 +18,129 @@ def shared_data() -> Path:
     """The repository's ``data/`` folder (real SGD, MCP tool lists, wire captures, MCP schemas)."""
     assert DATA.is_dir(), f"the repository's data folder is missing: {DATA}"
     return DATA
+
+
+# --- a real engine trace of train_booking and its mutations (conformance and properties) ---
+
+Events = list[dict[str, Any]]
+TRAIN = REPO / "scenarios" / "train_booking.yaml"
+
+
+@pytest.fixture(scope="session")
+def train_trace(tmp_path_factory: pytest.TempPathFactory) -> Events:
+    """One real replication of train_booking (1,000 s: covers the gw1 outage at 600 s)."""
+    from sim.engine import run_replication
+    from sim.scenario import load_scenario
+
+    out = tmp_path_factory.mktemp("train")
+    scenario = load_scenario(TRAIN).model_copy(update={"duration": 1000.0})
+    run_replication(scenario, "dijkstra", 0, out, "full")
+    lines = (out / "trace.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def in_order(events: Events) -> Events:
+    """A mutated trace made SPEC §5-ordered again, in place (``seq`` renumbered, ``t`` never
+    decreasing), so the checks, not the reader's order check, see the mutation."""
+    last_t = 0.0
+    for k, e in enumerate(events):
+        e["seq"] = k
+        last_t = e["t"] = max(last_t, e["t"])
+    return events
+
+
+def _drop_approve(events: Events) -> Events:
+    i = next(
+        k
+        for k, e in enumerate(events)
+        if e["label"] == "approve"
+        and e["tool"] == "book_train"
+        and any(x["label"] == "execute" and x["inv"] == e["inv"] for x in events[k:])
+    )
+    del events[i]
+    return events
+
+
+def _swap_required(events: Events) -> Events:
+    book = next(e for e in events if e["label"] == "execute" and e["tool"] == "book_train")
+    inst = book["inst"]
+    bal = [e for e in events if e["inst"] == inst and e["task"] == "bal"]
+    rest = [e for e in events if not (e["inst"] == inst and e["task"] == "bal")]
+    last = max(k for k, e in enumerate(rest) if e["inst"] == inst and e["task"] == "book")
+    return in_order(rest[: last + 1] + bal + rest[last + 1 :])
+
+
+def _both_exclusive(events: Events) -> Events:
+    k, send = next(
+        (k, e)
+        for k, e in enumerate(events)
+        if e["label"] == "execute" and e["tool"] == "send_ticket"
+    )
+    events.insert(k + 1, {**send, "tool": "print_ticket", "task": "print", "inv": 10**9})
+    return in_order(events)
+
+
+def _removed_retry(events: Events) -> Events:
+    del events[next(k for k, e in enumerate(events) if e["label"] == "retry")]
+    return events
+
+
+def _execute_without_validate(events: Events) -> Events:
+    k, call = next(
+        (k, e)
+        for k, e in enumerate(events)
+        if e["label"] == "call" and e["tool"] == "check_balance"
+    )
+    events.insert(k + 1, {**call, "label": "execute", "agent": "accounts", "detail": {}})
+    return in_order(events)
+
+
+def _deleted_deliver(events: Events) -> Events:
+    del events[next(k for k, e in enumerate(events) if e["label"] == "deliver")]
+    return events
+
+
+def _hop_in_missing_protocol(events: Events) -> Events:
+    hop = next(
+        e
+        for e in events
+        if e["label"] == "hop" and {e["detail"]["from"], e["detail"]["to"]} == {"planner", "gw1"}
+    )
+    hop["proto"] = hop["detail"]["proto"] = "MCP"
+    return events
+
+
+def _hop_from_a_down_node(events: Events) -> Events:
+    down = next(k for k, e in enumerate(events) if e["label"] == "node_down")
+    node = events[down]["agent"]
+    hop = next(e for e in events[down:] if e["label"] == "hop")
+    hop["detail"]["from"] = hop["agent"] = node
+    hop["detail"]["to"] = "planner" if node != "planner" else "gw1"
+    return events
+
+
+def _no_approvals(events: Events) -> Events:
+    return [e for e in events if e["label"] != "approve"]
+
+
+#: name → mutation of a copy of the train_booking trace (what each breaks is in its name)
+MUTATIONS = {
+    "drop_approve": _drop_approve,
+    "swap_required": _swap_required,
+    "both_exclusive": _both_exclusive,
+    "removed_retry": _removed_retry,
+    "execute_without_validate": _execute_without_validate,
+    "deleted_deliver": _deleted_deliver,
+    "hop_in_missing_protocol": _hop_in_missing_protocol,
+    "hop_from_a_down_node": _hop_from_a_down_node,
+    "no_approvals": _no_approvals,
+}
+
+
+@pytest.fixture(scope="session")
+def train_mutations(train_trace: Events) -> dict[str, Events]:
+    """The unmutated trace (``none``) and each mutation of :data:`MUTATIONS`."""
+    out = {"none": copy.deepcopy(train_trace)}
+    for name, mutate in MUTATIONS.items():
+        out[name] = mutate(copy.deepcopy(train_trace))
+    return out

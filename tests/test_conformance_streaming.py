@@ -200,3 +200,45 @@ def test_a_plugged_in_consumer_gets_its_labels_in_the_same_pass() -> None:
     assert rec.trace_ended == 1
     # the check beside it saw the unapproved write of A
     assert report.verdict("write_approval").violations == 1
+    # beside a check that keeps no history, the instance's invocations still reach it
+    alone = _Recorder()
+    check_trace(trace, TRUTH, ["conservation"], consumers=[alone])
+    assert alone.ended == rec.ended and alone.seen == rec.seen
+
+
+class _HistoryProbe:
+    """Records how many invocation histories the pass keeps at each ``execute``."""
+
+    def __init__(self, ctx: Any) -> None:
+        self.ctx = ctx
+        self.sizes: list[int] = []
+
+    def handlers(self) -> dict[str, Any]:
+        return {"execute": lambda ev, raw: self.sizes.append(len(self.ctx.hist))}
+
+    def end_instance(self, key: Any, invs: Any) -> None:
+        pass
+
+    def end_trace(self) -> None:
+        pass
+
+
+def test_invocation_histories_are_kept_only_for_a_check_that_reads_them() -> None:
+    from sim.conformance import checks as c
+    from sim.conformance.checks.conservation import Conservation
+    from sim.conformance.checks.write_approval import WriteApproval
+
+    trace = [
+        {"seq": 0, "label": "call", "wf": "w1", "inst": 0, "inv": 1, "tool": "A", "task": "t"},
+        {"seq": 1, "label": "execute", "wf": "w1", "inst": 0, "inv": 1, "tool": "A", "task": "t"},
+        {"seq": 2, "label": "result", "wf": "w1", "inst": 0, "inv": 1, "tool": "A", "task": "t"},
+    ]
+    blocks = [[c.encode_event(e) for e in trace]]
+    for check, kept in ((WriteApproval, [1]), (Conservation, [0])):
+        ctx = c.Context()
+        probe = _HistoryProbe(ctx)
+        c.run_pass("t", blocks, [check(TRUTH, ctx), probe], ctx)
+        assert probe.sizes == kept, check.name
+    # the counterexample of write_approval is the invocation's history
+    report = check_trace(trace, TRUTH, ["write_approval"])
+    assert [e["seq"] for e in report.verdict("write_approval").counterexample] == [0, 1]

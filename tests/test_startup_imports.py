@@ -136,3 +136,23 @@ def test_the_probe_sees_what_a_command_imports(tmp_path: Path) -> None:
     assert done.returncode == 0
     assert {"pydantic", "sim.scenario"} <= _heavy(modules)
     assert "pydantic" not in _heavy(_imported(["--version"], tmp_path)[0])
+
+
+@pytest.mark.parametrize("package", ["sim", "sim.calculus"])
+def test_a_lazy_package_resolves_every_public_name(package: str) -> None:
+    """Names are imported on first use: each one in ``__all__`` must be found."""
+    import importlib
+
+    module = importlib.import_module(package)
+    missing = [name for name in module.__all__ if getattr(module, name, None) is None]
+    assert not missing, f"{package} does not resolve {', '.join(missing)}"
+    with pytest.raises(AttributeError):
+        module.__getattr__("no_such_name")
+
+
+def test_validate_loads_only_the_calculus_it_needs(tmp_path: Path) -> None:
+    modules, _ = _imported(["validate", SCENARIO], tmp_path)
+    unused = sorted(
+        m for m in ("sim.calculus.bisim", "sim.calculus.phi", "sim.properties") if m in modules
+    )
+    assert not unused, f"`validate` imports {', '.join(unused)}, which it does not need"

@@ -7,29 +7,16 @@ import json
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sim.calculus import (
-    PROTOCOL_FIELDS,
-    AutFormatError,
-    SchemaError,
-    ToolPlus,
-    ToolsListError,
-    bisimilar,
-    caller_view,
-    lint,
-    phi_services,
-    read_aut,
-    tool_lts,
-    tools_from_list,
-    tools_to_list,
-    unphi_services,
-    write_aut,
-)
+from sim.calculus.lts import AUT_DIALECTS
 from sim.calculus.principles import DEFAULT_MIN_ENTITIES, DEFAULT_THETA
-from sim.calculus.sgd import Service, services_from_json
-from sim.calculus.unphi import ServiceUnphi, Unknown
 from sim.cli.console import EXIT_NEGATIVE, EXIT_OK, BadInput, guarded, read_json
+
+if TYPE_CHECKING:
+    from sim.calculus.mcp import Dialect
+    from sim.calculus.sgd import Service
+    from sim.calculus.unphi import ServiceUnphi
 
 
 def register(sub: Any) -> None:
@@ -38,7 +25,9 @@ def register(sub: Any) -> None:
         "lts",
         help="the LTS of a scenario's tool as the engine uses it",
         description="Print the LTS of one tool invocation (paper §3.3, §6; SPEC §4) as a "
-        "caller speaking --protocol sees it (SPEC §2): its approval gate follows that view. "
+        "caller speaking --protocol sees it (SPEC §2): its approval gate follows that view; "
+        "an SGD caller runs the sgd dialect (invoke, collect per required input, no "
+        "validation τ), every other protocol the mcp dialect (call, τ validate). "
         "Error branches: declared failure modes, the tool's `errors`, and ServiceDown (a "
         "timeout). Exit 0, or 2 on bad input.",
     )
@@ -54,13 +43,23 @@ def register(sub: Any) -> None:
         "bisim",
         help="LTS equivalence of two .aut files",
         description="Decide weak (default) or strong bisimilarity of two Aldebaran .aut files "
-        "(paper §4.4). Exit 0 equivalent, 1 not (with a distinguishing trace), 2 bad input.",
+        "(paper §4.4). Labels follow --aut-dialect: mcrl2 (default) reads only `tau` as "
+        "internal, so `i` is a visible action; cadp reads `i` as internal (τ) too. In both, a "
+        'multi-action "a|b" is a multiset: "a|b" and "b|a" are one label. Exit 0 equivalent, '
+        "1 not (with a distinguishing trace), 2 bad input.",
     )
     p.add_argument("a", metavar="A.aut")
     p.add_argument("b", metavar="B.aut")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--weak", dest="weak", action="store_true", default=True)
     mode.add_argument("--strong", dest="weak", action="store_false")
+    p.add_argument(
+        "--aut-dialect",
+        choices=AUT_DIALECTS,
+        default="mcrl2",
+        help="whose .aut conventions: mcrl2 (default; only tau is internal, i is visible) or "
+        "cadp (i is internal)",
+    )
     p.set_defaults(handler=bisim_command)
 
     p = sub.add_parser(
@@ -113,6 +112,8 @@ def register(sub: Any) -> None:
 
 
 def _read_tools(path: str) -> tuple[Any, ...]:
+    from sim.calculus import ToolsListError, tools_from_list
+
     try:
         return tools_from_list(read_json(path))
     except ToolsListError as exc:
@@ -120,6 +121,9 @@ def _read_tools(path: str) -> tuple[Any, ...]:
 
 
 def _read_services(path: str) -> tuple[Service, ...]:
+    from sim.calculus import SchemaError
+    from sim.calculus.sgd import services_from_json
+
     try:
         return services_from_json(read_json(path))
     except SchemaError as exc:
@@ -129,6 +133,7 @@ def _read_services(path: str) -> tuple[Service, ...]:
 @guarded()
 def lts_command(args: argparse.Namespace) -> int:
     """``lts FILE --tool NAME [--protocol P] [--aut]``."""
+    from sim.calculus import ToolPlus, ToolsListError, caller_view, tool_lts, write_aut
     from sim.scenario import ScenarioError, load_scenario
 
     if not Path(args.file).is_file():
@@ -151,11 +156,14 @@ def lts_command(args: argparse.Namespace) -> int:
         raise BadInput(f"{args.file}: {exc}") from None
     view = caller_view(truth, fields, str(policy))
     errors = [str(e) for e in data.get("errors", {})]
-    lts = tool_lts(view, error_types=(*errors, "ServiceDown"))
+    dialect: Dialect = "sgd" if args.protocol == "SGD" else "mcp"
+    lts = tool_lts(view, error_types=(*errors, "ServiceDown"), dialect=dialect)
     if args.aut:
         sys.stdout.write(write_aut(lts))
         return EXIT_OK
     print(f"tool {truth.name} seen through {args.protocol}: fields {', '.join(sorted(fields))}")
+    shape = "invoke/collect (SGD)" if dialect == "sgd" else "call/validate (MCP)"
+    print(f"dialect: {dialect}, {shape}")
     print(f"approval gate: {'yes' if view.approval else 'no'} ({view.approval_reason})")
     print(f"{lts.n_states} states, {len(lts.transitions)} transitions, initial {lts.name(0)}")
     for t in lts.transitions:
@@ -168,6 +176,8 @@ def _value(x: Any) -> Any:
 
 
 def _protocol_fields(scenario: Any, protocol: str, path: str) -> frozenset[str]:
+    from sim.calculus import PROTOCOL_FIELDS
+
     for entry in getattr(scenario, "protocols", None) or ():
         name = getattr(entry, "name", entry)
         declared = getattr(entry, "fields", None)
@@ -181,10 +191,12 @@ def _protocol_fields(scenario: Any, protocol: str, path: str) -> frozenset[str]:
 @guarded()
 def bisim_command(args: argparse.Namespace) -> int:
     """``bisim A.aut B.aut [--weak | --strong]``."""
+    from sim.calculus import AutFormatError, bisimilar, read_aut
+
     ltss = []
     for path in (args.a, args.b):
         try:
-            ltss.append(read_aut(Path(path)))
+            ltss.append(read_aut(Path(path), args.aut_dialect))
         except FileNotFoundError:
             raise BadInput(f"{path}: no such file") from None
         except (OSError, UnicodeDecodeError) as exc:
@@ -208,6 +220,8 @@ def bisim_command(args: argparse.Namespace) -> int:
 @guarded()
 def phi_command(args: argparse.Namespace) -> int:
     """``phi SCHEMA.json [--plus] [--annotations]``."""
+    from sim.calculus import phi_services, tools_to_list
+
     services = _read_services(args.schema)
     tools = phi_services(services, plus=args.plus, annotations=args.annotations)
     json.dump(tools_to_list(tools), sys.stdout, indent=2, ensure_ascii=False)
@@ -216,6 +230,8 @@ def phi_command(args: argparse.Namespace) -> int:
 
 
 def _unknown(x: Any) -> Any:
+    from sim.calculus.unphi import Unknown
+
     return None if isinstance(x, Unknown) else x
 
 
@@ -260,6 +276,8 @@ def _service_json(s: ServiceUnphi) -> dict[str, Any]:
 @guarded()
 def unphi_command(args: argparse.Namespace) -> int:
     """``unphi TOOLS.json``."""
+    from sim.calculus import unphi_services
+
     tools = _read_tools(args.tools)
     services = unphi_services(tools, default_service=Path(args.tools).stem)
     json.dump([_service_json(s) for s in services], sys.stdout, indent=2, ensure_ascii=False)
@@ -287,6 +305,8 @@ def unphi_command(args: argparse.Namespace) -> int:
 @guarded()
 def lint_command(args: argparse.Namespace) -> int:
     """``lint TOOLS.json [--theta X] [--min-entities N]``."""
+    from sim.calculus import lint
+
     if not 0.0 <= args.theta <= 1.0:
         raise BadInput(f"--theta must be in [0, 1], got {args.theta}")
     tools = _read_tools(args.tools)

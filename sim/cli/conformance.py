@@ -7,6 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from sim.cli import property_verdicts
 from sim.cli.console import EXIT_BAD_INPUT
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ def register(sub: Any) -> None:
         help="accept a trace with no events (all checks then hold vacuously); "
         "without it an empty trace is bad input (exit 2)",
     )
+    property_verdicts.add_arguments(p)
     p.set_defaults(handler=run)
 
 
@@ -58,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from sim.scenario import ScenarioError, load_scenario_with_warnings
 
     only = None
+    monitor = None
     if args.only:
         only = [c.strip() for c in args.only.split(",") if c.strip()]
         unknown = [c for c in only if c not in CHECK_NAMES]
@@ -65,8 +68,8 @@ def run(args: argparse.Namespace) -> int:
             return _bad(f"unknown check(s) {', '.join(unknown)}; known: {', '.join(CHECK_NAMES)}")
     try:
         if args.sgd is not None:
-            if args.trace is not None or args.scenario is not None:
-                return _bad("--sgd takes no TRACE and no --scenario")
+            if args.trace is not None or args.scenario is not None or args.properties:
+                return _bad("--sgd takes no TRACE, no --scenario and no --properties")
             if args.schema is None:
                 return _bad("--sgd needs --schema SCHEMA.json")
             report = check_dialogues(args.sgd, args.schema, only)
@@ -75,6 +78,9 @@ def run(args: argparse.Namespace) -> int:
                 return _bad("usage: check TRACE --scenario FILE (or --sgd D.json --schema S.json)")
             try:
                 scenario, warnings = load_scenario_with_warnings(args.scenario)
+                monitor = property_verdicts.monitor_for(args, scenario)
+            except property_verdicts.UnknownProperty as exc:
+                return _bad(str(exc))
             except ScenarioError as exc:
                 for diag in (*exc.errors, *exc.warnings):
                     print(diag, file=sys.stderr)
@@ -83,16 +89,19 @@ def run(args: argparse.Namespace) -> int:
                 return _bad(f"{args.scenario}: {exc.strerror or exc}")
             for diag in warnings:
                 print(diag, file=sys.stderr)
-            report = check_trace(args.trace, scenario, only)
+            report = check_trace(args.trace, scenario, only, consumers=[monitor] if monitor else ())
             if report.events == 0 and not args.allow_empty:
                 return _bad(f"{args.trace}: no events (an empty trace; --allow-empty accepts it)")
     except (TraceError, DialogueError) as exc:
         return _bad(str(exc))
+    verdicts = monitor.finish() if monitor is not None else []
     if args.json:
-        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+        out = property_verdicts.with_verdicts(report.to_json(), verdicts)
+        print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
         _print(report)
-    return report.exit_code
+        property_verdicts.print_verdicts(verdicts)
+    return 1 if any(not v.ok for v in verdicts) else report.exit_code
 
 
 def _print(report: Report) -> None:

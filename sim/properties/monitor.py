@@ -23,6 +23,7 @@ raw lines for a counterexample; never per event of the trace beyond the open sco
 from __future__ import annotations
 
 import json
+import operator
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,13 +32,15 @@ from typing import Any
 from sim.properties.ast import Atom, Binary, Formula, Unary, is_past
 from sim.properties.labels import LABEL_KEYS
 from sim.properties.parse import ToolAttributes
-from sim.properties.semantics import PastState, Program, compile_formula, evaluate
+from sim.properties.semantics import PastState, Program, compile_formula, evaluate, past_runner
 
 #: Scope kinds (SPEC §9).
 SCOPES: tuple[str, ...] = ("invocation", "instance", "run")
 #: Counterexample lines kept per scope: the first HEAD and the latest TAIL.
 HEAD = 16
 TAIL = 48
+#: Field-value combinations whose atom mask is remembered, per label.
+MASK_CAP = 1 << 14
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +125,13 @@ def _matcher(key: str, value: Any, tools: Mapping[str, ToolAttributes]) -> Match
     return lambda ev, detail: any_of(getattr(ev, key))
 
 
+_TOOL_ATTRIBUTES = ("side_effects", "requires_approval")
+
+
+def _no_key(ev: Any) -> None:
+    return None
+
+
 def _online(formula: Formula) -> list[tuple[bool, Formula, float | None]] | None:
     """``formula`` as a conjunction of (always?, past body, bound), or None."""
     if is_past(formula):
@@ -145,10 +155,12 @@ class _Check:
         self.index = index
         self.verdict = PropertyVerdict(prop.name, prop.scope, prop.text or str(prop.formula))
         parts = _online(prop.formula)
-        self.obligations: list[tuple[bool, Program, float | None]] | None = None
+        self.obligations: list[tuple[bool, PastState, float | None]] | None = None
         self.program: Program | None = None
         if parts is not None:
-            self.obligations = [(g, compile_formula(b, atoms), bd) for g, b, bd in parts]
+            self.obligations = [
+                (g, past_runner(compile_formula(b, atoms)), bd) for g, b, bd in parts
+            ]
         else:
             self.program = compile_formula(prop.formula, atoms)
 
@@ -164,8 +176,8 @@ class _Scope:
         self.t0 = 0.0
         self.head: list[bytes] = []
         self.tail: deque[bytes] = deque(maxlen=TAIL)
-        self.states: list[list[PastState] | None] = [
-            [PastState(p) for _, p, _ in c.obligations] if c.obligations is not None else None
+        self.states: list[list[Any] | None] = [
+            [r.initial() for _, r, _ in c.obligations] if c.obligations is not None else None
             for c in checks
         ]
         # per property: None while open, else (violated, message, certain-at seq, lines, elided)
@@ -224,6 +236,17 @@ class Monitor:
         for bit, atom in enumerate(self.atoms):
             matchers = tuple(_matcher(c.key, c.value, tools) for c in atom.conditions)
             self.by_label.setdefault(atom.label, []).append((bit, matchers))
+        # per label without detail conditions: the event fields its atoms read, and the
+        # mask of each combination of their values seen so far
+        self.mask_key: dict[str, Callable[[Any], Any]] = {}
+        self.masks: dict[str, dict[Any, int]] = {}
+        for label in self.by_label:
+            keys = {c.key for a in self.atoms if a.label == label for c in a.conditions}
+            if any(k.startswith("detail.") for k in keys):
+                continue
+            fields = sorted({"tool" if k in _TOOL_ATTRIBUTES else k for k in keys})
+            self.mask_key[label] = operator.attrgetter(*fields) if fields else _no_key
+            self.masks[label] = {}
         self.inv_of_inst: dict[tuple[Any, Any], list[Any]] = {}
         self.last_t = 0.0
         self._best: list[int | None] = [None] * len(self.checks)
@@ -234,19 +257,24 @@ class Monitor:
         t = ev.t if ev.t is not None else self.last_t
         self.last_t = t
         mask = 0
-        atoms = self.by_label.get(ev.label)
+        label = ev.label
+        atoms = self.by_label.get(label)
         if atoms:
-            cache: list[dict[str, Any]] = []
-
-            def detail() -> dict[str, Any]:
-                if not cache:
-                    d = json.loads(raw).get("detail") if raw else None
-                    cache.append(d if isinstance(d, dict) else {})
-                return cache[0]
-
-            for bit, matchers in atoms:
-                if all(m(ev, detail) for m in matchers):
-                    mask |= 1 << bit
+            key_of = self.mask_key.get(label)
+            if key_of is None:  # a detail condition: match every atom
+                mask = self._mask(atoms, ev, raw)
+            else:  # the mask depends only on a few fields: look it up
+                try:
+                    key = key_of(ev)
+                    seen = self.masks[label]
+                    got = seen.get(key)
+                    if got is None:
+                        got = self._mask(atoms, ev, raw)
+                        if len(seen) < MASK_CAP:
+                            seen[key] = got
+                    mask = got
+                except TypeError:  # an unhashable field value
+                    mask = self._mask(atoms, ev, raw)
         groups = self.groups
         if "run" in groups:
             self._advance(groups["run"], None, ev, raw, mask, t)
@@ -274,6 +302,22 @@ class Monitor:
                         self._close(g, inv)
                         g.closed.add(inv)
 
+    def _mask(self, atoms: list[tuple[int, tuple[Matcher, ...]]], ev: Any, raw: bytes) -> int:
+        """The bits of the atoms ``ev`` satisfies."""
+        cache: list[dict[str, Any]] = []
+
+        def detail() -> dict[str, Any]:
+            if not cache:
+                d = json.loads(raw).get("detail") if raw else None
+                cache.append(d if isinstance(d, dict) else {})
+            return cache[0]
+
+        mask = 0
+        for bit, matchers in atoms:
+            if all(m(ev, detail) for m in matchers):
+                mask |= 1 << bit
+        return mask
+
     def _advance(self, g: _Group, key: Any, ev: Any, raw: bytes, mask: int, t: float) -> None:
         scope = g.open.get(key)
         if scope is None:
@@ -289,11 +333,11 @@ class Monitor:
             states = scope.states[k]
             if states is None or c.obligations is None:
                 continue
-            for (always, program, bound), state in zip(c.obligations, states, strict=True):
-                values = state.step(mask, t)
+            for j, (always, runner, bound) in enumerate(c.obligations):
+                states[j], value = runner.advance(states[j], mask, t)
                 if not (first or (always and (bound is None or t - scope.t0 <= bound))):
                     continue
-                if not values[program.root]:
+                if not value:
                     what = "the invariant" if always else "the formula at the scope's first event"
                     lines, elided = scope.lines()
                     scope.decided[k] = (

@@ -12,13 +12,14 @@ bit in the event's atom mask). Positions are events 0..n-1 of a scope with times
 
 Without a bound the time condition is dropped. A formula holds on a trace iff it holds at
 position 0. :func:`evaluate` computes every subformula at every position (past operators
-forward, future ones backward: O(|φ|·n)); :class:`PastState` steps the past-only
-subformulas one event at a time in O(|φ|) memory, for the streaming monitor.
+forward, future ones backward: O(|φ|·n)); :class:`PastState` steps a past-only formula
+one event at a time in O(|φ|) memory, for the streaming monitor, with straight-line code
+generated once per formula (:func:`stepper`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,74 +99,124 @@ def _strip(node: Formula) -> Any:
 
 
 class PastState:
-    """The values of a past-only program's subformulas at the latest event, and what each
-    temporal operator remembers of the earlier ones: O(|φ|) per scope."""
+    """A past-only program stepped one event at a time in O(|φ|) memory: what each
+    temporal operator remembers of the earlier events (Y: the operand's previous value;
+    O, S unbounded: the previous value; H: all so far; bounded O and S: the time the
+    operand last held, None if never; bounded H: the last failure). Used for programs
+    with time bounds; ``advance`` returns the state and the formula's value."""
 
-    __slots__ = ("memory", "steps", "values")
+    __slots__ = ("step_fn", "steps")
 
     def __init__(self, program: Program) -> None:
+        self.step_fn = stepper(program)
         self.steps = program.steps
-        self.values: list[bool] = [False] * len(program.steps)
-        # Y: the operand's previous value; O/S unbounded: previous value; H: all so far;
-        # bounded O/S: time the operand last held (None: never); bounded H: last failure
-        self.memory: list[Any] = [
-            True if s[0] == HIST and s[3] is None else None for s in self.steps
-        ]
-        for k, s in enumerate(self.steps):
-            if s[0] in (PREV, ONCE, SINCE) and s[3] is None:
-                self.memory[k] = False
 
-    def step(self, mask: int, t: float) -> list[bool]:
-        """Advance over one event (atom ``mask``, time ``t``); the new values."""
-        vals = self.values
-        mem = self.memory
-        for k, (code, a, b, bound) in enumerate(self.steps):
-            if code == ATOM:
-                v = (mask >> a) & 1 == 1
-            elif code == NOT:
-                v = not vals[a]
-            elif code == AND:
-                v = vals[a] and vals[b]
-            elif code == OR:
-                v = vals[a] or vals[b]
-            elif code == IMP:
-                v = (not vals[a]) or vals[b]
-            elif code == IFF:
-                v = vals[a] == vals[b]
-            elif code == TRUE:
-                v = True
-            elif code == FALSE:
-                v = False
-            elif code == PREV:
-                v = mem[k]
-                mem[k] = vals[a]
-            elif code == ONCE:
-                if bound is None:
-                    v = mem[k] = mem[k] or vals[a]
-                else:
-                    if vals[a]:
-                        mem[k] = t
-                    v = mem[k] is not None and t - mem[k] <= bound
-            elif code == HIST:
-                if bound is None:
-                    v = mem[k] = mem[k] and vals[a]
-                else:
-                    if not vals[a]:
-                        mem[k] = t
-                    v = mem[k] is None or t - mem[k] > bound
-            elif code == SINCE:
-                if bound is None:
-                    v = mem[k] = vals[b] or (vals[a] and mem[k])
-                else:
-                    if vals[b]:
-                        mem[k] = t
-                    elif not vals[a]:
-                        mem[k] = None
-                    v = mem[k] is not None and t - mem[k] <= bound
-            else:  # pragma: no cover - a future operator in a past program
-                raise ValueError("PastState steps past-only programs")
-            vals[k] = v
-        return vals
+    def initial(self) -> Any:
+        """A fresh scope's memory."""
+        return [
+            (s[0] == HIST) if s[3] is None and s[0] in (PREV, ONCE, HIST, SINCE) else None
+            for s in self.steps
+        ]
+
+    def advance(self, memory: Any, mask: int, t: float) -> tuple[Any, bool]:
+        """Step over one event (atom ``mask``, time ``t``): (memory, value there)."""
+        return memory, self.step_fn(mask, t, memory)
+
+
+class PastAutomaton(PastState):
+    """A past-only program without time bounds as a deterministic automaton built lazily:
+    a scope's state is one int, each (state, mask) transition is computed once and then
+    looked up (at most :data:`AUTOMATON_CAP` transitions are kept; beyond, it steps)."""
+
+    __slots__ = ("delta", "index", "states")
+
+    def __init__(self, program: Program) -> None:
+        super().__init__(program)
+        first = tuple(super().initial())
+        self.states: list[tuple[Any, ...]] = [first]
+        self.index: dict[tuple[Any, ...], int] = {first: 0}
+        self.delta: dict[tuple[int, int], tuple[int, bool]] = {}
+
+    def initial(self) -> Any:
+        return 0
+
+    def advance(self, memory: Any, mask: int, t: float) -> tuple[Any, bool]:
+        hit = self.delta.get((memory, mask))
+        if hit is not None:
+            return hit
+        mem = list(self.states[memory])
+        value = self.step_fn(mask, t, mem)
+        key = tuple(mem)
+        state = self.index.get(key)
+        if state is None:
+            state = self.index[key] = len(self.states)
+            self.states.append(key)
+        if len(self.delta) < AUTOMATON_CAP:
+            self.delta[(memory, mask)] = (state, value)
+        return state, value
+
+
+#: Transitions a :class:`PastAutomaton` keeps.
+AUTOMATON_CAP = 1 << 16
+
+
+def past_runner(program: Program) -> PastState:
+    """The stepping of a past-only program: an automaton when it has no time bound."""
+    if any(s[3] is not None for s in program.steps):
+        return PastState(program)
+    return PastAutomaton(program)
+
+
+_STEPPERS: dict[tuple[Step, ...], Callable[[int, float, list[Any]], bool]] = {}
+
+
+def stepper(program: Program) -> Callable[[int, float, list[Any]], bool]:
+    """``step(mask, t, memory) -> value`` for a past-only program: straight-line Python
+    generated once per program (one local per subformula), the monitor's hot path."""
+    hit = _STEPPERS.get(program.steps)
+    if hit is not None:
+        return hit
+    body: list[str] = []
+    for k, (code, a, b, bound) in enumerate(program.steps):
+        v, x, y, m = f"v{k}", f"v{a}", f"v{b}", f"m[{k}]"
+        if code == ATOM:
+            body.append(f"{v} = (mask >> {a}) & 1 == 1")
+        elif code in (TRUE, FALSE):
+            body.append(f"{v} = {code == TRUE}")
+        elif code == NOT:
+            body.append(f"{v} = not {x}")
+        elif code == AND:
+            body.append(f"{v} = {x} and {y}")
+        elif code == OR:
+            body.append(f"{v} = {x} or {y}")
+        elif code == IMP:
+            body.append(f"{v} = (not {x}) or {y}")
+        elif code == IFF:
+            body.append(f"{v} = {x} == {y}")
+        elif code == PREV:
+            body += [f"{v} = {m}", f"{m} = {x}"]
+        elif code in (ONCE, HIST, SINCE) and bound is None:
+            how = {ONCE: f"{m} or {x}", HIST: f"{m} and {x}", SINCE: f"{y} or ({x} and {m})"}
+            body.append(f"{v} = {m} = {how[code]}")
+        elif code == ONCE:
+            body += [f"if {x}: {m} = t", f"{v} = {m} is not None and t - {m} <= {bound!r}"]
+        elif code == HIST:
+            body += [f"if not {x}: {m} = t", f"{v} = {m} is None or t - {m} > {bound!r}"]
+        elif code == SINCE:
+            body += [
+                f"if {y}: {m} = t",
+                f"elif not {x}: {m} = None",
+                f"{v} = {m} is not None and t - {m} <= {bound!r}",
+            ]
+        else:
+            raise ValueError("a stepper runs past-only programs")
+    source = "def step(mask, t, m):\n" + "".join(f"    {line}\n" for line in body)
+    source += f"    return v{len(program.steps) - 1}\n"
+    scope: dict[str, Any] = {}
+    exec(compile(source, "<formula>", "exec"), scope)  # source generated from the AST above
+    fn: Callable[[int, float, list[Any]], bool] = scope["step"]
+    _STEPPERS[program.steps] = fn
+    return fn
 
 
 def evaluate(program: Program, masks: Sequence[int], times: Sequence[float]) -> list[list[bool]]:

@@ -39,7 +39,9 @@ class Consumer(Protocol):
     the handler called, in trace order, with each such event; other labels never reach
     it. ``end_instance(key, invs)`` is called at each ``wf_end`` after that event's
     handlers, with the invocations the instance opened (drop their state there).
-    ``end_trace()`` is called once after the last line.
+    ``end_trace()`` is called once after the last line. A consumer that reads
+    :meth:`Context.history` also sets a class attribute ``history = True`` (the pass keeps
+    each open invocation's events only while one does).
     """
 
     def handlers(self) -> Mapping[str, Handler]: ...
@@ -69,6 +71,8 @@ class Check:
     name = ""
     #: the labels whose events this check examines
     labels: tuple[str, ...] = ()
+    #: whether it reads ``ctx.history`` (the pass keeps invocation histories only then)
+    history = False
 
     def __init__(self, truth: Truth, ctx: Context) -> None:
         self.truth = truth

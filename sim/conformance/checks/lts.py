@@ -21,6 +21,7 @@ class LtsReplay(Check):
 
     name = "lts"
     labels = tuple(sorted(PROTOCOL_LABELS))
+    history = True
 
     def __init__(self, truth: Truth, ctx: Context) -> None:
         super().__init__(truth, ctx)
@@ -90,6 +91,15 @@ class LtsReplay(Check):
             return
         facts, cands = st
         lab = facts.plain.get(ev.label) or self._label(facts, ev)
+        if lab is not None and len(cands) == 1:  # the common case: one candidate LTS
+            m, s0 = cands[0]
+            s = m.step(s0, lab)
+            if s is not None:
+                if ev.label in TERMINAL:
+                    del self.state[inv]
+                else:
+                    cands[0] = (m, s)
+                return
         new = []
         if lab is not None:
             for m, s0 in cands:

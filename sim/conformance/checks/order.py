@@ -26,6 +26,7 @@ class RequiresOrder(Check):
 
     name = "requires_order"
     labels = ("call", "invoke", "result", "execute")
+    history = True
 
     def __init__(self, truth: Truth, ctx: Context) -> None:
         super().__init__(truth, ctx)

@@ -20,6 +20,7 @@ class Recovery(Check):
 
     name = "recovery"
     labels = ("error", "retry", "fallback", "prompt", "abort", "call")
+    history = True
 
     def __init__(self, truth: Truth, ctx: Context) -> None:
         super().__init__(truth, ctx)

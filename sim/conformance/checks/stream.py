@@ -24,10 +24,12 @@ from sim.conformance.checks.base import (
     Consumer,
     Context,
     Handler,
+    InstanceKey,
 )
 from sim.conformance.checks.families import ALL_CHECKS, CHECK_NAMES
 from sim.conformance.checks.verdict import NOT_CHECKED_NOTE, Report
 from sim.conformance.events import (
+    LABEL_IDS,
     LABELS,
     PROTOCOL_LABELS,
     TraceError,
@@ -76,8 +78,26 @@ def check_trace(
 
 
 def _fanout(handlers: list[Handler]) -> Handler:
+    """One handler calling ``handlers`` in order (unrolled for two and three)."""
     if len(handlers) == 1:
         return handlers[0]
+    if len(handlers) == 2:
+        a, b = handlers
+
+        def call_two(ev: Any, raw: bytes) -> None:
+            a(ev, raw)
+            b(ev, raw)
+
+        return call_two
+    if len(handlers) == 3:
+        a, b, c = handlers
+
+        def call_three(ev: Any, raw: bytes) -> None:
+            a(ev, raw)
+            b(ev, raw)
+            c(ev, raw)
+
+        return call_three
     hs = tuple(handlers)
 
     def call_all(ev: Any, raw: bytes) -> None:
@@ -116,39 +136,66 @@ def run_pass(
     ordered: bool = False,
 ) -> dict[str, int]:
     """Feed every line of ``blocks`` to ``consumers`` (see the module docstring); the
-    number of events per label. ``ctx.hist`` holds each open invocation's events."""
+    number of events per label. ``ctx.hist`` holds each open invocation's events while a
+    consumer reads it (``history = True``), and instances' invocations are tracked while
+    one acts at ``wf_end``."""
     table: dict[str, list[Handler]] = {}
     for c in consumers:
         for lab, h in c.handlers().items():
             table.setdefault(lab, []).append(h)
     enders = [c.end_instance for c in consumers if _ends_instances(c)]
-    counts = _stream(name, blocks, table, enders, ctx, ordered)
+    history = any(getattr(c, "history", False) for c in consumers)
+    plan = _plan(table, history, track=bool(enders))
+    counts = _stream(name, blocks, plan, enders, ctx, ordered)
     for c in consumers:
         c.end_trace()
-    return counts
+    return {lab: n for lab, n in zip(LABEL_IDS, counts, strict=True) if n}
+
+
+#: What the pass does with an event of a label: count it only, call its handler, keep it
+#: in its invocation's history then call the handler, note only which instance opened
+#: its invocation then call the handler, or end its workflow instance.
+COUNT, HANDLE, INVOCATION, OPENS, END = 0, 1, 2, 3, 4
+#: label → (label id, what to do, handler)
+Plan = dict[str, tuple[int, int, Handler]]
+
+
+def _plan(table: dict[str, list[Handler]], history: bool, track: bool) -> Plan:
+    """The per-label dispatch of the pass (every SPEC §5 label has an entry):
+    ``history`` keeps invocation histories, ``track`` only which instance opened each
+    invocation (for ``end_instance``)."""
+    plan: Plan = {}
+    for lab, i in LABEL_IDS.items():
+        hs = table.get(lab)
+        h = _fanout(hs) if hs else _noop
+        if lab == "wf_end" and (history or track):
+            what = END
+        elif lab in PROTOCOL_LABELS and history:
+            what = INVOCATION
+        elif lab in PROTOCOL_LABELS and track:
+            what = OPENS
+        else:
+            what = HANDLE if hs else COUNT
+        plan[lab] = (i, what, h)
+    return plan
 
 
 def _stream(
     name: str,
     blocks: Iterable[list[bytes]],
-    table: dict[str, list[Handler]],
+    plan: Plan,
     enders: list[Any],
     ctx: Context,
     ordered: bool,
-) -> dict[str, int]:
+) -> list[int]:
+    """The loop: per line one decode, two order comparisons, one dispatch lookup."""
     fast = decoder()
     hist = ctx.hist
-    by_inst: dict[tuple[Any, Any], list[Any]] = {}
-    counts: dict[str, int] = {}
-    handler = {lab: _fanout(hs) for lab, hs in table.items() if hs}
-    # 1: a protocol label (invocation history), 2: wf_end (end of instance), else 0
-    kind = dict.fromkeys(PROTOCOL_LABELS, 1)
-    kind["wf_end"] = 2
-    kind_of = kind.get
-    handler_of = handler.get
+    by_inst: dict[InstanceKey, list[Any]] = {}
+    live: set[Any] = set()  # open invocations, when no history is kept
+    counts = [0] * len(LABEL_IDS)
     opening = OPENING
     terminal = TERMINAL
-    noop = _noop
     lineno = 0
     last_seq = -(1 << 63)
     last_t = -float("inf")
@@ -178,18 +225,16 @@ def _stream(
                     pass
                 lab = ev.label
                 try:
-                    counts[lab] += 1
+                    i, what, h = plan[lab]
                 except KeyError:
-                    if lab not in LABELS:
-                        raise TraceError(name, lineno, _unknown_label(lab)) from None
-                    counts[lab] = 1
-                k = kind_of(lab)
-                if k is None:
-                    handler_of(lab, noop)(ev, raw)
-                elif k == 1:
+                    raise TraceError(name, lineno, _unknown_label(lab)) from None
+                counts[i] += 1
+                if what == HANDLE:
+                    h(ev, raw)
+                elif what == INVOCATION:
                     inv = ev.inv
-                    h = hist.get(inv)
-                    if h is None or lab in opening:
+                    past = hist.get(inv)
+                    if past is None or lab in opening:
                         hist[inv] = [raw]
                         key = (ev.wf, ev.inst)
                         opened = by_inst.get(key)
@@ -197,22 +242,36 @@ def _stream(
                             by_inst[key] = [inv]
                         else:
                             opened.append(inv)
-                    elif len(h) < HISTORY_CAP:
-                        h.append(raw)
+                    elif len(past) < HISTORY_CAP:
+                        past.append(raw)
                     else:
-                        del h[1 : HISTORY_CAP // 2]
-                        h.append(raw)
-                    handler_of(lab, noop)(ev, raw)
+                        del past[1 : HISTORY_CAP // 2]
+                        past.append(raw)
+                    h(ev, raw)
                     if lab in terminal:
-                        hist.pop(inv, None)
-                else:
-                    handler_of(lab, noop)(ev, raw)
+                        del hist[inv]
+                elif what == OPENS:
+                    inv = ev.inv
+                    if inv not in live or lab in opening:
+                        live.add(inv)
+                        key = (ev.wf, ev.inst)
+                        opened = by_inst.get(key)
+                        if opened is None:
+                            by_inst[key] = [inv]
+                        else:
+                            opened.append(inv)
+                    h(ev, raw)
+                    if lab in terminal:
+                        live.discard(inv)
+                elif what == END:
+                    h(ev, raw)
                     key = (ev.wf, ev.inst)
                     invs = by_inst.pop(key, [])
                     for end in enders:
                         end(key, invs)
                     for inv in invs:
                         hist.pop(inv, None)
+                        live.discard(inv)
     finally:
         if was_enabled:
             gc.enable()

@@ -16,6 +16,7 @@ class WriteApproval(Check):
 
     name = "write_approval"
     labels = ("approve", "execute")
+    history = True
 
     def __init__(self, truth: Truth, ctx: Context) -> None:
         super().__init__(truth, ctx)

@@ -1,0 +1,57 @@
+"""The fuzzer, long form: thousands of seeded mutants of the shipped scenarios (issue 16).
+
+Each mutant (:mod:`benchmarks.mutation`) is validated through the command line and, when it
+validates, run for a short replication whose trace must keep ``conservation`` and
+``route_validity``. The table counts the outcomes per mutator; the target is no finding
+(no traceback from ``validate``, no crashed replication, no broken invariant, no mutant
+over its deadline). ``make test`` runs the quick form (``tests/test_fuzz.py``).
+"""
+
+from __future__ import annotations
+
+import collections
+import tempfile
+from pathlib import Path
+
+from benchmarks.mutation import DEADLINE, MUTATORS, SCENARIOS, SHORT, judge, mutants
+from benchmarks.run import Section, table
+
+COUNT = 2_100
+QUICK_COUNT = 210
+SEED = 16
+OUTCOMES = ("rejected", "ran", "too long", "crash", "run crash", "invariant", "hang")
+COMMAND = "python -m benchmarks.run --only fuzz"
+
+
+def run(quick: bool = False) -> Section:
+    """The benchmark section for ``BENCHMARKS.md`` (``benchmarks.run`` protocol)."""
+    count = QUICK_COUNT if quick else COUNT
+    counts: dict[str, collections.Counter[str]] = {m: collections.Counter() for m in MUTATORS}
+    findings: list[str] = []
+    with tempfile.TemporaryDirectory() as work:
+        for i, mutant in enumerate(mutants(count, SEED)):
+            place = Path(work) / str(i % 8)
+            place.mkdir(exist_ok=True)
+            verdict = judge(mutant, place)
+            counts[mutant.mutator][verdict.outcome] += 1
+            if verdict.finding:
+                findings.append(f"`{mutant.name}`: {verdict.outcome}: {verdict.detail}")
+    rows = [[m, *(counts[m][o] for o in OUTCOMES), sum(counts[m].values())] for m in MUTATORS]
+    rows.append(["all", *(sum(c[o] for c in counts.values()) for o in OUTCOMES), count])
+    notes = [
+        f"{count:,} mutants (seed {SEED}) round-robin over the {len(SCENARIOS)} shipped "
+        f"scenarios and the {len(MUTATORS)} mutators; a mutant that validates runs one "
+        f"replication of at most {SHORT:g} simulated seconds (trace level full); each mutant "
+        f"has {DEADLINE} s of CPU time.",
+        "Target: no finding (crash, run crash, invariant, hang).",
+        *findings[:20],
+    ]
+    if len(findings) > 20:
+        notes.append(f"... and {len(findings) - 20} more findings")
+    return Section(
+        title="Fuzzer: mutants of the shipped scenarios",
+        command=COMMAND,
+        table=table(["mutator", *OUTCOMES, "mutants"], rows),
+        notes=notes,
+        passed=not findings,
+    )

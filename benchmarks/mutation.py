@@ -1,0 +1,265 @@
+"""Seeded mutants of the shipped scenarios and what protomesh does with each (issue 16, item 8).
+
+Mutators (each ``(text, rng) -> text``), the ones that found the defects of issue 16:
+
+- on the parsed document: ``delete`` a node, ``duplicate`` a list entry (duplicate ids),
+  ``swap`` a value's type (number, string, bool, null, list, mapping), ``extreme`` numbers
+  (0, -1, 1e308, 1e-300, 2**63, 1e9, .inf, .nan), ``nest`` a value 50 to 5,000 lists deep;
+- on the text: ``control`` characters (NUL, ESC, DEL, ...) at a random place, ``alias``:
+  a self-referencing alias, an alias reused across the document, or an alias bomb under an
+  ignored ``x-`` key.
+
+:func:`judge` runs one mutant as a user would: ``validate`` (in this process, through the
+command line) must exit 0 or 2 and never raise; a mutant that validates runs one short
+replication (``duration`` set to at most :data:`SHORT` s, trace level full, a router drawn
+from its own) that must not crash, and its trace must keep ``conservation`` and
+``route_validity``. Every mutant is bounded by :data:`DEADLINE` seconds of this process's
+CPU time (``ITIMER_PROF``, so a loaded machine does not make findings): a mutant that takes
+longer is a finding too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import random
+import signal
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))
+SHORT = 10.0
+"""Simulated seconds of the replication a validating mutant runs."""
+DEADLINE = 30
+"""CPU seconds allowed for validating and running one mutant."""
+
+Mutator = Callable[[str, random.Random], str]
+EXTREMES: tuple[Any, ...] = (0, -1, 1e308, -1e308, 1e-300, 2**63, 10**9, float("inf"), float("nan"))
+CONTROL = "\x00\x01\x07\x08\x0b\x0c\x1b\x7f\x85\ufeff"
+
+
+def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """Every path (keys and indices) below ``node``."""
+    if isinstance(node, dict | list):
+        items: Any = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, value in list(items):
+            yield (*prefix, key)
+            yield from _paths(value, (*prefix, key))
+
+
+def _parent(doc: Any, path: tuple[Any, ...]) -> Any:
+    for part in path[:-1]:
+        doc = doc[part]
+    return doc
+
+
+def _on_document(change: Callable[[Any, Any, random.Random], bool]) -> Mutator:
+    """A mutator applying ``change(parent, key, rng)`` at a random path of the document."""
+
+    def mutate(text: str, rng: random.Random) -> str:
+        doc = yaml.safe_load(text)
+        paths = list(_paths(doc))
+        for _ in range(20):
+            path = rng.choice(paths)
+            if change(_parent(doc, path), path[-1], rng):
+                break
+        return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+
+    return mutate
+
+
+def _delete(parent: Any, key: Any, rng: random.Random) -> bool:
+    del parent[key]
+    return True
+
+
+def _duplicate(parent: Any, key: Any, rng: random.Random) -> bool:
+    if not isinstance(parent, list):
+        return False
+    parent.insert(key, parent[key])
+    return True
+
+
+def _swap(parent: Any, key: Any, rng: random.Random) -> bool:
+    value = parent[key]
+    choices: list[Any] = [7, -3.5, "text", True, None, [value], {"k": value}, [], {}]
+    parent[key] = rng.choice([c for c in choices if type(c) is not type(value)])
+    return True
+
+
+def _extreme(parent: Any, key: Any, rng: random.Random) -> bool:
+    value = parent[key]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    parent[key] = rng.choice(EXTREMES)
+    return True
+
+
+NEST = "protomesh-fuzz-nest"
+
+
+def nest(text: str, rng: random.Random) -> str:
+    """A value wrapped 50 to 5,000 lists deep (written as flow text: the YAML dumper is
+    recursive itself)."""
+    doc = yaml.safe_load(text)
+    path = rng.choice(list(_paths(doc)))
+    parent = _parent(doc, path)
+    inner = json.dumps(parent[path[-1]], ensure_ascii=False)
+    parent[path[-1]] = NEST
+    depth = rng.choice((50, 300, 1000, 5000))
+    dumped = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=10**9)
+    return dumped.replace(NEST, "[" * depth + inner + "]" * depth, 1)
+
+
+def control(text: str, rng: random.Random) -> str:
+    """A control character inserted at a random place."""
+    at = rng.randrange(len(text) + 1)
+    return text[:at] + rng.choice(CONTROL) + text[at:]
+
+
+def alias(text: str, rng: random.Random) -> str:
+    """A self-referencing alias, an alias bomb under ``x-``, or a node reused by alias."""
+    kind = rng.randrange(3)
+    if kind == 0:
+        return text + "\nx-loop: &loop [*loop]\n"
+    if kind == 1:
+        levels = ["x-bomb:", '  a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+        for i in range(1, 9):
+            refs = ", ".join([f"*a{i - 1}"] * 9)
+            levels.append(f"  a{i}: &a{i} [{refs}]")
+        return text + "\n" + "\n".join(levels) + "\n"
+    lines = text.splitlines()
+    keyed = [
+        i
+        for i, ln in enumerate(lines)
+        if ln.rstrip().endswith(":") and not ln.lstrip().startswith("#")
+    ]
+    if len(keyed) < 2:
+        return text + "\nx-loop: &loop [*loop]\n"
+    first, second = sorted(rng.sample(keyed, 2))
+    lines[first] = lines[first].rstrip() + " &shared"
+    lines[second] = lines[second].rstrip() + " *shared"
+    return "\n".join(lines) + "\n"
+
+
+MUTATORS: dict[str, Mutator] = {
+    "delete": _on_document(_delete),
+    "duplicate": _on_document(_duplicate),
+    "swap": _on_document(_swap),
+    "extreme": _on_document(_extreme),
+    "nest": nest,
+    "control": control,
+    "alias": alias,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Mutant:
+    """One mutant: which scenario, which mutator, which seed, and its text."""
+
+    scenario: str
+    mutator: str
+    seed: int
+    text: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.scenario}:{self.mutator}:{self.seed}"
+
+
+def mutants(count: int, seed: int) -> Iterator[Mutant]:
+    """``count`` mutants, round-robin over every shipped scenario and every mutator."""
+    texts = {p.name: p.read_text(encoding="utf-8") for p in SCENARIOS}
+    names = list(MUTATORS)
+    for i in range(count):
+        scenario = SCENARIOS[i % len(SCENARIOS)].name
+        mutator = names[(i // len(SCENARIOS)) % len(names)]
+        rng = random.Random(f"{seed}:{i}")
+        yield Mutant(scenario, mutator, i, MUTATORS[mutator](texts[scenario], rng))
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What became of a mutant: ``rejected`` (exit 2), ``ran`` (validated, ran, invariants
+    held), ``too long`` (validated, but not with the short duration), or a finding:
+    ``crash`` (validate raised or exited otherwise), ``run crash``, ``invariant``, ``hang``."""
+
+    outcome: str
+    detail: str = ""
+
+    @property
+    def finding(self) -> bool:
+        return self.outcome in ("crash", "run crash", "invariant", "hang")
+
+
+class _Deadline(BaseException):
+    pass
+
+
+def _alarm(signum: int, frame: FrameType | None) -> None:
+    raise _Deadline
+
+
+def judge(mutant: Mutant, workdir: Path) -> Verdict:
+    """Validate ``mutant`` through the command line, run a short replication if it
+    validates, check the two invariants (module docstring)."""
+    previous = signal.signal(signal.SIGPROF, _alarm)
+    signal.setitimer(signal.ITIMER_PROF, DEADLINE)
+    try:
+        return _judge(mutant, workdir)
+    except _Deadline:
+        return Verdict("hang", f"more than {DEADLINE} s of CPU")
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+
+
+def _judge(mutant: Mutant, workdir: Path) -> Verdict:
+    from sim.cli import main
+    from sim.conformance import check_trace
+    from sim.engine import run_replication
+    from sim.scenario import ScenarioError, load_scenario_with_warnings
+    from sim.scenario.load import Override
+
+    path = workdir / f"{mutant.scenario.removesuffix('.yaml')}-{mutant.mutator}-{mutant.seed}.yaml"
+    path.write_text(mutant.text, encoding="utf-8", errors="surrogateescape")
+    sink = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            code = main(["validate", str(path)])
+    except _Deadline:
+        raise
+    except BaseException as exc:  # a finding: validate must never raise
+        return Verdict("crash", f"validate raised {type(exc).__name__}: {str(exc)[:200]}")
+    if code == 2:
+        return Verdict("rejected")
+    if code != 0:
+        return Verdict("crash", f"validate exited {code}: {sink.getvalue()[-300:]}")
+    try:
+        scenario, _ = load_scenario_with_warnings(path)
+        short = min(float(scenario.duration), SHORT)
+        scenario, _ = load_scenario_with_warnings(path, [Override(("duration",), short, "fuzz")])
+    except ScenarioError:
+        return Verdict("too long")
+    except BaseException as exc:
+        return Verdict("crash", f"loading raised {type(exc).__name__}: {str(exc)[:200]}")
+    router = random.Random(mutant.seed).choice(scenario.router_names)
+    out = workdir / f"run-{mutant.seed}"
+    try:
+        run_replication(scenario, router, 0, out, "full")
+        report = check_trace(out / "trace.jsonl", scenario)
+    except _Deadline:
+        raise
+    except BaseException as exc:
+        return Verdict("run crash", f"{router}: {type(exc).__name__}: {str(exc)[:300]}")
+    for v in report.verdicts:
+        if v.name in ("conservation", "route_validity") and v.violations:
+            return Verdict("invariant", f"{router}: {v.name}: {v.message}")
+    return Verdict("ran", router)

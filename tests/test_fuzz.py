@@ -1,0 +1,93 @@
+"""The fuzzer in the suite (issue 16, item 8): seeded mutants of every shipped scenario
+(deletions, duplications, type swaps, extreme numbers, deep nesting, control characters,
+aliases). ``validate`` exits 0 or 2, never a traceback; a mutant that validates runs a
+short replication without a crash, and ``conservation`` and ``route_validity`` hold. The
+long form (thousands of mutants) is ``benchmarks/bench_fuzz.py``."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks import mutation
+from benchmarks.mutation import MUTATORS, SCENARIOS, Mutant, judge, mutants
+
+#: every (scenario, mutator) pair once
+QUICK = list(mutants(len(SCENARIOS) * len(MUTATORS), seed=16))
+
+
+@pytest.mark.parametrize("mutant", QUICK, ids=[m.name for m in QUICK])
+def test_a_mutant_is_rejected_or_runs_with_the_invariants_intact(
+    mutant: Mutant, tmp_path: Path
+) -> None:
+    verdict = judge(mutant, tmp_path)
+    assert not verdict.finding, f"{mutant.name}: {verdict.outcome}: {verdict.detail}"
+    assert verdict.outcome in ("rejected", "ran", "too long")
+
+
+def test_the_quick_run_covers_every_scenario_and_mutator() -> None:
+    assert {m.scenario for m in QUICK} == {p.name for p in SCENARIOS}
+    assert {m.mutator for m in QUICK} == set(MUTATORS)
+    assert len({m.text for m in QUICK}) == len(QUICK)  # every mutant differs
+
+
+def test_mutants_are_reproducible() -> None:
+    assert [m.text for m in mutants(10, seed=3)] == [m.text for m in mutants(10, seed=3)]
+    assert [m.text for m in mutants(10, seed=3)] != [m.text for m in mutants(10, seed=4)]
+
+
+def test_each_mutator_changes_the_text() -> None:
+    text = SCENARIOS[0].read_text(encoding="utf-8")
+    for name, mutate in MUTATORS.items():
+        assert mutate(text, random.Random(1)) != text, name
+
+
+def _valid() -> Mutant:
+    path = next(p for p in SCENARIOS if p.name == "gateway_failover.yaml")
+    return Mutant(path.name, "none", 0, path.read_text(encoding="utf-8"))
+
+
+def test_the_judge_reports_a_traceback_from_validate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sim.cli.scenario
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise TypeError("'<' not supported between instances of 'int' and 'str'")
+
+    monkeypatch.setattr(sim.cli.scenario, "validate", broken)
+    verdict = judge(_valid(), tmp_path)
+    assert verdict.outcome == "crash" and "TypeError" in verdict.detail
+
+
+def test_the_judge_reports_a_crashed_replication(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sim.engine
+
+    def crash(*args: Any, **kwargs: Any) -> Any:
+        raise OverflowError("math range error")
+
+    monkeypatch.setattr(sim.engine, "run_replication", crash)
+    verdict = judge(_valid(), tmp_path)
+    assert verdict.outcome == "run crash" and "OverflowError" in verdict.detail
+
+
+def test_the_judge_bounds_a_mutant_in_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    import sim.engine
+
+    monkeypatch.setattr(mutation, "DEADLINE", 1)
+
+    def spin(*args: Any, **kwargs: Any) -> None:
+        end = time.process_time() + 30
+        while time.process_time() < end:
+            pass
+
+    monkeypatch.setattr(sim.engine, "run_replication", spin)
+    verdict = judge(_valid(), tmp_path)
+    assert verdict.outcome == "hang"
