@@ -23,14 +23,16 @@ def _ev(seq: int, t: float, label: str, inst: int | None, **kw: Any) -> dict[str
 
 def _instance(inst: int, seq: int, t: float, status: str = "succeeded") -> list[dict[str, Any]]:
     """wf_start, two hops planner→gw→tool, a translation at gw, wf_end."""
-    hop = "hop"
+    first = {"msg": seq, "from": "planner", "to": "gw", "proto": "MCP+"}
+    tr = {"msg": seq, "at": "gw", "from_proto": "MCP+", "to_proto": "MCP", "dropped": []}
+    second = {"msg": seq, "from": "gw", "to": "tool", "proto": "MCP"}
     return [
         _ev(seq, t, "wf_start", inst),
-        _ev(seq + 1, t, hop, inst, proto="MCP+", detail={"msg": seq, "from": "planner", "to": "gw", "proto": "MCP+"}),
-        _ev(seq + 2, t + 0.01, "translate", inst, agent="gw", detail={"msg": seq, "at": "gw", "from_proto": "MCP+", "to_proto": "MCP", "dropped": []}),
-        _ev(seq + 3, t + 0.01, hop, inst, agent="gw", detail={"msg": seq, "from": "gw", "to": "tool", "proto": "MCP"}),
+        _ev(seq + 1, t, "hop", inst, proto="MCP+", detail=first),
+        _ev(seq + 2, t + 0.01, "translate", inst, agent="gw", detail=tr),
+        _ev(seq + 3, t + 0.01, "hop", inst, agent="gw", detail=second),
         _ev(seq + 4, t + 1.0, "wf_end", inst, detail={"status": status}),
-    ]  # fmt: skip
+    ]
 
 
 def _write_run(folder: Path, instances: int, bad: int | None = None) -> Path:
@@ -100,7 +102,7 @@ def test_page_is_deterministic_and_self_contained(tmp_path: Path) -> None:
 
 
 def test_no_trace_is_a_located_error(tmp_path: Path) -> None:
-    with pytest.raises(ViewError, match="no trace.jsonl"):
+    with pytest.raises(ViewError, match=r"no trace\.jsonl"):
         build_index(tmp_path, None)
     with pytest.raises(ViewError, match="no such file"):
         build_index(tmp_path / "missing", None)

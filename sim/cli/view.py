@@ -16,7 +16,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("target", type=Path, help="a results folder, a rep folder or a trace.jsonl")
     p.add_argument("--scenario", type=Path, default=None, help="the scenario YAML (agent types)")
-    p.add_argument("--out", type=Path, default=None, help="output file (default: TARGET/report.html)")
+    p.add_argument(
+        "--out", type=Path, default=None, help="output file (default: TARGET/report.html)"
+    )
     p.add_argument("--max-events", type=int, default=None, help="event budget of the page")
     p.add_argument("--open", action="store_true", help="open the page in the default browser")
     p.set_defaults(handler=run_view)

@@ -13,11 +13,14 @@ import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from sim.view.mesh import Mesh, mesh_from_scenario, mesh_from_trace
+
+if TYPE_CHECKING:
+    from sim.scenario import Scenario
 
 #: Time bins of the mesh replay (one frame each).
 FRAMES = 200
@@ -32,6 +35,9 @@ class Budget:
 
     max_events: int = 100_000
     seed: int = 0
+
+
+DEFAULT_BUDGET = Budget()
 
 
 @dataclass(frozen=True)
@@ -205,17 +211,23 @@ def _cdf(values: list[float]) -> list[list[float]]:
     return [[_r(values[i]), _r((i + 1) / n)] for i in idx]
 
 
-def build_index(target: Path, scenario_path: Path | None, budget: Budget = Budget()) -> dict[str, Any]:
+def build_index(
+    target: Path, scenario: Path | Scenario | None, budget: Budget = DEFAULT_BUDGET
+) -> dict[str, Any]:
     """The page's data: mesh, runs (instance index, replay bins, counterexamples), the
-    events of the sampled instances, summary tables, latency CDFs, what was sampled."""
+    events of the sampled instances, summary tables, latency CDFs, what was sampled.
+    ``scenario`` (a file or a loaded one) gives agent types; without it the mesh is the
+    one the traces' hops name."""
     runs = discover_runs(target)
     summary_file = target / "summary.json" if target.is_dir() else None
     summary = _read_json(summary_file) if summary_file and summary_file.exists() else None
     metrics = [_read_json(r.metrics) if r.metrics else {} for r in runs]
-    if scenario_path is not None:
+    if isinstance(scenario, Path):
         from sim.scenario import load_scenario
 
-        mesh = mesh_from_scenario(load_scenario(scenario_path))
+        mesh = mesh_from_scenario(load_scenario(scenario))
+    elif scenario is not None:
+        mesh = mesh_from_scenario(scenario)
     else:
         mesh = mesh_from_trace([r.trace for r in runs])
     passes: list[_Pass] = []

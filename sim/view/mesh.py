@@ -32,10 +32,14 @@ class Mesh:
         links: list[tuple[str, str, list[str]]],
     ) -> None:
         self.aggregated = len(agents) > AGGREGATE_ABOVE
+        self.nodes: list[dict[str, Any]]
+        self.links: list[dict[str, Any]]
         self.agent_count = len(agents)
         self.link_count = len(links)
         kinds = {a: k for a, k, _ in agents}
-        protos = sorted({p for _, _, ps in links for p in ps} | {p for _, _, ps in agents for p in ps})
+        protos = sorted(
+            {p for _, _, ps in links for p in ps} | {p for _, _, ps in agents for p in ps}
+        )
         self.protocols = protos
         self._proto = {p: i for i, p in enumerate(protos)}
         if self.aggregated:
@@ -118,7 +122,9 @@ def _lay_out(nodes: list[dict[str, Any]], links: list[dict[str, Any]]) -> None:
 
 def mesh_from_scenario(scenario: Scenario) -> Mesh:
     """The scenario's agents (id, type, protocols) and links (ends, Φ(e))."""
-    agents = [(a.id, str(getattr(a.type, "value", a.type)), sorted(a.protocols)) for a in scenario.agents]
+    agents = [
+        (a.id, str(getattr(a.type, "value", a.type)), sorted(a.protocols)) for a in scenario.agents
+    ]
     links = [(lk.between[0], lk.between[1], sorted(lk.latency)) for lk in scenario.links]
     return Mesh(agents, links)
 
@@ -140,7 +146,11 @@ def mesh_from_trace(traces: Iterable[Path]) -> Mesh:
                 if e.get("label") != "hop":
                     continue
                 d = e.get("detail") or {}
-                a, b, p = str(d.get("from")), str(d.get("to")), str(d.get("proto") or e.get("proto"))
+                a, b, p = (
+                    str(d.get("from")),
+                    str(d.get("to")),
+                    str(d.get("proto") or e.get("proto")),
+                )
                 agents.setdefault(a, set()).add(p)
                 agents.setdefault(b, set()).add(p)
                 key = (min(a, b), max(a, b))

@@ -7,9 +7,12 @@ import html
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sim.view.data import Budget, build_index
+from sim.view.data import DEFAULT_BUDGET, Budget, build_index
+
+if TYPE_CHECKING:
+    from sim.scenario import Scenario
 
 
 def _static(name: str) -> str:
@@ -21,19 +24,22 @@ def render_page(index: dict[str, Any], title: str) -> str:
     data = json.dumps(index, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     data = data.replace("</", "<\\/")  # no "</script>" inside the data block
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title>"
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
         "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
         f"<style>{_static('view.css')}</style></head>\n<body>"
         f"{_static('body.html')}"
-        f"<script type=\"application/json\" id=\"protomesh-data\">{data}</script>\n"
+        f'<script type="application/json" id="protomesh-data">{data}</script>\n'
         f"<script>{_static('view.js')}</script>\n</body></html>\n"
     )
 
 
 def write_page(
-    target: Path, out: Path, scenario: Path | None = None, budget: Budget = Budget()
+    target: Path,
+    out: Path,
+    scenario: Path | Scenario | None = None,
+    budget: Budget = DEFAULT_BUDGET,
 ) -> dict[str, Any]:
     """Build the index of ``target`` (a results folder or a trace) and write the page to
     ``out``; return the index's sampling note."""
