@@ -83,7 +83,7 @@ class Transport:
     ) -> None:
         self.env = env
         self.later = later
-        self._schedule = env.schedule
+        self._schedule: Any = env.schedule  # takes a Due (what SimPy pops), not only an Event
         self.rec = recorder
         self.translation_rng = translation
         self.expovariate = latency.expovariate
