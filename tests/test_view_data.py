@@ -131,3 +131,20 @@ def test_cli_writes_the_page(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert "3 of 3 instances" in capsys.readouterr().out
     assert main(["view", str(tmp_path / "nothing")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_view_imports_neither_engine_nor_experiments() -> None:
+    """ARCHITECTURE: the view reads the files the runs wrote, never the code that wrote them."""
+    import ast
+
+    package = Path(__file__).resolve().parents[1] / "sim" / "view"
+    imported = set()
+    for source in package.glob("*.py"):
+        for node in ast.walk(ast.parse(source.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                imported.add(node.module)
+            elif isinstance(node, ast.Import):
+                imported.update(a.name for a in node.names)
+    assert "sim.view.data" in imported
+    bad = sorted(m for m in imported if m.startswith(("sim.engine", "sim.experiments")))
+    assert bad == []
