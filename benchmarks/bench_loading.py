@@ -31,7 +31,7 @@ from sim.scenario import parse_scenario
 COMMAND = "python -m benchmarks.run --only loading"
 SIZES = (1_000, 4_000, 16_000)
 QUICK_SIZES = (200, 400, 800)
-ROUNDS = 5
+ROUNDS = 3
 QUICK_ROUNDS = 2
 TARGET_RATIO = 2.0
 TARGET_GROWTH = 1.5

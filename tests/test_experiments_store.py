@@ -246,3 +246,23 @@ def test_compare_onto_a_really_full_disk(small: Path, tiny_disk: Path) -> None:
     for d in kept:
         record = json.loads((d / "run.json").read_text())
         assert record["status"] == "ok"
+
+
+def test_terminate_stops_an_executor_without_cancel_futures() -> None:
+    from concurrent.futures import Executor
+
+    from sim.experiments.runner import ExecutorHandle
+
+    class Plain(Executor):  # as Dask's ClientExecutor: shutdown(wait) only
+        def __init__(self) -> None:
+            self.calls: list[bool] = []
+
+        def shutdown(self, wait: bool = True) -> None:  # type: ignore[override]
+            self.calls.append(wait)
+
+    closed: list[bool] = []
+    plain = Plain()
+    handle = ExecutorHandle(plain, "dask", 1, [lambda: closed.append(True)])
+    handle.terminate()
+    handle.close()  # once only
+    assert plain.calls == [False] and closed == [True]

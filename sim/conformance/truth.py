@@ -117,7 +117,7 @@ def from_scenario(scenario: Scenario, source: str = "") -> Truth:
     """The ground truth of a loaded scenario."""
     tools: dict[str, ToolFacts] = {}
     for spec in scenario.tools:
-        desc = ToolPlus.from_mapping(spec.model_dump(mode="json", exclude_none=True))
+        desc = spec.descriptor()
         tools[spec.name] = tool_facts(desc, spec.errors)
     # ExclusiveWith is symmetric: declared on either side, it binds both
     for name, facts in list(tools.items()):

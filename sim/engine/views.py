@@ -30,7 +30,7 @@ class ToolRT:
     def __init__(self, spec: Any, service: Sampler) -> None:
         self.name: str = spec.name
         self.j = js(spec.name)
-        self.truth = ToolPlus.from_mapping(spec.model_dump(mode="json", exclude_none=True))
+        self.truth: ToolPlus = spec.descriptor()
         self.write = spec.side_effects.value in ("write", "delete")
         self.service = service
         cumulative = 0.0

@@ -344,7 +344,11 @@ class ExecutorHandle:
         if isinstance(self.executor, ProcessPoolExecutor):
             processes = getattr(self.executor, "_processes", None) or {}
             workers = [p.pid for p in list(processes.values()) if p.pid is not None]
-        self.executor.shutdown(wait=False, cancel_futures=True)
+        if isinstance(self.executor, ProcessPoolExecutor | InlineExecutor):
+            self.executor.shutdown(wait=False, cancel_futures=True)
+        else:  # Dask's executor takes no cancel_futures; its client is closed below
+            with contextlib.suppress(Exception):
+                self.executor.shutdown(wait=False)
         terminate(workers)
         for fn in self._close:
             with contextlib.suppress(Exception):

@@ -17,11 +17,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sim.properties import FormulaError, Property, ToolAttributes, parse
-from sim.properties.builtin import builtin_properties
 from sim.scenario.diagnostics import Diagnostic, FieldPath, ScenarioError, format_path
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # sim.properties is imported only when a scenario has properties
+    from sim.properties import Property, ToolAttributes
     from sim.scenario.model import Scenario
     from sim.scenario.rules import Finding, KnownNames
 
@@ -46,6 +45,8 @@ class PropertySpec(BaseModel):
 
 def tool_attributes(scenario: Scenario) -> dict[str, ToolAttributes]:
     """The ground truth of each scenario tool that atoms may test."""
+    from sim.properties import ToolAttributes
+
     return {
         t.name: ToolAttributes(str(t.side_effects.value), bool(t.requires_approval))
         for t in scenario.tools
@@ -54,6 +55,8 @@ def tool_attributes(scenario: Scenario) -> dict[str, ToolAttributes]:
 
 def _tools_known(scn: Scenario, known: KnownNames) -> dict[str, ToolAttributes] | None:
     """The tool table to check names against (None when ``tools:`` itself is broken)."""
+    from sim.properties import ToolAttributes
+
     if "tools" not in known.sections:
         return None
     table = tool_attributes(scn)
@@ -64,6 +67,9 @@ def _tools_known(scn: Scenario, known: KnownNames) -> dict[str, ToolAttributes] 
 
 def property_findings(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
     """Each formula that does not parse (located inside it) and each repeated name."""
+    if not scn.properties:
+        return
+    from sim.properties import FormulaError, parse
     from sim.scenario.rules import Finding
 
     tools = _tools_known(scn, known)
@@ -84,6 +90,8 @@ def property_findings(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
 
 def compile_properties(specs: Sequence[PropertySpec], scenario: Scenario) -> list[Property]:
     """Validated specs as monitorable properties (their formulas parse: see the rules)."""
+    from sim.properties import Property, parse
+
     tools = tool_attributes(scenario)
     return [Property(s.name, s.scope, parse(s.formula, tools=tools), s.formula) for s in specs]
 
@@ -91,6 +99,8 @@ def compile_properties(specs: Sequence[PropertySpec], scenario: Scenario) -> lis
 def builtin_for(scenario: Scenario) -> list[Property]:
     """The SPEC §6 checks that have a formula (:mod:`sim.properties.builtin`), built from
     ``scenario``'s dependencies and workflows."""
+    from sim.properties.builtin import builtin_properties
+
     requires: dict[str, set[str]] = {}
     pairs: set[tuple[str, str]] = set()
     for tool in scenario.tools:
@@ -155,6 +165,8 @@ def load_properties(path: str | Path, scenario: Scenario) -> list[Property]:
     """The properties of a ``--properties`` file: a YAML list of {name, scope, formula}.
 
     Raises :class:`ScenarioError` with every problem located at file:line:col."""
+    from sim.properties import FormulaError, Property, parse
+
     file = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")

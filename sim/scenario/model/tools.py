@@ -7,7 +7,18 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from sim.calculus.mcp import Relation
+from sim.calculus.mcp import (
+    Abort,
+    Annotations,
+    Dependency,
+    FailureMode,
+    Fallback,
+    RecoveryStrategy,
+    Relation,
+    Retry,
+    ToolPlus,
+    UserPrompt,
+)
 from sim.scenario.model.base import Count, Probability, SideEffects, Spec, SpecError
 from sim.scenario.model.distribution import Distribution
 
@@ -32,6 +43,17 @@ class RecoverySpec(Spec):
                 *chosen[1:2],
             )
         return self
+
+
+def _strategy(spec: RecoverySpec) -> RecoveryStrategy:
+    """The calculus's recovery strategy of one checked ``recovery:`` entry."""
+    if spec.retry is not None:
+        return Retry(spec.retry)
+    if spec.fallback is not None:
+        return Fallback(spec.fallback)
+    if spec.prompt is not None:
+        return UserPrompt(spec.prompt)
+    return Abort()
 
 
 class FailureModeSpec(Spec):
@@ -100,3 +122,25 @@ class ToolSpec(Spec):
                 f"error probabilities sum to {total:g}; at most 1 per execution", "errors"
             )
         return self
+
+    def descriptor(self) -> ToolPlus:
+        """This tool's ground truth as the calculus's ``Tool⁺`` (paper §7.1): every MCP⁺
+        field declared (none left unknown), its annotations as the server declares them."""
+        notes = self.annotations
+        return ToolPlus(
+            self.name,
+            self.description,
+            self.input_schema,
+            self.side_effects,
+            self.requires_approval,
+            tuple(FailureMode(fm.error, _strategy(fm.recovery)) for fm in self.failure_modes),
+            self.summary,
+            tuple(Dependency(d.tool, d.relation) for d in self.dependencies),
+            Annotations(
+                read_only=notes.readOnlyHint,
+                destructive=notes.destructiveHint,
+                idempotent=notes.idempotentHint,
+                open_world=notes.openWorldHint,
+                title=notes.title,
+            ),
+        )
