@@ -89,6 +89,18 @@ def test_lts_follows_the_callers_protocol(
     assert "--error(book,ServiceDown)--> failed:ServiceDown" in out
 
 
+def test_lts_protocol_sgd_prints_the_sgd_dialect(
+    capsys: pytest.CaptureFixture[str], scenario: Path
+) -> None:
+    """The engine runs ``invoke``/``collect`` for SGD callers; ``lts`` shows that dialect."""
+    code, out, _ = run(capsys, "lts", str(scenario), "--tool", "book", "--protocol", "SGD")
+    assert code == 0 and "dialect: sgd" in out and "--collect(date)-->" in out
+    assert "--invoke(book)-->" in out and "call(book)" not in out and "--tau-->" not in out
+    code, out, _ = run(capsys, "lts", str(scenario), "--tool", "book", "--protocol", "MCP")
+    assert code == 0 and "dialect: mcp" in out and "--call(book)-->" in out
+    assert "invoke(book)" not in out
+
+
 @pytest.mark.parametrize(
     ("args", "words"),
     [
@@ -128,6 +140,22 @@ def test_bisim_equivalent_and_not(capsys: pytest.CaptureFixture[str], tmp_path: 
     code, out, _ = run(capsys, "bisim", str(a), str(c))
     assert code == 1
     assert "distinguishing trace: a b" in out or "distinguishing trace: a c" in out
+
+
+def test_bisim_aut_dialects(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """``i`` after ``a`` is visible in mCRL2 (default: not equivalent to ``a`` alone) and
+    internal in CADP (equivalent); the multi-action ``b|c`` equals ``c|b`` in both."""
+    a = tmp_path / "a.aut"
+    a.write_text('des (0, 3, 4)\n(0, "a", 1)\n(1, "i", 2)\n(2, "b|c", 3)\n', encoding="utf-8")
+    b = tmp_path / "b.aut"
+    b.write_text('des (0, 2, 3)\n(0, "a", 1)\n(1, "c|b", 2)\n', encoding="utf-8")
+    code, out, _ = run(capsys, "bisim", str(a), str(b))
+    assert code == 1 and "distinguishing trace: a b|c" in out  # A must do i first
+    assert run(capsys, "bisim", str(a), str(b), "--aut-dialect", "cadp")[0] == 0
+    code, _, err = run(capsys, "bisim", str(a), str(b), "--aut-dialect", "ltsmin")
+    assert code == 2 and "--aut-dialect" in err
+    code, out, _ = run(capsys, "bisim", "--help")
+    assert code == 0 and "is a visible action" in " ".join(out.split())
 
 
 def test_bisim_bad_input_names_the_file_and_line(

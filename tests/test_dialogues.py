@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -95,3 +96,119 @@ def test_unknown_service_call_is_bad_input(sgd: tuple[Path, Path]) -> None:
     d[0]["turns"][5]["frames"][0]["service_call"]["method"] = "Nope"
     with pytest.raises(DialogueError, match="turn 5"):
         check_dialogues(d, schema)
+
+
+# --- bad input: located errors, exit 2, never a traceback (issue 15 item 3) --------------
+
+_WRONG: tuple[Any, ...] = (3, None, [], {}, True)
+
+
+def _schema_mutation(schema: list[dict[str, Any]], rng: random.Random) -> str:
+    """Break one field the schema parser reads (a wrong JSON type, or a name that cannot be a
+    label argument); return the JSON path of what was broken."""
+    i = rng.randrange(len(schema))
+    svc = schema[i]
+    where = rng.choice(["service", "slot", "intent"])
+    if where == "service":
+        key = rng.choice(["service_name", "description", "slots", "intents"])
+        svc[key] = rng.choice([v for v in _WRONG if not isinstance(v, type(svc[key]))])
+        return f"$[{i}].{key}"
+    if where == "slot":
+        j = rng.randrange(len(svc["slots"]))
+        key = rng.choice(["name", "description", "possible_values", "is_categorical", "space"])
+        if key == "space":
+            svc["slots"][j]["name"] = "origin port"
+            return f"$[{i}].slots[{j}].name"
+        svc["slots"][j][key] = rng.choice(
+            [v for v in _WRONG if not isinstance(v, type(svc["slots"][j][key]))]
+        )
+        return f"$[{i}].slots[{j}].{key}"
+    j = rng.randrange(len(svc["intents"]))
+    intent = svc["intents"][j]
+    key = rng.choice(
+        ["name", "required_slots", "optional_slots", "is_transactional", "result_slots", "slot"]
+    )
+    if key == "slot":
+        intent["required_slots"] = [*intent["required_slots"], "no such slot"]
+        return f"$[{i}].intents[{j}].required_slots"
+    if key == "name" and rng.random() < 0.5:
+        intent["name"] = "Reserve Hotel"
+    else:
+        intent[key] = rng.choice([v for v in _WRONG if not isinstance(v, type(intent[key]))])
+    return f"$[{i}].intents[{j}].{key}"
+
+
+def _dialogue_mutation(dialogues: list[dict[str, Any]], rng: random.Random) -> str:
+    """Give one field the conversion reads a wrong JSON type (or an unknown service method)."""
+    i = rng.randrange(len(dialogues))
+    d = dialogues[i]
+    level = rng.choice(["dialogue", "turn", "frame", "call"])
+    if level == "dialogue":
+        key = rng.choice(["dialogue_id", "turns"])
+        d[key] = rng.choice([3, None, {}, True] if key == "turns" else [3, None, [], {}])
+        return f"dialogue {i}"
+    k = rng.randrange(len(d["turns"]))
+    turn = d["turns"][k]
+    if level == "turn" or not turn["frames"]:
+        turn[rng.choice(["frames", "speaker"])] = rng.choice([3, {}, True])
+        return f"turn {k}"
+    frame = rng.choice(turn["frames"])
+    if level == "frame":
+        key = rng.choice(["service", "actions", "state", "service_results"])
+        frame[key] = 3 if key != "actions" else rng.choice([3, {"act": "AFFIRM"}, [3]])
+        return f"turn {k}"
+    call = next((f for t in d["turns"] for f in t["frames"] if "service_call" in f), frame)
+    choice = rng.choice(["method", "parameters", "call"])
+    if choice == "call":
+        call["service_call"] = 3
+    elif choice == "method":
+        call.setdefault("service_call", {})["method"] = rng.choice([3, "NoSuchMethod"])
+    else:
+        call.setdefault("service_call", {"method": "x"})["parameters"] = [1]
+    return "turn"
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_mutated_real_schema_is_a_located_error(
+    sgd: tuple[Path, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    seed: int,
+) -> None:
+    dialogues, schema = sgd
+    data = json.loads(schema.read_text(encoding="utf-8"))
+    path = _schema_mutation(data, random.Random(seed))
+    bad = tmp_path / "schema.json"
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    assert main(["check", "--sgd", str(dialogues), "--schema", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and str(bad) in err and path in err, (path, err)
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_mutated_real_dialogues_are_a_located_error(
+    sgd: tuple[Path, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    seed: int,
+) -> None:
+    dialogues, schema = sgd
+    data = load_dialogues(dialogues)
+    where = _dialogue_mutation(data, random.Random(seed))
+    bad = tmp_path / "dialogues.json"
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    assert main(["check", "--sgd", str(bad), "--schema", str(schema)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and str(bad) in err and where in err, (where, err)
+
+
+def test_slot_name_with_a_space_is_located(sgd: tuple[Path, Path], tmp_path: Path) -> None:
+    """The issue's case: ``origin port`` as a slot name was a ValueError traceback, exit 1."""
+    _, schema = sgd
+    data = json.loads(schema.read_text(encoding="utf-8"))
+    data[0]["slots"][0]["name"] = "origin port"
+    bad = tmp_path / "schema.json"
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(DialogueError, match=r"\$\[0\]\.slots\[0\]\.name: 'origin port' cannot"):
+        load_services(bad)

@@ -143,10 +143,26 @@ def test_aut_text_is_the_aldebaran_format() -> None:
     assert '(0,"call(t)",1)' in lines
 
 
-def test_read_aut_accepts_unquoted_labels_and_cadp_i() -> None:
-    lts = read_aut("des (0, 2, 3)\n(0, a, 1)\n(1, i, 2)\n")
+def test_read_aut_accepts_unquoted_labels_and_i_is_visible_in_mcrl2() -> None:
+    text = "des (0, 2, 3)\n(0, a, 1)\n(1, i, 2)\n"
+    lts = read_aut(text)
     assert lts.enabled(0) == (("a", 1),)
-    assert lts.enabled(1) == ((TAU, 2),)
+    assert lts.enabled(1) == (("i", 2),)  # mCRL2: i is an action like any other
+    assert read_aut(text, "cadp").enabled(1) == ((TAU, 2),)  # CADP: i is internal
+    assert read_aut(text, "cadp").enabled(0) == (("a", 1),)
+
+
+def test_multi_actions_are_multisets() -> None:
+    left = read_aut('des (0, 1, 2)\n(0, "a|b", 1)\n')
+    right = read_aut('des (0, 1, 2)\n(0, "b | a", 1)\n')
+    assert left == right and left.enabled(0) == (("a|b", 1),)
+    assert bisimilar(left, right, weak=False).equivalent
+    assert not bisimilar(left, read_aut('des (0, 1, 2)\n(0, "a|a", 1)\n')).equivalent
+
+
+def test_unknown_aut_dialect_is_refused() -> None:
+    with pytest.raises(ValueError, match="mcrl2"):
+        read_aut("des (0, 0, 1)\n", "aldebaran")  # type: ignore[arg-type]
 
 
 @given(random_lts())

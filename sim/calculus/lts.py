@@ -15,13 +15,17 @@ from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, get_args
 
 __all__ = [
+    "AUT_DIALECTS",
     "LTS",
     "TAU",
+    "AutDialect",
     "AutFormatError",
     "Transition",
     "accepts",
+    "aut_label",
     "hide",
     "is_label_argument",
     "label",
@@ -332,9 +336,32 @@ def write_aut(lts: LTS) -> str:
     return "\n".join(lines) + "\n"
 
 
-def read_aut(text: str | Path) -> LTS:
+AutDialect = Literal["mcrl2", "cadp"]
+"""Whose ``.aut`` conventions a file follows: mCRL2 (only ``tau`` is internal, ``i`` is a
+visible action) or CADP (``i`` is internal; ``tau`` is read as internal too)."""
+AUT_DIALECTS: tuple[str, ...] = get_args(AutDialect)
+
+
+def aut_label(text: str, dialect: AutDialect = "mcrl2") -> str:
+    """The label an ``.aut`` label text stands for (paper §3.3): τ per ``dialect``'s convention;
+    a multi-action ``a|b`` is a multiset of actions, written with its actions sorted (so
+    ``"b|a"`` and ``"a|b"`` are one label)."""
+    if text == "tau" or (dialect == "cadp" and text == "i"):
+        return TAU
+    if "|" in text:
+        parts = [p.strip() for p in text.split("|")]
+        if all(parts):
+            return sys.intern("|".join(sorted(parts)))
+    return text
+
+
+def read_aut(text: str | Path, dialect: AutDialect = "mcrl2") -> LTS:
     """Parse an LTS (paper §3.3) from Aldebaran text (or a ``Path`` to it). Labels may be quoted or
-    bare; ``tau`` and CADP's ``i`` are τ. Raises :class:`AutFormatError` naming the line."""
+    bare and are read by :func:`aut_label`: ``tau`` is τ, and CADP's ``i`` too when ``dialect``
+    is ``cadp``; multi-actions compare as multisets. Raises :class:`AutFormatError` naming the
+    line."""
+    if dialect not in AUT_DIALECTS:
+        raise ValueError(f"aut dialect must be mcrl2|cadp, not {dialect!r}")
     if isinstance(text, Path):
         text = text.read_text(encoding="utf-8")
     lines = _content_lines(text)
@@ -359,7 +386,7 @@ def read_aut(text: str | Path) -> LTS:
             raise AutFormatError(no, "empty label")
         if src >= n_states or dst >= n_states:
             raise AutFormatError(no, f"state out of range 0..{n_states - 1}")
-        trans.append((src, TAU if lab in ("tau", "i") else lab, dst))
+        trans.append((src, aut_label(lab, dialect), dst))
     if len(trans) != n_trans:
         raise AutFormatError(h_no, f"header says {n_trans} transitions, file has {len(trans)}")
     return LTS(n_states, initial, trans)

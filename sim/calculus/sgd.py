@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sim.calculus.lts import LTS, label
+from sim.calculus.lts import LTS, is_label_argument, label
 
 __all__ = [
     "DONTCARE",
@@ -123,9 +123,22 @@ def _list(obj: Mapping[str, Any], key: str, path: str) -> list[Any]:
     return value
 
 
+def _name(obj: Mapping[str, Any], key: str, path: str) -> str:
+    """A service, intent or slot name: it becomes a label argument (``invoke(S__I)``,
+    ``collect(slot)``), so it must be one (paper §3.3 label grammar)."""
+    value = _str(obj, key, path)
+    if not is_label_argument(value):
+        raise SchemaError(
+            f"{path}.{key}",
+            f"{value!r} cannot name a label argument (no spaces, commas, parentheses or quotes)",
+        )
+    return value
+
+
 def services_from_json(data: Any) -> tuple[Service, ...]:
     """Services (paper §3.1.1) from a parsed SGD ``schema.json`` (a list of services); raises
-    :class:`SchemaError` with the JSON path of the first bad field."""
+    :class:`SchemaError` with the JSON path of the first bad field (names must be label
+    arguments, paper §3.3)."""
     if not isinstance(data, list):
         raise SchemaError("$", "expected a list of services")
     services: list[Service] = []
@@ -133,7 +146,7 @@ def services_from_json(data: Any) -> tuple[Service, ...]:
         path = f"$[{i}]"
         if not isinstance(raw, Mapping):
             raise SchemaError(path, "expected an object")
-        sname = _str(raw, "service_name", path)
+        sname = _name(raw, "service_name", path)
         slots: dict[str, Slot] = {}
         for j, rs in enumerate(_list(raw, "slots", path)):
             spath = f"{path}.slots[{j}]"
@@ -145,7 +158,9 @@ def services_from_json(data: Any) -> tuple[Service, ...]:
             cat = rs.get("is_categorical", False)
             if not isinstance(cat, bool):
                 raise SchemaError(f"{spath}.is_categorical", "expected a boolean")
-            slot = Slot(_str(rs, "name", spath), _str(rs, "description", spath), cat, tuple(values))
+            slot = Slot(
+                _name(rs, "name", spath), _str(rs, "description", spath), cat, tuple(values)
+            )
             slots[slot.name] = slot
         intents: list[Intent] = []
         for j, ri in enumerate(_list(raw, "intents", path)):
@@ -172,14 +187,16 @@ def services_from_json(data: Any) -> tuple[Service, ...]:
             defaults = tuple((n, v) for n, v in opt_raw.items() if v != DONTCARE)
             results = tuple(
                 resolve(n, f"{ipath}.result_slots[{k}]")
-                for k, n in enumerate(ri.get("result_slots", []))
+                for k, n in enumerate(
+                    _list(ri, "result_slots", ipath) if "result_slots" in ri else []
+                )
             )
             trans = ri.get("is_transactional", False)
             if not isinstance(trans, bool):
                 raise SchemaError(f"{ipath}.is_transactional", "expected a boolean")
             intents.append(
                 Intent(
-                    _str(ri, "name", ipath),
+                    _name(ri, "name", ipath),
                     _str(ri, "description", ipath),
                     required,
                     optional,

@@ -9,10 +9,12 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sim.calculus.lts import AUT_DIALECTS
 from sim.calculus.principles import DEFAULT_MIN_ENTITIES, DEFAULT_THETA
 from sim.cli.console import EXIT_NEGATIVE, EXIT_OK, BadInput, guarded, read_json
 
 if TYPE_CHECKING:
+    from sim.calculus.mcp import Dialect
     from sim.calculus.sgd import Service
     from sim.calculus.unphi import ServiceUnphi
 
@@ -23,7 +25,9 @@ def register(sub: Any) -> None:
         "lts",
         help="the LTS of a scenario's tool as the engine uses it",
         description="Print the LTS of one tool invocation (paper §3.3, §6; SPEC §4) as a "
-        "caller speaking --protocol sees it (SPEC §2): its approval gate follows that view. "
+        "caller speaking --protocol sees it (SPEC §2): its approval gate follows that view; "
+        "an SGD caller runs the sgd dialect (invoke, collect per required input, no "
+        "validation τ), every other protocol the mcp dialect (call, τ validate). "
         "Error branches: declared failure modes, the tool's `errors`, and ServiceDown (a "
         "timeout). Exit 0, or 2 on bad input.",
     )
@@ -39,13 +43,23 @@ def register(sub: Any) -> None:
         "bisim",
         help="LTS equivalence of two .aut files",
         description="Decide weak (default) or strong bisimilarity of two Aldebaran .aut files "
-        "(paper §4.4). Exit 0 equivalent, 1 not (with a distinguishing trace), 2 bad input.",
+        "(paper §4.4). Labels follow --aut-dialect: mcrl2 (default) reads only `tau` as "
+        "internal, so `i` is a visible action; cadp reads `i` as internal (τ) too. In both, a "
+        'multi-action "a|b" is a multiset: "a|b" and "b|a" are one label. Exit 0 equivalent, '
+        "1 not (with a distinguishing trace), 2 bad input.",
     )
     p.add_argument("a", metavar="A.aut")
     p.add_argument("b", metavar="B.aut")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--weak", dest="weak", action="store_true", default=True)
     mode.add_argument("--strong", dest="weak", action="store_false")
+    p.add_argument(
+        "--aut-dialect",
+        choices=AUT_DIALECTS,
+        default="mcrl2",
+        help="whose .aut conventions: mcrl2 (default; only tau is internal, i is visible) or "
+        "cadp (i is internal)",
+    )
     p.set_defaults(handler=bisim_command)
 
     p = sub.add_parser(
@@ -142,11 +156,14 @@ def lts_command(args: argparse.Namespace) -> int:
         raise BadInput(f"{args.file}: {exc}") from None
     view = caller_view(truth, fields, str(policy))
     errors = [str(e) for e in data.get("errors", {})]
-    lts = tool_lts(view, error_types=(*errors, "ServiceDown"))
+    dialect: Dialect = "sgd" if args.protocol == "SGD" else "mcp"
+    lts = tool_lts(view, error_types=(*errors, "ServiceDown"), dialect=dialect)
     if args.aut:
         sys.stdout.write(write_aut(lts))
         return EXIT_OK
     print(f"tool {truth.name} seen through {args.protocol}: fields {', '.join(sorted(fields))}")
+    shape = "invoke/collect (SGD)" if dialect == "sgd" else "call/validate (MCP)"
+    print(f"dialect: {dialect}, {shape}")
     print(f"approval gate: {'yes' if view.approval else 'no'} ({view.approval_reason})")
     print(f"{lts.n_states} states, {len(lts.transitions)} transitions, initial {lts.name(0)}")
     for t in lts.transitions:
@@ -179,7 +196,7 @@ def bisim_command(args: argparse.Namespace) -> int:
     ltss = []
     for path in (args.a, args.b):
         try:
-            ltss.append(read_aut(Path(path)))
+            ltss.append(read_aut(Path(path), args.aut_dialect))
         except FileNotFoundError:
             raise BadInput(f"{path}: no such file") from None
         except (OSError, UnicodeDecodeError) as exc:

@@ -57,6 +57,50 @@ def load_dialogues(path: str | Path) -> list[dict[str, Any]]:
     return data
 
 
+def _expect(ok: bool, where: str, message: str) -> None:
+    if not ok:
+        raise DialogueError(f"{where}: {message}")
+
+
+def check_shape(index: int, dialogue: Any) -> None:
+    """Raise :class:`DialogueError` naming dialogue, turn, frame and field when ``dialogue``
+    is not in the SGD format (the fields the conversion reads, with their JSON types)."""
+    where = f"dialogue {index}"
+    _expect(isinstance(dialogue, Mapping), where, "not an object")
+    wf = dialogue.get("dialogue_id")
+    _expect(isinstance(wf, str), where, "dialogue_id must be a string")
+    where = f"dialogue {index} ({wf})"
+    turns = dialogue.get("turns")
+    _expect(isinstance(turns, list), where, "turns must be a list")
+    for k, turn in enumerate(turns):
+        at = f"{where}, turn {k}"
+        _expect(isinstance(turn, Mapping), at, "not an object")
+        _expect(isinstance(turn.get("speaker", ""), str), at, "speaker must be a string")
+        frames = turn.get("frames")
+        _expect(isinstance(frames, list), at, "frames must be a list")
+        for j, frame in enumerate(frames):
+            fat = f"{at}, frame {j}"
+            _expect(isinstance(frame, Mapping), fat, "not an object")
+            _expect(isinstance(frame.get("service"), str), fat, "service must be a string")
+            actions = frame.get("actions") or []
+            _expect(isinstance(actions, list), fat, "actions must be a list")
+            for a in actions:
+                _expect(isinstance(a, Mapping), fat, "every action must be an object")
+            call = frame.get("service_call")
+            if call is not None:
+                _expect(isinstance(call, Mapping), fat, "service_call must be an object")
+                _expect(isinstance(call.get("method"), str), fat, "service_call.method: a string")
+                params = call.get("parameters") or {}
+                _expect(isinstance(params, Mapping), fat, "service_call.parameters: an object")
+            results = frame.get("service_results")
+            _expect(results is None or isinstance(results, list), fat, "service_results: a list")
+            state = frame.get("state")
+            if state is not None:
+                _expect(isinstance(state, Mapping), fat, "state must be an object")
+                values = state.get("slot_values") or {}
+                _expect(isinstance(values, Mapping), fat, "state.slot_values must be an object")
+
+
 def _intents(services: Iterable[Service]) -> dict[tuple[str, str], Intent]:
     return {(s.name, i.name): i for s in services for i in s.intents}
 
@@ -254,8 +298,7 @@ def dialogue_events(
     """The trace events (SPEC §5 dicts) of SGD dialogues, in order."""
     conv = _Converter(_intents(services))
     for index, dialogue in enumerate(dialogues):
-        if not isinstance(dialogue, Mapping):
-            raise DialogueError(f"dialogue {index}: not an object")
+        check_shape(index, dialogue)
         yield from conv.dialogue(index, dialogue)
 
 
@@ -288,8 +331,11 @@ def check_dialogues(
         schema = "<schema>"
     services = tuple(services)
     truth = from_services(services, schema)
-    report = check_trace(
-        dialogue_events(dialogues, services), truth, SGD_CHECKS if checks is None else checks
-    )
+    try:
+        report = check_trace(
+            dialogue_events(dialogues, services), truth, SGD_CHECKS if checks is None else checks
+        )
+    except DialogueError as exc:
+        raise DialogueError(f"{source}: {exc}") from None
     report.source = source
     return report
