@@ -24,8 +24,9 @@ from collections.abc import Callable
 from typing import Any
 
 import simpy
+from simpy.events import NORMAL
 
-from sim.engine.clock import Later
+from sim.engine.clock import Due, Later
 from sim.engine.paths import Path
 from sim.engine.recorder import Recorder
 from sim.engine.topology import Node
@@ -82,6 +83,7 @@ class Transport:
     ) -> None:
         self.env = env
         self.later = later
+        self._schedule: Any = env.schedule  # takes a Due (what SimPy pops), not only an Event
         self.rec = recorder
         self.translation_rng = translation
         self.expovariate = latency.expovariate
@@ -179,7 +181,7 @@ class Transport:
         msg.proto = hop.proto
         link.hops += 1
         self.rec.hop(self.env.now, hop.node_j, msg.owner.frag, hop.proto_j, msg.id, hop.detail)
-        self.later(delay, msg, self._arrive_cb)
+        self._schedule(Due(msg, self._arrive_cb), NORMAL, delay)  # later(), one frame less
 
     def _arrive(self, event: Any) -> None:
         msg: Message = event._value
