@@ -212,3 +212,57 @@ def test_slot_name_with_a_space_is_located(sgd: tuple[Path, Path], tmp_path: Pat
     bad.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(DialogueError, match=r"\$\[0\]\.slots\[0\]\.name: 'origin port' cannot"):
         load_services(bad)
+
+
+# --- missing_slot: one model of an SGD invocation (issue 15 item 1) ------------------------
+
+
+def test_real_ten_have_no_missing_slot(sgd: tuple[Path, Path]) -> None:
+    v = check_dialogues(*sgd).verdict("missing_slot")
+    assert v.examined == 24 and v.violations == 0  # every execution has its required slots
+
+
+def test_execution_without_a_required_slot_is_its_own_finding(
+    sgd: tuple[Path, Path], shared_data: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The derived copy of 1_00000 whose ReserveRestaurant call lacks ``city``: reported as
+    ``missing_slot`` naming dialogue, turn and slot; ``lts`` holds (the engine's SGD model
+    collects any in-order subset of the required slots), as do the other checks."""
+    derived = shared_data / "sgd" / "derived" / "dialogues_001_1_00000_call_without_city.json"
+    report = check_dialogues(derived, sgd[1])
+    v = report.verdict("missing_slot")
+    assert v.violations == 1 and v.by_workflow == {"1_00000": 1}
+    assert v.message == (
+        "dialogue 1_00000, turn 19: Restaurants_1__ReserveRestaurant executed without its "
+        "required slot 'city'"
+    )
+    assert v.counterexample[0]["label"] == "execute" and v.counterexample[0]["detail"]["turn"] == 19
+    for name in ("write_approval", "lts", "recovery"):
+        assert report.verdict(name).violations == 0, name
+    assert main(["check", "--sgd", str(derived), "--schema", str(sgd[1])]) == 1
+    assert "missing_slot    examined" in capsys.readouterr().out
+
+
+def test_replay_model_is_the_engines_sgd_dialect(sgd: tuple[Path, Path]) -> None:
+    """The replay holds dialogues to ``tool_lts(Φ⁺(intent), dialect="sgd")``, the LTS the
+    engine runs for SGD callers: a required slot may be skipped, an optional one collected
+    anywhere in the collecting phase, and nothing else is accepted."""
+    from sim.calculus.lts import accepts
+    from sim.calculus.mcp import tool_lts
+    from sim.calculus.phi import phi_plus
+    from sim.conformance.dialogues import sgd_truth
+
+    services = load_services(sgd[1])
+    svc = next(s for s in services if s.name == "Restaurants_1")
+    intent = next(i for i in svc.intents if i.name == "ReserveRestaurant")
+    n = intent.qualified_name
+    model = sgd_truth(services).tools[n].ltss
+    # the scenario ground truth's error types: ExecutionError and ServiceDown (a timeout)
+    types = ("ExecutionError", "ServiceDown")
+    engine = tool_lts(phi_plus(intent, svc), approval=True, error_types=types, dialect="sgd")
+    assert model == (engine,)
+    collects = ["collect(restaurant_name)", "collect(date)", "collect(time)"]
+    trace = [f"invoke({n})", *collects, f"approve({n})", f"execute({n})", f"result({n})"]
+    assert accepts(engine, trace, weak=False)
+    assert not accepts(engine, [f"invoke({n})", "collect(time)", "collect(city)"], weak=False)
+    assert not accepts(engine, [f"invoke({n})", f"execute({n})"], weak=False)  # no approval

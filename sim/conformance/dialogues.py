@@ -31,9 +31,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sim.calculus.phi import phi_plus
 from sim.calculus.sgd import EXECUTION_ERROR, Intent, Service, load_schema
-from sim.conformance.checks import SGD_CHECKS, Report, check_trace
-from sim.conformance.truth import from_services
+from sim.conformance.checks import SGD_CHECKS, Report, Verdict, check_trace
+from sim.conformance.truth import Truth, tool_facts
 
 PROTO = "SGD"
 APPROVAL_PROMPTS = frozenset(("CONFIRM", "OFFER"))
@@ -117,6 +118,10 @@ class _Converter:
         self.intents = intents
         self.seq = 0
         self.inv = 0
+        self.collected: dict[int, set[str]] = {}  # open invocation → its collected slots
+        self.executions = 0
+        #: (dialogue id, turn, tool, missing required slot, the execute event)
+        self.missing: list[tuple[str, int, str, str, dict[str, Any]]] = []
 
     def ev(self, t: int, label: str, agent: str, wf: str, inst: int, **kw: Any) -> dict[str, Any]:
         event = {
@@ -196,6 +201,8 @@ class _Converter:
         inv = self.inv
         self.inv += 1
         open_inv[(service, intent.name)] = inv
+        slots = list(slots)
+        self.collected[inv] = set(slots)
         tool = intent.qualified_name
         yield self.ev(k, "invoke", agent, wf, inst, task=service, inv=inv, tool=tool)
         for slot in _slots(intent, slots):
@@ -284,7 +291,13 @@ class _Converter:
                 k, label, "system", wf, inst, task=service, inv=inv, tool=tool, detail=detail
             )
 
-        yield step("execute", {"method": method})
+        execute = step("execute", {"method": method})
+        self.executions += 1
+        have = self.collected.pop(inv, set())
+        for slot in intent.required:
+            if slot.name not in have:
+                self.missing.append((wf, k, tool, slot.name, execute))
+        yield execute
         if "NOTIFY_FAILURE" in acts:
             yield step("error", {"error": EXECUTION_ERROR})
             yield step("abort", {"error": EXECUTION_ERROR})
@@ -296,7 +309,10 @@ def dialogue_events(
     dialogues: Sequence[Mapping[str, Any]], services: Iterable[Service]
 ) -> Iterator[dict[str, Any]]:
     """The trace events (SPEC §5 dicts) of SGD dialogues, in order."""
-    conv = _Converter(_intents(services))
+    return _events(dialogues, _Converter(_intents(services)))
+
+
+def _events(dialogues: Sequence[Mapping[str, Any]], conv: _Converter) -> Iterator[dict[str, Any]]:
     for index, dialogue in enumerate(dialogues):
         check_shape(index, dialogue)
         yield from conv.dialogue(index, dialogue)
@@ -312,13 +328,54 @@ def load_services(schema: str | Path) -> tuple[Service, ...]:
         raise DialogueError(f"{schema}: {exc}") from None
 
 
+MISSING_SLOT = "missing_slot"
+"""The finding of an execution whose invocation lacks a required slot (docs/checks/sgd.md)."""
+DIALOGUE_CHECKS: tuple[str, ...] = (*SGD_CHECKS, MISSING_SLOT)
+"""What ``check --sgd`` reports: the trace checks that apply to dialogues, and missing_slot."""
+
+
+def sgd_truth(services: Iterable[Service], source: str = "") -> Truth:
+    """The ground truth of SGD services: one tool per intent (``Service__Intent``), replayed on
+    the same model as the engine's SGD callers: the ``sgd`` dialect of ``tool_lts`` of the
+    intent's Φ⁺ descriptor (``invoke``, any in-order subset of the required slots, optional
+    slots at any point of the collecting phase, ``approve`` for a transactional intent)."""
+    tools = {}
+    for svc in services:
+        for intent in svc.intents:
+            facts = tool_facts(phi_plus(intent, svc), (EXECUTION_ERROR,))
+            assert facts.sgd_dialect is not None
+            tools[intent.qualified_name] = facts.sgd_dialect
+    return Truth(tools, source=source)
+
+
+def _missing_slot_verdict(conv: _Converter) -> Verdict:
+    messages = [
+        f"dialogue {wf}, turn {turn}: {tool} executed without its required slot {slot!r}"
+        for wf, turn, tool, slot, _ in conv.missing
+    ]
+    by_workflow: dict[str, int] = {}
+    for wf, *_ in conv.missing:
+        by_workflow[wf] = by_workflow.get(wf, 0) + 1
+    return Verdict(
+        MISSING_SLOT,
+        conv.executions,
+        len(messages),
+        messages[0] if messages else "",
+        [conv.missing[0][4]] if messages else [],
+        more=messages[1:],
+        by_workflow=by_workflow,
+    )
+
+
 def check_dialogues(
     dialogues: Sequence[Mapping[str, Any]] | str | Path,
     services: Iterable[Service] | str | Path,
     checks: Iterable[str] | None = None,
 ) -> Report:
     """Convert SGD dialogues to a trace and run the checks that apply to them
-    (``write_approval``, ``lts``, ``recovery``) against the schema's ground truth."""
+    (``write_approval``, ``lts``, ``recovery``) against the schema's ground truth, and report
+    ``missing_slot``: every execution whose invocation lacks a required slot, by dialogue,
+    turn and slot (default: all four; ``checks`` may name a subset)."""
     if isinstance(dialogues, (str, Path)):
         source = str(dialogues)
         dialogues = load_dialogues(dialogues)
@@ -330,12 +387,17 @@ def check_dialogues(
     else:
         schema = "<schema>"
     services = tuple(services)
-    truth = from_services(services, schema)
+    names = tuple(DIALOGUE_CHECKS if checks is None else checks)
+    conv = _Converter(_intents(services))
     try:
         report = check_trace(
-            dialogue_events(dialogues, services), truth, SGD_CHECKS if checks is None else checks
+            _events(dialogues, conv),
+            sgd_truth(services, schema),
+            [n for n in names if n != MISSING_SLOT],
         )
     except DialogueError as exc:
         raise DialogueError(f"{source}: {exc}") from None
+    if MISSING_SLOT in names:
+        report.verdicts.append(_missing_slot_verdict(conv))
     report.source = source
     return report

@@ -17,7 +17,9 @@ The same invocation issued in SGD (``dialect="sgd"``, SPEC §4's intent shape) i
         (result(n) | error(n,t) . recovery)
 
 one optional ``collect(ri)`` per required input, in the schema's ``required`` order (the
-caller asks the user for the slots its arguments lack; any in-order subset is a trace), no
+caller asks the user for the slots its arguments lack; any in-order subset is a trace),
+``collect(o)`` for an optional input ``o`` at any point of the collecting phase (the engine's
+callers never take it; SGD dialogues do), no
 validation τ (collected slots cannot fail validation), and SGD's ``confirm`` traced as
 ``approve`` (SPEC §5 has no ``confirm`` label). Recovery is the MCP dialect's.
 """
@@ -27,7 +29,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 
-from sim.calculus.lts import LTS, TAU, label
+from sim.calculus.lts import LTS, TAU, is_label_argument, label
 from sim.calculus.mcp.model import (
     VALIDATION_ERROR,
     Abort,
@@ -88,6 +90,18 @@ def tool_lts(
     schema = desc.input_schema or {}
     slots: tuple[str, ...] = tuple(schema.get("required", ()) or ()) if sgd else ()
     collect_labels = [label("collect", r) for r in slots]
+    # optional inputs an SGD caller may also be asked for (never by the engine's callers,
+    # which collect only missing required slots; the dialogue replay collects them)
+    optional = (
+        [
+            label("collect", o)
+            for o in schema.get("properties") or {}
+            if o not in slots and is_label_argument(o)
+        ]
+        if sgd
+        else []
+    )
+    collecting = bool(slots or optional)
     validation_fails = not sgd and (bool(schema.get("required")) or VALIDATION_ERROR in modes)
     exec_errors = [e for e in modes if e != VALIDATION_ERROR]
     exec_errors.extend(e for e in error_types if e not in modes and e != VALIDATION_ERROR)
@@ -127,11 +141,13 @@ def tool_lts(
             if not sgd:
                 go(src, label("call", n), ("validating", "", used))
             else:
-                go(src, label("invoke", n), ("collect_0" if slots else "ready", "", used))
+                go(src, label("invoke", n), ("collect_0" if collecting else "ready", "", used))
         elif phase.startswith("collect_"):
             for j in range(int(phase[8:]), len(slots)):
-                nxt = f"collect_{j + 1}" if j + 1 < len(slots) else "ready"
+                nxt = f"collect_{j + 1}" if j + 1 < len(slots) or optional else "ready"
                 go(src, collect_labels[j], (nxt, "", used))
+            for lab in optional:
+                go(src, lab, key)
             gate_from(src, used)
         elif phase == "validating":
             go(src, TAU, ("ready", "", used))
