@@ -12,7 +12,7 @@ import pytest
 
 from sim.calculus.bisim import bisimilar
 from sim.calculus.lts import relabel
-from sim.calculus.mcp import SideEffect, Tool, ToolPlus, tool_lts
+from sim.calculus.mcp import Abort, SideEffect, Tool, ToolPlus, tool_lts
 from sim.calculus.phi import phi, phi_annotated, phi_plus, phi_services, schema
 from sim.calculus.sgd import Intent, Service, Slot, intent_lts, load_schema
 from sim.calculus.theorems import (
@@ -234,3 +234,43 @@ def test_intent_tool_bisimilar_distinguishes_on_the_gate(services: tuple[Service
         "call(Banks_1__TransferMoney)",
         "approve(Banks_1__TransferMoney)",
     )
+
+
+def test_theorem_7_1_2_fails_exactly_for_tools_with_recovery_branches() -> None:
+    """T ~ (Φ⁺)⁻¹(T) (paper Theorem 7.1.2) on scenarios/train_booking.yaml: false for the three
+    tools whose failure modes recover by Retry/UserPrompt/Fallback, true for the other three;
+    the distinguishing trace ends in an error type the recovered intent cannot have."""
+    from sim.calculus.theorems import tool_unphi_plus_bisimilar
+    from sim.scenario import load_scenario
+
+    scenario = load_scenario(Path(__file__).resolve().parents[1] / "scenarios/train_booking.yaml")
+    verdicts = {}
+    for spec in scenario.tools:
+        tool = ToolPlus.from_mapping(spec.model_dump(mode="json", exclude_none=True))
+        result = tool_unphi_plus_bisimilar(tool)
+        verdicts[tool.name] = result.equivalent
+        recovers = any(fm.recovery != Abort() for fm in tool.failure_modes or ())
+        assert result.equivalent is not recovers, tool.name
+        if not result.equivalent:
+            assert result.distinction is not None
+            assert result.distinction.trace[-1].startswith(f"error({tool.name},")
+    assert sorted(n for n, ok in verdicts.items() if not ok) == [
+        "book_train",
+        "check_balance",
+        "fetch_user",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("side_effects", "transactional"),
+    [("write", True), ("delete", True), ("read", False), ("none", False), (None, UNKNOWN)],
+)
+def test_unphi_plus_sets_t_from_side_effects(
+    side_effects: str | None, transactional: object
+) -> None:
+    """(Φ⁺)⁻¹ reads t = side_effects ∈ {write, delete}: ``none`` (no effect) is not
+    transactional, like ``read``; no side_effects leaves t unknown (never a default)."""
+    entry: dict[str, object] = {"name": "S__t", "description": "d.", "input_schema": {}}
+    if side_effects is not None:
+        entry["side_effects"] = side_effects
+    assert unphi_plus(ToolPlus.from_mapping(entry)).transactional == transactional
