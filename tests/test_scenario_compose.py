@@ -291,3 +291,16 @@ def test_a_scenario_that_is_a_list_of_anchors_is_still_not_a_mapping() -> None:
         """
     )
     _at(_only(text), 1, 1, "<root>", "a scenario is a mapping of fields, not a list")
+
+
+READ = "    side_effects: read\n"
+
+
+def test_a_300_deep_enum_in_an_input_schema_is_refused_at_load() -> None:
+    """Once it validated, then crashed pydantic's serialisation in every replication."""
+    deep = "[" * 300 + "]" * 300
+    schema = f"{{type: object, properties: {{a: {{enum: {deep}}}}}}}"
+    text = MINIMAL.replace(READ, f"{READ}    input_schema: {schema}\n")
+    diag = _only(text)
+    assert (diag.field, diag.message) == ("tools", NESTED), str(diag)
+    assert diag.line == 25

@@ -67,10 +67,9 @@ def print_verdicts(verdicts: list[PropertyVerdict]) -> None:
     width = max(len(v.name) for v in verdicts)
     for v in verdicts:
         status = "ok" if v.ok else "VIOLATED"
-        late = f"  ({v.late} late events)" if v.late else ""
         print(
             f"{v.name:<{width}}  {v.scope} scopes examined {v.examined}  "
-            f"violated {v.violations}  {status}{late}"
+            f"violated {v.violations}  {status}"
         )
     for v in verdicts:
         if v.ok:

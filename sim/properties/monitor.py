@@ -4,8 +4,8 @@ Feed it each event once, in trace order (:meth:`Monitor.step`), then :meth:`Moni
 Scopes: ``invocation`` (events with that ``inv``), ``instance`` (events with that
 ``(wf, inst)``), ``run`` (every event). An instance's scope closes at its ``wf_end``; an
 invocation's scope closes at the ``wf_end`` of its instance (the engine writes no event
-of an invocation after its instance ended; one that comes later opens a new scope and is
-counted in ``late``); scopes still open, and the run, close at the end of the trace.
+of an invocation after its instance ended; one that came later would open a new scope);
+scopes still open, and the run, close at the end of the trace.
 
 Two ways to evaluate, chosen per property from its shape:
 
@@ -69,7 +69,6 @@ class PropertyVerdict:
     elided: int = 0
     #: scope keys violated, in the order they were decided (when the monitor records them)
     violated: list[Any] = field(default_factory=list)
-    late: int = 0
 
     @property
     def ok(self) -> bool:
@@ -84,8 +83,6 @@ class PropertyVerdict:
             "violations": self.violations,
             "ok": self.ok,
         }
-        if self.late:
-            out["late_events"] = self.late
         if self.violations:
             out["first"] = {
                 "message": self.message,
@@ -199,14 +196,13 @@ class _Scope:
 class _Group:
     """The properties of one scope kind and their open scopes."""
 
-    __slots__ = ("buffered", "checks", "closed", "kind", "open")
+    __slots__ = ("buffered", "checks", "kind", "open")
 
     def __init__(self, kind: str, checks: list[_Check]) -> None:
         self.kind = kind
         self.checks = checks
         self.buffered = any(c.program is not None for c in checks)
         self.open: dict[Any, _Scope] = {}
-        self.closed: set[Any] = set()  # invocations closed at their instance's wf_end
 
 
 class Monitor:
@@ -281,12 +277,8 @@ class Monitor:
         inst = ev.inst
         if "invocation" in groups and ev.inv is not None:
             g = groups["invocation"]
-            if ev.inv not in g.open:
-                if ev.inv in g.closed:
-                    for c in g.checks:
-                        c.verdict.late += 1
-                if inst is not None:
-                    self.inv_of_inst.setdefault((ev.wf, inst), []).append(ev.inv)
+            if ev.inv not in g.open and inst is not None:
+                self.inv_of_inst.setdefault((ev.wf, inst), []).append(ev.inv)
             self._advance(g, ev.inv, ev, raw, mask, t)
         if inst is not None:
             key = (ev.wf, inst)
@@ -300,7 +292,6 @@ class Monitor:
                     g = groups["invocation"]
                     for inv in invs:
                         self._close(g, inv)
-                        g.closed.add(inv)
 
     def _mask(self, atoms: list[tuple[int, tuple[Matcher, ...]]], ev: Any, raw: bytes) -> int:
         """The bits of the atoms ``ev`` satisfies."""
