@@ -148,3 +148,22 @@ def test_view_imports_neither_engine_nor_experiments() -> None:
     assert "sim.view.data" in imported
     bad = sorted(m for m in imported if m.startswith(("sim.engine", "sim.experiments")))
     assert bad == []
+
+
+@pytest.mark.slow
+def test_a_million_event_trace_fits_the_size_budget(tmp_path: Path) -> None:
+    """Issue 18: ≤ 20 MB for a 1-million-event trace (train_booking, 40,000 s: 1.02 M)."""
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[1]
+    cmd = [sys.executable, "-m", "sim", "run", "scenarios/train_booking.yaml"]
+    cmd += ["--router", "resilient", "--replications", "1", "--set", "duration=40000"]
+    subprocess.run([*cmd, "--out", str(tmp_path / "r")], cwd=repo, check=True, capture_output=True)
+    from sim.view import write_page
+
+    out = tmp_path / "report.html"
+    sampling = write_page(tmp_path / "r", out, repo / "scenarios" / "train_booking.yaml")
+    assert sampling["events_total"] >= 1_000_000
+    assert sampling["events_kept"] <= sampling["max_events"]
+    assert out.stat().st_size <= 20 * 1024 * 1024
