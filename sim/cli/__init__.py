@@ -16,9 +16,9 @@ import sys
 from collections.abc import Sequence
 
 from sim import __version__
-from sim.cli import calculus, conformance, engine, experiments, interop, mesh, scenario
+from sim.cli import calculus, conformance, engine, experiments, interop, mesh, scenario, smc
 
-_GROUPS = (scenario, mesh, calculus, engine, interop, conformance, experiments)
+_GROUPS = (scenario, mesh, calculus, engine, interop, conformance, experiments, smc)
 
 
 def build_parser() -> argparse.ArgumentParser:
