@@ -18,6 +18,7 @@ a second ``compare`` into it fails naming the holder's pid, or waits (``wait=Tru
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -234,6 +235,12 @@ def _conclude(
             skipped=len(todo.done),
         ),
     )
+    try:  # the explorer beside report.md (sim.view); its failure loses no result above
+        from sim.view import write_page
+
+        write_page(base, base / "report.html", base_scenario)
+    except Exception as exc:
+        warnings.warn(f"report.html not written: {exc}", RuntimeWarning, stacklevel=2)
     return Outcome(base, summary, report_path, plot_paths, ran, len(todo.done), wall)
 
 

@@ -1,0 +1,54 @@
+"""Assemble the explorer: one self-contained HTML file (inline style, script and data;
+no network when opened, works from ``file://``). Same index → byte-identical page."""
+
+from __future__ import annotations
+
+import html
+import json
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sim.view.data import DEFAULT_BUDGET, Budget, build_index
+
+if TYPE_CHECKING:
+    from sim.scenario import Scenario
+
+
+def _static(name: str) -> str:
+    return resources.files("sim.view").joinpath("static", name).read_text(encoding="utf-8")
+
+
+def render_page(index: dict[str, Any], title: str) -> str:
+    """The HTML text of the explorer for ``index`` (from :func:`build_index`)."""
+    data = json.dumps(index, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    data = data.replace("</", "<\\/")  # no "</script>" inside the data block
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title>"
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
+        f"<style>{_static('view.css')}</style></head>\n<body>"
+        f"{_static('body.html')}"
+        f'<script type="application/json" id="protomesh-data">{data}</script>\n'
+        f"<script>{_static('view.js')}</script>\n</body></html>\n"
+    )
+
+
+def write_page(
+    target: Path,
+    out: Path,
+    scenario: Path | Scenario | None = None,
+    budget: Budget = DEFAULT_BUDGET,
+) -> dict[str, Any]:
+    """Build the index of ``target`` (a results folder or a trace) and write the page to
+    ``out``; return the index's sampling note."""
+    index = build_index(target, scenario, budget)
+    name = (index.get("summary") or {}).get("scenario") or target.name
+    text = render_page(index, f"protomesh · {name}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(out)
+    sampling: dict[str, Any] = index["sampling"]
+    return sampling
