@@ -16,9 +16,19 @@ import sys
 from collections.abc import Sequence
 
 from sim import __version__
-from sim.cli import calculus, conformance, engine, experiments, interop, mesh, scenario, view
+from sim.cli import (
+    calculus,
+    conformance,
+    engine,
+    experiments,
+    interop,
+    mesh,
+    scenario,
+    smc,
+    view,
+)
 
-_GROUPS = (scenario, mesh, calculus, engine, interop, conformance, experiments, view)
+_GROUPS = (scenario, mesh, calculus, engine, interop, conformance, experiments, view, smc)
 
 
 def build_parser() -> argparse.ArgumentParser:

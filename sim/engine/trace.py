@@ -13,7 +13,7 @@ their keys and the field order are declared once in :mod:`sim.vocabulary`.
 from __future__ import annotations
 
 import json
-from typing import IO, Any
+from typing import Any, Protocol
 
 from sim.vocabulary import TRACE_LEVELS as TRACE_LEVELS
 
@@ -54,6 +54,15 @@ def owner_fragment(wf: str, inst: int | None, task: str, inv: int | None, tool: 
 NO_OWNER = owner_fragment(NULL, None, NULL, None, NULL)
 
 
+class TextSink(Protocol):
+    """Where a :class:`TraceWriter` writes blocks of lines: a text file, or an in-process
+    consumer (``smc`` monitors the lines without a file)."""
+
+    def write(self, text: str, /) -> object: ...
+
+    def flush(self) -> None: ...
+
+
 class TraceWriter:
     """The trace file of one replication: a buffer of finished lines, written in blocks.
 
@@ -63,7 +72,7 @@ class TraceWriter:
 
     __slots__ = ("buffer", "enabled", "file", "full", "level", "limit", "lines", "replication")
 
-    def __init__(self, file: IO[str], replication: int, level: str, buffer_lines: int = 8192):
+    def __init__(self, file: TextSink, replication: int, level: str, buffer_lines: int = 8192):
         if level not in TRACE_LEVELS:
             raise ValueError(f"trace level must be one of {', '.join(TRACE_LEVELS)}")
         self.file = file

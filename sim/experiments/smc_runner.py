@@ -1,0 +1,264 @@
+"""Statistical model checking runs (SPEC §10): replications monitored in process, in
+ordered batches, until each (property, router) estimate or test stops.
+
+A replication ``k`` of router ``r`` is :class:`sim.engine.Replication` with the streams
+of ``run`` replication ``k`` (seeded from the scenario seed and ``k`` only), its trace
+lines delivered to an in-process :class:`MonitorSink` (decoded with the conformance
+decoder, fed to the :class:`~sim.properties.Monitor`) instead of a file. A run
+satisfies a property iff no scope of it violates it.
+
+Per worker the scenario is compiled once (:func:`compiled`: protocol graph, parsed
+properties, tool attributes, decoder), cached by :attr:`SmcJob.key`; only the random
+streams change per replication. Batches of :data:`BATCH` replications are computed
+(several in flight on a pool or Dask), but each rule reads the verdicts of
+replications 0, 1, 2, ... in order and stops on that ordered prefix, so every figure
+is the same whatever the number of jobs; batches computed past a stop are discarded.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sim.experiments.smc import Estimation, Sprt, clopper_pearson
+
+if TYPE_CHECKING:
+    from sim.experiments.runner import ExecutorHandle
+    from sim.mesh.graph import ProtocolGraph
+    from sim.properties import Property, ToolAttributes
+    from sim.scenario.model import Scenario
+
+#: Replications per task sent to a worker.
+BATCH = 64
+#: Default run budget of one (property, router) rule.
+MAX_RUNS = 100_000
+
+
+@dataclass(frozen=True)
+class SmcJob:
+    """What every replication of an smc run shares (picklable, sent with each batch)."""
+
+    scenario: Scenario
+    properties: tuple[Property, ...]
+    level: str  #: the trace level the monitor sees (protocol or full)
+    key: str  #: identifies the job in a worker's cache (scenario fingerprint, level, properties)
+
+
+@dataclass
+class Compiled:
+    """The per-worker compiled form of a job: only the streams change per replication."""
+
+    job: SmcJob
+    graph: ProtocolGraph
+    tools: dict[str, ToolAttributes]
+    decode: Callable[[bytes], Any]
+
+
+_COMPILED: dict[str, Compiled] = {}
+
+
+def compiled(job: SmcJob) -> Compiled:
+    """The job compiled in this process (built on first use, then reused)."""
+    hit = _COMPILED.get(job.key)
+    if hit is None:
+        from sim.conformance.events import decoder
+        from sim.mesh.graph import ProtocolGraph
+        from sim.scenario.properties_rules import tool_attributes
+
+        hit = Compiled(
+            job, ProtocolGraph.from_scenario(job.scenario), tool_attributes(job.scenario), decoder()
+        )
+        _COMPILED.clear()  # one job at a time per worker
+        _COMPILED[job.key] = hit
+    return hit
+
+
+class MonitorSink:
+    """A text sink for :class:`sim.engine.trace.TraceWriter`: each written block of
+    trace lines is split, decoded once and stepped through the monitor (no file)."""
+
+    __slots__ = ("decode", "step")
+
+    def __init__(self, step: Callable[[Any, bytes], None], decode: Callable[[bytes], Any]):
+        self.step = step
+        self.decode = decode
+
+    def write(self, text: str) -> int:
+        step, decode = self.step, self.decode
+        for raw in text.encode("utf-8").split(b"\n"):
+            if raw:
+                step(decode(raw), raw)
+        return len(text)
+
+    def flush(self) -> None:
+        """Nothing is buffered here."""
+
+
+def replicate(c: Compiled, router: str, rep: int) -> tuple[bool, ...]:
+    """Replication ``rep`` of ``router``, monitored in process: per property, whether
+    the run satisfies it. Raises :class:`sim.engine.ReplicationError` on a crash."""
+    from sim.engine import ReplicationError
+    from sim.engine.simulation import Replication
+    from sim.engine.trace import TraceWriter
+    from sim.properties import Monitor
+
+    scenario = c.job.scenario
+    monitor = Monitor(c.job.properties, c.tools)
+    trace = TraceWriter(MonitorSink(monitor.step, c.decode), rep, c.job.level)
+    world: Replication | None = None
+    try:
+        world = Replication(scenario, router, rep, trace, c.graph)
+        world.run()
+        trace.flush()
+    except Exception as exc:
+        now = float(world.env.now) if world is not None else 0.0
+        raise ReplicationError(scenario.name, router, rep, now, exc) from exc
+    return tuple(v.violations == 0 for v in monitor.finish())
+
+
+def run_batch(
+    job: SmcJob, routers: tuple[str, ...], start: int, stop: int
+) -> dict[str, list[tuple[bool, ...]]]:
+    """Replications ``start`` .. ``stop``-1 of each router (a picklable task)."""
+    c = compiled(job)
+    return {r: [replicate(c, r, k) for k in range(start, stop)] for r in routers}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How each (property, router) stops: estimation to a CP half-width, or Wald's SPRT
+    when ``threshold`` is set; at most ``max_runs`` replications either way."""
+
+    confidence: float = 0.95
+    width: float = 0.01
+    max_runs: int = MAX_RUNS
+    threshold: float | None = None
+    delta: float = 0.01
+    alpha: float = 0.05
+    beta: float = 0.05
+
+    def start(self) -> Estimation | Sprt:
+        """A fresh sequential rule (raises ``ValueError`` on bad parameters)."""
+        if self.max_runs < 1:
+            raise ValueError(f"max-runs must be at least 1 (got {self.max_runs})")
+        if not 0 < self.confidence < 1:
+            raise ValueError(f"confidence must be in (0, 1) (got {self.confidence})")
+        if self.threshold is None:
+            return Estimation(self.width, self.confidence, self.max_runs)
+        return Sprt(self.threshold, self.delta, self.alpha, self.beta)
+
+
+@dataclass
+class Outcome:
+    """One (property, router) result (SPEC §10's ``--json`` object)."""
+
+    prop: str  #: the property's name
+    router: str
+    confidence: float
+    rule: Estimation | Sprt
+    max_runs: int
+    stopped: str | None = None
+    first_violation: int | None = None
+
+    def add(self, rep: int, satisfied: bool) -> None:
+        """The verdict of replication ``rep`` (they come in order 0, 1, 2, ...)."""
+        if not satisfied and self.first_violation is None:
+            self.first_violation = rep
+        rule = self.rule
+        said = rule.add(satisfied)
+        if isinstance(rule, Sprt):
+            if said is not None:
+                self.stopped = "sprt"
+            elif rule.runs >= self.max_runs:
+                self.stopped = "max-runs"
+        else:
+            self.stopped = said
+
+    @property
+    def runs(self) -> int:
+        return self.rule.runs
+
+    @property
+    def satisfied(self) -> int:
+        return self.rule.satisfied
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return clopper_pearson(self.satisfied, self.runs, self.confidence)
+
+    def to_json(self) -> dict[str, Any]:
+        lo, hi = self.interval
+        return {
+            "property": self.prop,
+            "router": self.router,
+            "runs": self.runs,
+            "satisfied": self.satisfied,
+            "estimate": self.satisfied / self.runs,
+            "interval": [lo, hi],
+            "confidence": self.confidence,
+            "stopped": self.stopped,
+            "decision": self.rule.decision if isinstance(self.rule, Sprt) else None,
+            "first_violation": self.first_violation,
+        }
+
+
+def estimate(
+    job: SmcJob,
+    routers: Sequence[str],
+    rule: Rule,
+    handle: ExecutorHandle,
+    *,
+    batch: int = BATCH,
+    on_batch: Callable[[int], None] | None = None,
+) -> list[Outcome]:
+    """Run replications in ordered batches on ``handle`` until every (property, router)
+    rule stops; the outcomes in (property, router) order. The same routers get the same
+    replication indices, hence the same seeds (common random numbers)."""
+    outcomes = {
+        (p.name, r): Outcome(p.name, r, rule.confidence, rule.start(), rule.max_runs)
+        for p in job.properties
+        for r in routers
+    }
+    names = [p.name for p in job.properties]
+    window = 1 if handle.kind == "inline" else max(2, 2 * handle.workers)
+    in_flight: deque[tuple[int, int, Future[dict[str, list[tuple[bool, ...]]]]]] = deque()
+    submitted = 0
+
+    def live() -> tuple[str, ...]:
+        return tuple(r for r in routers if any(outcomes[n, r].stopped is None for n in names))
+
+    try:
+        while True:
+            active = live()
+            if not active:
+                break
+            while len(in_flight) < window and submitted < rule.max_runs:
+                stop = min(submitted + batch, rule.max_runs)
+                future = handle.executor.submit(run_batch, job, active, submitted, stop)
+                in_flight.append((submitted, stop, future))
+                submitted = stop
+            if not in_flight:  # pragma: no cover - every rule stops at max_runs
+                break
+            start, _, future = in_flight.popleft()
+            got = future.result()
+            for r, verdicts in got.items():
+                for i, per_property in enumerate(verdicts):
+                    for name, ok in zip(names, per_property, strict=True):
+                        o = outcomes[name, r]
+                        if o.stopped is None:
+                            o.add(start + i, ok)
+            if on_batch is not None:
+                on_batch(start + batch)
+    finally:
+        for _, _, pending in in_flight:
+            pending.cancel()
+    return [outcomes[n, r] for n in names for r in routers]
+
+
+def disjoint(a: Outcome, b: Outcome) -> bool:
+    """Whether the two outcomes' intervals do not overlap."""
+    (alo, ahi), (blo, bhi) = a.interval, b.interval
+    return ahi < blo or bhi < alo

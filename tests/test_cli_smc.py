@@ -1,0 +1,151 @@
+"""``python -m sim smc``: the issue's must-hold on the one-instance scenario, ``--json``
+keys, several routers, jobs independence, the reproduction command, bad input exits 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sim.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+APPROVAL = str(ROOT / "scenarios" / "smc_approval.yaml")
+KEYS = {
+    "property",
+    "router",
+    "runs",
+    "satisfied",
+    "estimate",
+    "interval",
+    "confidence",
+    "stopped",
+    "decision",
+    "first_violation",
+}
+
+
+def _smc(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any, str]:
+    capsys.readouterr()
+    code = main(["smc", *argv, "--json"])
+    out = capsys.readouterr()
+    return code, json.loads(out.out) if code == 0 else None, out.err
+
+
+def test_estimation_at_width_0_05_covers_0_7(capsys: pytest.CaptureFixture[str]) -> None:
+    from sim.experiments.smc import planned_runs
+
+    code, obj, err = _smc(
+        capsys, APPROVAL, "--property", "paid", "--width", "0.05", "--confidence", "0.99"
+    )
+    assert code == 0
+    assert set(obj) == KEYS
+    lo, hi = obj["interval"]
+    assert lo <= 0.7 <= hi and (hi - lo) / 2 <= 0.05
+    assert obj["stopped"] == "width" and obj["decision"] is None and obj["confidence"] == 0.99
+    assert abs(obj["runs"] - planned_runs(0.7, 0.05, 0.99)) < 0.15 * obj["runs"]
+    assert obj["estimate"] == obj["satisfied"] / obj["runs"]
+    k = obj["first_violation"]
+    assert f"--replications {k + 1}" in err and f"rep-{k}/trace.jsonl" in err
+
+
+@pytest.mark.slow
+def test_the_issue_must_hold_width_0_02_confidence_0_99(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from sim.experiments.smc import planned_runs
+
+    code, obj, _ = _smc(
+        capsys, APPROVAL, "--property", "paid", "--width", "0.02", "--confidence", "0.99",
+        "--jobs", "2",
+    )  # fmt: skip
+    assert code == 0
+    lo, hi = obj["interval"]
+    assert lo <= 0.7 <= hi and (hi - lo) / 2 <= 0.02
+    assert abs(obj["runs"] - planned_runs(0.7, 0.02, 0.99)) < 0.05 * obj["runs"]
+
+
+@pytest.mark.parametrize(("theta", "decision"), [("0.6", "above"), ("0.8", "below")])
+def test_sprt_decides(capsys: pytest.CaptureFixture[str], theta: str, decision: str) -> None:
+    code, obj, _ = _smc(capsys, APPROVAL, "--property", "paid", "--threshold", theta)
+    assert code == 0
+    assert (obj["stopped"], obj["decision"]) == ("sprt", decision)
+    assert obj["runs"] < 1200  # estimation to ±0.02 at 0.99 needs about 3,500
+
+
+def test_jobs_1_and_2_print_the_same_json(capsys: pytest.CaptureFixture[str]) -> None:
+    args = (APPROVAL, "--width", "0.08", "--router", "dijkstra", "--router", "bfs")
+    one = _smc(capsys, *args, "--jobs", "1")
+    two = _smc(capsys, *args, "--jobs", "2")
+    assert one[0] == two[0] == 0
+    assert one[1] == two[1]
+    assert isinstance(one[1], list) and len(one[1]) == 4  # 2 properties x 2 routers
+    assert [(o["property"], o["router"]) for o in one[1]] == [
+        ("paid", "dijkstra"),
+        ("paid", "bfs"),
+        ("approved-writes", "dijkstra"),
+        ("approved-writes", "bfs"),
+    ]
+    approved = one[1][2]
+    assert approved["satisfied"] == approved["runs"] and approved["first_violation"] is None
+
+
+def test_the_table_names_the_routers_and_whether_intervals_are_disjoint(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    capsys.readouterr()
+    code = main(["smc", APPROVAL, "--property", "paid", "--width", "0.1",
+                 "--router", "dijkstra", "--router", "semantic"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "paid: dijkstra vs semantic: intervals overlap" in out
+    assert "reproduce: python -m sim run" in out
+
+
+def test_a_properties_file_is_read(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    props = tmp_path / "p.yaml"
+    props.write_text("- {name: never-paid, scope: run, formula: 'G !execute(pay)'}\n")
+    code, obj, _ = _smc(
+        capsys, APPROVAL, "--properties", str(props), "--property", "never-paid",
+        "--width", "0.1",
+    )  # fmt: skip
+    assert code == 0
+    assert obj["property"] == "never-paid" and obj["first_violation"] == 0
+    lo, hi = obj["interval"]
+    assert lo <= 0.3 <= hi
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--property", "nope"], "--property: unknown property nope"),
+        (["--router", "warp"], "--router: "),
+        (["--width", "0.7"], "width must be in (0, 0.5)"),
+        (["--threshold", "0.995"], "need 0 < θ − δ < θ + δ < 1"),
+        (["--max-runs", "0"], "max-runs must be at least 1"),
+        (["--confidence", "1.5"], "confidence must be in (0, 1)"),
+        (["--trace", "off"], "--trace off"),
+        (["--jobs", "0"], "--jobs: must be at least 1"),
+    ],
+)
+def test_bad_input_exits_2_naming_it(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    code, _, err = _smc(capsys, APPROVAL, *argv)
+    assert code == 2
+    assert message in err
+
+
+def test_a_malformed_formula_is_located(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    props = tmp_path / "bad.yaml"
+    props.write_text("- name: broken\n  scope: run\n  formula: 'F (execute(pay)'\n")
+    code, _, err = _smc(capsys, APPROVAL, "--properties", str(props))
+    assert code == 2
+    assert f"{props}:3:" in err
+
+
+def test_a_missing_scenario_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = _smc(capsys, str(tmp_path / "none.yaml"))
+    assert code == 2 and "none.yaml" in err
