@@ -35,9 +35,10 @@ def test_run_stores_each_propertys_verdict_and_the_executions_decide_it(
         props = m["properties"]
         assert isinstance(props, dict)
         paid, approved = props["paid"], props["approved-writes"]
-        executed = b'"label":"execute"' in (
-            tmp_path / "dijkstra" / f"rep-{rep}" / "trace.jsonl"
-        ).read_bytes()
+        executed = (
+            b'"label":"execute"'
+            in (tmp_path / "dijkstra" / f"rep-{rep}" / "trace.jsonl").read_bytes()
+        )
         assert paid["scope"] == "run" and paid["examined"] == 1
         assert paid["violations"] == (0 if executed else 1)
         assert paid["violations_per_1000_scopes"] == (0.0 if executed else 1000.0)
