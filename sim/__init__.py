@@ -32,6 +32,8 @@ _EXPORTS: dict[str, str] = {
     "ProtocolNotFound": "sim.mesh",
     "make_router": "sim.mesh",
     "DijkstraRouter": "sim.mesh",
+    "ApprovalPolicy": "sim.approval",
+    "ToolView": "sim.calculus",
     "LTS": "sim.calculus",
     "Intent": "sim.calculus",
     "Tool": "sim.calculus",
@@ -48,6 +50,9 @@ _EXPORTS: dict[str, str] = {
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:  # the same names, for type checkers and editors
+    from sim.approval import (
+        ApprovalPolicy as ApprovalPolicy,
+    )
     from sim.calculus import (
         LTS as LTS,
     )
@@ -59,6 +64,9 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     )
     from sim.calculus import (
         ToolPlus as ToolPlus,
+    )
+    from sim.calculus import (
+        ToolView as ToolView,
     )
     from sim.calculus import (
         bisimilar as bisimilar,

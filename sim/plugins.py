@@ -17,6 +17,7 @@ from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from sim.approval import ApprovalPolicy
     from sim.mesh.routing import Router
 
 #: Entry-point group of router plug-ins.
@@ -54,9 +55,20 @@ def router_reference(name: str) -> str | None:
     return BUILTIN_ROUTERS.get(name) or installed(ROUTER_GROUP).get(name)
 
 
+def approval_names() -> tuple[str, ...]:
+    """The approval policies installed packages register, by name."""
+    return tuple(sorted(installed(APPROVAL_GROUP)))
+
+
 def approval_reference(name: str) -> str | None:
     """The ``module:Class`` of the installed approval policy ``name``, or None."""
     return installed(APPROVAL_GROUP).get(name)
+
+
+def policy_reference(plugin: str) -> str | None:
+    """An ``approval.policy`` plug-in as ``module:Class``: itself when it has a colon,
+    else the installed policy of that name, else None."""
+    return plugin if ":" in plugin else approval_reference(plugin)
 
 
 def load_object(reference: str) -> Any:
@@ -94,17 +106,38 @@ def _signature_fits(cls: type, options: Mapping[str, Any], *positional: str) -> 
     return None
 
 
+def plugin_class(
+    reference: str, base: type, kind: str, options: Mapping[str, Any], *positional: str
+) -> type:
+    """The class ``module:Class`` names, checked: importable, a subclass of ``base``
+    (``kind`` says what that is, for the message), taking ``options`` as keywords after
+    the ``positional`` arguments."""
+    cls = load_object(reference)
+    if not isinstance(cls, type) or not issubclass(cls, base):
+        raise PluginError(f"'{reference}' is not {kind}")
+    reason = _signature_fits(cls, options, *positional)
+    if reason is not None:
+        raise PluginError(reason)
+    return cls
+
+
 def router_class(reference: str, options: Mapping[str, Any] = {}) -> type[Router]:
     """The router class ``module:Class`` names, checked: importable, a subclass of
     :class:`sim.mesh.routing.Router`, and taking ``options`` as keywords."""
     from sim.mesh.routing import Router
 
-    cls = load_object(reference)
-    if not isinstance(cls, type) or not issubclass(cls, Router):
-        raise PluginError(
-            f"'{reference}' is not a router (a subclass of sim.DijkstraRouter or sim.mesh.Router)"
-        )
-    reason = _signature_fits(cls, options, "graph")
-    if reason is not None:
-        raise PluginError(reason)
+    kind = "a router (a subclass of sim.DijkstraRouter or sim.mesh.Router)"
+    cls: type[Router] = plugin_class(reference, Router, kind, options, "graph")
+    return cls
+
+
+def approval_policy_class(reference: str, options: Mapping[str, Any] = {}) -> type[ApprovalPolicy]:
+    """The approval policy class ``module:Class`` names, checked: importable, a subclass
+    of :class:`sim.ApprovalPolicy` that defines ``ask``, and taking ``options``."""
+    from sim.approval import ApprovalPolicy
+
+    kind = "an approval policy (a subclass of sim.ApprovalPolicy)"
+    cls: type[ApprovalPolicy] = plugin_class(reference, ApprovalPolicy, kind, options)
+    if cls.ask is ApprovalPolicy.ask:
+        raise PluginError(f"'{reference}' does not define ask(view, arguments)")
     return cls

@@ -201,12 +201,22 @@ def test_timeline_draws_completions_and_outages(experiment: Experiment) -> None:
 def test_mesh_widths_follow_the_hops_carried(experiment: Experiment) -> None:
     use = {r: experiment.first[r]["link_use"] for r in ROUTERS}
     fig = plots.mesh_figure(experiment.scenario, use)
-    _labelled(fig)
     assert fig.get_suptitle().startswith("Mesh and the routes most used")
     links = len(experiment.scenario.links)
+    sets = {
+        "|".join(sorted(lk.between)): ", ".join(sorted(lk.latency))
+        for lk in experiment.scenario.links
+    }
+    types = sorted({a.type.value for a in experiment.scenario.agents})
     for ax, router in zip(fig.axes, ROUTERS, strict=True):
         hops = use[router]
         assert ax.get_title() == f"{router}: {sum(hops.values())} hops"
+        assert not ax.axison  # no meaningless layout axes
+        legend = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert legend == types + [f"link: {p}" for p in sorted(set(sets.values()))]
+        colour = {h.get_label(): h.get_color() for h in ax.get_legend().legend_handles}
+        drawn = sorted(line.get_color() for line in ax.get_lines())
+        assert drawn == sorted(colour[f"link: {p}"] for p in sets.values())
         widths = sorted(line.get_linewidth() for line in ax.get_lines())
         assert len(widths) == links
         top = max(hops.values())
@@ -226,7 +236,8 @@ def test_a_large_mesh_is_aggregated() -> None:
     ]
     scenario = Scenario.model_construct(name="x", agents=agents, links=[], routers=["dijkstra"])
     fig = plots.mesh_figure(scenario, {"dijkstra": {"a0|a1": 3}})
-    _labelled(fig)
+    assert not fig.axes[0].axison
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["LLM_AGENT"]
     assert "aggregated" in fig.get_suptitle()
     assert f"{plots.MESH_DRAW_LIMIT + 5} agents" in fig.get_suptitle()
     assert fig.axes[0].get_title() == "dijkstra: 3 hops"

@@ -168,7 +168,8 @@ def test_tool_lts_of_an_mcp_plus_tool_has_the_gate_and_recoveries() -> None:
     assert accepts(lts, [call, "approve(book_train)", *ok])
     assert not accepts(lts, [call, *ok])
     assert accepts(lts, [call, "deny(book_train)"])
-    assert lts.step(lts.step(0, call) or 0, TAU) is not None
+    validating = lts.step(0, call)
+    assert validating is not None and lts.step(validating, TAU) is not None
     fail = [call, "approve(book_train)", "execute(book_train)", "error(book_train,ServiceDown)"]
     retry = [*fail[1:], "retry(book_train)"]
     assert accepts(lts, [fail[0], *retry * 3, *fail[1:], "abort(book_train)"])

@@ -9,10 +9,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sim.calculus.bisim import bisimilar
 from sim.calculus.lts import relabel
-from sim.calculus.mcp import SideEffect, Tool, ToolPlus, tool_lts
+from sim.calculus.mcp import Abort, SideEffect, Tool, ToolPlus, tool_lts
 from sim.calculus.phi import phi, phi_annotated, phi_plus, phi_services, schema
 from sim.calculus.sgd import Intent, Service, Slot, intent_lts, load_schema
 from sim.calculus.theorems import (
@@ -234,3 +236,116 @@ def test_intent_tool_bisimilar_distinguishes_on_the_gate(services: tuple[Service
         "call(Banks_1__TransferMoney)",
         "approve(Banks_1__TransferMoney)",
     )
+
+
+def test_theorem_7_1_2_fails_exactly_for_tools_with_recovery_branches() -> None:
+    """T ~ (Φ⁺)⁻¹(T) (paper Theorem 7.1.2) on scenarios/train_booking.yaml: false for the three
+    tools whose failure modes recover by Retry/UserPrompt/Fallback, true for the other three;
+    the distinguishing trace ends in an error type the recovered intent cannot have."""
+    from sim.calculus.theorems import tool_unphi_plus_bisimilar
+    from sim.scenario import load_scenario
+
+    scenario = load_scenario(Path(__file__).resolve().parents[1] / "scenarios/train_booking.yaml")
+    verdicts = {}
+    for spec in scenario.tools:
+        tool = ToolPlus.from_mapping(spec.model_dump(mode="json", exclude_none=True))
+        result = tool_unphi_plus_bisimilar(tool)
+        verdicts[tool.name] = result.equivalent
+        recovers = any(fm.recovery != Abort() for fm in tool.failure_modes or ())
+        assert result.equivalent is not recovers, tool.name
+        if not result.equivalent:
+            assert result.distinction is not None
+            assert result.distinction.trace[-1].startswith(f"error({tool.name},")
+    assert sorted(n for n, ok in verdicts.items() if not ok) == [
+        "book_train",
+        "check_balance",
+        "fetch_user",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("side_effects", "transactional"),
+    [("write", True), ("delete", True), ("read", False), ("none", False), (None, UNKNOWN)],
+)
+def test_unphi_plus_sets_t_from_side_effects(
+    side_effects: str | None, transactional: object
+) -> None:
+    """(Φ⁺)⁻¹ reads t = side_effects ∈ {write, delete}: ``none`` (no effect) is not
+    transactional, like ``read``; no side_effects leaves t unknown (never a default)."""
+    entry: dict[str, object] = {"name": "S__t", "description": "d.", "input_schema": {}}
+    if side_effects is not None:
+        entry["side_effects"] = side_effects
+    assert unphi_plus(ToolPlus.from_mapping(entry)).transactional == transactional
+
+
+# --- adversarial schemas: the theorems' verdicts predicted independently (issue 15 item 7) --
+
+_NAMES = st.sampled_from(["city", "date", "time", "party_size", "price", "name", "seats"])
+
+
+@st.composite
+def adversarial_services(draw: st.DrawFn) -> tuple[Service, ...]:
+    """Services whose intents may have only optional slots, categorical (enum) and free slots,
+    either transactional flag, result slots, and intent names repeated across services."""
+    services = []
+    for k in range(draw(st.integers(1, 3))):
+        names = draw(st.lists(_NAMES, min_size=1, max_size=5, unique=True))
+        # a categorical slot has values (as in SGD): one without any has no `enum` under Φ
+        # and comes back non-categorical, so (Φ⁺)⁻¹ ∘ Φ⁺ ≠ id there (found by this test)
+        slots = tuple(
+            Slot(n, f"The {n}.", cat, tuple(draw(st.lists(_NAMES, min_size=cat, max_size=2))))
+            for n in names
+            for cat in [draw(st.booleans())]
+        )
+        intents = []
+        for j, iname in enumerate(
+            draw(
+                st.lists(
+                    st.sampled_from(["Find", "Reserve", "Buy"]), min_size=1, max_size=3, unique=True
+                )
+            )
+        ):
+            chosen = draw(st.lists(st.sampled_from(names), max_size=len(names), unique=True))
+            cut = draw(st.integers(0, len(chosen)))  # cut = 0: optional slots only
+            by = {s.name: s for s in slots}
+            intents.append(
+                Intent(
+                    iname,
+                    f"{iname} things. Second sentence {j}.",
+                    tuple(by[n] for n in chosen[:cut]),
+                    tuple(by[n] for n in chosen[cut:]),
+                    draw(st.booleans()),
+                    (),
+                    tuple(
+                        by[n]
+                        for n in draw(st.lists(st.sampled_from(names), max_size=2, unique=True))
+                    ),
+                    f"Svc_{k}",
+                )
+            )
+        services.append(Service(f"Svc_{k}", "A service.", slots, tuple(intents)))
+    return tuple(services)
+
+
+@given(adversarial_services())
+@settings(max_examples=25, deadline=None)
+def test_theorem_verdicts_match_their_independent_prediction(services: tuple[Service, ...]) -> None:
+    """Predicted from the paper's argument, not from the code: with approval observable,
+    S ~ Φ(S) iff S is not transactional (Φ drops t, so the gate is lost: Theorem 5.7); an MCP
+    caller deciding from absent hints asks for every tool, so S ~ Φ(S) seen through MCP iff S
+    is transactional; Φ⁺ keeps the gate (Theorem 7.1.1) and (Φ⁺)⁻¹ ∘ Φ⁺ = id (7.1.3) for every
+    intent; Φ⁻¹ ∘ Φ never recovers t; a granting hidden approver makes every S ~ Φ(S)."""
+    report = theorem_report(services)
+    intents = [i for s in services for i in s.intents]
+    names = tuple(i.qualified_name for i in intents)
+    transactional = tuple(i.qualified_name for i in intents if i.transactional)
+    plain = tuple(n for n in names if n not in transactional)
+    assert report.holds["phi_observable"] == plain
+    assert report.holds["phi_mcp_hints_observable"] == transactional
+    assert report.holds["phi_hidden_deny"] == plain
+    for check in ("phi_hidden", "phi_plus_hidden", "phi_plus_observable"):
+        assert report.holds[check] == names, check
+    assert report.holds["unphi_plus_phi_plus_id"] == names
+    assert report.holds["phi_plus_unphi_plus_id"] == names
+    assert report.holds["unphi_phi_id"] == ()
+    assert report.holds["unphi_phi_id_except_t"] == names

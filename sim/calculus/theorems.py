@@ -30,6 +30,7 @@ __all__ = [
     "hide_approval",
     "intent_tool_bisimilar",
     "theorem_report",
+    "tool_unphi_plus_bisimilar",
 ]
 
 
@@ -193,3 +194,15 @@ def _unphi_intents(tools: Sequence[Tool | ToolPlus]) -> list[_Recovered]:
         for intent in service.intents:
             out.append(_Recovered(intent.qualified_name, intent, service))
     return out
+
+
+def tool_unphi_plus_bisimilar(tool: ToolPlus) -> BisimResult:
+    """Theorem 7.1.2 of the paper (§7.3) on one MCP⁺ tool: ``T ~ (Φ⁺)⁻¹(T)``, the tool's LTS
+    against the LTS of the intent (Φ⁺)⁻¹ recovers, renamed by the action equivalence, with
+    approval observable. False for a tool whose failure modes recover by ``Retry``,
+    ``UserPrompt`` or ``Fallback``: an SGD intent's errors end the invocation (``abort``),
+    so those branches have no SGD counterpart (docs/calculus.md). A tool without
+    ``side_effects`` has an unknown ``t``; it is read as not transactional here."""
+    u = unphi_plus(tool)
+    intent = u.intent(transactional=False if isinstance(u.transactional, Unknown) else None)
+    return intent_tool_bisimilar(intent, tool)

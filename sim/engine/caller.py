@@ -9,7 +9,8 @@ outcome to the workflows through the small :class:`Outcomes` protocol (``task_do
 
 Timing, per invocation: ``call`` (or, issued in SGD, ``invoke`` then one ``collect`` per
 missing required slot, each after a user-answer delay drawn from the approval latency),
-τ (``validate``), then the approval gate when the view asks for it: after the
+τ (``validate``), then the approval gate when the approval policy asks for this call
+(decided once per invocation, from the view and the task's arguments): after the
 approval latency (stream ``approvals``) ``approve`` with ``grant_probability`` (one draw),
 else ``deny``; then the request is sent at once and the attempt's timer set to the
 task's ``timeout``. The reply gives ``result`` or ``error(t)`` and the one recovery the
@@ -26,10 +27,12 @@ a dynamic router's next attempt is routed around the suspects (``reroute``).
 from __future__ import annotations
 
 import random
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 import simpy
 
+from sim.approval import ApprovalPolicy, DescriptorRule, decide, reason
 from sim.calculus.lts import TAU, label
 from sim.calculus.mcp import VALIDATION_ERROR, Abort, Fallback, UserPrompt
 from sim.engine.clock import Later
@@ -61,14 +64,22 @@ class Outcomes(Protocol):
 
 
 class Approval:
-    """The approval gate's policy: the answer's latency and the grant draw."""
+    """The approval gate: the policy deciding whether a call asks (default: the built-in
+    rule with ``mcp_policy`` hints), the answer's latency and the grant draw."""
 
-    __slots__ = ("grant_probability", "latency", "rng")
+    __slots__ = ("grant_probability", "latency", "policy", "rng")
 
-    def __init__(self, latency: Sampler, grant_probability: float, rng: random.Random) -> None:
+    def __init__(
+        self,
+        latency: Sampler,
+        grant_probability: float,
+        rng: random.Random,
+        policy: ApprovalPolicy | None = None,
+    ) -> None:
         self.latency = latency  #: seconds until the human answers (also SGD's collects)
         self.grant_probability = grant_probability
         self.rng = rng
+        self.policy = policy if policy is not None else DescriptorRule()
 
     def granted(self) -> bool:
         """One draw: whether the human grants this approval."""
@@ -147,10 +158,12 @@ class Caller:
         parent: int | None = None,
         depth: int = 0,
     ) -> Invocation:
-        """Start an invocation: ``call``, then validation, then the approval gate; issued
-        in SGD: ``invoke``, then collecting the missing required slots, then the gate."""
+        """Start an invocation: ``call``, then validation, then the approval gate (if the
+        policy asks for this call); issued in SGD: ``invoke``, then collecting the missing
+        required slots, then the gate."""
+        gate = decide(self.approval.policy, view.view, MappingProxyType(task.args))
         inv = Invocation(
-            self.new_id(), self._response_cb, instance, task, view, path, need, parent, depth
+            self.new_id(), self._response_cb, instance, task, view, path, need, parent, depth, gate
         )
         sgd = task.rho == SGD
         inv.take(view.labels.invoke if sgd else view.labels.call)
@@ -195,7 +208,7 @@ class Caller:
         self._gate(inv)
 
     def _gate(self, inv: Invocation) -> None:
-        if inv.view.approval and not inv.approved:
+        if inv.gate and not inv.approved:
             self.rec.asked(inv.task.counters)
             self.later(self.approval.latency(), inv, self._approval_cb)
         else:
@@ -207,14 +220,16 @@ class Caller:
             return
         labels = inv.view.labels
         now = self.env.now
+        why = reason(self.approval.policy, inv.view.view, MappingProxyType(inv.task.args))
+        detail = f'{{"reason":{js(why)}}}'
         if self.approval.granted():
             inv.take(labels.approve)
             inv.approved = True
-            self.rec.approve(now, self.node.j, inv.frag, inv.rhoj, inv.view.reason_detail)
+            self.rec.approve(now, self.node.j, inv.frag, inv.rhoj, detail)
             self._dispatch(inv)
         else:
             inv.take(labels.deny)
-            self.rec.deny(now, self.node.j, inv.frag, inv.rhoj, inv.view.reason_detail)
+            self.rec.deny(now, self.node.j, inv.frag, inv.rhoj, detail)
             self._finish(inv, "cancelled", "denied")
 
     def _dispatch(self, inv: Invocation) -> None:

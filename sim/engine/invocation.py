@@ -44,7 +44,8 @@ def backoff(k: int) -> float:
 
 
 class Invocation:
-    """One invocation of a tool by a caller for a task of an instance."""
+    """One invocation of a tool by a caller for a task of an instance; ``gate``: whether
+    the caller asks for approval before each execution (the policy's decision for it)."""
 
     __slots__ = (
         "approved",
@@ -53,6 +54,7 @@ class Invocation:
         "done",
         "executed",
         "frag",
+        "gate",
         "id",
         "inst",
         "instance",
@@ -86,6 +88,7 @@ class Invocation:
         need: str,
         parent: int | None,
         depth: int,
+        gate: bool,
     ) -> None:
         self.id = inv_id
         self.reply = reply  # the caller's handler of the server's response
@@ -97,7 +100,8 @@ class Invocation:
         self.tool = view.tool
         self.toolj = view.tool.j
         self.view = view
-        self.lts: LTS = view.sgd_lts() if task.rho == SGD else view.lts
+        self.gate = gate
+        self.lts: LTS = view.lts(gate, task.rho == SGD)
         self.state = self.lts.initial
         self.pending: tuple[str, ...] = ()  # SGD: the slots still to collect
         self.attempt = 0
@@ -137,6 +141,7 @@ class Discovery:
         "attempt",
         "done",
         "frag",
+        "gate",
         "id",
         "inst",
         "key",

@@ -24,6 +24,7 @@ from typing import Any
 
 from simpy.events import Event
 
+from sim.approval import make_policy
 from sim.engine.caller import Approval, Caller
 from sim.engine.discovery import ToolDiscovery
 from sim.engine.failures import Failures
@@ -94,6 +95,7 @@ class Replication:
             sampler(approval.latency, streams.approvals),
             float(approval.grant_probability),
             streams.approvals,
+            make_policy(approval),
         )
         self.tools: dict[str, ToolRT] = {
             t.name: ToolRT(t, sampler(t.service_time, streams.service)) for t in scenario.tools

@@ -3,9 +3,10 @@
 :class:`ToolRT` is a scenario tool compiled once per replication (its calculus
 descriptor, error draw table, service-time sampler). :class:`ViewRT` is a caller's
 :class:`~sim.calculus.mcp.ToolView` of it (the fields a ``list`` reply kept, the
-approval decision of ``caller_view``) with the LTS an invocation runs, its interned
-labels and the trace fragments of its lines; :class:`Views` shares one per (tool,
-fields). No time: views are values.
+built-in rule's approval decision, which its ``list`` line records) with the LTSs an
+invocation runs (one per approval decision and dialect: the approval policy decides per
+call, :mod:`sim.approval`), its interned labels and the trace fragments of its lines;
+:class:`Views` shares one per (tool, fields). No time: views are values.
 """
 
 from __future__ import annotations
@@ -14,7 +15,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from sim.calculus.lts import LTS, label
-from sim.calculus.mcp import Relation, Retry, ToolPlus, ToolView, caller_view, tool_lts
+from sim.calculus.mcp import (
+    Dialect,
+    Relation,
+    Retry,
+    ToolPlus,
+    ToolView,
+    caller_view,
+    tool_lts,
+)
 from sim.engine.randomness import Sampler
 from sim.engine.trace import js
 
@@ -79,10 +88,10 @@ class Labels:
 
 
 class ViewRT:
-    """What a caller knows of a tool (its :class:`ToolView`), with the LTS it runs."""
+    """What a caller knows of a tool (its :class:`ToolView`), with the LTSs it runs."""
 
     __slots__ = (
-        "_sgd_lts",
+        "_lts",
         "approval",
         "collect",
         "exclusive",
@@ -90,8 +99,6 @@ class ViewRT:
         "fields",
         "labels",
         "list_detail",
-        "lts",
-        "reason_detail",
         "recovery",
         "required",
         "requires",
@@ -105,12 +112,11 @@ class ViewRT:
         self.view = view
         self.approval = view.approval
         self.fields = view.fields
-        self.lts: LTS = tool_lts(view, approval=view.approval, error_types=tool.error_types)
+        self._lts: dict[tuple[bool, bool], LTS] = {}  # (gate, sgd) → LTS, built when first run
         self.labels = Labels.of(tool.name)
         d = view.descriptor
         schema = d.input_schema or {}
         self.required: tuple[str, ...] = tuple(schema.get("required", ()) or ())
-        self._sgd_lts: LTS | None = None  # built on the first invocation issued in SGD
         self.collect: dict[str, str] = {}
         deps = d.dependencies or ()
         self.requires = tuple(x.tool for x in deps if x.relation == Relation.REQUIRES)
@@ -122,21 +128,24 @@ class ViewRT:
         self.recovery = recovery
         sd = recovery.get(SERVICE_DOWN)
         self.sd_retries = sd.n if isinstance(sd, Retry) else 0
-        self.reason_detail = f'{{"reason":{js(view.approval_reason)}}}'
         #: the members of its ``list`` line after ``host``
         self.list_detail = (
             f'"fields":{js(sorted(view.fields))},"approval":{js(view.approval)},'
             f'"approval_reason":{js(view.approval_reason)}'
         )
 
-    def sgd_lts(self) -> LTS:
-        """The LTS of an invocation issued in SGD (``tool_lts`` dialect ``sgd``), built once."""
-        lts = self._sgd_lts
+    def lts(self, gate: bool, sgd: bool) -> LTS:
+        """The LTS of an invocation with the approval gate (``gate``) or without, issued in
+        SGD (``tool_lts`` dialect ``sgd``) or not; built once each."""
+        key = (gate, sgd)
+        lts = self._lts.get(key)
         if lts is None:
-            v = self.view
-            lts = tool_lts(v, approval=v.approval, error_types=self.tool.error_types, dialect="sgd")
-            self._sgd_lts = lts
-            self.collect = {r: label("collect", r) for r in self.required}
+            dialect: Dialect = "sgd" if sgd else "mcp"
+            types = self.tool.error_types
+            lts = tool_lts(self.view, approval=gate, error_types=types, dialect=dialect)
+            self._lts[key] = lts
+            if sgd:
+                self.collect = {r: label("collect", r) for r in self.required}
         return lts
 
 

@@ -34,6 +34,9 @@ _TYPE_COLOURS = {
     "COORDINATOR": "#9467bd",
 }
 
+#: Link colours by protocol set (none is an agent type's colour).
+_SET_COLOURS = ("#17becf", "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f", "#d62728")
+
 
 def _colour(i: int) -> str:
     return _COLOURS[i % len(_COLOURS)]
@@ -232,8 +235,10 @@ def mesh_figure(scenario: Scenario, link_use: Mapping[str, Mapping[str, int]]) -
     """The mesh with the links each router's routes used most (replication 0).
 
     Up to :data:`MESH_DRAW_LIMIT` agents: one panel per router, agents coloured by
-    type, link width and darkness by hops carried. Larger meshes: agents aggregated by
-    type, a panel per router showing the hops carried between type pairs.
+    type, links coloured by their protocol set, width and darkness by hops carried; no
+    axes (layout coordinates mean nothing), a legend of types and protocol sets. Larger
+    meshes: agents aggregated by type, a panel per router showing the hops carried
+    between type pairs.
     """
     routers = list(link_use) or scenario.router_names
     cols = min(len(routers), 2) or 1
@@ -251,6 +256,11 @@ def mesh_figure(scenario: Scenario, link_use: Mapping[str, Mapping[str, int]]) -
     graph.add_nodes_from(a.id for a in scenario.agents)
     graph.add_edges_from(tuple(link.between) for link in scenario.links)
     types = {a.id: a.type.value for a in scenario.agents}
+    link_protocols = {
+        "|".join(sorted(lk.between)): ", ".join(sorted(lk.latency)) for lk in scenario.links
+    }
+    sets = sorted(set(link_protocols.values()))
+    set_colour = {p: _SET_COLOURS[i % len(_SET_COLOURS)] for i, p in enumerate(sets)}
     if large:
         pos_types: dict[str, tuple[float, float]] = {}
         present = sorted({t for t in types.values()})
@@ -318,7 +328,7 @@ def mesh_figure(scenario: Scenario, link_use: Mapping[str, Mapping[str, int]]) -
                 ax.plot(
                     [x1, x2],
                     [y1, y2],
-                    color="black" if hops else "lightgrey",
+                    color=set_colour[link_protocols[key]],
                     linewidth=0.8 + 7 * hops / top,
                     alpha=0.3 + 0.6 * hops / top,
                     zorder=1,
@@ -346,12 +356,22 @@ def mesh_figure(scenario: Scenario, link_use: Mapping[str, Mapping[str, int]]) -
             ax.set_title(f"{router}: {sum(use.values())} hops")
         else:
             ax.set_title(f"{router}: no hops recorded; links shown")
-        ax.set_xlabel("layout x (arbitrary units)")
-        ax.set_ylabel("layout y (arbitrary units)")
-        ax.set_xticks([])
-        ax.set_yticks([])
+        ax.set_axis_off()  # layout coordinates mean nothing: no axes, a legend instead
         ax.margins(0.15)
+        ax.legend(handles=_mesh_legend(types, {} if large else set_colour), fontsize=7)
     return fig
+
+
+def _mesh_legend(types: Mapping[str, str], set_colour: Mapping[str, str]) -> list[Any]:
+    """Legend entries: a dot per agent type present, a line per links' protocol set."""
+    from matplotlib.lines import Line2D
+
+    dots = [
+        Line2D([], [], marker="o", ls="", color=_TYPE_COLOURS.get(t, "grey"), label=t)
+        for t in sorted(set(types.values()))
+    ]
+    lines = [Line2D([], [], color=c, lw=2, label=f"link: {p}") for p, c in set_colour.items()]
+    return dots + lines
 
 
 def sweep_figure(

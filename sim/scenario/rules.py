@@ -2,15 +2,24 @@
 
 Each rule yields :class:`Finding` objects with a field path; the loader turns the
 path into file, line and column. Rules never stop at the first problem. Here: protocols,
-agents, links, failures, routers, topology and sweep; :mod:`sim.scenario.rules_tools`,
-:mod:`sim.scenario.rules_workflows` and :mod:`sim.scenario.rules_ranges` hold the rest.
+agents, links, failures, the approval policy, routers, topology and sweep;
+:mod:`sim.scenario.rules_tools`, :mod:`sim.scenario.rules_workflows` and
+:mod:`sim.scenario.rules_ranges` hold the rest.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from sim.plugins import BUILTIN_ROUTERS, PluginError, router_class, router_reference
+from sim.plugins import (
+    BUILTIN_ROUTERS,
+    PluginError,
+    approval_names,
+    approval_policy_class,
+    policy_reference,
+    router_class,
+    router_reference,
+)
 from sim.scenario.diagnostics import FieldPath, did_you_mean
 from sim.scenario.findings import (
     Finding,
@@ -199,6 +208,29 @@ def _routers(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
             yield Finding(where, f"router plug-in '{reference}': {exc}")
 
 
+def _approval(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
+    """An ``approval.policy`` plug-in: a known name or an importable approval policy class
+    taking its options (SPEC §12)."""
+    entry = scn.approval.policy
+    if entry is None:
+        return
+    where: FieldPath = ("approval", "policy", "plugin")
+    reference = policy_reference(entry.plugin)
+    if reference is None:
+        names = approval_names()
+        yield Finding(
+            where,
+            f"unknown approval policy '{entry.plugin}'{did_you_mean(entry.plugin, names)}: "
+            "give package.module:Class, or a name an installed package registers under "
+            f"protomesh.approval (installed: {', '.join(names) or 'none'})",
+        )
+        return
+    try:
+        approval_policy_class(reference, entry.options)
+    except PluginError as exc:
+        yield Finding(where, f"approval policy plug-in '{entry.plugin}': {exc}")
+
+
 def _topology(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
     topo = scn.topology
     if topo is None:
@@ -267,6 +299,7 @@ def check_rules(scenario: Scenario, known: KnownNames) -> list[Finding]:
         tool_findings,
         workflow_findings,
         _failures,
+        _approval,
         _topology,
         _sweep,
         range_findings,

@@ -98,17 +98,20 @@ class Mesh:
 
 def _lay_out(nodes: list[dict[str, Any]], links: list[dict[str, Any]]) -> None:
     """Set ``x``, ``y`` in [0, 1] on each node: layered by type for small meshes (callers
-    left, gateways between, tool servers right), a seeded spring layout otherwise."""
+    left, gateways between, tool servers right), a circle for the aggregated view, a
+    seeded spring layout otherwise."""
     import networkx as nx
 
     g = nx.Graph()
     g.add_nodes_from(range(len(nodes)))
     g.add_edges_from((link["a"], link["b"]) for link in links)
-    if len(nodes) <= 40:
+    if len(nodes) <= 40 and not any(n["members"] > 1 for n in nodes):
         rank = {t: i for i, t in enumerate(TYPE_ORDER)}
         for i, n in enumerate(nodes):
             g.nodes[i]["layer"] = rank.get(n["type"], len(TYPE_ORDER))
         pos = nx.multipartite_layout(g, subset_key="layer") if nodes else {}
+    elif len(nodes) <= 40:  # aggregated: one node per type, on a circle
+        pos = nx.circular_layout(g)
     else:
         pos = nx.spring_layout(g, seed=0)
     xs = [float(pos[i][0]) for i in range(len(nodes))] or [0.0]

@@ -44,9 +44,9 @@ def invocation(w: dict[str, Any], kernel: Kernel, task: int, reply: Any = None) 
     spec = wf.tasks[task]
     path = w["routes"].path_to("a", spec.tool, "MCP", NO_DOWN)
     inst = Instance(0, wf, None, None, 0.0)  # type: ignore[arg-type]
-    return Invocation(
-        kernel.new_id(), reply, inst, spec, w["views"][spec.tool], path, spec.tool, None, 0
-    )
+    view = w["views"][spec.tool]
+    gate = view.approval  # the built-in rule's decision for the view
+    return Invocation(kernel.new_id(), reply, inst, spec, view, path, spec.tool, None, 0, gate)
 
 
 def ready_to_execute(inv: Invocation) -> None:

@@ -30,7 +30,7 @@ from sim.calculus.mcp.model import (
     UserPrompt,
 )
 from sim.calculus.mcp.parsing import load_tools, tools_from_list, tools_to_list
-from sim.calculus.mcp.view import ToolView, caller_view
+from sim.calculus.mcp.view import ToolView, approval_rule, caller_view
 
 __all__ = [
     "ALL_FIELDS",
@@ -54,6 +54,7 @@ __all__ = [
     "ToolView",
     "ToolsListError",
     "UserPrompt",
+    "approval_rule",
     "caller_view",
     "load_tools",
     "tool_lts",

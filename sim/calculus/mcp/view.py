@@ -10,7 +10,7 @@ from typing import Any
 
 from sim.calculus.mcp.model import ALL_FIELDS, Annotations, SideEffect, Tool, ToolPlus
 
-__all__ = ["ToolView", "caller_view"]
+__all__ = ["ToolView", "approval_rule", "caller_view"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,10 +27,8 @@ class ToolView:
 def caller_view(
     tool: Tool | ToolPlus, fields: Collection[str] = ALL_FIELDS, mcp_policy: str = "hints"
 ) -> ToolView:
-    """Project ``tool`` to ``fields`` and decide the approval gate as SPEC §2 prescribes:
-    ``requires_approval`` if known; else ``side_effects`` (ask for write or delete); else
-    ``mcp_policy``: ``hints`` (ask unless ``readOnlyHint`` is true, an absent hint taking the
-    MCP default false), ``never`` or ``always``."""
+    """Project ``tool`` to ``fields`` and decide the approval gate by :func:`approval_rule`
+    (SPEC §2)."""
     if mcp_policy not in ("hints", "never", "always"):
         raise ValueError(f"mcp_policy must be hints|never|always, not {mcp_policy!r}")
     full = ToolPlus.from_tool(tool) if isinstance(tool, Tool) else tool
@@ -54,12 +52,21 @@ def caller_view(
         pick("annotations", full.annotations),
         full.output_schema if "input_schema" in keep else None,
     )
-    if d.requires_approval is not None:
-        return ToolView(d, keep, d.requires_approval, "requires_approval")
-    if d.side_effects is not None:
-        ask = d.side_effects in (SideEffect.WRITE, SideEffect.DELETE)
-        return ToolView(d, keep, ask, f"side_effects={d.side_effects.value}")
+    ask, reason = approval_rule(d, mcp_policy)
+    return ToolView(d, keep, ask, reason)
+
+
+def approval_rule(known: ToolPlus, mcp_policy: str = "hints") -> tuple[bool, str]:
+    """Whether a caller that knows ``known`` (unknown fields None) asks for approval, and
+    why (SPEC §2): ``requires_approval`` if known; else ``side_effects`` (ask for write or
+    delete); else ``mcp_policy``: ``hints`` (ask unless ``readOnlyHint`` is true, an absent
+    hint taking the MCP default false), ``never`` or ``always``."""
+    if known.requires_approval is not None:
+        return known.requires_approval, "requires_approval"
+    if known.side_effects is not None:
+        ask = known.side_effects in (SideEffect.WRITE, SideEffect.DELETE)
+        return ask, f"side_effects={known.side_effects.value}"
     if mcp_policy == "hints":
-        read_only = (d.annotations or Annotations()).effective("readOnlyHint")
-        return ToolView(d, keep, not read_only, f"mcp_policy=hints, readOnlyHint={read_only}")
-    return ToolView(d, keep, mcp_policy == "always", f"mcp_policy={mcp_policy}")
+        read_only = (known.annotations or Annotations()).effective("readOnlyHint")
+        return not read_only, f"mcp_policy=hints, readOnlyHint={read_only}"
+    return mcp_policy == "always", f"mcp_policy={mcp_policy}"

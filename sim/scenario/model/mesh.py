@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from sim.calculus.mcp import DescriptorField
 from sim.scenario.model.base import (
@@ -89,6 +89,11 @@ class ApprovalPolicySpec(Spec):
     )
 
 
+def policy_entry(value: Any) -> Any:
+    """Accept ``"package.module:Class"`` (or an installed name) for ``{plugin: ...}``."""
+    return {"plugin": value} if isinstance(value, str) else value
+
+
 class ApprovalSpec(Spec):
     """The human (or policy) behind approval gates."""
 
@@ -103,6 +108,17 @@ class ApprovalSpec(Spec):
         McpPolicy.HINTS,
         description="How a caller that sees neither requires_approval nor side_effects "
         "decides: hints (ask unless readOnlyHint is true) | never | always.",
+    )
+    policy: (
+        Annotated[
+            ApprovalPolicySpec,
+            BeforeValidator(policy_entry, json_schema_input_type=str | ApprovalPolicySpec),
+        ]
+        | None
+    ) = Field(
+        None,
+        description="A plug-in deciding per call whether to ask (SPEC §12); absent: the "
+        "built-in rule (requires_approval, else side_effects, else mcp_policy).",
     )
 
 

@@ -38,7 +38,7 @@ function showTab(name) {
 }
 
 /* ---- Mesh ---- */
-var W = 900, H = 520, PAD = 60, frame = 0, timer = null, cum = null;
+var W = 900, H = 520, PAD = 80, frame = 0, timer = null, cum = null;
 function nx(n) { return PAD + n.x * (W - 2 * PAD); }
 function ny(n) { return PAD + (1 - n.y) * (H - 2 * PAD); }
 function drawMesh() {
@@ -58,8 +58,9 @@ function drawMesh() {
     el("line", {"class": "link", "data-link": i, x1: nx(a), y1: ny(a), x2: nx(b), y2: ny(b), "stroke-width": 2}, gl)
       .appendChild(el("title", {}, null, a.id + " — " + b.id + " (" + l.protocols.join(", ") + ")" + (l.members > 1 ? ", " + l.members + " links" : "")));
   });
+  var most = Math.max.apply(null, nodes.map(function (n) { return n.members; }).concat([1]));
   nodes.forEach(function (n, i) {
-    var r = D.mesh.aggregated ? 10 + 4 * Math.sqrt(n.members) : 16;
+    var r = D.mesh.aggregated ? 10 + 40 * Math.sqrt(n.members / most) : 16;
     var c = el("circle", {"class": "node", "data-node": i, cx: nx(n), cy: ny(n), r: r, fill: TYPE_COLORS[n.type] || "#90a4ae"}, gn);
     c.appendChild(el("title", {}, null, n.id + " (" + n.type + (n.members > 1 ? ", " + n.members + " agents" : "") + ")"));
     el("text", {"class": "nlabel", x: nx(n), y: ny(n) + r + 13}, gn, D.mesh.aggregated ? n.id + " ×" + n.members : n.id);

@@ -1,0 +1,129 @@
+"""Approval policies: whether a caller asks a human before it executes a call (SPEC §2, §12).
+
+A policy sees what the caller knows, the tool's :class:`~sim.calculus.mcp.ToolView` (the
+descriptor as discovery over the route delivered it: unknown fields are None), and the
+call's arguments, and answers ``ask(view, arguments) -> bool`` once per invocation (a
+retry goes back through the gate with the same answer; each approval is consumed by
+one execution). :class:`DescriptorRule` is the built-in rule and the default; a plug-in
+subclasses :class:`ApprovalPolicy` and is named by ``approval.policy`` in the scenario.
+The conformance checks never ask the policy: they hold the trace to the ground truth.
+No time: a decision is instantaneous (the human's answer takes ``approval.latency``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from sim.calculus.mcp import ToolView, approval_rule
+from sim.plugins import PluginError, approval_policy_class, policy_reference
+
+if TYPE_CHECKING:
+    from sim.scenario.model import ApprovalSpec
+
+
+class ApprovalPolicyError(RuntimeError):
+    """A policy that cannot be built or misbehaved at run time; ``policy`` names it."""
+
+    def __init__(self, policy: str, reason: str) -> None:
+        self.policy = policy
+        self.reason = reason
+        super().__init__(f"approval policy '{policy}': {reason}")
+
+
+class ApprovalPolicy:
+    """Decides, per call, whether the caller asks for approval. Subclass and override
+    :meth:`ask` (and :meth:`reason`, what the ``approve``/``deny`` lines record); the
+    constructor takes the scenario entry's ``options`` as keywords."""
+
+    #: the plug-in as the scenario names it (set when the policy is built)
+    name: str = ""
+
+    def ask(self, view: ToolView, arguments: Mapping[str, Any]) -> bool:
+        """Whether to ask before executing the call of ``view``'s tool with ``arguments``.
+
+        ``view.descriptor`` is what the caller knows (a field it did not learn is None),
+        ``view.fields`` the fields it learned, ``view.approval`` what the built-in rule
+        decides for this view. Must return a bool."""
+        raise NotImplementedError(f"{type(self).__name__} does not define ask(view, arguments)")
+
+    def reason(self, view: ToolView, arguments: Mapping[str, Any]) -> str:
+        """Why the caller asks (the ``reason`` of ``approve``/``deny``); default: the name."""
+        return f"policy={self.name}"
+
+
+class DescriptorRule(ApprovalPolicy):
+    """The built-in policy, SPEC §2: ``requires_approval`` if known; else ``side_effects``
+    (ask for write or delete); else ``mcp_policy`` (hints | never | always). The
+    arguments play no part."""
+
+    def __init__(self, mcp_policy: str = "hints") -> None:
+        if mcp_policy not in ("hints", "never", "always"):
+            raise ValueError(f"mcp_policy must be hints|never|always, not {mcp_policy!r}")
+        self.mcp_policy = mcp_policy
+        self.name = f"mcp_policy={mcp_policy}"
+
+    def ask(self, view: ToolView, arguments: Mapping[str, Any]) -> bool:
+        return approval_rule(view.descriptor, self.mcp_policy)[0]
+
+    def reason(self, view: ToolView, arguments: Mapping[str, Any]) -> str:
+        return approval_rule(view.descriptor, self.mcp_policy)[1]
+
+
+def make_policy(spec: ApprovalSpec) -> ApprovalPolicy:
+    """The policy of a scenario's ``approval:`` block: its plug-in built with its
+    options, else :class:`DescriptorRule` with ``mcp_policy``. Any failure is an
+    :class:`ApprovalPolicyError` naming the plug-in."""
+    entry = spec.policy
+    if entry is None:
+        return DescriptorRule(spec.mcp_policy.value)
+    name = entry.plugin
+    reference = policy_reference(name)
+    if reference is None:
+        raise ApprovalPolicyError(name, "no installed approval policy has this name")
+    try:
+        cls = approval_policy_class(reference, entry.options)
+    except PluginError as exc:
+        raise ApprovalPolicyError(name, str(exc)) from None
+    try:
+        policy = cls(**entry.options)
+    except Exception as exc:
+        raise ApprovalPolicyError(name, f"building it raised {type(exc).__name__}: {exc}") from exc
+    policy.name = name
+    return policy
+
+
+def decide(policy: ApprovalPolicy, view: ToolView, arguments: Mapping[str, Any]) -> bool:
+    """``policy.ask(view, arguments)``, checked: an exception or a non-bool answer is an
+    :class:`ApprovalPolicyError` naming the policy and the call."""
+    try:
+        ask = policy.ask(view, arguments)
+    except Exception as exc:
+        raise ApprovalPolicyError(
+            policy.name, f"{_call(view, arguments)} raised {type(exc).__name__}: {exc}"
+        ) from exc
+    if ask is not True and ask is not False:
+        raise ApprovalPolicyError(
+            policy.name, f"{_call(view, arguments)} returned {ask!r}, not a bool"
+        )
+    return ask
+
+
+def reason(policy: ApprovalPolicy, view: ToolView, arguments: Mapping[str, Any]) -> str:
+    """``policy.reason(view, arguments)``, checked like :func:`decide` (a str)."""
+    try:
+        why = policy.reason(view, arguments)
+    except Exception as exc:
+        raise ApprovalPolicyError(
+            policy.name,
+            f"{_call(view, arguments, 'reason')} raised {type(exc).__name__}: {exc}",
+        ) from exc
+    if not isinstance(why, str):
+        raise ApprovalPolicyError(
+            policy.name, f"{_call(view, arguments, 'reason')} returned {why!r}, not a str"
+        )
+    return why
+
+
+def _call(view: ToolView, arguments: Mapping[str, Any], method: str = "ask") -> str:
+    return f"{method}({view.descriptor.name!r}, {dict(arguments)!r})"
