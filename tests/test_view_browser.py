@@ -79,6 +79,15 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def explorer(browser: Any, results: Path) -> Iterator[Page]:
+    seen = _open(browser, results / "report.html")
+    yield seen
+    assert seen.errors == [], seen.errors
+    assert seen.blocked == [], seen.blocked
+    seen.page.close()
+
+
+def _open(browser: Any, html: Path) -> Page:
+    """``html`` loaded from file:// with every other request aborted (and counted)."""
     page = browser.new_page(viewport={"width": 1300, "height": 820})
     seen = Page(page)
 
@@ -92,12 +101,9 @@ def explorer(browser: Any, results: Path) -> Iterator[Page]:
     page.route("**/*", route)
     page.on("console", lambda m: seen.errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: seen.errors.append(str(e)))
-    page.goto((results / "report.html").as_uri())
+    page.goto(html.as_uri())
     page.wait_for_selector("body[data-ready]")
-    yield seen
-    assert seen.errors == [], seen.errors
-    assert seen.blocked == [], seen.blocked
-    page.close()
+    return seen
 
 
 def _trace(results: Path, run: str) -> list[dict[str, Any]]:
@@ -168,3 +174,25 @@ def test_results_tab_has_tables_and_cdf(explorer: Page) -> None:
     page.locator("#cdf").hover()
     assert "% ≤" in (page.locator("#cdf-val").text_content() or "")
     assert page.locator("#tables table").count() == 2
+
+
+@pytest.mark.slow
+def test_a_large_mesh_compare_page_opens(browser: Any, tmp_path: Path) -> None:
+    """Issue 18: a 10,000-agent large_mesh compare writes a report.html under the size
+    budget that opens without console errors (aggregated by agent type)."""
+    out = tmp_path / "large-mesh"
+    cmd = [sys.executable, "-m", "sim", "compare", "scenarios/large_mesh.yaml"]
+    cmd += ["--replications", "1", "--out", str(out), "--quiet"]
+    subprocess.run(cmd, cwd=REPO, check=True, capture_output=True)
+    html = out / "report.html"
+    assert html.stat().st_size <= 20 * 1024 * 1024
+    seen = _open(browser, html)
+    labels = seen.page.locator("#mesh .nlabel").all_text_contents()
+    assert sorted(x.split(" ")[0] for x in labels) == [
+        "COORDINATOR",
+        "GATEWAY",
+        "LLM_AGENT",
+        "TOOL_SERVER",
+    ]
+    assert seen.errors == [] and seen.blocked == []
+    seen.page.screenshot(path=str(out / "explorer-mesh.png"))
