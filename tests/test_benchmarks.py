@@ -65,6 +65,19 @@ def test_section_renders_its_table_and_notes() -> None:
     assert "**FAIL**" in text and "- a note" in text
 
 
+def test_only_replaces_its_section_and_keeps_the_others() -> None:
+    old_a = bench.Section(title="Alpha", command="a", table="| x |\n| ---: |\n| 1 |", passed=True)
+    old_b = bench.Section(title="Beta", command="b", table="| y |\n| ---: |\n| 2 |", passed=False)
+    old_b.seconds = 3.5
+    old = bench.render([old_a, old_b], "python -m benchmarks.run")
+    new_a = bench.Section(title="Alpha", command="a", table="| x |\n| ---: |\n| 9 |", passed=True)
+    text = bench.render(bench.splice(old, [new_a]), "python -m benchmarks.run --only alpha")
+    assert "| 9 |" in text and "| 1 |" not in text  # Alpha measured again
+    assert "| 2 |" in text and "**FAIL** (ran in 3.5 s)" in text  # Beta kept as it was
+    assert text.count("## Alpha") == 1 and text.count("## Beta") == 1
+    assert "| [Beta](#beta) | FAIL | 3.5 |" in text  # the summary keeps its verdict and time
+
+
 @pytest.mark.bench
 @pytest.mark.parametrize("name", bench.discover())
 def test_benchmark_quick_smoke(name: str, tmp_path: Path) -> None:

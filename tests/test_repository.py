@@ -187,14 +187,8 @@ def files() -> list[str]:
     return listed
 
 
-#: Files whose references another change is removing at the same time (see the report of
-#: the change that adds this test); each must go from this set once that change lands.
-PENDING: frozenset[str] = frozenset({"docs/calculus.md", "docs/checks/sgd.md"})
-
-
 def test_no_file_refers_to_the_team_folder(files: list[str]) -> None:
-    hits = forbidden_references(REPO, files)
-    assert [h for h in hits if h.split(":", 1)[0] not in PENDING] == []
+    assert forbidden_references(REPO, files) == []
 
 
 def test_every_markdown_link_resolves(files: list[str]) -> None:

@@ -182,6 +182,7 @@ def run(args: argparse.Namespace) -> int:
     ]
     rows: list[list[Any]] = []
     per_thousand: list[dict[str, float | None]] = []
+    per_property: list[dict[str, Any]] = []
     failed = 0
     print(f"{scenario.name}: router {router}, {reps} replication(s), seed {scenario.seed}")
     fp = fingerprint(scenario)
@@ -224,6 +225,7 @@ def run(args: argparse.Namespace) -> int:
         m = json.loads((out / METRICS_FILE).read_text(encoding="utf-8"))
         wf = m["workflows"]
         per_thousand.append(m.get("violations_per_1000_instances", {}))
+        per_property.append(m.get("properties") or {})
         rows.append(
             [
                 record.rep,
@@ -249,6 +251,12 @@ def run(args: argparse.Namespace) -> int:
     if checks:
         print("\nviolations per 1,000 workflow instances (mean over replications; - not checked)")
         print_table(checks, [[_mean([v.get(c) for v in per_thousand]) for c in checks]])
+    names = sorted({name for verdicts in per_property for name in verdicts})
+    if names:
+        print("\nproperty violations per 1,000 scopes (mean over replications; - not checked)")
+        rate = "violations_per_1000_scopes"
+        means = [_mean([v.get(n, {}).get(rate) for v in per_property]) for n in names]
+        print_table(names, [means])
     print(f"results in {base / router}")
     if failed:
         print(f"{failed} of {reps} replication(s) failed", file=sys.stderr)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sim import __version__
-from sim.experiments.summary import UNITS, VIOLATION_PREFIX, VIOLATION_UNIT, stat_of
+from sim.experiments.summary import PROPERTY_PREFIX, VIOLATION_PREFIX, stat_of, unit_of
 from sim.scenario.model import Scenario
 
 #: Metrics shown in the report's tables, in order.
@@ -104,14 +104,16 @@ def _table(summary: dict[str, Any], point: str | None, routers: Sequence[str]) -
     for row in summary["results"]:
         if row["point"] == point:
             metrics += sorted(
-                m for m in row["metrics"] if m.startswith(VIOLATION_PREFIX) and m not in metrics
+                m
+                for m in row["metrics"]
+                if m.startswith((VIOLATION_PREFIX, PROPERTY_PREFIX)) and m not in metrics
             )
     lines = [
         "| metric | unit | " + " | ".join(routers) + " |",
         "|---|---|" + "---|" * len(routers),
     ]
     for metric in metrics:
-        unit = UNITS.get(metric, VIOLATION_UNIT)
+        unit = unit_of(metric)
         cells = [fmt_stat(stat_of(summary, point, r, metric)) for r in routers]
         lines.append(f"| {metric} | {unit} | " + " | ".join(cells) + " |")
     return lines
@@ -165,6 +167,10 @@ def render_report(
         "in brackets.",
         "",
     ]
+    if scenario.properties:  # SPEC §9: named in the tables as property_violations_per_1000.*
+        lines += ["Properties checked on every run (violations per 1,000 scopes below):", ""]
+        lines += [f"- `{p.name}` ({p.scope}): `{p.formula}`" for p in scenario.properties]
+        lines.append("")
     for point in summary["points"]:
         pid = point["id"]
         if pid is not None:

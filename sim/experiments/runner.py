@@ -45,6 +45,7 @@ from sim import __version__
 from sim.conformance import TraceError, check_run_dir
 from sim.engine import ReplicationError, World, run_replication
 from sim.engine.metrics import dumps
+from sim.experiments.properties import property_metrics, property_monitor
 from sim.experiments.series import extract_series
 from sim.experiments.store import StorageError, damage, digests, publish, temp_name
 from sim.processes import terminate, worker_start
@@ -290,8 +291,11 @@ def _add_verdicts(directory: Path, scenario: Scenario) -> None:
     """
     path = directory / METRICS_FILE
     metrics = json.loads(path.read_text(encoding="utf-8"))
+    monitor = property_monitor(scenario) if scenario.properties else None
     try:
-        metrics.update(check_run_dir(directory, scenario))
+        metrics.update(check_run_dir(directory, scenario, [monitor] if monitor else []))
+        if monitor is not None:  # the scenario's properties (SPEC §9), same pass
+            metrics["properties"] = property_metrics(monitor, metrics["conformance"]["checked"])
     except TraceError as exc:
         metrics["conformance"] = {"ok": False, "error": str(exc)}
     _write_json(path, metrics)

@@ -56,6 +56,16 @@ UNITS: dict[str, str] = {name: unit for name, unit, _ in BASE_METRICS}
 #: summary metrics of the conformance checks: violations per 1,000 workflow instances
 VIOLATION_PREFIX = "violations_per_1000."
 VIOLATION_UNIT = "per 1,000 instances"
+#: summary metrics of the scenario's properties (SPEC §9): violations per 1,000 scopes
+PROPERTY_PREFIX = "property_violations_per_1000."
+PROPERTY_UNIT = "per 1,000 scopes"
+
+
+def unit_of(metric: str) -> str:
+    """The unit of a summary metric (a base metric, a check's or a property's rate)."""
+    if metric.startswith(PROPERTY_PREFIX):
+        return PROPERTY_UNIT
+    return UNITS.get(metric, VIOLATION_UNIT if metric.startswith(VIOLATION_PREFIX) else "")
 
 
 def _r(x: float | None) -> float | None:
@@ -90,6 +100,13 @@ def flatten(metrics: dict[str, Any]) -> dict[str, float | None]:
         for check in sorted(rates):
             rate = rates[check]  # None: the check did not apply to this run's trace
             out[VIOLATION_PREFIX + str(check)] = None if rate is None else float(rate)
+    props = metrics.get("properties")
+    if isinstance(props, dict):
+        for name in sorted(props):
+            rate = _dig(props, (name, "violations_per_1000_scopes"))
+            out[PROPERTY_PREFIX + str(name)] = (
+                float(rate) if isinstance(rate, int | float) else None
+            )
     return out
 
 
@@ -114,7 +131,10 @@ class Stat:
 
 
 def metric_range(name: str) -> tuple[float, float | None]:
-    """The values a summary metric can take: every metric is ≥ 0; a fraction is ≤ 1."""
+    """The values a summary metric can take: every metric is ≥ 0; a fraction is ≤ 1; a
+    property's violations per 1,000 scopes ≤ 1,000 (a scope is violated once at most)."""
+    if name.startswith(PROPERTY_PREFIX):
+        return 0.0, 1000.0
     return 0.0, 1.0 if UNITS.get(name) == "fraction" else None
 
 
@@ -195,6 +215,7 @@ def collect(
                 per_run.append(flatten(metrics))
             names = [name for name, _u, _p in BASE_METRICS]
             names += sorted({k for run in per_run for k in run if k.startswith(VIOLATION_PREFIX)})
+            names += sorted({k for run in per_run for k in run if k.startswith(PROPERTY_PREFIX)})
             metrics_out = {
                 name: describe([run.get(name) for run in per_run], *metric_range(name)).to_json()
                 for name in names
@@ -258,7 +279,7 @@ def summary_csv(summary: dict[str, Any]) -> str:
         point = row["point"]
         shown = json.dumps(params.get(point) or {}, sort_keys=True, separators=(",", ":"))
         for metric, stat in row["metrics"].items():
-            unit = UNITS.get(metric, VIOLATION_UNIT if metric.startswith(VIOLATION_PREFIX) else "")
+            unit = unit_of(metric)
             writer.writerow(
                 [
                     point or "",

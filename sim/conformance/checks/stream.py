@@ -278,7 +278,9 @@ def _stream(
     return counts
 
 
-def check_run_dir(rep_dir: str | Path, scenario: Scenario | Truth) -> dict[str, Any]:
+def check_run_dir(
+    rep_dir: str | Path, scenario: Scenario | Truth, consumers: Sequence[Consumer] = ()
+) -> dict[str, Any]:
     """The verdicts of ``rep_dir/trace.jsonl``, as keys to merge into its ``metrics.json``:
     ``violations`` (check → count), ``violations_per_1000_instances`` and ``conformance``
     (ok, events, instances, per check examined / violations / first counterexample's seqs
@@ -288,8 +290,9 @@ def check_run_dir(rep_dir: str | Path, scenario: Scenario | Truth) -> dict[str, 
     gives ``conformance.ok`` None, ``checked`` False and empty ``violations`` /
     ``violations_per_1000_instances``; a check that was not applicable (``conservation``
     with no ``send`` events, trace level ``protocol``) has None as its count and rate, and
-    every rate is None when the trace holds no workflow instance."""
-    report = check_trace(Path(rep_dir) / "trace.jsonl", scenario)
+    every rate is None when the trace holds no workflow instance. ``consumers`` (a property
+    monitor) join the pass, as in :func:`check_trace`."""
+    report = check_trace(Path(rep_dir) / "trace.jsonl", scenario, consumers=consumers)
     if report.events == 0:
         return {
             "violations": {},
