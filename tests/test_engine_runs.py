@@ -144,9 +144,24 @@ def test_run_command_rejects_a_bad_scenario(
     assert not (tmp_path / "r").exists()
 
 
+SHIPPED = sorted((ROOT / "scenarios").glob("*.yaml"))
+LARGE = {"large_mesh"}  # 10,000 agents: bfs alone takes most of a minute there
+
+
 @pytest.mark.parametrize("router", ["dijkstra", "bfs", "resilient", "semantic"])
 def test_shipped_scenarios_run_under_every_router(tmp_path: Path, router: str) -> None:
-    for path in sorted((ROOT / "scenarios").glob("*.yaml")):
+    _run_shipped(tmp_path, router, [p for p in SHIPPED if p.stem not in LARGE])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("router", ["dijkstra", "bfs", "resilient", "semantic"])
+def test_the_large_shipped_scenario_runs_under_every_router(tmp_path: Path, router: str) -> None:
+    _run_shipped(tmp_path, router, [p for p in SHIPPED if p.stem in LARGE])
+
+
+def _run_shipped(tmp_path: Path, router: str, paths: list[Path]) -> None:
+    assert paths
+    for path in paths:
         scenario = load_scenario(path).model_copy(update={"duration": 300.0})
         out = tmp_path / path.stem / router
         metrics = run_replication(scenario, router, 0, out, "full")

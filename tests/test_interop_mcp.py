@@ -108,7 +108,7 @@ def test_import_follows_next_cursor(tmp_path: Path) -> None:
         ("garbage", 20, "not JSON-RPC on the server's stdout: Invalid JSON"),
         ("bad-list", 20, "malformed answer from the server (tools: Input should be a valid list)"),
         ("silent", 1, "no complete answer within 1 s (server stopped)"),
-        ("not-utf8", 20, "the server wrote bytes that are not UTF-8 on its stdout"),
+        ("not-utf8", 3, "the server wrote bytes that are not UTF-8 on its stdout"),
     ],
 )
 def test_a_bad_server_gives_exit_2_and_no_orphan(

@@ -87,6 +87,8 @@ def test_run_and_compare_with_the_plugin(tmp_path: Path) -> None:
         "detour",
         "--replications",
         "1",
+        "--set",
+        "duration=600",
         "--out",
         str(tmp_path / "run"),
     )
@@ -95,7 +97,11 @@ def test_run_and_compare_with_the_plugin(tmp_path: Path) -> None:
     assert metrics["router"] == "detour" and metrics["hops_by_link"]
     assert not [link for link in metrics["hops_by_link"] if AVOIDED in link.split("|")]
     out = tmp_path / "compare"
-    done = sim("compare", str(SCENARIO), "--replications", "1", "--jobs", "2", "--out", str(out))
+    done = sim(
+        "compare",
+        str(SCENARIO),
+        *("--replications", "1", "--jobs", "2", "--set", "duration=600", "--out", str(out)),
+    )
     assert done.returncode == 0, done.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["routers"] == ["dijkstra", "resilient", "detour"]
