@@ -62,12 +62,22 @@ class DescriptorRule(ApprovalPolicy):
             raise ValueError(f"mcp_policy must be hints|never|always, not {mcp_policy!r}")
         self.mcp_policy = mcp_policy
         self.name = f"mcp_policy={mcp_policy}"
+        # id(view) → (view, ask, reason): the rule once per view (views are values; the
+        # entry holds the view, so its id is not reused while it is cached)
+        self._decided: dict[int, tuple[ToolView, bool, str]] = {}
+
+    def _decision(self, view: ToolView) -> tuple[ToolView, bool, str]:
+        hit = self._decided.get(id(view))
+        if hit is None or hit[0] is not view:
+            hit = (view, *approval_rule(view.descriptor, self.mcp_policy))
+            self._decided[id(view)] = hit
+        return hit
 
     def ask(self, view: ToolView, arguments: Mapping[str, Any]) -> bool:
-        return approval_rule(view.descriptor, self.mcp_policy)[0]
+        return self._decision(view)[1]
 
     def reason(self, view: ToolView, arguments: Mapping[str, Any]) -> str:
-        return approval_rule(view.descriptor, self.mcp_policy)[1]
+        return self._decision(view)[2]
 
 
 def make_policy(spec: ApprovalSpec) -> ApprovalPolicy:
