@@ -18,6 +18,7 @@ is the same whatever the number of jobs; batches computed past a stop are discar
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -76,12 +77,17 @@ class Compiled:
         return hit
 
 
-_COMPILED: dict[str, Compiled] = {}
+#: per thread (Dask may run tasks in threads): the compiled job, by key
+_LOCAL = threading.local()
 
 
 def compiled(job: SmcJob) -> Compiled:
-    """The job compiled in this process (built on first use, then reused)."""
-    hit = _COMPILED.get(job.key)
+    """The job compiled in this worker thread (built on first use, then reused; the
+    routers' caches are not shared between threads)."""
+    cache: dict[str, Compiled] | None = getattr(_LOCAL, "compiled", None)
+    if cache is None:
+        cache = _LOCAL.compiled = {}
+    hit = cache.get(job.key)
     if hit is None:
         from sim.conformance.events import decoder
         from sim.mesh.graph import ProtocolGraph
@@ -90,8 +96,8 @@ def compiled(job: SmcJob) -> Compiled:
         hit = Compiled(
             job, ProtocolGraph.from_scenario(job.scenario), tool_attributes(job.scenario), decoder()
         )
-        _COMPILED.clear()  # one job at a time per worker
-        _COMPILED[job.key] = hit
+        cache.clear()  # one job at a time per worker
+        cache[job.key] = hit
     return hit
 
 
