@@ -149,3 +149,15 @@ def test_a_malformed_formula_is_located(capsys: pytest.CaptureFixture[str], tmp_
 def test_a_missing_scenario_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, _, err = _smc(capsys, str(tmp_path / "none.yaml"))
     assert code == 2 and "none.yaml" in err
+
+
+def test_a_dask_cluster_prints_the_same_json(capsys: pytest.CaptureFixture[str]) -> None:
+    distributed = pytest.importorskip("distributed")
+    args = (APPROVAL, "--property", "paid", "--width", "0.08")
+    local = _smc(capsys, *args)
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as cluster:
+        dask = _smc(capsys, *args, "--executor", "dask", "--scheduler", cluster.scheduler_address)
+    assert local[0] == dask[0] == 0
+    assert local[1] == dask[1]

@@ -41,16 +41,27 @@ def approval() -> Scenario:
     return load_scenario(APPROVAL)
 
 
-def test_the_sink_receives_exactly_the_lines_run_writes(tmp_path: Path) -> None:
-    scenario = load_scenario(TRAIN).model_copy(update={"duration": 300.0})
-    run_replication(scenario, "resilient", 3, tmp_path, "full")
-    written = (tmp_path / "trace.jsonl").read_bytes().splitlines()
-    got: list[bytes] = []
-    trace = TraceWriter(MonitorSink(lambda ev, raw: got.append(raw), lambda b: b), 3, "full")
-    Replication(scenario, "resilient", 3, trace).run()
-    trace.flush()
-    assert len(got) > 1000
-    assert got == written
+@pytest.mark.parametrize("router", ["resilient", "semantic"])
+def test_the_sink_receives_exactly_the_lines_run_writes(tmp_path: Path, router: str) -> None:
+    """Through the gw1 outage (reroutes), replication after replication on the router
+    and graph compiled once: byte for byte the lines `run` writes."""
+    scenario = load_scenario(TRAIN).model_copy(update={"duration": 1000.0})
+    c = compiled(_job(scenario, "full"))
+    shared = c.router(router)
+    assert shared is not None
+    for rep in (3, 4):
+        out = tmp_path / f"rep-{rep}"
+        run_replication(scenario, router, rep, out, "full")
+        written = (out / "trace.jsonl").read_bytes().splitlines()
+        got: list[bytes] = []
+        sink = MonitorSink(lambda ev, raw, got=got: got.append(raw), lambda b: b)
+        trace = TraceWriter(sink, rep, "full")
+        Replication(scenario, router, rep, trace, c.graph, shared).run()
+        trace.flush()
+        assert len(got) > 1000
+        assert b'"label":"reroute"' in b"".join(got) or router != "resilient"
+        assert got == written
+    assert c.router(router) is shared  # built once per worker
 
 
 def test_a_monitored_replication_gives_the_verdicts_of_check_on_runs_trace(

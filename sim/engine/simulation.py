@@ -40,6 +40,7 @@ from sim.engine.views import ToolRT, Views
 from sim.engine.workflows import WorkflowRT, Workflows, drain_cap
 from sim.mesh.graph import ProtocolGraph
 from sim.mesh.registry import make_router
+from sim.mesh.routing import Router
 from sim.scenario.model import Scenario
 from sim.vocabulary import TRACE_LEVELS
 
@@ -72,7 +73,10 @@ class Replication:
         rep: int,
         trace: TraceWriter,
         graph: ProtocolGraph | None = None,
+        router: Router | None = None,
     ) -> None:
+        """``graph`` and ``router`` reuse a prebuilt protocol graph and router of it (a
+        router whose answers depend on the graph only: ``smc`` compiles them once)."""
         self.scenario = scenario
         self.rep = rep
         self.router_name = router_name
@@ -85,7 +89,9 @@ class Replication:
         self.graph = graph if graph is not None else ProtocolGraph.from_scenario(scenario)
         self.topology = topology = Topology(self.graph)
         self.routes = routes = RouteService(
-            topology, make_router(router_name, self.graph, scenario), router_name
+            topology,
+            router if router is not None else make_router(router_name, self.graph, scenario),
+            router_name,
         )
         self.transport = transport = Transport(
             env, later, rec, streams.latency, streams.translation

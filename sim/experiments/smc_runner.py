@@ -7,9 +7,10 @@ lines delivered to an in-process :class:`MonitorSink` (decoded with the conforma
 decoder, fed to the :class:`~sim.properties.Monitor`) instead of a file. A run
 satisfies a property iff no scope of it violates it.
 
-Per worker the scenario is compiled once (:func:`compiled`: protocol graph, parsed
-properties, tool attributes, decoder), cached by :attr:`SmcJob.key`; only the random
-streams change per replication. Batches of :data:`BATCH` replications are computed
+Per worker the scenario is compiled once (:func:`compiled`: protocol graph, the
+built-in routers with their route caches, parsed properties, tool attributes, decoder),
+cached by :attr:`SmcJob.key`; per replication only the random streams and the run's
+own state are new. Batches of :data:`BATCH` replications are computed
 (several in flight on a pool or Dask), but each rule reads the verdicts of
 replications 0, 1, 2, ... in order and stops on that ordered prefix, so every figure
 is the same whatever the number of jobs; batches computed past a stop are discarded.
@@ -17,10 +18,11 @@ is the same whatever the number of jobs; batches computed past a stop are discar
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sim.experiments.smc import Estimation, Sprt, clopper_pearson
@@ -28,6 +30,7 @@ from sim.experiments.smc import Estimation, Sprt, clopper_pearson
 if TYPE_CHECKING:
     from sim.experiments.runner import ExecutorHandle
     from sim.mesh.graph import ProtocolGraph
+    from sim.mesh.routing import Router
     from sim.properties import Property, ToolAttributes
     from sim.scenario.model import Scenario
 
@@ -55,14 +58,36 @@ class Compiled:
     graph: ProtocolGraph
     tools: dict[str, ToolAttributes]
     decode: Callable[[bytes], Any]
+    routers: dict[str, Router] = field(default_factory=dict)
+
+    def router(self, name: str) -> Router | None:
+        """The built-in router ``name`` built once on the graph (its caches of state
+        spaces, trees and routes depend on the graph only, which no run changes), or
+        None for a plug-in, which is built per replication as ``run`` does."""
+        from sim.plugins import BUILTIN_ROUTERS
+
+        entry = self.job.scenario.router(name)
+        if name not in BUILTIN_ROUTERS or (entry is not None and entry.plugin):
+            return None
+        hit = self.routers.get(name)
+        if hit is None:
+            from sim.mesh.registry import make_router
+
+            hit = self.routers[name] = make_router(name, self.graph, self.job.scenario)
+        return hit
 
 
-_COMPILED: dict[str, Compiled] = {}
+#: per thread (Dask may run tasks in threads): the compiled job, by key
+_LOCAL = threading.local()
 
 
 def compiled(job: SmcJob) -> Compiled:
-    """The job compiled in this process (built on first use, then reused)."""
-    hit = _COMPILED.get(job.key)
+    """The job compiled in this worker thread (built on first use, then reused; the
+    routers' caches are not shared between threads)."""
+    cache: dict[str, Compiled] | None = getattr(_LOCAL, "compiled", None)
+    if cache is None:
+        cache = _LOCAL.compiled = {}
+    hit = cache.get(job.key)
     if hit is None:
         from sim.conformance.events import decoder
         from sim.mesh.graph import ProtocolGraph
@@ -71,8 +96,8 @@ def compiled(job: SmcJob) -> Compiled:
         hit = Compiled(
             job, ProtocolGraph.from_scenario(job.scenario), tool_attributes(job.scenario), decoder()
         )
-        _COMPILED.clear()  # one job at a time per worker
-        _COMPILED[job.key] = hit
+        cache.clear()  # one job at a time per worker
+        cache[job.key] = hit
     return hit
 
 
@@ -110,7 +135,7 @@ def replicate(c: Compiled, router: str, rep: int) -> tuple[bool, ...]:
     trace = TraceWriter(MonitorSink(monitor.step, c.decode), rep, c.job.level)
     world: Replication | None = None
     try:
-        world = Replication(scenario, router, rep, trace, c.graph)
+        world = Replication(scenario, router, rep, trace, c.graph, c.router(router))
         world.run()
         trace.flush()
     except Exception as exc:
