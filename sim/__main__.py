@@ -2,7 +2,7 @@
 
 import sys
 
-from sim.processes import Stopped, stop_on_sigterm
+from sim.processes import Stopped, ignore_signals, stop_on_sigterm
 
 if __name__ == "__main__":
     stop_on_sigterm()
@@ -14,4 +14,16 @@ if __name__ == "__main__":
     except Stopped as stopped:
         print(stopped, file=sys.stderr)
         sys.exit(stopped.code)
-    sys.exit(main())
+    try:
+        code = main()
+    except KeyboardInterrupt:  # a signal between the command's end and the line below
+        print("interrupted", file=sys.stderr)
+        code = 130
+    except Stopped as stopped:
+        print(stopped, file=sys.stderr)
+        code = stopped.code
+    # The command is over and its exit code decided: a signal arriving now, while the
+    # interpreter finalises (pools joined, files closed; Python puts back the default
+    # handlers then), must not turn a finished command into a death by signal.
+    ignore_signals()
+    sys.exit(code)

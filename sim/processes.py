@@ -145,6 +145,12 @@ def stop_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, handler)
 
 
+def ignore_signals() -> None:
+    """SIGINT and SIGTERM ignored from now on (a command whose exit code is decided)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
 def worker_start(parent: int) -> None:
     """Initializer of a pool worker of process ``parent``: the parent stops it (SIGINT
     ignored, SIGTERM default) and it dies with the parent."""

@@ -250,3 +250,21 @@ def test_ctrl_c_while_import_mcp_starts_prints_no_traceback(tmp_path: Path, dela
     if pidfile.exists() and pidfile.read_text().strip():
         pid = int(pidfile.read_text())
         assert wait_until(lambda: not alive(pid), 5), f"server {pid} left behind"
+
+
+def test_a_finished_command_ignores_signals_while_the_interpreter_exits() -> None:
+    """Python puts the default handlers back while it finalises: a SIGTERM then (pools
+    being joined after the work is done) would kill a finished command with -15. The
+    handlers seen by an exit hook must be SIG_IGN."""
+    probe = (
+        "import atexit, runpy, signal, sys\n"
+        "atexit.register(lambda: print(signal.getsignal(signal.SIGTERM) is signal.SIG_IGN,"
+        " signal.getsignal(signal.SIGINT) is signal.SIG_IGN))\n"
+        "sys.argv = ['sim', 'validate', 'scenarios/train_booking.yaml']\n"
+        "runpy.run_module('sim', run_name='__main__')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-2:] == ["True", "True"], done.stdout
