@@ -116,6 +116,38 @@ def terminate(pids: Iterable[int], *, group: bool = False, grace: float = GRACE)
             time.sleep(0.02)
 
 
+_HANDLERS: dict[int, object] = {}
+"""The raising handler last installed per signal, to arm again by :func:`_redeliver`."""
+
+
+def _redeliver(unraisable: sys.UnraisableHookArgs) -> None:
+    """A stop raised while Python ran a finaliser (``__del__``, a weakref callback) is
+    swallowed there and printed as "Exception ignored": arm the handler again and send
+    the signal once more, so that it lands in the command's own code."""
+    exc = unraisable.exc_value
+    if isinstance(exc, Stopped) and exc.signum in _HANDLERS:
+        try:
+            signal.signal(exc.signum, _HANDLERS[exc.signum])  # type: ignore[arg-type]
+        except ValueError:  # not the main thread: nothing to arm
+            return
+        # not from here: a signal sent now would be handled inside this hook again
+        import threading
+
+        threading.Timer(0.05, os.kill, (os.getpid(), exc.signum)).start()
+        return
+    _PREVIOUS_HOOK(unraisable)
+
+
+_PREVIOUS_HOOK = sys.unraisablehook
+
+
+def _raising(handler: object, *signums: int) -> None:
+    for signum in signums:
+        _HANDLERS[signum] = handler
+        signal.signal(signum, handler)  # type: ignore[arg-type]
+    sys.unraisablehook = _redeliver
+
+
 @contextlib.contextmanager
 def stop_on_signals() -> Iterator[None]:
     """While inside, SIGINT and SIGTERM raise :class:`Stopped` in the main thread (once;
@@ -127,12 +159,17 @@ def stop_on_signals() -> Iterator[None]:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         raise Stopped(signum)
 
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    _raising(handler, signal.SIGINT, signal.SIGTERM)
     try:
         yield
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
+            if callable(h):
+                _HANDLERS[s] = h
+            else:
+                _HANDLERS.pop(s, None)
 
 
 def stop_on_sigterm() -> None:
@@ -142,7 +179,7 @@ def stop_on_sigterm() -> None:
     def handler(signum: int, frame: FrameType | None) -> None:
         raise Stopped(signum)
 
-    signal.signal(signal.SIGTERM, handler)
+    _raising(handler, signal.SIGTERM)
 
 
 def ignore_signals() -> None:

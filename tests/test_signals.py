@@ -268,3 +268,29 @@ def test_a_finished_command_ignores_signals_while_the_interpreter_exits() -> Non
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[-2:] == ["True", "True"], done.stdout
+
+
+def test_a_stop_swallowed_by_a_finaliser_is_delivered_again() -> None:
+    """A signal whose handler runs inside ``__del__`` (or a weakref callback) raises there,
+    where Python only prints "Exception ignored"; the stop must still reach the command."""
+    probe = (
+        "import gc, os, signal, time\n"
+        "from sim.processes import Stopped, stop_on_signals\n"
+        "class Finalised:\n"
+        "    def __del__(self):\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)\n"
+        "        for _ in range(100000): pass\n"
+        "try:\n"
+        "    with stop_on_signals():\n"
+        "        Finalised()\n"
+        "        gc.collect()\n"
+        "        time.sleep(2)\n"
+        "        print('not stopped')\n"
+        "except Stopped as stop:\n"
+        "    print('stopped', stop.code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.strip() == "stopped 143", (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
