@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
+from plugin_commands import EXAMPLE, assert_one_error, sim
 
 from sim.approval import (
     ApprovalPolicy,
@@ -27,25 +26,10 @@ from sim.engine import ReplicationError, run_replication
 from sim.plugins import APPROVAL_GROUP, load_object
 from sim.scenario import ScenarioError, parse_scenario
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = REPO / "examples" / "plugins"
 SCENARIO = EXAMPLE / "approval.yaml"
 GATE = "protomesh_detour.approval:FareClassGate"
 POLICY_BLOCK = f'  policy:\n    plugin: "{GATE}"\n    options: {{classes: [business]}}\n'
 WRITES = {"book_train", "send_ticket"}
-
-
-def sim(*args: str, path: str = str(EXAMPLE)) -> subprocess.CompletedProcess[str]:
-    """``python -m sim ARGS`` with ``path`` as PYTHONPATH."""
-    env = dict(os.environ, PYTHONPATH=path)
-    return subprocess.run(
-        [sys.executable, "-m", "sim", *args],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def with_policy(block: str) -> str:
@@ -302,10 +286,7 @@ def test_a_policy_that_cannot_be_used_is_a_located_error(
     )
     with pytest.raises(ScenarioError) as info:
         parse_scenario(with_policy(block), "plug.yaml")
-    (diag,) = info.value.errors
-    assert diag.field == where and diag.file == "plug.yaml" and diag.line > 1, str(diag)
-    for word in words:
-        assert word in diag.message, str(diag)
+    assert_one_error(info, where, words)
 
 
 def test_validate_exits_2_on_a_policy_that_cannot_be_imported(tmp_path: Path) -> None:

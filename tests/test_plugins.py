@@ -10,28 +10,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from plugin_commands import EXAMPLE, REPO, assert_one_error, sim
 
 from sim.mesh import ProtocolGraph, RouterError, make_router
 from sim.mesh.routing import DijkstraRouter
 from sim.scenario import ScenarioError, load_scenario, parse_scenario
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLE = REPO / "examples" / "plugins"
 SCENARIO = EXAMPLE / "scenario.yaml"
 AVOIDED = "gw1"
-
-
-def sim(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    """``python -m sim ARGS`` with the example package on PYTHONPATH."""
-    env = dict(os.environ, PYTHONPATH=str(EXAMPLE))
-    return subprocess.run(
-        [sys.executable, "-m", "sim", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 # --- the example package, in a subprocess --------------------------------------------------
@@ -198,10 +184,7 @@ def test_a_plugin_that_cannot_be_used_is_a_located_error(
     monkeypatch.syspath_prepend(str(EXAMPLE))
     with pytest.raises(ScenarioError) as info:
         parse_scenario(_with_routers(entry), "plug.yaml")
-    (diag,) = info.value.errors
-    assert diag.field == where and diag.file == "plug.yaml" and diag.line > 1, str(diag)
-    for word in words:
-        assert word in diag.message, str(diag)
+    assert_one_error(info, where, words)
 
 
 def test_validate_exits_2_on_a_plugin_that_cannot_be_imported(tmp_path: Path) -> None:
