@@ -1,0 +1,141 @@
+"""Explicit-state breadth-first search of the model × one property (SPEC §11).
+
+Breadth-first, so the first violation found has a shortest path (in transitions, each
+one group of events the engine writes at one instant). States are hashed compactly:
+each product state is serialised (:mod:`marshal`, canonical for the model's tuples of
+ints, strings and booleans) and only its 16-byte BLAKE2b digest is kept, with the
+parent link that rebuilds a counterexample. ``max_states`` bounds the states stored;
+reaching it makes the verdict ``undecided``, never ``holds``.
+
+Partial-order reduction (``reduce=True``, for properties whose verdict depends only on
+each task's own events): in a state where no task is pending or waiting (no task will
+be prepared any more, so a failure can no longer stop one from starting), the
+transitions of one *isolated* task (no ≺ edge to or from it, no dependency relation on
+its tools, tools and fallback tools used by no other task, not a capability task) are
+explored alone: they commute with every other task's transitions (the instance's
+status is kept as "some task failed", not which one) and the property cannot tell the
+orders apart. The model is acyclic, so no cycle proviso is needed. A reduced search
+that finds a violation is repeated without reduction for the shortest counterexample.
+"""
+
+from __future__ import annotations
+
+import functools
+import marshal
+from collections import deque
+from dataclasses import dataclass, field
+from hashlib import blake2b
+from typing import Any
+
+from sim.verify.model import Model
+from sim.verify.observe import Tracker
+from sim.verify.states import INIT, PENDING, WAITING, Event, Transition
+
+
+@dataclass
+class Outcome:
+    """A search's verdict: ``holds``, ``violated`` or ``undecided``; states stored and
+    transitions taken; the violating path's events (up to the violating event)."""
+
+    verdict: str
+    states: int
+    transitions: int
+    path: list[Event] = field(default_factory=list)
+    reduced: bool = False
+
+
+def _digest(state: Any) -> bytes:
+    return blake2b(marshal.dumps(state), digest_size=16).digest()
+
+
+def isolated_tasks(model: Model) -> frozenset[int]:
+    """The tasks whose transitions commute with every other task's (see the module)."""
+    tools_of: dict[int, set[str]] = {}
+    for task in model.tasks:
+        if task.tool is None:
+            continue
+        seen: set[str] = set()
+        todo = [task.tool]
+        while todo:
+            t = todo.pop()
+            if t in seen or t not in model.truth:
+                continue
+            seen.add(t)
+            for fm in model.truth[t].failure_modes or ():
+                target = getattr(fm.recovery, "tool", None)
+                if isinstance(target, str):
+                    todo.append(target)
+        tools_of[task.index] = seen
+    related: set[str] = set()
+    for name, desc in model.truth.items():
+        for dep in desc.dependencies or ():
+            related.update((name, dep.tool))
+    out = set()
+    for task in model.tasks:
+        mine = tools_of.get(task.index)
+        if mine is None or task.after or any(task.index in t.after for t in model.tasks):
+            continue
+        if mine & related:
+            continue
+        others = set().union(*(v for k, v in tools_of.items() if k != task.index))
+        if any(t.tool is None for t in model.tasks if t.index != task.index) or mine & others:
+            continue
+        out.add(task.index)
+    return frozenset(out)
+
+
+def _ample(state: Any, trs: list[Transition], isolated: frozenset[int]) -> list[Transition]:
+    if state == INIT or not isolated or len(trs) < 2:
+        return trs
+    tasks = state[0]
+    if any(s in (PENDING, WAITING) for s in tasks):
+        return trs
+    for i in sorted(isolated):
+        mine = [t for t in trs if t[0] == i]
+        if mine:
+            return mine
+    return trs
+
+
+def explore(model: Model, tracker: Tracker, max_states: int, reduce: bool = False) -> Outcome:
+    """Search the product of ``model`` and ``tracker`` breadth-first."""
+    isolated = isolated_tasks(model) if reduce and not model.initiator_fails else frozenset()
+    start = (INIT, tracker.initial(model))
+    seen = {_digest(start)}
+    parents: list[tuple[int, tuple[Event, ...]]] = [(-1, ())]
+    queue: deque[tuple[int, Any]] = deque([(0, start)])
+    transitions = 0
+
+    def path_to(sid: int) -> list[Event]:
+        chunks = []
+        while sid > 0:
+            parent, evs = parents[sid]
+            chunks.append(evs)
+            sid = parent
+        return [e for evs in reversed(chunks) for e in evs]
+
+    while queue:
+        sid, (ms, ps) = queue.popleft()
+        trs = model.successors(ms)
+        if isolated:
+            trs = _ample(ms, trs, isolated)
+        for _, evs, nms in trs:
+            transitions += 1
+            nps, bad = tracker.step(model, ps, evs, nms, functools.partial(path_to, sid))
+            if bad is not None:
+                return Outcome(
+                    "violated",
+                    len(seen),
+                    transitions,
+                    path_to(sid) + list(evs[: bad + 1]),
+                    bool(isolated),
+                )
+            key = _digest((nms, nps))
+            if key in seen:
+                continue
+            if len(seen) >= max_states:
+                return Outcome("undecided", len(seen), transitions, reduced=bool(isolated))
+            seen.add(key)
+            parents.append((sid, evs))
+            queue.append((len(parents) - 1, (nms, nps)))
+    return Outcome("holds", len(seen), transitions, reduced=bool(isolated))
