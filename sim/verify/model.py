@@ -64,6 +64,7 @@ from sim.verify.states import (
     Task,
     Transition,
     code_of,
+    isolated_tasks,
 )
 
 
@@ -115,6 +116,9 @@ class Model:
         self.option_list: list[RouteOption] = []
         self._option_ids: dict[tuple[Any, ...], int] = {}
         self.views: dict[tuple[str, frozenset[str]], ToolModel] = {}
+        #: tasks whose outcome no other task reads: with ``exact`` off their final code is
+        #: kept as SUCCEEDED (the failure is in ``status``), so outcomes do not multiply
+        self.isolated = isolated_tasks(self.tasks, self.truth)
         self.feeds_known = any(
             d.relation.value == "ProducesInputFor" for s in specs.values() for d in s.dependencies
         )
@@ -141,10 +145,6 @@ class Model:
             hit = self._option_ids[k] = len(self.option_list)
             self.option_list.append(option)
         return hit
-
-    def option(self, oid: int) -> RouteOption:
-        """The route option with id ``oid``."""
-        return self.option_list[oid]
 
     def view(self, option: RouteOption) -> ToolModel:
         """The caller's view of the option's tool through its fields."""
@@ -230,6 +230,11 @@ class Model:
         tasks, status, k0, l0 = state
         new = [PENDING if s == WAITING else s for s in tasks]
         new[task.index] = code
+        if not self.exact and task.index in self.isolated:
+            new[task.index] = SUCCEEDED
+            mine = self.isolated[task.index]
+            held = known if known is not None else k0
+            known = tuple(o for o in held if self.option_list[o].tool not in mine)
         if code in (FAILED, CANCELLED):
             evs.append(
                 ("_failed", task.index, None, "", None, (("code", code), ("reason", reason)))
@@ -468,7 +473,8 @@ class Model:
         elif phase == FLIGHT:
             s2 = lts.step(s, label("execute", tool))
             assert s2 is not None
-            evs = [self._execute(task, option, gate)]
+            approved = (("approved", gate),) if self.write[tool] else ()
+            evs = [("execute", i, tool, option.host, option.arrives, approved)]
             out.append((i, tuple(evs), self._with(state, task, (*inv[:3], s2, EXEC, *inv[5:]))))
             view = self.view(option)
             if resends < view.sd_retries:
@@ -492,9 +498,3 @@ class Model:
             )
         else:  # RESUME: validation again after a ValidationError's retry
             out.append((i, *self._validate(state, task, inv, [])))
-
-    def _execute(self, task: Task, option: RouteOption, gate: bool) -> Event:
-        detail: list[tuple[str, Any]] = []
-        if self.write[option.tool]:
-            detail.append(("approved", gate))
-        return ("execute", task.index, option.tool, option.host, option.arrives, tuple(detail))

@@ -48,42 +48,6 @@ def _digest(state: Any) -> bytes:
     return blake2b(marshal.dumps(state), digest_size=16).digest()
 
 
-def isolated_tasks(model: Model) -> frozenset[int]:
-    """The tasks whose transitions commute with every other task's (see the module)."""
-    tools_of: dict[int, set[str]] = {}
-    for task in model.tasks:
-        if task.tool is None:
-            continue
-        seen: set[str] = set()
-        todo = [task.tool]
-        while todo:
-            t = todo.pop()
-            if t in seen or t not in model.truth:
-                continue
-            seen.add(t)
-            for fm in model.truth[t].failure_modes or ():
-                target = getattr(fm.recovery, "tool", None)
-                if isinstance(target, str):
-                    todo.append(target)
-        tools_of[task.index] = seen
-    related: set[str] = set()
-    for name, desc in model.truth.items():
-        for dep in desc.dependencies or ():
-            related.update((name, dep.tool))
-    out = set()
-    for task in model.tasks:
-        mine = tools_of.get(task.index)
-        if mine is None or task.after or any(task.index in t.after for t in model.tasks):
-            continue
-        if mine & related:
-            continue
-        others = set().union(*(v for k, v in tools_of.items() if k != task.index))
-        if any(t.tool is None for t in model.tasks if t.index != task.index) or mine & others:
-            continue
-        out.add(task.index)
-    return frozenset(out)
-
-
 def _ample(state: Any, trs: list[Transition], isolated: frozenset[int]) -> list[Transition]:
     if state == INIT or not isolated or len(trs) < 2:
         return trs
@@ -99,7 +63,7 @@ def _ample(state: Any, trs: list[Transition], isolated: frozenset[int]) -> list[
 
 def explore(model: Model, tracker: Tracker, max_states: int, reduce: bool = False) -> Outcome:
     """Search the product of ``model`` and ``tracker`` breadth-first."""
-    isolated = isolated_tasks(model) if reduce and not model.initiator_fails else frozenset()
+    isolated = frozenset(model.isolated) if reduce and not model.initiator_fails else frozenset()
     start = (INIT, tracker.initial(model))
     seen = {_digest(start)}
     parents: list[tuple[int, tuple[Event, ...]]] = [(-1, ())]
