@@ -8,14 +8,19 @@ parent link that rebuilds a counterexample. ``max_states`` bounds the states sto
 reaching it makes the verdict ``undecided``, never ``holds``.
 
 Partial-order reduction (``reduce=True``, for properties whose verdict depends only on
-each task's own events): in a state where no task is pending or waiting (no task will
-be prepared any more, so a failure can no longer stop one from starting), the
-transitions of one *isolated* task (no ≺ edge to or from it, no dependency relation on
-its tools, tools and fallback tools used by no other task, not a capability task) are
-explored alone: they commute with every other task's transitions (the instance's
-status is kept as "some task failed", not which one) and the property cannot tell the
-orders apart. The model is acyclic, so no cycle proviso is needed. A reduced search
-that finds a violation is repeated without reduction for the shortest counterexample.
+each task's own events: a conjunction over invocation scopes). An *isolated* task (a
+tool task with no ≺ edge to or from it, no dependency relation on its tools, tools and
+fallback tools no other task uses) reads nothing of the others and is read by none;
+it only sets the instance's "some task failed" flag, which stops later tasks from
+starting. So (1) isolated tasks commute with one another, and (2) any execution is
+dominated, scope by scope, by one where every isolated task moves only after the other
+tasks have nothing left to do (postponing a failure only lets more tasks start; their
+invocations are extra scopes, the others' are unchanged). The reduced search
+explores the other tasks' transitions while there are any, then the isolated tasks one
+at a time. Their outcomes are folded into the failure flag (:class:`Model`, ``exact``
+off), so they do not multiply states. Not applied when the initiator can fail (its
+outage cuts every task). The model is acyclic: no cycle proviso. A reduced search that
+finds a violation is repeated without reduction for the shortest counterexample.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from typing import Any
 
 from sim.verify.model import Model
 from sim.verify.observe import Tracker
-from sim.verify.states import INIT, PENDING, WAITING, Event, Transition
+from sim.verify.states import INIT, Event, Transition
 
 
 @dataclass
@@ -51,9 +56,9 @@ def _digest(state: Any) -> bytes:
 def _ample(state: Any, trs: list[Transition], isolated: frozenset[int]) -> list[Transition]:
     if state == INIT or not isolated or len(trs) < 2:
         return trs
-    tasks = state[0]
-    if any(s in (PENDING, WAITING) for s in tasks):
-        return trs
+    others = [t for t in trs if t[0] not in isolated]
+    if others:
+        return others
     for i in sorted(isolated):
         mine = [t for t in trs if t[0] == i]
         if mine:
