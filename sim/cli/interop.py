@@ -86,14 +86,16 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser(
         "serve",
-        help="a real MCP server (stdio) exposing a scenario's tools with simulated behaviour",
+        help="a real MCP server (stdio or Streamable HTTP) exposing a scenario's tools with "
+        "simulated behaviour",
         description="Serve a scenario as a real protocol endpoint.",
     )
     kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
     k = kinds.add_parser(
         "mcp",
-        help="an MCP server over stdio",
-        description="Serve the scenario's tools over MCP (stdio, official SDK) with their MCP+ "
+        help="an MCP server over stdio or Streamable HTTP",
+        description="Serve the scenario's tools over MCP (stdio, or Streamable HTTP with --http; "
+        "official SDK) with their MCP+ "
         "metadata; service times scaled to wall-clock (--speed), errors drawn from each tool's "
         "`errors` (--seed) and returned as isError results; a bad argument is a JSON-RPC error "
         "-32602. Runs until the client closes stdin. Exit 0, or 2 on bad input.",
@@ -128,7 +130,14 @@ def register(sub: Any) -> None:
         default=None,
         metavar="BYTES",
         help="longest line (one JSON-RPC message) accepted; a longer one is answered with "
-        "error -32600 and skipped (default 4 MiB)",
+        "error -32600 and skipped; over HTTP, the longest request body (default 4 MiB)",
+    )
+    k.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        default=None,
+        help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0: any free "
+        "port; the URL is printed on stderr); runs until SIGINT or SIGTERM",
     )
     k.set_defaults(handler=serve_mcp_command)
 
@@ -329,6 +338,14 @@ def serve_mcp_command(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a server just ends on SIGTERM
     speed = _speed(args.speed)
+    address = None
+    if args.http is not None:
+        from sim.interop.streamable import parse_address
+
+        try:
+            address = parse_address(args.http)
+        except InteropError as exc:
+            raise BadInput(str(exc)) from None
     scenario, ext = _load(args.file)
     seed = scenario.seed if args.seed is None else args.seed
     try:
@@ -345,10 +362,28 @@ def serve_mcp_command(args: argparse.Namespace) -> int:
         raise BadInput(f"{args.file}: {exc}") from None
     for note in sim.notes:
         print(f"note: {note}", file=sys.stderr)
-    print(
-        f"serve: {len(sim.entries)} tools of {scenario.name!r} over MCP stdio "
-        f"(speed {args.speed}, seed {seed})",
-        file=sys.stderr,
-    )
-    run_stdio(server, max_frame=args.max_frame)
+    what = f"{len(sim.entries)} tools of {scenario.name!r}"
+    where = f"(speed {args.speed}, seed {seed})"
+    if address is None:
+        print(f"serve: {what} over MCP stdio {where}", file=sys.stderr)
+        run_stdio(server, max_frame=args.max_frame)
+        return EXIT_OK
+    from sim.interop.streamable import is_loopback, serve_http
+
+    host, port = address
+    if not is_loopback(host):
+        print(
+            f"note: {host} is not a loopback address: anyone who reaches it can call the "
+            "tools (no authorisation, no DNS-rebinding check)",
+            file=sys.stderr,
+        )
+
+    def ready(url: str) -> None:
+        print(f"serve: {what} over MCP Streamable HTTP at {url} {where}", file=sys.stderr)
+        sys.stderr.flush()
+
+    try:
+        serve_http(server, host, port, ready=ready, max_body=args.max_frame)
+    except InteropError as exc:
+        raise BadInput(str(exc)) from None
     return EXIT_OK
