@@ -18,6 +18,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import PaginatedRequestParams
 
+from sim.calculus.mcp import MCP_PLUS_META
 from sim.interop.tools_list import spec_errors
 
 REPO = Path(__file__).resolve().parents[1]
@@ -89,10 +90,10 @@ def test_sdk_client_against_the_train_booking_scenario(mcp_spec: dict[str, Any])
                 tools = {t.name: t for t in listed.tools}
                 assert set(tools) >= {"fetch_user", "book_train", "send_ticket"}
                 for t in tools.values():
-                    assert t.meta is not None and "protomesh/mcp+" in t.meta
+                    assert t.meta is not None and MCP_PLUS_META in t.meta
                 book = tools["book_train"]
                 assert book.meta is not None
-                meta = book.meta["protomesh/mcp+"]
+                meta = book.meta[MCP_PLUS_META]
                 assert meta["side_effects"] == "write" and meta["requires_approval"] is True
                 assert book.annotations is not None
                 assert book.annotations.read_only_hint is False
@@ -205,7 +206,8 @@ def test_frames_have_the_shapes_of_real_servers(
         listed = raw.receive()
         assert spec_errors(listed, mcp_spec, "JSONRPCResultResponse") == []
         assert spec_errors(listed["result"], mcp_spec, "ListToolsResult") == []
-        assert listed["result"]["tools"][0]["_meta"]["protomesh/mcp+"]["side_effects"] == "write"
+        plus = listed["result"]["tools"][0]["_meta"][MCP_PLUS_META]
+        assert plus["side_effects"] == "write"
         call = {"name": "reserve", "arguments": {"passenger": "Ada"}}
         raw.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
         failed = raw.receive()

@@ -2,7 +2,7 @@
 tools with simulated behaviour (``serve mcp``).
 
 - ``tools/list``: the tools as ``export mcp`` writes them (MCP⁺ metadata under
-  ``_meta["protomesh/mcp+"]``), one page.
+  ``_meta["protomesh/mcp-plus"]``), one page.
 - ``tools/call``: an unknown tool is a JSON-RPC error -32602 ``Unknown tool: NAME`` (as the real
   time server answers); arguments are validated against the input schema with ``jsonschema``,
   and a bad argument is a JSON-RPC error -32602 ``Invalid arguments for tool NAME: ...``
