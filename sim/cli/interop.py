@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from sim.cli.console import EXIT_OK, BadInput, guarded, read_json
+from sim.cli.import_mcp import add_import_mcp
 from sim.interop.errors import InteropError
 
 
@@ -25,59 +25,7 @@ def register(sub: Any) -> None:
     )
     kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
 
-    k = kinds.add_parser(
-        "mcp",
-        help="from a live MCP server (Streamable HTTP URL, or a stdio command)",
-        description="Reach a live MCP server through the official SDK's client: `import mcp URL` "
-        "over Streamable HTTP, `import mcp -- COMMAND ARGS...` over stdio (the server is started "
-        "and stopped). Agree on a protocol revision (--revision), page through tools/list, keep "
-        "every entry as sent. A stdio server gets only the SDK's default environment (HOME, "
-        "LOGNAME, PATH, SHELL, TERM, USER) unless --inherit-env, plus each --env. Options go "
-        "before the URL or the --.",
-    )
-    k.add_argument("--out", metavar="FILE", help="write the fragment here (default: stdout)")
-    k.add_argument(
-        "--timeout",
-        type=float,
-        default=30.0,
-        metavar="S",
-        help="seconds for start, handshake and listing together (default 30)",
-    )
-    k.add_argument("--name", metavar="NAME", help="scenario name (default: the server's name)")
-    k.add_argument(
-        "--revision",
-        choices=("auto", "2025-11-25", "2026-07-28"),
-        default="auto",
-        help="protocol revision: auto probes server/discover (2026-07-28) and falls back to the "
-        "2025-11-25 initialize handshake (default); a date speaks only that revision",
-    )
-    k.add_argument(
-        "--header",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="HTTP header on every request, e.g. Authorization='Bearer ...' (repeatable; URL "
-        "only; values are never printed)",
-    )
-    k.add_argument(
-        "--env",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="environment variable for the stdio server (repeatable)",
-    )
-    k.add_argument(
-        "--inherit-env",
-        action="store_true",
-        help="give the stdio server all of protomesh's environment, not only the SDK's default",
-    )
-    k.add_argument(
-        "server",
-        nargs=argparse.REMAINDER,
-        metavar="URL | -- COMMAND ARGS",
-        help="the server's MCP endpoint (http:// or https://), or its command after --",
-    )
-    k.set_defaults(handler=import_mcp_command)
+    add_import_mcp(kinds)
 
     k = kinds.add_parser(
         "tools",
@@ -117,21 +65,32 @@ def register(sub: Any) -> None:
     k.add_argument(
         "--tool", action="append", default=[], metavar="NAME", help="only this tool (repeatable)"
     )
+    k.add_argument(
+        "--revision",
+        choices=("2025-11-25", "2026-07-28"),
+        default="2025-11-25",
+        help="the MCP revision whose ListToolsResult is written (2026-07-28 adds resultType, "
+        "ttlMs, cacheScope; default 2025-11-25)",
+    )
     k.set_defaults(handler=export_mcp_command)
 
     p = sub.add_parser(
         "serve",
-        help="a real MCP server (stdio) exposing a scenario's tools with simulated behaviour",
+        help="a real MCP server (stdio or Streamable HTTP) exposing a scenario's tools with "
+        "simulated behaviour",
         description="Serve a scenario as a real protocol endpoint.",
     )
     kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
     k = kinds.add_parser(
         "mcp",
-        help="an MCP server over stdio",
-        description="Serve the scenario's tools over MCP (stdio, official SDK) with their MCP+ "
+        help="an MCP server over stdio or Streamable HTTP",
+        description="Serve the scenario's tools over MCP (stdio, or Streamable HTTP with --http; "
+        "official SDK) with their MCP+ "
         "metadata; service times scaled to wall-clock (--speed), errors drawn from each tool's "
-        "`errors` (--seed) and returned as isError results; a bad argument is a JSON-RPC error "
-        "-32602. Runs until the client closes stdin. Exit 0, or 2 on bad input.",
+        "`errors` (--seed) and returned as isError results; protocol revisions 2025-11-25 and "
+        "2026-07-28; a tool whose descriptor requires approval asks the user by elicitation "
+        "first. Runs until the client closes stdin (stdio) or a SIGINT/SIGTERM (HTTP). Exit 0, "
+        "or 2 on bad input.",
     )
     k.add_argument("file", metavar="FILE", help="scenario YAML")
     k.add_argument(
@@ -143,9 +102,10 @@ def register(sub: Any) -> None:
     k.add_argument("--seed", type=int, default=None, metavar="S", help="default: the scenario's")
     k.add_argument(
         "--arg-errors",
-        choices=("error", "result"),
-        default="error",
-        help="a bad argument as a JSON-RPC error -32602 (default) or an isError result",
+        choices=("result", "protocol"),
+        default="result",
+        help="a bad argument as an isError result (default, as MCP 2025-11-25 asks) or as a "
+        "JSON-RPC error -32602 (protocol)",
     )
     k.add_argument(
         "--tool", action="append", default=[], metavar="NAME", help="only this tool (repeatable)"
@@ -163,7 +123,21 @@ def register(sub: Any) -> None:
         default=None,
         metavar="BYTES",
         help="longest line (one JSON-RPC message) accepted; a longer one is answered with "
-        "error -32600 and skipped (default 4 MiB)",
+        "error -32600 and skipped; over HTTP, the longest request body (default 4 MiB)",
+    )
+    k.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        default=None,
+        help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0: any free "
+        "port; the URL is printed on stderr); runs until SIGINT or SIGTERM",
+    )
+    k.add_argument(
+        "--trace",
+        metavar="FILE",
+        default=None,
+        help="record the live session as a SPEC §5 trace (check it with: check FILE "
+        "--scenario SCENARIO)",
     )
     k.set_defaults(handler=serve_mcp_command)
 
@@ -189,85 +163,6 @@ def _report(fragment: Any, out: str | None) -> None:
     for note in fragment.notes:
         print(f"note: {note}", file=sys.stderr)
     print(fragment.lint.line(), file=sys.stderr)
-
-
-def _pairs(values: list[str], option: str) -> dict[str, str]:
-    """``NAME=VALUE`` options as a mapping; :class:`BadInput` naming the bad one (its value
-    is not shown: it may be a secret)."""
-    out: dict[str, str] = {}
-    for text in values:
-        name, sep, value = text.partition("=")
-        name = name.strip()
-        if not sep or not name:
-            shown = name or text.partition("=")[0]
-            raise BadInput(f"{option} {shown!r}: expected NAME=VALUE")
-        if option == "--header" and not _HEADER_NAME.fullmatch(name):
-            raise BadInput(f"--header {name!r}: not an HTTP header name")
-        if any(c in name + value for c in "\r\n\0"):
-            raise BadInput(f"{option} {name!r}: holds a line break or a NUL byte")
-        out[name] = value
-    return out
-
-
-_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
-
-
-def _endpoint(args: argparse.Namespace) -> Any:
-    """The server the options name: a URL (HTTP) or a command line (stdio)."""
-    from sim.interop.client import HttpServer, StdioServer
-
-    rest = list(args.server)
-    dashed = bool(rest) and rest[0] == "--"
-    if dashed:
-        rest = rest[1:]
-    if not rest:
-        raise BadInput(
-            "import mcp: no server (usage: import mcp URL, or import mcp -- COMMAND ARGS...)"
-        )
-    headers = _pairs(args.header, "--header")
-    env = _pairs(args.env, "--env")
-    if len(rest) == 1 and re.match(r"(?i)https?://", rest[0]):
-        if env or args.inherit_env:
-            raise BadInput("--env and --inherit-env are for a stdio server (-- COMMAND ARGS)")
-        return HttpServer(rest[0], headers)
-    if not dashed and re.match(r"(?i)[a-z][a-z0-9+.-]*://", rest[0]):
-        raise BadInput(f"{rest[0]}: only http:// and https:// URLs are served over HTTP")
-    if headers:
-        raise BadInput("--header is for a Streamable HTTP server (import mcp URL)")
-    return StdioServer(tuple(rest), env, args.inherit_env)
-
-
-@guarded(InteropError)
-def import_mcp_command(args: argparse.Namespace) -> int:
-    """``import mcp [options] URL`` or ``import mcp [options] -- COMMAND ARGS...``."""
-    from sim.interop.client import HttpServer, fetch_tools
-    from sim.interop.fragments import fragment_from_tools_list
-
-    if args.timeout <= 0:
-        raise BadInput(f"--timeout must be positive, got {args.timeout:g}")
-    server = _endpoint(args)
-    listing = fetch_tools(server, timeout=args.timeout, revision=args.revision)
-    shown = server.shown
-    source = (
-        f"the live MCP server {listing.server_name!r} {listing.server_version}".rstrip()
-        + f" (`{shown}`, {listing.transport}, protocol {listing.protocol_version}, "
-        f"{listing.pages} tools/list pages)"
-    )
-    default = (
-        server.url.rstrip("/").rsplit("/", 1)[-1]
-        if isinstance(server, HttpServer)
-        else Path(server.command[0]).stem
-    )
-    name = args.name or listing.server_name or default
-    try:
-        fragment = fragment_from_tools_list(
-            listing.tools, name=name, agent=name, source=source, out=args.out
-        )
-    except InteropError as exc:
-        raise BadInput(f"{shown}: tools/list result: {exc}") from None
-    _write(fragment.text, args.out)
-    _report(fragment, args.out)
-    return EXIT_OK
 
 
 @guarded(InteropError)
@@ -354,7 +249,8 @@ def _load(path: str) -> tuple[Any, Any]:
 
 @guarded(InteropError)
 def export_mcp_command(args: argparse.Namespace) -> int:
-    """``export mcp FILE [--out FILE] [--tool NAME]...``."""
+    """``export mcp FILE [--out FILE] [--tool NAME]... [--revision R]``."""
+    from sim.interop.revision import list_result, revision_entry
     from sim.interop.tools_list import scenario_tools_list
 
     scenario, ext = _load(args.file)
@@ -362,8 +258,15 @@ def export_mcp_command(args: argparse.Namespace) -> int:
         export = scenario_tools_list(scenario, ext, args.tool)
     except InteropError as exc:
         raise BadInput(f"{args.file}: {exc}") from None
-    _write(json.dumps(export.data, indent=2, ensure_ascii=False) + "\n", args.out)
-    for note in export.notes:
+    notes = list(export.notes)
+    tools = []
+    for entry in export.data["tools"]:
+        shaped, why = revision_entry(entry, args.revision)
+        tools.append(shaped)
+        notes.extend(why)
+    data = list_result(tools, args.revision)
+    _write(json.dumps(data, indent=2, ensure_ascii=False) + "\n", args.out)
+    for note in notes:
         print(f"note: {note}", file=sys.stderr)
     unknown = sum(len(v) for v in export.unknown.values())
     print(
@@ -405,15 +308,32 @@ def _speed(text: str) -> float | None:
 
 @guarded(InteropError)
 def serve_mcp_command(args: argparse.Namespace) -> int:
-    """``serve mcp FILE [--speed instant|realtime|X] [--seed S] [--arg-errors error|result]``."""
+    """``serve mcp FILE [--speed instant|realtime|X] [--seed S] [--arg-errors result|protocol]
+    [--http HOST:PORT] [--trace FILE] ...``."""
     import signal
 
-    from sim.interop.server import build_server, run_stdio
+    from sim.interop.server import build_server
 
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a server just ends on SIGTERM
     speed = _speed(args.speed)
+    address = None
+    if args.http is not None:
+        from sim.interop.streamable import parse_address
+
+        try:
+            address = parse_address(args.http)
+        except InteropError as exc:
+            raise BadInput(str(exc)) from None
     scenario, ext = _load(args.file)
     seed = scenario.seed if args.seed is None else args.seed
+    trace = None
+    if args.trace is not None:
+        from sim.interop.session_trace import LiveTrace
+
+        try:
+            trace = LiveTrace(args.trace)
+        except InteropError as exc:
+            raise BadInput(str(exc)) from None
     try:
         server, sim = build_server(
             scenario,
@@ -423,15 +343,46 @@ def serve_mcp_command(args: argparse.Namespace) -> int:
             arg_errors=args.arg_errors,
             tools=args.tool,
             page_size=args.page_size,
+            trace=trace,
         )
     except InteropError as exc:
         raise BadInput(f"{args.file}: {exc}") from None
+    try:
+        return _serve(server, sim, scenario, args, address, f"(speed {args.speed}, seed {seed})")
+    finally:
+        if trace is not None:
+            trace.close()
+
+
+def _serve(
+    server: Any, sim: Any, scenario: Any, args: argparse.Namespace, address: Any, where: str
+) -> int:
+    """Run ``server`` on stdio or, with ``address``, over Streamable HTTP."""
+    from sim.interop.server import run_stdio
+
     for note in sim.notes:
         print(f"note: {note}", file=sys.stderr)
-    print(
-        f"serve: {len(sim.entries)} tools of {scenario.name!r} over MCP stdio "
-        f"(speed {args.speed}, seed {seed})",
-        file=sys.stderr,
-    )
-    run_stdio(server, max_frame=args.max_frame)
+    what = f"{len(sim.entries)} tools of {scenario.name!r}"
+    if address is None:
+        print(f"serve: {what} over MCP stdio {where}", file=sys.stderr)
+        run_stdio(server, max_frame=args.max_frame)
+        return EXIT_OK
+    from sim.interop.streamable import is_loopback, serve_http
+
+    host, port = address
+    if not is_loopback(host):
+        print(
+            f"note: {host} is not a loopback address: anyone who reaches it can call the "
+            "tools (no authorisation, no DNS-rebinding check)",
+            file=sys.stderr,
+        )
+
+    def ready(url: str) -> None:
+        print(f"serve: {what} over MCP Streamable HTTP at {url} {where}", file=sys.stderr)
+        sys.stderr.flush()
+
+    try:
+        serve_http(server, host, port, ready=ready, max_body=args.max_frame)
+    except InteropError as exc:
+        raise BadInput(str(exc)) from None
     return EXIT_OK
