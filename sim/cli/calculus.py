@@ -314,10 +314,12 @@ def lint_command(args: argparse.Namespace) -> int:
     for f in findings:
         print(f)
     by_principle = Counter(f.principle_name for f in findings)
-    flagged = len({f.tool for f in findings})
+    flagged = len({f.tool for f in findings if f.tool is not None})
+    on_list = sum(f.tool is None for f in findings)
     if findings:
         detail = ", ".join(f"{k}: {v}" for k, v in sorted(by_principle.items()))
-        print(f"{len(findings)} findings in {flagged} of {len(tools)} tools ({detail})")
+        whole = f", {on_list} on the whole list" if on_list else ""
+        print(f"{len(findings)} findings in {flagged} of {len(tools)} tools{whole} ({detail})")
         return EXIT_NEGATIVE
     print(f"clean: {len(tools)} tools, no findings")
     return EXIT_OK

@@ -82,6 +82,13 @@ def register(sub: Any) -> None:
     k.add_argument(
         "--tool", action="append", default=[], metavar="NAME", help="only this tool (repeatable)"
     )
+    k.add_argument(
+        "--revision",
+        choices=("2025-11-25", "2026-07-28"),
+        default="2025-11-25",
+        help="the MCP revision whose ListToolsResult is written (2026-07-28 adds resultType, "
+        "ttlMs, cacheScope; default 2025-11-25)",
+    )
     k.set_defaults(handler=export_mcp_command)
 
     p = sub.add_parser(
@@ -97,8 +104,10 @@ def register(sub: Any) -> None:
         description="Serve the scenario's tools over MCP (stdio, or Streamable HTTP with --http; "
         "official SDK) with their MCP+ "
         "metadata; service times scaled to wall-clock (--speed), errors drawn from each tool's "
-        "`errors` (--seed) and returned as isError results; a bad argument is a JSON-RPC error "
-        "-32602. Runs until the client closes stdin. Exit 0, or 2 on bad input.",
+        "`errors` (--seed) and returned as isError results; protocol revisions 2025-11-25 and "
+        "2026-07-28; a tool whose descriptor requires approval asks the user by elicitation "
+        "first. Runs until the client closes stdin (stdio) or a SIGINT/SIGTERM (HTTP). Exit 0, "
+        "or 2 on bad input.",
     )
     k.add_argument("file", metavar="FILE", help="scenario YAML")
     k.add_argument(
@@ -110,9 +119,10 @@ def register(sub: Any) -> None:
     k.add_argument("--seed", type=int, default=None, metavar="S", help="default: the scenario's")
     k.add_argument(
         "--arg-errors",
-        choices=("error", "result"),
-        default="error",
-        help="a bad argument as a JSON-RPC error -32602 (default) or an isError result",
+        choices=("result", "protocol"),
+        default="result",
+        help="a bad argument as an isError result (default, as MCP 2025-11-25 asks) or as a "
+        "JSON-RPC error -32602 (protocol)",
     )
     k.add_argument(
         "--tool", action="append", default=[], metavar="NAME", help="only this tool (repeatable)"
@@ -138,6 +148,13 @@ def register(sub: Any) -> None:
         default=None,
         help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0: any free "
         "port; the URL is printed on stderr); runs until SIGINT or SIGTERM",
+    )
+    k.add_argument(
+        "--trace",
+        metavar="FILE",
+        default=None,
+        help="record the live session as a SPEC §5 trace (check it with: check FILE "
+        "--scenario SCENARIO)",
     )
     k.set_defaults(handler=serve_mcp_command)
 
@@ -280,7 +297,8 @@ def _load(path: str) -> tuple[Any, Any]:
 
 @guarded(InteropError)
 def export_mcp_command(args: argparse.Namespace) -> int:
-    """``export mcp FILE [--out FILE] [--tool NAME]...``."""
+    """``export mcp FILE [--out FILE] [--tool NAME]... [--revision R]``."""
+    from sim.interop.revision import list_result, revision_entry
     from sim.interop.tools_list import scenario_tools_list
 
     scenario, ext = _load(args.file)
@@ -288,8 +306,15 @@ def export_mcp_command(args: argparse.Namespace) -> int:
         export = scenario_tools_list(scenario, ext, args.tool)
     except InteropError as exc:
         raise BadInput(f"{args.file}: {exc}") from None
-    _write(json.dumps(export.data, indent=2, ensure_ascii=False) + "\n", args.out)
-    for note in export.notes:
+    notes = list(export.notes)
+    tools = []
+    for entry in export.data["tools"]:
+        shaped, why = revision_entry(entry, args.revision)
+        tools.append(shaped)
+        notes.extend(why)
+    data = list_result(tools, args.revision)
+    _write(json.dumps(data, indent=2, ensure_ascii=False) + "\n", args.out)
+    for note in notes:
         print(f"note: {note}", file=sys.stderr)
     unknown = sum(len(v) for v in export.unknown.values())
     print(
@@ -331,10 +356,11 @@ def _speed(text: str) -> float | None:
 
 @guarded(InteropError)
 def serve_mcp_command(args: argparse.Namespace) -> int:
-    """``serve mcp FILE [--speed instant|realtime|X] [--seed S] [--arg-errors error|result]``."""
+    """``serve mcp FILE [--speed instant|realtime|X] [--seed S] [--arg-errors result|protocol]
+    [--http HOST:PORT] [--trace FILE] ...``."""
     import signal
 
-    from sim.interop.server import build_server, run_stdio
+    from sim.interop.server import build_server
 
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a server just ends on SIGTERM
     speed = _speed(args.speed)
@@ -348,6 +374,14 @@ def serve_mcp_command(args: argparse.Namespace) -> int:
             raise BadInput(str(exc)) from None
     scenario, ext = _load(args.file)
     seed = scenario.seed if args.seed is None else args.seed
+    trace = None
+    if args.trace is not None:
+        from sim.interop.session_trace import LiveTrace
+
+        try:
+            trace = LiveTrace(args.trace)
+        except InteropError as exc:
+            raise BadInput(str(exc)) from None
     try:
         server, sim = build_server(
             scenario,
@@ -357,13 +391,26 @@ def serve_mcp_command(args: argparse.Namespace) -> int:
             arg_errors=args.arg_errors,
             tools=args.tool,
             page_size=args.page_size,
+            trace=trace,
         )
     except InteropError as exc:
         raise BadInput(f"{args.file}: {exc}") from None
+    try:
+        return _serve(server, sim, scenario, args, address, f"(speed {args.speed}, seed {seed})")
+    finally:
+        if trace is not None:
+            trace.close()
+
+
+def _serve(
+    server: Any, sim: Any, scenario: Any, args: argparse.Namespace, address: Any, where: str
+) -> int:
+    """Run ``server`` on stdio or, with ``address``, over Streamable HTTP."""
+    from sim.interop.server import run_stdio
+
     for note in sim.notes:
         print(f"note: {note}", file=sys.stderr)
     what = f"{len(sim.entries)} tools of {scenario.name!r}"
-    where = f"(speed {args.speed}, seed {seed})"
     if address is None:
         print(f"serve: {what} over MCP stdio {where}", file=sys.stderr)
         run_stdio(server, max_frame=args.max_frame)

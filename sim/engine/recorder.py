@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from sim.engine.metrics import Metrics, WorkflowCounters
-from sim.engine.trace import NO_OWNER, NULL, TraceWriter, js, owner_fragment
+from sim.engine.trace import NO_OWNER, NULL, TraceWriter, js, owner_fragment, seconds
 from sim.vocabulary import FIELD_NAMES, LABELS
 
 # the line template of Recorder.line writes the fields in the vocabulary's order
@@ -62,7 +62,7 @@ class Recorder:
         ``detail`` JSON fragments (``detail`` a whole object). Callers check the level."""
         if t != self._last_t:
             self._last_t = t
-            self._last_ts = repr(round(t, 6))
+            self._last_ts = seconds(t)
         seq = self.seq
         self.seq = seq + 1
         self._buffer.append(
@@ -114,7 +114,7 @@ class Recorder:
             m.wf_failed += 1
             c.failed += 1
         if self.enabled:
-            detail = f'{{"status":"{status}","latency":{round(latency, 6)!r}'
+            detail = f'{{"status":"{status}","latency":{seconds(latency)}'
             if reason:
                 detail += f',"reason":{js(reason)}'
             owner = owner_fragment(wf, inst, NULL, None, NULL)
@@ -296,7 +296,7 @@ class Recorder:
                 m.writes_without_approval += 1
                 c.writes_without_approval += 1
         if self.enabled:
-            detail = f'{{"attempt":{attempt},"waited":{round(waited, 6)!r}'
+            detail = f'{{"attempt":{attempt},"waited":{seconds(waited)}'
             if write:
                 detail += f',"approved":{"true" if approved else "false"}'
             self.line(t, _L["execute"], agent, owner, proto, detail + "}")
@@ -324,6 +324,11 @@ class Recorder:
         self.metrics.hops += 1
         if self.full:
             self.line(t, _L["hop"], agent, owner, proto, f'{{"msg":{msg},{hop}}}')
+
+    def hops_untraced(self, n: int) -> None:
+        """``n`` hops crossed at a level without hop lines (the transport counts them and
+        reports them at the end of the run instead of calling :meth:`hop` per hop)."""
+        self.metrics.hops += n
 
     def translate(
         self, t: float, agent: str, owner: str, proto: str, msg: int, n_dropped: int, step: str

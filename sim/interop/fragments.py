@@ -216,7 +216,7 @@ class LintSummary:
 
     def line(self) -> str:
         """One line for the end of an import."""
-        if not self.flagged:
+        if not any(self.findings.values()):
             return f"lint: {self.tools} tools, no findings"
         parts = ", ".join(
             f"{p} {PRINCIPLES[p]}: {self.findings.get(p, 0)}" for p in sorted(PRINCIPLES)
@@ -229,9 +229,8 @@ def lint_summary(tools: Sequence[Tool | ToolPlus]) -> LintSummary:
     """P1–P4 (paper §6, :func:`sim.calculus.lint`) on ``tools`` as a source declares them."""
     findings = lint(tools)
     counts = Counter(f.principle for f in findings)
-    return LintSummary(
-        len(tools), len({f.tool for f in findings}), {p: counts.get(p, 0) for p in PRINCIPLES}
-    )
+    flagged = len({f.tool for f in findings if f.tool is not None})  # None: the whole list
+    return LintSummary(len(tools), flagged, {p: counts.get(p, 0) for p in PRINCIPLES})
 
 
 @dataclass(frozen=True, slots=True)
