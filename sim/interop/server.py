@@ -361,7 +361,10 @@ def build_server(
         scenario.name,
         version=__version__,
         instructions=f"Simulated tools of the protomesh scenario {scenario.name!r}.",
-        cache_hints={"tools/list": CacheHint(ttl_ms=TOOLS_TTL_MS, scope="public")},
+        cache_hints={
+            "tools/list": CacheHint(ttl_ms=TOOLS_TTL_MS, scope="public"),
+            "server/discover": CacheHint(ttl_ms=TOOLS_TTL_MS, scope="public"),
+        },
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
