@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import marshal
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from hashlib import blake2b
 from typing import Any
@@ -66,8 +67,15 @@ def _ample(state: Any, trs: list[Transition], isolated: frozenset[int]) -> list[
     return trs
 
 
-def explore(model: Model, tracker: Tracker, max_states: int, reduce: bool = False) -> Outcome:
-    """Search the product of ``model`` and ``tracker`` breadth-first."""
+def explore(
+    model: Model,
+    tracker: Tracker,
+    max_states: int,
+    reduce: bool = False,
+    give_up: Callable[[], bool] | None = None,
+) -> Outcome:
+    """Search the product of ``model`` and ``tracker`` breadth-first; ``give_up`` (asked
+    every 1,024 states, e.g. a benchmark's time budget) stops it ``undecided`` too."""
     isolated = frozenset(model.isolated) if reduce and not model.initiator_fails else frozenset()
     start = (INIT, tracker.initial(model))
     seen = {_digest(start)}
@@ -105,6 +113,8 @@ def explore(model: Model, tracker: Tracker, max_states: int, reduce: bool = Fals
             if len(seen) >= max_states:
                 return Outcome("undecided", len(seen), transitions, reduced=bool(isolated))
             seen.add(key)
+            if give_up is not None and not len(seen) & 1023 and give_up():
+                return Outcome("undecided", len(seen), transitions, reduced=bool(isolated))
             parents.append((sid, evs))
             queue.append((len(parents) - 1, (nms, nps)))
     return Outcome("holds", len(seen), transitions, reduced=bool(isolated))
