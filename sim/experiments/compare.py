@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sim.engine.guard import DEFAULT_GUARD, Guard
 from sim.engine.metrics import dumps
 from sim.experiments import plots
 from sim.experiments.report import render_report
@@ -74,8 +75,10 @@ def build_tasks(
     routers: Sequence[str],
     replications: int,
     trace_level: str | None = None,
+    guard: Guard | None = None,
 ) -> list[Task]:
-    """Every (point, router, replication) as a task, in a fixed order."""
+    """Every (point, router, replication) as a task, in a fixed order (``guard``: the
+    budgets of each; default :class:`~sim.engine.guard.Guard`'s)."""
     tasks: list[Task] = []
     for point, scenario in points:
         fp = fingerprint(scenario)
@@ -90,6 +93,7 @@ def build_tasks(
                         point=point.id,
                         trace_level=trace_level,
                         fingerprint=fp,
+                        guard=guard if guard is not None else DEFAULT_GUARD,
                     )
                 )
     return tasks
@@ -117,6 +121,7 @@ def run_compare(
     on_plan: Callable[[Plan], None] | None = None,
     wait: bool = False,
     on_wait: Callable[[str], None] | None = None,
+    guard: Guard | None = None,
 ) -> Outcome:
     """Lock ``base``, run what is missing, then write the summary, the plots and the report.
 
@@ -139,6 +144,7 @@ def run_compare(
             on_start=on_start,
             on_record=on_record,
             on_plan=on_plan,
+            guard=guard,
         )
 
 
@@ -157,9 +163,10 @@ def _run_locked(
     on_start: Callable[[int, int], None] | None,
     on_record: Callable[[RunRecord], None] | None,
     on_plan: Callable[[Plan], None] | None,
+    guard: Guard | None,
 ) -> Outcome:
     started = time.perf_counter()
-    tasks = build_tasks(base, points, routers, replications, trace_level)
+    tasks = build_tasks(base, points, routers, replications, trace_level, guard)
     todo = plan(tasks, force=force)
     if on_plan is not None:
         on_plan(todo)

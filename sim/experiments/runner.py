@@ -44,6 +44,7 @@ from typing import Any
 from sim import __version__
 from sim.conformance import TraceError, check_run_dir
 from sim.engine import ReplicationError, World, run_replication
+from sim.engine.guard import DEFAULT_GUARD, Guard
 from sim.engine.metrics import dumps
 from sim.experiments.properties import property_metrics, property_monitor
 from sim.experiments.series import extract_series
@@ -84,6 +85,9 @@ class Task:
     point: str | None = None
     trace_level: str | None = None
     fingerprint: str = ""
+    guard: Guard = (
+        DEFAULT_GUARD  #: the run's budgets (never part of its bytes: not in the fingerprint)
+    )
 
     @property
     def key(self) -> str:
@@ -206,7 +210,13 @@ def _execute(
     }
     try:
         run_replication(
-            task.scenario, task.router, task.rep, tmp, task.trace_level, hook=engine_hook
+            task.scenario,
+            task.router,
+            task.rep,
+            tmp,
+            task.trace_level,
+            hook=engine_hook,
+            guard=task.guard,
         )
     except ReplicationError as exc:
         if isinstance(exc.cause, OSError):
