@@ -6,7 +6,8 @@ A2A, ~10% gateways) this builds the graph and the router's (node, protocol)
 ``weights`` arrays) into a ``networkx.DiGraph``, and then, for the same random queries
 (source, target, source protocol; any arrival protocol), interleaved query by query:
 
-* **cold** — ``DijkstraRouter.route`` with the router's tree and route caches cleared
+* **cold** — ``DijkstraRouter.route`` with the router's tree, reverse-tree and route
+  caches cleared
   (the compiled state space and its CSR matrix are kept: their one-time cost is the
   *compile* column);
 * **warm** — the same call again (a route-cache hit), averaged over repeats;
@@ -215,6 +216,7 @@ def measure(n: int, queries: int, seed: int = SEED) -> Result:
 
         def cold(source: str = source, target: str = target, protocol: str = protocol) -> Route:
             router._trees.clear()
+            router._sinks.clear()
             router._routes.clear()
             return router.route(source, target, source_protocol=protocol)
 

@@ -186,7 +186,7 @@ def test_phi_prints_a_spec_valid_tools_list(
     code, out, _ = run(capsys, "phi", str(schema_path), "--plus", "--annotations")
     plus = json.loads(out)
     jsonschema.validate(plus, validator)
-    meta = plus["tools"][1]["_meta"]["protomesh/mcp+"]
+    meta = plus["tools"][1]["_meta"]["protomesh/mcp-plus"]
     assert meta["side_effects"] == "write" and meta["requires_approval"] is True
     assert plus["tools"][1]["annotations"]["readOnlyHint"] is False
 
@@ -247,9 +247,11 @@ def test_lint_real_list_exits_1(capsys: pytest.CaptureFixture[str], shared_data:
     lines = out.splitlines()
     assert (
         "git_checkout: P1 SemanticCompleteness: field description: 2 entities (switches "
-        "branches) < 3: does not say what the tool acts on and why"
+        "branches) < 3: does not say what the tool acts on and why; to clear: description "
+        "naming at least 3 entities (an action, its object, a qualifier)"
     ) in lines
-    assert lines[-1].startswith("40 findings in 12 of 12 tools (")
+    assert lines[-2].startswith("tools/list: P3 FailureModes: field failure_modes: unknown for 12")
+    assert lines[-1].startswith("29 findings in 11 of 12 tools, 1 on the whole list (")
 
 
 def test_lint_clean_list_exits_0(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -264,7 +266,7 @@ def test_lint_clean_list_exits_0(capsys: pytest.CaptureFixture[str], tmp_path: P
             },
         },
         "_meta": {
-            "protomesh/mcp+": {
+            "protomesh/mcp-plus": {
                 "side_effects": "delete",
                 "requires_approval": True,
                 "failure_modes": [{"error": "NotFound", "recovery": {"abort": True}}],

@@ -32,14 +32,14 @@ REPO = Path(__file__).resolve().parents[1]
 
 # file → (scenario warnings, lint findings per principle P1..P4, tools flagged, tools)
 PINNED: dict[str, tuple[int, tuple[int, int, int, int], int, int]] = {
-    "everything": (4, (1, 4, 13, 0), 13, 13),
-    "fetch": (0, (0, 0, 1, 0), 1, 1),
-    "filesystem": (4, (18, 4, 14, 0), 14, 14),
-    "git": (5, (23, 5, 12, 0), 12, 12),
-    "github-official": (59, (1, 59, 117, 0), 117, 117),
-    "github": (26, (51, 26, 26, 0), 26, 26),
-    "memory": (6, (4, 6, 9, 9), 9, 9),
-    "time": (0, (0, 0, 2, 0), 2, 2),
+    "everything": (4, (1, 4, 1, 0), 5, 13),
+    "fetch": (0, (0, 0, 1, 0), 0, 1),
+    "filesystem": (4, (18, 4, 1, 0), 12, 14),
+    "git": (5, (23, 5, 1, 0), 11, 12),
+    "github-official": (59, (1, 59, 1, 2), 59, 117),
+    "github": (26, (51, 26, 1, 0), 26, 26),
+    "memory": (6, (4, 6, 1, 0), 6, 9),
+    "time": (0, (0, 0, 1, 0), 0, 2),
 }
 
 
@@ -145,7 +145,7 @@ def test_export_derives_annotations_from_side_effects(
     )["tools"]
     for spec in scenario_tools:
         entry = by_name[spec["name"]]
-        meta = entry["_meta"]["protomesh/mcp+"]
+        meta = entry["_meta"]["protomesh/mcp-plus"]
         side = spec.get("side_effects", "none")
         assert meta["side_effects"] == side
         ann = entry["annotations"]
@@ -245,7 +245,7 @@ def test_schema_line_and_names(tmp_path: Path) -> None:
         (["export", "mcp", "{dir}/bad.yaml"], "bad.yaml:"),
         (["serve", "mcp", "{dir}/bad.yaml"], "bad.yaml:"),
         (["serve", "mcp", "{repo}/scenarios/train_booking.yaml", "--speed", "fast"], "--speed"),
-        (["import", "mcp"], "no server command"),
+        (["import", "mcp"], "no server (usage: import mcp URL"),
         (["import", "mcp", "--", "/nonexistent/server-xyz"], "command not found"),
     ],
 )

@@ -18,6 +18,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import PaginatedRequestParams
 
+from sim import __version__
+from sim.calculus.mcp import MCP_PLUS_META
 from sim.interop.tools_list import spec_errors
 
 REPO = Path(__file__).resolve().parents[1]
@@ -39,7 +41,7 @@ tools:
       required: [passenger]
       properties: {passenger: {type: string}, seats: {type: integer, minimum: 1}}
     side_effects: write
-    requires_approval: true
+    requires_approval: false
     failure_modes: [{error: SoldOut, recovery: {abort: true}}]
     service_time: {dist: constant, value: 5.0}
     errors: {SoldOut: 1.0}
@@ -74,6 +76,9 @@ def failing(tmp_path: Path) -> Path:
 
 
 def test_sdk_client_against_the_train_booking_scenario(mcp_spec: dict[str, Any]) -> None:
+    """A client without the elicitation capability: book_train (requires_approval) is
+    refused, never executed; a bad argument is an isError result (2025-11-25)."""
+
     async def session() -> None:
         with anyio.fail_after(30):
             async with (
@@ -82,30 +87,40 @@ def test_sdk_client_against_the_train_booking_scenario(mcp_spec: dict[str, Any])
             ):
                 init = await s.initialize()
                 assert init.server_info.name == "train-booking"
+                assert init.server_info.version == __version__
                 listed = await s.list_tools()
                 dumped = listed.model_dump(by_alias=True, mode="json", exclude_none=True)
-                dumped.pop("resultType", None)  # a 2026-07-28 field the SDK model adds
+                for key in ("resultType", "ttlMs", "cacheScope"):  # the SDK model's defaults
+                    dumped.pop(key, None)
                 assert spec_errors(dumped, mcp_spec) == []
                 tools = {t.name: t for t in listed.tools}
                 assert set(tools) >= {"fetch_user", "book_train", "send_ticket"}
                 for t in tools.values():
-                    assert t.meta is not None and "protomesh/mcp+" in t.meta
+                    assert t.meta is not None and MCP_PLUS_META in t.meta
                 book = tools["book_train"]
                 assert book.meta is not None
-                meta = book.meta["protomesh/mcp+"]
+                meta = book.meta[MCP_PLUS_META]
                 assert meta["side_effects"] == "write" and meta["requires_approval"] is True
                 assert book.annotations is not None
                 assert book.annotations.read_only_hint is False
                 assert book.annotations.destructive_hint is False
-                args = {"from": "8507000", "to": "8508050", "date": "2026-12-01"}
-                ok = await s.call_tool("book_train", args)
+                ok = await s.call_tool("fetch_user", {"user_id": "u1"})
                 assert ok.is_error is False
                 body = json.loads(ok.content[0].text)  # type: ignore[union-attr]
-                assert body["status"] == "ok" and body["arguments"] == args
-                with pytest.raises(MCPError) as bad:
-                    await s.call_tool("book_train", {"from": 8507000})
-                assert bad.value.code == -32602
-                assert "Invalid arguments for tool book_train" in bad.value.message
+                assert body["status"] == "ok" and body["arguments"] == {"user_id": "u1"}
+                args = {"from": "8507000", "to": "8508050", "date": "2026-12-01"}
+                refused = await s.call_tool("book_train", args)
+                assert refused.is_error is True
+                assert refused.content[0].text.startswith(  # type: ignore[union-attr]
+                    "ApprovalDenied: book_train was not executed: it requires approval "
+                    "(requires_approval) and the client did not declare the elicitation"
+                )
+                bad = await s.call_tool("fetch_user", {"user_id": 8507000})
+                assert bad.is_error is True
+                assert bad.content[0].text == (  # type: ignore[union-attr]
+                    "Invalid arguments for tool fetch_user: 8507000 is not of type 'string' "
+                    "at user_id"
+                )
                 with pytest.raises(MCPError) as unknown:
                     await s.call_tool("fly_rocket", {})
                 assert unknown.value.code == -32602
@@ -205,7 +220,7 @@ def test_frames_have_the_shapes_of_real_servers(
         listed = raw.receive()
         assert spec_errors(listed, mcp_spec, "JSONRPCResultResponse") == []
         assert spec_errors(listed["result"], mcp_spec, "ListToolsResult") == []
-        assert listed["result"]["tools"][0]["_meta"]["protomesh/mcp+"]["side_effects"] == "write"
+        assert listed["result"]["tools"][0]["_meta"][MCP_PLUS_META]["side_effects"] == "write"
         call = {"name": "reserve", "arguments": {"passenger": "Ada"}}
         raw.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
         failed = raw.receive()
@@ -215,10 +230,10 @@ def test_frames_have_the_shapes_of_real_servers(
         bad = {"name": "reserve", "arguments": {"passenger": "Ada", "seats": 0}}
         raw.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": bad})
         invalid = raw.receive()
-        assert spec_errors(invalid, mcp_spec, "JSONRPCErrorResponse") == []
-        assert shape(invalid) == shape(real_unknown)
-        assert invalid["error"]["code"] == -32602
-        assert "seats" in invalid["error"]["message"]
+        assert spec_errors(invalid["result"], mcp_spec, "CallToolResult") == []
+        assert shape(invalid) == shape(real_is_error)
+        assert invalid["result"]["isError"] is True
+        assert "seats" in invalid["result"]["content"][0]["text"]
         nope = {"name": "no_such_tool", "arguments": {}}
         raw.send({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": nope})
         unknown = raw.receive()
@@ -233,25 +248,26 @@ def test_frames_have_the_shapes_of_real_servers(
     assert code == 0
 
 
-def test_arg_errors_as_results_like_the_2025_11_25_servers(
-    failing: Path, shared_data: Path
-) -> None:
+def test_arg_errors_protocol_gives_the_old_json_rpc_error(failing: Path, shared_data: Path) -> None:
+    """By default a bad argument is an isError result (``test_frames_have_the_shapes_of_real_
+    servers``); ``--arg-errors protocol`` gives the JSON-RPC error -32602 of a real server's
+    shape instead."""
     memory = wire(shared_data, "memory.jsonl")
-    real = memory[-1]  # the memory server's answer to a bad argument: an isError result
-    assert real["result"]["isError"] is True
-    raw = RawSession(
-        [sys.executable, "-m", "sim", "serve", "mcp", str(failing), "--arg-errors", "result"]
-    )
+    real_unknown = next(f for f in wire(shared_data, "time.jsonl") if "error" in f)
+    bad = {"name": "reserve", "arguments": {"passenger": 7}}
+    argv = [sys.executable, "-m", "sim", "serve", "mcp", str(failing), "--arg-errors", "protocol"]
+    raw = RawSession(argv)
     try:
         raw.send(memory[0])
         raw.receive()
         raw.send(memory[2])
-        bad = {"name": "reserve", "arguments": {"passenger": 7}}
         raw.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": bad})
         frame = raw.receive()
-        assert shape(frame) == shape(real)
-        text = frame["result"]["content"][0]["text"]
-        assert text.startswith("MCP error -32602: Input validation error: Invalid arguments")
+        assert shape(frame) == shape(real_unknown)
+        assert frame["error"] == {
+            "code": -32602,
+            "message": "Invalid arguments for tool reserve: 7 is not of type 'string' at passenger",
+        }
     finally:
         assert raw.close() == 0
 
@@ -283,14 +299,24 @@ def test_serve_pages_tools_list_and_import_follows_the_cursor() -> None:
         "print_ticket",
     ]
 
-    async def forged() -> str:
+    async def forged() -> list[str]:
         params = StdioServerParameters(command=command[0], args=command[1:], cwd=str(REPO))
+        answers = []
         async with stdio_client(params) as (r, w), ClientSession(r, w) as session:
             await session.initialize()
-            try:
-                await session.list_tools(params=PaginatedRequestParams(cursor="offset-99"))
-            except MCPError as exc:
-                return f"{exc.error.code}: {exc.error.message}"
-            return "no error"
+            for cursor in ("offset-99", "offset-1", "offset-6", "offset-0", "offset-2"):
+                try:
+                    page = await session.list_tools(params=PaginatedRequestParams(cursor=cursor))
+                except MCPError as exc:
+                    answers.append(f"{exc.error.code}: {exc.error.message}")
+                else:
+                    answers.append(",".join(t.name for t in page.tools))
+        return answers
 
-    assert anyio.run(forged) == "-32602: Invalid cursor: offset-99"
+    assert anyio.run(forged) == [
+        "-32602: Invalid cursor: offset-99",
+        "-32602: Invalid cursor: offset-1",  # not issued: pages start at multiples of 2
+        "-32602: Invalid cursor: offset-6",
+        "-32602: Invalid cursor: offset-0",
+        "check_balance,book_train",
+    ]

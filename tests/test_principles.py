@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from sim.calculus.mcp import Tool, ToolPlus, load_tools
+from sim.calculus.mcp import MCP_PLUS_META, Tool, ToolPlus, load_tools
 from sim.calculus.phi import phi_services
 from sim.calculus.principles import (
     DEFAULT_MIN_ENTITIES,
@@ -121,19 +122,91 @@ def test_lint_pins_findings_on_real_tool_lists(shared_data: Path) -> None:
     ]
     github = [(f.tool, f.principle, f.field) for f in lint(load_tools(tools / "github.json"))]
     assert ("create_or_update_file", "P2", "annotations") in github
-    assert ("create_or_update_file", "P3", "failure_modes") in github
+    assert (None, "P3", "failure_modes") in github  # one line for the list, not one per tool
+    assert not any(t == "create_or_update_file" and p == "P3" for t, p, _ in github)
     git = lint(load_tools(tools / "git.json"))
     checkout = [f for f in git if f.tool == "git_checkout" and f.field == "description"]
     assert [str(f) for f in checkout] == [
         "git_checkout: P1 SemanticCompleteness: field description: 2 entities (switches "
-        "branches) < 3: does not say what the tool acts on and why"
+        "branches) < 3: does not say what the tool acts on and why; to clear: description "
+        "naming at least 3 entities (an action, its object, a qualifier)"
     ]
     memory = [(f.tool, f.principle, f.field) for f in lint(load_tools(tools / "memory.json"))]
     assert ("delete_entities", "P2", "annotations.destructiveHint") in memory
-    assert ("delete_relations", "P4", "dependencies") in memory
     assert ("create_entities", "P2", "requires_approval") in memory  # writes, no approval info
+    # create_entities and read_graph both have ``entities``: a shared name is no evidence
+    assert [f for f in memory if f[1] == "P4"] == []
     time_tools = lint(load_tools(tools / "time.json"))
-    assert {f.principle for f in time_tools} == {"P3"}  # read-only, well described
+    assert [(f.tool, f.principle) for f in time_tools] == [(None, "P3")]  # read-only, described
+
+
+def test_p4_on_the_real_lists_reports_exactly_the_stated_dependencies(shared_data: Path) -> None:
+    """The only two dependencies any real description states, each with its sentence quoted;
+    the alternatives they offer (``Use read_text_file instead``, ``Prefer this tool over
+    assign_copilot_to_issue``, ``use the search_pull_requests tool instead``) are none."""
+    found = []
+    for path in sorted((shared_data / "mcp_tools").glob("*.json")):
+        if path.name != "MANIFEST.json":
+            found += [str(f) for f in lint(load_tools(path)) if f.principle == "P4"]
+    assert found == [
+        "issue_write: P4 Dependencies: field dependencies: depends on list_issue_types, "
+        "undeclared: issue_write's inputSchema.properties.type.description says \"Use "
+        "list_issue_types to get valid type values for this repository or its owner "
+        'organization."; to clear: dependencies: (list_issue_types, Requires) on issue_write '
+        "or (issue_write, ProducesInputFor) on list_issue_types under "
+        f'_meta["{MCP_PLUS_META}"] (MCP⁺; plain MCP cannot declare it)',
+        "pull_request_review_write: P4 Dependencies: field dependencies: depends on "
+        "pull_request_read, undeclared: pull_request_review_write's "
+        'inputSchema.properties.threadId.description says "Get thread IDs from '
+        'pull_request_read with method get_review_comments."; to clear: dependencies: '
+        "(pull_request_read, Requires) on pull_request_review_write or "
+        "(pull_request_review_write, ProducesInputFor) on pull_request_read under "
+        f'_meta["{MCP_PLUS_META}"] (MCP⁺; plain MCP cannot declare it)',
+    ]
+
+
+#: what a ``clear`` text may name: a descriptor field (SPEC §2) or an MCP annotation
+CLEARING = (
+    "description",
+    "inputSchema.properties.",
+    "side_effects",
+    "requires_approval",
+    "failure_modes",
+    "dependencies",
+    "annotations.readOnlyHint",
+    "annotations.destructiveHint",
+)
+
+
+def test_every_finding_on_the_real_lists_says_what_clears_it(shared_data: Path) -> None:
+    n = 0
+    for path in sorted((shared_data / "mcp_tools").glob("*.json")):
+        if path.name == "MANIFEST.json":
+            continue
+        for f in lint(load_tools(path)):
+            n += 1
+            assert f.clear.startswith(CLEARING), str(f)
+            assert str(f).endswith(f"; to clear: {f.clear}")
+    assert n == sum(total for _, total, _ in REAL_LINT.values())
+
+
+def test_unannotated_tools_say_the_spec_defaults_apply_and_which_hint_clears_them(
+    shared_data: Path,
+) -> None:
+    """github.json carries no annotations: its read-only tools (``get_file_contents``) are
+    flagged by the spec's defaults, and the finding names ``readOnlyHint: true``; with that
+    hint the finding goes."""
+    tools = load_tools(shared_data / "mcp_tools" / "github.json")
+    get = next(t for t in tools if t.name == "get_file_contents")
+    assert isinstance(get, Tool) and get.annotations is None
+    (p2,) = [f for f in lint([get]) if f.principle == "P2"]
+    assert p2.field == "annotations"
+    assert "the spec's defaults apply (readOnlyHint: false, destructiveHint: true)" in p2.message
+    assert p2.clear.startswith("annotations.readOnlyHint: true if the tool only reads")
+    from sim.calculus.mcp import Annotations
+
+    cleared = replace(get, annotations=Annotations(read_only=True))
+    assert [f for f in lint([cleared]) if f.principle == "P2"] == []
 
 
 def test_a_one_word_description_violates_p1() -> None:
@@ -175,28 +248,147 @@ def test_each_rule_fails_on_bad_input(changes: dict[str, Any], expected: tuple[s
     assert expected in [(f.principle, f.field) for f in lint([tool])]
 
 
-def test_p4_finds_an_undeclared_producer_and_accepts_either_declaration() -> None:
-    producer = clean_plus(
-        name="find_user",
-        input_schema={
-            "type": "object",
-            "required": ["email"],
-            "properties": {"email": {"type": "string", "description": "Email address of the user"}},
-        },
-        side_effects="read",
-        requires_approval=False,
-        output_schema={"type": "object", "properties": {"user_id": {"type": "string"}}},
-    )
-    consumer = clean_plus()
-    plain = [ToolPlus.from_mapping(producer), ToolPlus.from_mapping(consumer)]
-    assert one(list(plain)) == [("delete_user", "P4", "dependencies")]
-    consumer_declares = clean_plus(dependencies=[{"tool": "find_user", "relation": "Requires"}])
-    assert lint([plain[0], ToolPlus.from_mapping(consumer_declares)]) == []
-    producer_declares = {
-        **producer,
-        "dependencies": [{"tool": "delete_user", "relation": "ProducesInputFor"}],
+def _pair(consumer: dict[str, Any], producer: dict[str, Any]) -> list[ToolPlus]:
+    return [ToolPlus.from_mapping(producer), ToolPlus.from_mapping(consumer)]
+
+
+FIND_USER = clean_plus(
+    name="find_user",
+    description="Finds the user account registered under an email address",
+    input_schema={
+        "type": "object",
+        "required": ["email"],
+        "properties": {"email": {"type": "string", "description": "Email address of the user"}},
+    },
+    side_effects="read",
+    requires_approval=False,
+    output_schema={"type": "object", "properties": {"user_id": {"type": "string"}}},
+)
+
+
+def _consumer(user_id_description: str, **changes: Any) -> dict[str, Any]:
+    schema = {
+        "type": "object",
+        "required": ["user_id"],
+        "properties": {"user_id": {"type": "string", "description": user_id_description}},
     }
-    assert lint([ToolPlus.from_mapping(producer_declares), plain[1]]) == []
+    return clean_plus(input_schema=schema, **changes)
+
+
+def test_p4_needs_evidence_a_shared_property_name_is_none() -> None:
+    """find_user outputs ``user_id`` and delete_user requires it: the schemas alone (the old
+    rule, memory's false ``create_entities`` requires ``read_graph``) give no finding."""
+    assert lint(_pair(_consumer("Account identifier of the user"), FIND_USER)) == []
+
+
+@pytest.mark.parametrize(
+    ("consumer", "producer", "kind"),
+    [
+        # schema and description: the input is find_user's output and names find_user
+        (_consumer("Account identifier, see find_user"), FIND_USER, "schema"),
+        # schema, the only producer, described as coming from an earlier call
+        (_consumer("Account identifier returned by the lookup"), FIND_USER, "schema"),
+        # stated in the consumer's description, no output schema needed
+        (
+            _consumer(
+                "Account identifier of the user",
+                description="Permanently deletes a user account; call find_user first",
+            ),
+            {**FIND_USER, "output_schema": None},
+            "stated",
+        ),
+        (
+            _consumer("Account identifier obtained from `find_user`"),
+            {**FIND_USER, "output_schema": None},
+            "stated",
+        ),
+        # stated by the producer: its output feeds the consumer
+        (
+            _consumer("Account identifier of the user"),
+            {
+                **FIND_USER,
+                "output_schema": None,
+                "description": "Finds a user account by email; pass its id to delete_user",
+            },
+            "stated",
+        ),
+    ],
+)
+def test_p4_reports_an_evidenced_dependency_with_the_evidence_quoted(
+    consumer: dict[str, Any], producer: dict[str, Any], kind: str
+) -> None:
+    from sim.calculus.evidence import dependency_evidence
+
+    tools = _pair(consumer, producer)
+    (ev,) = dependency_evidence(tools)
+    assert (ev.consumer, ev.producer, ev.kind) == ("delete_user", "find_user", kind)
+    (f,) = lint(tools)
+    assert (f.tool, f.principle, f.field) == ("delete_user", "P4", "dependencies")
+    assert f'says "{ev.quote}"' in f.message and ev.quote
+    assert f.clear == (
+        "dependencies: (find_user, Requires) on delete_user or (delete_user, ProducesInputFor) "
+        "on find_user"
+    )
+    # either declaration clears it
+    requires = [{"tool": "find_user", "relation": "Requires"}]
+    assert lint(_pair({**consumer, "dependencies": requires}, producer)) == []
+    feeds = [{"tool": "delete_user", "relation": "ProducesInputFor"}]
+    assert lint(_pair(consumer, {**producer, "dependencies": feeds})) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Permanently deletes a user account; use find_user instead",
+        "Permanently deletes a user account. Prefer this tool over find_user",
+        "Permanently deletes a user account (deprecated: find_user does it)",
+        "Permanently deletes a user account, unlike find_user",  # a mention without a cue
+        "Permanently deletes a user account; delete_user_from_find_user is gone",  # no word
+    ],
+)
+def test_p4_alternatives_and_bare_mentions_are_no_evidence(text: str) -> None:
+    producer = {**FIND_USER, "output_schema": None}
+    assert lint(_pair(_consumer("Account identifier", description=text), producer)) == []
+
+
+def test_p4_schema_evidence_of_a_non_unique_producer_needs_the_name() -> None:
+    """Two tools output ``user_id``: "returned by the lookup" does not say which one."""
+    other = {**FIND_USER, "name": "find_admin"}
+    tools = [ToolPlus.from_mapping(e) for e in (FIND_USER, other)]
+    consumer = ToolPlus.from_mapping(_consumer("Account identifier returned by the lookup"))
+    assert [f for f in lint([*tools, consumer]) if f.principle == "P4"] == []
+    named = ToolPlus.from_mapping(_consumer("Account identifier returned by find_admin"))
+    assert [(f.tool, f.message.split(",")[0]) for f in lint([*tools, named])] == [
+        ("delete_user", "depends on find_admin")
+    ]
+
+
+def test_p4_on_plain_mcp_tools_says_the_dependency_goes_under_the_mcp_plus_key() -> None:
+    producer = Tool("find_user", "Finds the user account of an email address", {"type": "object"})
+    consumer = Tool(
+        "delete_user",
+        "Permanently deletes a user account found by find_user",
+        {"type": "object"},
+    )
+    (f,) = [f for f in lint([producer, consumer]) if f.principle == "P4"]
+    assert f.tool == "delete_user"
+    assert f.clear.endswith(f'under _meta["{MCP_PLUS_META}"] (MCP⁺; plain MCP cannot declare it)')
+
+
+def test_p3_one_line_for_plain_mcp_tools_one_per_mcp_plus_tool_without_failure_modes() -> None:
+    plain = [Tool(f"read_{i}", "Reads the stored weather report of a city", {}) for i in range(3)]
+    silent = ToolPlus.from_mapping(clean_plus(failure_modes=None))
+    none = ToolPlus.from_mapping(clean_plus(name="purge_user", failure_modes=[]))
+    p3 = [f for f in lint([*plain, silent, none]) if f.principle == "P3"]
+    assert [(f.tool, f.field) for f in p3] == [
+        ("delete_user", "failure_modes"),  # MCP⁺, declares none: its own finding
+        (None, "failure_modes"),  # plain MCP cannot say: one line for the list
+    ]
+    assert p3[0].message.startswith("not declared by this MCP⁺ tool")
+    assert p3[1].message.startswith("unknown for 3 of 5 tools, because plain MCP cannot say")
+    assert "read_0, read_1, read_2" in p3[1].message
+    assert str(p3[1]).startswith("tools/list: P3 FailureModes: field failure_modes: ")
+    assert [f for f in lint([none]) if f.principle == "P3"] == []  # [] declares "none known"
 
 
 def test_p2_on_plain_mcp_tools_reads_the_annotations() -> None:
@@ -217,29 +409,32 @@ def test_phi_plus_of_the_train_schema_lints_clean_but_for_one_short_description(
     services: tuple[Service, ...],
 ) -> None:
     plain = lint(phi_services(services))
-    assert sorted({f.principle for f in plain}) == ["P1", "P2", "P3", "P4"]
+    # no P4: no SGD description names another intent (the schemas alone are no evidence)
+    assert sorted({f.principle for f in plain}) == ["P1", "P2", "P3"]
+    assert [f.tool for f in plain if f.principle == "P3"] == [None]
     plus = lint(phi_services(services, plus=True))
-    assert [str(f) for f in plus] == [
-        "Music_1__LookupSong: P1 SemanticCompleteness: field description: 2 entities "
-        "(search song) < 3: does not say what the tool acts on and why"
+    assert [(f.tool, f.principle, f.field) for f in plus] == [
+        ("Music_1__LookupSong", "P1", "description")  # "Search for a song": 2 entities
     ]
 
 
 def test_finding_renders_tool_principle_field() -> None:
-    f = Finding("t", "P2", "requires_approval", "missing")
-    assert str(f) == "t: P2 WriteApproval: field requires_approval: missing"
+    f = Finding("t", "P2", "requires_approval", "missing", "requires_approval: true")
+    assert str(f) == (
+        "t: P2 WriteApproval: field requires_approval: missing; to clear: requires_approval: true"
+    )
 
 
 REAL_LINT = {
     # file: (tools, findings, {principle: count})  -- reported in docs/calculus.md
-    "everything.json": (13, 18, {"P1": 1, "P2": 4, "P3": 13}),
+    "everything.json": (13, 6, {"P1": 1, "P2": 4, "P3": 1}),
     "fetch.json": (1, 1, {"P3": 1}),
-    "filesystem.json": (14, 36, {"P1": 18, "P2": 4, "P3": 14}),
-    "git.json": (12, 40, {"P1": 23, "P2": 5, "P3": 12}),
-    "github-official.json": (117, 177, {"P1": 1, "P2": 59, "P3": 117}),
-    "github.json": (26, 103, {"P1": 51, "P2": 26, "P3": 26}),
-    "memory.json": (9, 28, {"P1": 4, "P2": 6, "P3": 9, "P4": 9}),
-    "time.json": (2, 2, {"P3": 2}),
+    "filesystem.json": (14, 23, {"P1": 18, "P2": 4, "P3": 1}),
+    "git.json": (12, 29, {"P1": 23, "P2": 5, "P3": 1}),
+    "github-official.json": (117, 63, {"P1": 1, "P2": 59, "P3": 1, "P4": 2}),
+    "github.json": (26, 78, {"P1": 51, "P2": 26, "P3": 1}),
+    "memory.json": (9, 11, {"P1": 4, "P2": 6, "P3": 1}),
+    "time.json": (2, 1, {"P3": 1}),
 }
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+TRAIN = REPO / "scenarios" / "train_booking.yaml"
 CHROMIUM = shutil.which("chromium") or (
     "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
 )
@@ -87,8 +88,9 @@ def explorer(browser: Any, results: Path) -> Iterator[Page]:
 
 
 def _open(browser: Any, html: Path) -> Page:
-    """``html`` loaded from file:// with every other request aborted (and counted)."""
-    page = browser.new_page(viewport={"width": 1300, "height": 820})
+    """``html`` loaded from file:// in an offline context, every other request aborted
+    (and counted)."""
+    page = browser.new_page(viewport={"width": 1300, "height": 820}, offline=True)
     seen = Page(page)
 
     def route(r: Any) -> None:
@@ -196,3 +198,290 @@ def test_a_large_mesh_compare_page_opens(browser: Any, tmp_path: Path) -> None:
     ]
     assert seen.errors == [] and seen.blocked == []
     seen.page.screenshot(path=str(out / "explorer-mesh.png"))
+
+
+def _lit(page: Any, cls: str = "hl") -> list[int]:
+    seqs = page.locator(f"#seq .{cls}[data-seq]").evaluate_all(
+        "es => es.map(e => +e.getAttribute('data-seq'))"
+    )
+    return sorted(set(seqs))
+
+
+def test_every_kept_counterexample_is_listed_and_each_opens(explorer: Page, results: Path) -> None:
+    """Item 1: each violated check lists its counterexamples (the earliest up to the cap,
+    the count of those not kept said), the same the checks keep; the last one opens too."""
+    from sim.conformance.checks import check_trace
+    from sim.scenario import load_scenario
+    from sim.vocabulary.counterexamples import KEEP_COUNTEREXAMPLES
+
+    page = explorer.page
+    page.click("nav button[data-tab=viol]")
+    report = check_trace(results / "resilient" / "rep-0" / "trace.jsonl", load_scenario(TRAIN))
+    violated = [v for v in report.verdicts if v.violations]
+    assert violated
+    run = page.locator("#run option", has_text="resilient/rep-0").get_attribute("value")
+    for v in violated:
+        group = page.locator(f".group[data-run='{run}'][data-name={v.name}]")
+        assert group.get_attribute("data-violations") == str(v.violations)
+        kept = min(v.violations, KEEP_COUNTEREXAMPLES)
+        assert group.get_attribute("data-kept") == str(kept)
+        cxs = group.locator(".cx")
+        assert cxs.count() == kept == len(v.counterexamples)
+        for k, c in enumerate(v.counterexamples):
+            assert c.message in (cxs.nth(k).text_content() or "")
+        head = group.locator(".ghead").text_content() or ""
+        assert f"{v.violations} violation" in head
+        assert ("more not kept" in head) == (v.violations > KEEP_COUNTEREXAMPLES)
+    last = violated[0].counterexamples[-1]
+    page.locator(f".group[data-run='{run}'][data-name={violated[0].name}] .cx").last.click()
+    assert _lit(page) == sorted(e["seq"] for e in last.events)
+
+
+def test_a_check_over_the_cap_says_how_many_are_not_kept(
+    browser: Any, train_mutations: dict[str, list[dict[str, Any]]], tmp_path: Path
+) -> None:
+    from sim.view import write_page
+    from sim.vocabulary.counterexamples import KEEP_COUNTEREXAMPLES
+
+    rep = tmp_path / "r" / "dijkstra" / "rep-0"
+    rep.mkdir(parents=True)
+    events = train_mutations["no_approvals"]
+    (rep / "trace.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    write_page(tmp_path / "r", tmp_path / "p.html", TRAIN)
+    seen = _open(browser, tmp_path / "p.html")
+    page = seen.page
+    page.click("nav button[data-tab=viol]")
+    group = page.locator(".group[data-name=write_approval]")
+    total = int(group.get_attribute("data-violations") or 0)
+    assert total > KEEP_COUNTEREXAMPLES
+    assert group.locator(".cx").count() == KEEP_COUNTEREXAMPLES
+    more = total - KEEP_COUNTEREXAMPLES
+    assert f"{more} more not kept (cap {KEEP_COUNTEREXAMPLES} per run)" in (
+        group.locator(".ghead").text_content() or ""
+    )
+    assert seen.errors == [] and seen.blocked == []
+    page.close()
+
+
+#: Properties checked by the explorer on the compare's results (train_booking has none).
+PROPERTIES = [
+    ("no-failed-instance", "instance", "G !wf_end(detail.status=failed)"),
+    ("never-drop", "run", "G !drop"),
+]
+
+
+@pytest.fixture(scope="module")
+def with_properties(results: Path) -> Path:
+    """The explorer of the same results, built with the scenario plus :data:`PROPERTIES`."""
+    from sim.scenario import load_scenario
+    from sim.scenario.properties_rules import PropertySpec
+    from sim.view import write_page
+
+    specs = [PropertySpec(name=n, scope=s, formula=f) for n, s, f in PROPERTIES]
+    scenario = load_scenario(TRAIN).model_copy(update={"properties": specs})
+    out = results / "with-properties.html"
+    write_page(results, out, scenario)
+    return out
+
+
+def test_a_property_counterexample_opens_its_chart_with_the_offending_event(
+    browser: Any, with_properties: Path, results: Path
+) -> None:
+    """Item 2: property verdicts in the Violations tab; a click draws the chart of the
+    violated scope, its offending event lit and the rest of its counterexample marked."""
+    seen = _open(browser, with_properties)
+    page = seen.page
+    page.click("nav button[data-tab=viol]")
+    run = page.locator("#run option", has_text="resilient/rep-0").get_attribute("value")
+    group = page.locator(
+        f".group[data-run='{run}'][data-kind=property][data-name=no-failed-instance]"
+    )
+    head = group.locator(".ghead").text_content() or ""
+    assert "instance scope: G !wf_end(detail.status=failed)" in head
+    trace = _trace(results, "resilient/rep-0")
+    failed = [e for e in trace if e["label"] == "wf_end" and e["detail"]["status"] == "failed"]
+    assert group.get_attribute("data-violations") == str(len(failed)) and failed
+    cx = group.locator(".cx").nth(1)
+    assert cx.get_attribute("data-seqs") == str(failed[1]["seq"])
+    cx.click()
+    assert _lit(page) == [failed[1]["seq"]]
+    inst = [e for e in trace if e["wf"] == failed[1]["wf"] and e["inst"] == failed[1]["inst"]]
+    context = _lit(page, "ctx")
+    assert context and set(context) <= {e["seq"] for e in inst}
+    assert f"instance {failed[1]['wf']}#{failed[1]['inst']}" in (
+        page.locator("#seq-title").text_content() or ""
+    )
+    # a run-scope property: its chart is drawn from the counterexample's own events
+    page.click("nav button[data-tab=viol]")
+    drops = [e for e in trace if e["label"] == "drop"]
+    never = page.locator(f".group[data-run='{run}'][data-name=never-drop] .cx")
+    assert never.count() == 1 and drops
+    never.click()
+    assert _lit(page) == [drops[0]["seq"]]
+    assert "property never-drop" in (page.locator("#seq-title").text_content() or "")
+    page.locator("#seq .hl").first.hover()
+    tip = json.loads(page.locator("#tip").text_content() or "{}")
+    assert (tip["seq"], tip["label"], tip["wf"]) == (drops[0]["seq"], "drop", drops[0]["wf"])
+    page.screenshot(path=str(results / "explorer-property.png"))
+    assert seen.errors == [] and seen.blocked == []
+    page.close()
+
+
+def _drag(page: Any, selector: str, x0: float, x1: float) -> None:
+    box = page.locator(selector).bounding_box()
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + x0 * box["width"], y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + x1 * box["width"], y, steps=4)
+    page.mouse.up()
+
+
+def _domain(page: Any, selector: str) -> tuple[float, float]:
+    svg = page.locator(selector)
+    return float(svg.get_attribute("data-x0") or "nan"), float(
+        svg.get_attribute("data-x1") or "nan"
+    )
+
+
+def test_outage_timeline_zooms_and_hovers(explorer: Page, results: Path) -> None:
+    """Item 3: the outage timeline: one band per outage, hover values from the trace,
+    drag to zoom, double-click to reset, the wheel zooms around the pointer."""
+    page = explorer.page
+    page.click("nav button[data-tab=res]")
+    run = str(page.locator("#run option:checked").text_content())
+    trace = _trace(results, run)
+    downs = [e for e in trace if e["label"] in ("node_down", "link_down")]
+    assert page.locator("#timeline .band").count() == len(downs) > 0
+    names = page.locator("#timeline .series").evaluate_all(
+        "es => es.map(e => e.getAttribute('data-name'))"
+    )
+    assert "dijkstra succeeded" in names and "resilient succeeded" in names
+    full = _domain(page, "#timeline")
+    assert full[0] == 0.0 and full[1] == pytest.approx(1000 / 60, rel=1e-4)
+    # hover the minute 10-11 (the gw1 outage begins at 600 s): values from the trace
+    box = page.locator("#timeline").bounding_box()
+    page.mouse.move(box["x"] + 64 + 10.5 / full[1] * (900 - 80), box["y"] + 100)
+    text = page.locator("#timeline-val").text_content() or ""
+    ok = sum(
+        1
+        for e in trace
+        if e["label"] == "wf_end" and e["detail"]["status"] == "succeeded" and 600 <= e["t"] < 660
+    )
+    assert text.startswith("t 10.0–11.0 min") and f"{run.split('/')[0]} succeeded: {ok} " in text
+    assert "node gw1 down" in text
+    _drag(page, "#timeline", 0.3, 0.6)
+    zoomed = _domain(page, "#timeline")
+    assert full[0] < zoomed[0] < zoomed[1] < full[1] and zoomed[1] - zoomed[0] < full[1] / 2
+    page.dblclick("#timeline")
+    assert _domain(page, "#timeline") == full
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 100)
+    page.mouse.wheel(0, -100)
+    wheeled = _domain(page, "#timeline")
+    assert wheeled[1] - wheeled[0] == pytest.approx(0.8 * full[1], rel=1e-3)
+    page.click("#timeline-reset")
+    assert _domain(page, "#timeline") == full
+
+
+def test_latency_cdf_zooms_and_hovers(explorer: Page, results: Path) -> None:
+    page = explorer.page
+    page.click("nav button[data-tab=res]")
+    full = _domain(page, "#cdf")
+    _drag(page, "#cdf", 0.1, 0.3)
+    lo, hi = _domain(page, "#cdf")
+    assert full[0] < lo < hi < full[1] / 3
+    box = page.locator("#cdf").bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 100)
+    text = page.locator("#cdf-val").text_content() or ""
+    # the fraction shown is the trace's: succeeded instances of rep-0 at or under the latency
+    latencies = sorted(
+        e["detail"]["latency"]
+        for e in _trace(results, "dijkstra/rep-0")
+        if e["label"] == "wf_end" and e["detail"]["status"] == "succeeded"
+    )
+    shown = text.split(" · ")[0]
+    frac, at = shown.removeprefix("dijkstra: ").split(" % ≤ ")
+    le = float(at.removesuffix(" s"))
+    assert lo <= le <= hi
+    n = len(latencies)
+    assert any(
+        abs(100 * (i + 1) / n - float(frac)) <= 0.05 and x == pytest.approx(le, rel=5e-4)
+        for i, x in enumerate(latencies)
+    )
+    page.screenshot(path=str(results / "explorer-results.png"))
+    page.click("#cdf-reset")
+    assert _domain(page, "#cdf") == full
+
+
+@pytest.fixture(scope="module")
+def protocol_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One resilient replication of train_booking at trace level ``protocol``, 1,000 s."""
+    out = tmp_path_factory.mktemp("protocol")
+    cmd = [sys.executable, "-m", "sim", "run", "scenarios/train_booking.yaml", "--router"]
+    cmd += ["resilient", "--replications", "1", "--trace", "protocol", "--set", "duration=1000"]
+    subprocess.run([*cmd, "--out", str(out / "r")], cwd=REPO, check=True, capture_output=True)
+    cmd = [sys.executable, "-m", "sim", "view", str(out / "r"), "--scenario"]
+    subprocess.run([*cmd, str(TRAIN), "--out", str(out / "p.html")], cwd=REPO, check=True)
+    return out
+
+
+def test_a_protocol_level_trace_replays_invocations_and_says_what_is_missing(
+    browser: Any, protocol_run: Path
+) -> None:
+    """Item 4: no hop at trace level protocol; the mesh replays each call as a flow from
+    caller to server, translations and outages, and says that paths are not recorded."""
+    seen = _open(browser, protocol_run / "p.html")
+    page = seen.page
+    assert "protocol-level trace" in (page.locator("#legend .level").text_content() or "")
+    trace = [
+        json.loads(x) for x in next(protocol_run.glob("r/**/trace.jsonl")).read_text().splitlines()
+    ]
+    assert not [e for e in trace if e["label"] in ("send", "hop", "deliver")]
+    calls = [e for e in trace if e["label"] == "call" and 600 <= e["t"] < 605]
+    page.locator("#slider").fill("120")  # 600-605 s of 1,000 s: during the gw1 outage
+    flows = page.locator("#mesh .flow").evaluate_all(
+        "es => es.map(e => [e.getAttribute('data-from'), e.getAttribute('data-to')])"
+    )
+    assert sorted(set(map(tuple, flows))) == sorted(
+        {(e["agent"], e["detail"]["target"]) for e in calls}
+    )
+    assert page.locator("#mesh .msg").count() == 0
+    assert page.locator("#mesh .node.down").count() == 1
+    page.screenshot(path=str(protocol_run / "explorer-protocol.png"))
+    assert seen.errors == [] and seen.blocked == []
+    page.close()
+
+
+@pytest.mark.slow
+def test_make_sim_report_holds_the_issue_must_holds(browser: Any, tmp_path: Path) -> None:
+    """Issue 18's must-hold on the page `make sim` writes (the same compare, its default
+    10 replications per router, into a temporary folder): 5 agents and 6 links offline, the
+    resilient router's recovery violations listed, a click through gw2 with MCP+→MCP."""
+    dry = subprocess.run(["make", "-n", "sim"], cwd=REPO, check=True, capture_output=True)
+    assert "-m sim compare scenarios/train_booking.yaml" in dry.stdout.decode()
+    out = tmp_path / "train-booking"
+    cmd = [sys.executable, "-m", "sim", "compare", "scenarios/train_booking.yaml", "--quiet"]
+    subprocess.run([*cmd, "--out", str(out)], cwd=REPO, check=True, capture_output=True)
+    seen = _open(browser, out / "report.html")
+    page = seen.page
+    assert page.locator("#mesh .node").count() == 5 and page.locator("#mesh .link").count() == 6
+    page.click("nav button[data-tab=viol]")
+    recovery = page.locator(".group[data-name=recovery]")
+    routers = {
+        str(page.locator("#run option").nth(int(r)).text_content()).split("/")[0]
+        for r in recovery.evaluate_all("es => es.map(e => e.getAttribute('data-run'))")
+    }
+    assert routers == {"resilient"}
+    listed = sum(
+        int(g) for g in recovery.evaluate_all("es => es.map(e => e.getAttribute('data-kept'))")
+    )
+    total = sum(
+        json.loads(m.read_text())["violations"]["recovery"]
+        for m in sorted((out / "resilient").glob("rep-*/metrics.json"))
+    )
+    assert listed == total > 0  # every one kept: at most the cap per run here
+    page.locator(".cx[data-check=recovery]").first.click()
+    assert any(h.startswith("gw2") for h in page.locator("#seq .lhead").all_text_contents())
+    assert "translate MCP+→MCP" in " ".join(page.locator("#seq .box.translate").all_text_contents())
+    assert _lit(page)
+    assert seen.errors == [] and seen.blocked == []
+    page.close()

@@ -6,12 +6,15 @@
 - P2 WriteApproval (§6.2): ``side_effects ∈ {write, delete} ⇒ requires_approval``; for a
   plain MCP tool, what its annotations imply (absent hints take the spec defaults) and that
   the approval requirement is missing.
-- P3 FailureModes (§6.3): failure modes are declared; fallback targets exist.
-- P4 Dependencies (§6.4): a dependency is declared wherever the schemas show one (a required
-  input of B that another tool A of the same namespace produces as a new output: in A's
-  output schema, not among A's inputs, and not an envelope every output schema of the
-  namespace has, like ``content``), and declared targets exist. The namespace is the
-  ``Service__`` prefix (one namespace for a list without prefixes).
+- P3 FailureModes (§6.3): an MCP⁺ tool declares its failure modes; fallback targets exist.
+  Plain MCP has no field for them: one finding for the whole list says so (not one per tool).
+- P4 Dependencies (§6.4): declared targets exist, and a dependency is declared wherever a
+  text gives evidence of one (:mod:`sim.calculus.evidence`: an input named like another
+  tool's output and described as coming from it, or a description that says so); the
+  finding quotes the evidence.
+
+Every :class:`Finding` says which field or annotation would clear it (``clear``). Time is
+linear in the size of the list.
 
 ``tokens``: maximal runs of letters and digits (a possessive ``'s`` dropped), lower-cased.
 ``entities``: the tokens that carry domain meaning, i.e. that are neither English function
@@ -24,21 +27,22 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from sim.calculus.evidence import dependency_evidence
 from sim.calculus.mcp import (
+    MCP_PLUS_META,
     Fallback,
     Relation,
     SideEffect,
     Tool,
     ToolPlus,
 )
-from sim.calculus.sgd import SERVICE_SEPARATOR
 
 __all__ = [
     "DEFAULT_MIN_ENTITIES",
     "DEFAULT_THETA",
     "FILLER_WORDS",
+    "LIST",
     "PRINCIPLES",
     "STOP_WORDS",
     "Finding",
@@ -60,6 +64,10 @@ PRINCIPLES = {
     "P4": "Dependencies",
 }
 """The principle names of paper §6 as findings print them."""
+LIST = "tools/list"
+"""How a finding about the whole list (``Finding.tool is None``) names its subject."""
+PLUS = f'_meta["{MCP_PLUS_META}"]'
+"""Where a ``tools/list`` entry carries MCP⁺ metadata, as the ``clear`` texts name it."""
 
 STOP_WORDS = frozenset(
     """
@@ -91,36 +99,40 @@ _WORD = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?")
 
 def tokens(text: str) -> list[str]:
     """``tokens(s)`` of paper §6.1: lower-cased runs of letters and digits (``'s`` dropped)."""
-    out: list[str] = []
-    for word in _WORD.findall(text):
-        word = word.lower()
-        if word.endswith("'s"):
-            word = word[:-2]
-        elif "'" in word:
-            word = word.replace("'", "")
-        out.append(word)
-    return out
+    words: list[str] = _WORD.findall(text.lower())
+    if "'" not in text:
+        return words
+    return [(w[:-2] if w.endswith("'s") else w.replace("'", "")) if "'" in w else w for w in words]
+
+
+_NOT_ENTITIES = STOP_WORDS | FILLER_WORDS
 
 
 def entities(text: str) -> list[str]:
     """``entities(s)`` of paper §6.1: the tokens that are neither function words nor filler."""
-    return [t for t in tokens(text) if t not in STOP_WORDS and t not in FILLER_WORDS]
+    return [t for t in tokens(text) if t not in _NOT_ENTITIES]
+
+
+def _density(toks: Sequence[str]) -> tuple[float, list[str]]:
+    found = [t for t in toks if t not in _NOT_ENTITIES]
+    return (len(found) / len(toks) if toks else 0.0), found
 
 
 def sem_density(text: str) -> float:
     """``sem_density(s) = |entities(s)| / |tokens(s)|`` (paper §6.1); 0 for no tokens."""
-    toks = tokens(text)
-    return len(entities(text)) / len(toks) if toks else 0.0
+    return _density(tokens(text))[0]
 
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One violated rule of paper §6: the tool, the principle (P1..P4), the field, and why."""
+    """One violated rule of paper §6: the tool (``None``: the whole list), the principle
+    (P1..P4), the field, why, and which field or annotation would clear it."""
 
-    tool: str
+    tool: str | None
     principle: str
     field: str
     message: str
+    clear: str
 
     @property
     def principle_name(self) -> str:
@@ -128,7 +140,11 @@ class Finding:
         return f"{self.principle} {PRINCIPLES[self.principle]}"
 
     def __str__(self) -> str:
-        return f"{self.tool}: {self.principle_name}: field {self.field}: {self.message}"
+        subject = LIST if self.tool is None else self.tool
+        return (
+            f"{subject}: {self.principle_name}: field {self.field}: {self.message}; "
+            f"to clear: {self.clear}"
+        )
 
 
 def _plus(tool: Tool | ToolPlus) -> tuple[ToolPlus, bool]:
@@ -140,36 +156,65 @@ def _plus(tool: Tool | ToolPlus) -> tuple[ToolPlus, bool]:
 def _check_p1(t: ToolPlus, theta: float, min_entities: int) -> Iterable[Finding]:
     desc = t.description
     if not desc or not desc.strip():
-        yield Finding(t.name, "P1", "description", "missing or empty")
+        yield Finding(
+            t.name, "P1", "description", "missing or empty", "description: what it acts on, why"
+        )
     else:
-        density = sem_density(desc)
-        n_ent = len(entities(desc))
+        density, found = _density(tokens(desc))
         if density < theta:
-            yield Finding(t.name, "P1", "description", f"sem_density {density:.2f} < θ={theta:.2f}")
-        if n_ent < min_entities:
             yield Finding(
                 t.name,
                 "P1",
                 "description",
-                f"{n_ent} entit{'y' if n_ent == 1 else 'ies'} ({' '.join(entities(desc)) or '-'})"
-                f" < {min_entities}: does not say what the tool acts on and why",
+                f"sem_density {density:.2f} < θ={theta:.2f}",
+                f"description with fewer function and filler words (sem_density ≥ {theta:.2f})",
+            )
+        if len(found) < min_entities:
+            yield Finding(
+                t.name,
+                "P1",
+                "description",
+                f"{len(found)} entit{'y' if len(found) == 1 else 'ies'} "
+                f"({' '.join(found) or '-'}) < {min_entities}: does not say what the tool acts "
+                "on and why",
+                f"description naming at least {min_entities} entities (an action, its object, "
+                "a qualifier)",
             )
     props = (t.input_schema or {}).get("properties") or {}
     for pname, prop in props.items():
         where = f"inputSchema.properties.{pname}.description"
         pdesc = prop.get("description") if isinstance(prop, Mapping) else None
         if not isinstance(pdesc, str) or not pdesc.strip():
-            yield Finding(t.name, "P1", where, "missing: the parameter's purpose is not stated")
-        elif sem_density(pdesc) < theta:
             yield Finding(
-                t.name, "P1", where, f"sem_density {sem_density(pdesc):.2f} < θ={theta:.2f}"
+                t.name,
+                "P1",
+                where,
+                "missing: the parameter's purpose is not stated",
+                f"{where}: what the value is and what it is for",
             )
+        elif (density := sem_density(pdesc)) < theta:
+            yield Finding(
+                t.name,
+                "P1",
+                where,
+                f"sem_density {density:.2f} < θ={theta:.2f}",
+                f"{where} with more domain words (sem_density ≥ {theta:.2f})",
+            )
+
+
+_APPROVAL = f"requires_approval: true under {PLUS} (MCP⁺; plain MCP has no such field)"
 
 
 def _check_p2(t: ToolPlus, is_plus: bool) -> Iterable[Finding]:
     if is_plus:
         if t.side_effects is None:
-            yield Finding(t.name, "P2", "side_effects", "not declared (none|read|write|delete)")
+            yield Finding(
+                t.name,
+                "P2",
+                "side_effects",
+                "not declared: whether the tool writes is unknown",
+                "side_effects: none|read|write|delete",
+            )
         elif t.side_effects in (SideEffect.WRITE, SideEffect.DELETE):
             if t.requires_approval is not True:
                 state = "missing" if t.requires_approval is None else "false"
@@ -178,9 +223,16 @@ def _check_p2(t: ToolPlus, is_plus: bool) -> Iterable[Finding]:
                     "P2",
                     "requires_approval",
                     f"side_effects={t.side_effects.value} but requires_approval is {state}",
+                    "requires_approval: true",
                 )
         elif t.requires_approval is None:
-            yield Finding(t.name, "P2", "requires_approval", "not declared")
+            yield Finding(
+                t.name,
+                "P2",
+                "requires_approval",
+                f"not declared (side_effects={t.side_effects.value})",
+                "requires_approval: false (or true)",
+            )
         return
     ann = t.annotations
     if ann is None:
@@ -188,8 +240,11 @@ def _check_p2(t: ToolPlus, is_plus: bool) -> Iterable[Finding]:
             t.name,
             "P2",
             "annotations",
-            "no annotations: by the MCP defaults (readOnlyHint=false, destructiveHint=true) "
-            "the tool may destroy data, and nothing says whether it needs approval",
+            "no annotations, so the spec's defaults apply (readOnlyHint: false, "
+            "destructiveHint: true): the tool may destroy data, and nothing says whether it "
+            "needs approval",
+            "annotations.readOnlyHint: true if the tool only reads; if it writes, "
+            f"destructiveHint: false if it only adds, and {_APPROVAL}",
         )
         return
     if ann.effective("readOnlyHint"):
@@ -199,28 +254,37 @@ def _check_p2(t: ToolPlus, is_plus: bool) -> Iterable[Finding]:
             t.name,
             "P2",
             "annotations.readOnlyHint",
-            "absent: the MCP default false says the tool may write",
+            "absent: the spec's default false says the tool may write",
+            "annotations.readOnlyHint: true if the tool only reads, else false",
         )
     if ann.effective("destructiveHint"):
-        how = "absent (MCP default true)" if ann.destructive is None else "true"
+        how = "absent (the spec's default true)" if ann.destructive is None else "true"
         yield Finding(
             t.name,
             "P2",
             "annotations.destructiveHint",
             f"{how}: a destructive tool without requires_approval (MCP cannot express it)",
+            f"annotations.destructiveHint: false if it only adds; else {_APPROVAL}",
         )
     else:
         yield Finding(
             t.name,
             "P2",
             "requires_approval",
-            "writes (readOnlyHint=false) but MCP cannot say whether approval is required",
+            "writes (readOnlyHint: false) but MCP cannot say whether approval is required",
+            _APPROVAL,
         )
 
 
 def _check_p3(t: ToolPlus, names: set[str]) -> Iterable[Finding]:
     if t.failure_modes is None:
-        yield Finding(t.name, "P3", "failure_modes", "not declared: errors get the default abort")
+        yield Finding(
+            t.name,
+            "P3",
+            "failure_modes",
+            "not declared by this MCP⁺ tool: every error gets the default abort",
+            "failure_modes: [{error, recovery: retry|fallback|prompt|abort}, ...] ([] if none)",
+        )
         return
     for i, fm in enumerate(t.failure_modes):
         if isinstance(fm.recovery, Fallback) and fm.recovery.tool not in names:
@@ -229,56 +293,60 @@ def _check_p3(t: ToolPlus, names: set[str]) -> Iterable[Finding]:
                 "P3",
                 f"failure_modes[{i}].recovery.fallback",
                 f"fallback tool {fm.recovery.tool!r} is not in the list",
+                f"failure_modes[{i}].recovery: a fallback tool of this list, or another recovery",
             )
 
 
-def _namespace(name: str) -> str:
-    return name.partition(SERVICE_SEPARATOR)[0] if SERVICE_SEPARATOR in name else ""
+def _p3_plain(plain: Sequence[str], total: int) -> Finding:
+    """The one P3 finding of a list whose plain MCP tools cannot declare failure modes."""
+    return Finding(
+        None,
+        "P3",
+        "failure_modes",
+        f"unknown for {len(plain)} of {total} tools, because plain MCP cannot say (no field "
+        f"for failure modes; every error gets the default abort): {_names(plain)}",
+        f"failure_modes under {PLUS} of each tool (MCP⁺)",
+    )
 
 
-def _props(schema: Mapping[str, Any] | None) -> set[str]:
-    return set(((schema or {}).get("properties") or {}).keys())
+def _names(names: Sequence[str], most: int = 5) -> str:
+    shown = ", ".join(names[:most])
+    return shown if len(names) <= most else f"{shown} and {len(names) - most} more"
 
 
-def _required(schema: Mapping[str, Any] | None) -> set[str]:
-    req = (schema or {}).get("required") or []
-    return {r for r in req if isinstance(r, str)}
-
-
-def _check_p4(t: ToolPlus, tools: Sequence[ToolPlus], names: set[str]) -> Iterable[Finding]:
-    for i, dep in enumerate(t.dependencies or ()):
-        if dep.tool not in names:
-            yield Finding(
-                t.name, "P4", f"dependencies[{i}].tool", f"{dep.tool!r} is not in the list"
+def _check_p4(tools: Sequence[tuple[ToolPlus, bool]], names: set[str]) -> dict[str, list[Finding]]:
+    """P4 findings per consumer tool: unknown targets, then undeclared evidenced ones."""
+    out: dict[str, list[Finding]] = {}
+    declared: set[tuple[str, str, Relation]] = set()
+    plus = {t.name: is_plus for t, is_plus in tools}
+    for t, _ in tools:
+        for i, dep in enumerate(t.dependencies or ()):
+            declared.add((t.name, dep.tool, dep.relation))
+            if dep.tool not in names:
+                out.setdefault(t.name, []).append(
+                    Finding(
+                        t.name,
+                        "P4",
+                        f"dependencies[{i}].tool",
+                        f"{dep.tool!r} is not in the list",
+                        f"dependencies[{i}].tool: a tool of this list",
+                    )
+                )
+    for ev in dependency_evidence([t for t, _ in tools]):
+        b, a = ev.consumer, ev.producer
+        if (b, a, Relation.REQUIRES) in declared or (a, b, Relation.PRODUCES_INPUT_FOR) in declared:
+            continue
+        where = "" if plus[b] and plus[a] else f" under {PLUS} (MCP⁺; plain MCP cannot declare it)"
+        out.setdefault(b, []).append(
+            Finding(
+                b,
+                "P4",
+                "dependencies",
+                f"depends on {a}, undeclared: {ev.describe()}",
+                f"dependencies: ({a}, Requires) on {b} or ({b}, ProducesInputFor) on {a}{where}",
             )
-    needs = _required(t.input_schema)
-    if not needs:
-        return
-    declared = {(d.tool, d.relation) for d in t.dependencies or ()}
-    peers = [o for o in tools if _namespace(o.name) == _namespace(t.name)]
-    outputs = [_props(o.output_schema) for o in peers if o.output_schema is not None]
-    envelope = set.intersection(*outputs) if len(outputs) > 1 else set()
-    for other in peers:
-        if other.name == t.name:
-            continue
-        produced = _props(other.output_schema) - _props(other.input_schema) - envelope
-        shared = sorted(produced & needs)
-        if not shared:
-            continue
-        theirs = {(d.tool, d.relation) for d in other.dependencies or ()}
-        if (other.name, Relation.REQUIRES) in declared or (
-            t.name,
-            Relation.PRODUCES_INPUT_FOR,
-        ) in theirs:
-            continue
-        yield Finding(
-            t.name,
-            "P4",
-            "dependencies",
-            f"input {', '.join(shared)} is produced by {other.name}'s output, but neither "
-            f"{t.name} declares ({other.name}, Requires) nor {other.name} declares "
-            f"({t.name}, ProducesInputFor)",
         )
+    return out
 
 
 def lint(
@@ -288,14 +356,21 @@ def lint(
     min_entities: int = DEFAULT_MIN_ENTITIES,
 ) -> list[Finding]:
     """Check P1–P4 (paper §6.1–6.4) on every tool; one :class:`Finding` per violated rule, in
-    tool order then principle order."""
+    tool order then principle order, then the list's own finding (P3 of its plain MCP tools).
+    Linear in the size of the list."""
     plus = [_plus(t) for t in tools]
-    descriptors = [p for p, _ in plus]
-    names = {p.name for p in descriptors}
+    names = {p.name for p, _ in plus}
+    p4 = _check_p4(plus, names)
     findings: list[Finding] = []
+    plain: list[str] = []
     for t, is_plus in plus:
         findings.extend(_check_p1(t, theta, min_entities))
         findings.extend(_check_p2(t, is_plus))
-        findings.extend(_check_p3(t, names))
-        findings.extend(_check_p4(t, descriptors, names))
+        if is_plus:
+            findings.extend(_check_p3(t, names))
+        else:
+            plain.append(t.name)
+        findings.extend(p4.get(t.name, ()))
+    if plain:
+        findings.append(_p3_plain(plain, len(plus)))
     return findings

@@ -66,7 +66,7 @@ def register(sub: Any) -> None:
         "phi",
         help="SGD services to an MCP tools/list result (Φ, Φ⁺)",
         description="Map an SGD schema.json to a tools/list result: Φ (paper §4.1), or Φ⁺ "
-        '(§7.2) with MCP+ metadata under _meta["protomesh/mcp+"]. Exit 0, or 2.',
+        '(§7.2) with MCP+ metadata under _meta["protomesh/mcp-plus"]. Exit 0, or 2.',
     )
     p.add_argument("schema", metavar="SCHEMA.json")
     p.add_argument("--plus", action="store_true", help="Φ⁺: add the MCP+ metadata")
@@ -314,10 +314,12 @@ def lint_command(args: argparse.Namespace) -> int:
     for f in findings:
         print(f)
     by_principle = Counter(f.principle_name for f in findings)
-    flagged = len({f.tool for f in findings})
+    flagged = len({f.tool for f in findings if f.tool is not None})
+    on_list = sum(f.tool is None for f in findings)
     if findings:
         detail = ", ".join(f"{k}: {v}" for k, v in sorted(by_principle.items()))
-        print(f"{len(findings)} findings in {flagged} of {len(tools)} tools ({detail})")
+        whole = f", {on_list} on the whole list" if on_list else ""
+        print(f"{len(findings)} findings in {flagged} of {len(tools)} tools{whole} ({detail})")
         return EXIT_NEGATIVE
     print(f"clean: {len(tools)} tools, no findings")
     return EXIT_OK

@@ -201,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
             None,
             args.trace,
             fp,
-            guard,
+            guard=guard,
         )
         for rep in range(reps)
     ]

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.cli.console import EXIT_OK, BadInput, guarded, read_json
+from sim.cli.import_mcp import add_import_mcp
 from sim.interop.errors import InteropError
 
 
@@ -24,25 +25,7 @@ def register(sub: Any) -> None:
     )
     kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
 
-    k = kinds.add_parser(
-        "mcp",
-        help="from a live MCP server over stdio",
-        description="Start COMMAND ARGS... as an MCP server over stdio (the official SDK's "
-        "client), run the handshake, page through tools/list, stop it. Options go before --.",
-    )
-    k.add_argument("--out", metavar="FILE", help="write the fragment here (default: stdout)")
-    k.add_argument(
-        "--timeout",
-        type=float,
-        default=30.0,
-        metavar="S",
-        help="seconds for start, handshake and listing together (default 30)",
-    )
-    k.add_argument("--name", metavar="NAME", help="scenario name (default: the server's name)")
-    k.add_argument(
-        "server", nargs=argparse.REMAINDER, metavar="-- COMMAND ARGS", help="the server command"
-    )
-    k.set_defaults(handler=import_mcp_command)
+    add_import_mcp(kinds)
 
     k = kinds.add_parser(
         "tools",
@@ -75,28 +58,39 @@ def register(sub: Any) -> None:
         "mcp",
         help="tools/list result with MCP+ metadata",
         description="The scenario's tools as a spec-valid tools/list result: MCP+ metadata under "
-        '_meta["protomesh/mcp+"], annotations derived from side effects. Exit 0, or 2.',
+        '_meta["protomesh/mcp-plus"], annotations derived from side effects. Exit 0, or 2.',
     )
     k.add_argument("file", metavar="FILE", help="scenario YAML")
     k.add_argument("--out", metavar="FILE", help="write the JSON here (default: stdout)")
     k.add_argument(
         "--tool", action="append", default=[], metavar="NAME", help="only this tool (repeatable)"
     )
+    k.add_argument(
+        "--revision",
+        choices=("2025-11-25", "2026-07-28"),
+        default="2025-11-25",
+        help="the MCP revision whose ListToolsResult is written (2026-07-28 adds resultType, "
+        "ttlMs, cacheScope; default 2025-11-25)",
+    )
     k.set_defaults(handler=export_mcp_command)
 
     p = sub.add_parser(
         "serve",
-        help="a real MCP server (stdio) exposing a scenario's tools with simulated behaviour",
+        help="a real MCP server (stdio or Streamable HTTP) exposing a scenario's tools with "
+        "simulated behaviour",
         description="Serve a scenario as a real protocol endpoint.",
     )
     kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
     k = kinds.add_parser(
         "mcp",
-        help="an MCP server over stdio",
-        description="Serve the scenario's tools over MCP (stdio, official SDK) with their MCP+ "
+        help="an MCP server over stdio or Streamable HTTP",
+        description="Serve the scenario's tools over MCP (stdio, or Streamable HTTP with --http; "
+        "official SDK) with their MCP+ "
         "metadata; service times scaled to wall-clock (--speed), errors drawn from each tool's "
-        "`errors` (--seed) and returned as isError results; a bad argument is a JSON-RPC error "
-        "-32602. Runs until the client closes stdin. Exit 0, or 2 on bad input.",
+        "`errors` (--seed) and returned as isError results; protocol revisions 2025-11-25 and "
+        "2026-07-28; a tool whose descriptor requires approval asks the user by elicitation "
+        "first. Runs until the client closes stdin (stdio) or a SIGINT/SIGTERM (HTTP). Exit 0, "
+        "or 2 on bad input.",
     )
     k.add_argument("file", metavar="FILE", help="scenario YAML")
     k.add_argument(
@@ -108,9 +102,10 @@ def register(sub: Any) -> None:
     k.add_argument("--seed", type=int, default=None, metavar="S", help="default: the scenario's")
     k.add_argument(
         "--arg-errors",
-        choices=("error", "result"),
-        default="error",
-        help="a bad argument as a JSON-RPC error -32602 (default) or an isError result",
+        choices=("result", "protocol"),
+        default="result",
+        help="a bad argument as an isError result (default, as MCP 2025-11-25 asks) or as a "
+        "JSON-RPC error -32602 (protocol)",
     )
     k.add_argument(
         "--tool", action="append", default=[], metavar="NAME", help="only this tool (repeatable)"
@@ -128,7 +123,21 @@ def register(sub: Any) -> None:
         default=None,
         metavar="BYTES",
         help="longest line (one JSON-RPC message) accepted; a longer one is answered with "
-        "error -32600 and skipped (default 4 MiB)",
+        "error -32600 and skipped; over HTTP, the longest request body (default 4 MiB)",
+    )
+    k.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        default=None,
+        help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0: any free "
+        "port; the URL is printed on stderr); runs until SIGINT or SIGTERM",
+    )
+    k.add_argument(
+        "--trace",
+        metavar="FILE",
+        default=None,
+        help="record the live session as a SPEC §5 trace (check it with: check FILE "
+        "--scenario SCENARIO)",
     )
     k.set_defaults(handler=serve_mcp_command)
 
@@ -154,37 +163,6 @@ def _report(fragment: Any, out: str | None) -> None:
     for note in fragment.notes:
         print(f"note: {note}", file=sys.stderr)
     print(fragment.lint.line(), file=sys.stderr)
-
-
-@guarded(InteropError)
-def import_mcp_command(args: argparse.Namespace) -> int:
-    """``import mcp [--out FILE] [--timeout S] -- COMMAND ARGS...``."""
-    from sim.interop.client import fetch_tools
-    from sim.interop.fragments import fragment_from_tools_list
-
-    command = list(args.server)
-    if command and command[0] == "--":
-        command = command[1:]
-    if not command:
-        raise BadInput("import mcp: no server command (usage: import mcp -- COMMAND ARGS...)")
-    if args.timeout <= 0:
-        raise BadInput(f"--timeout must be positive, got {args.timeout:g}")
-    listing = fetch_tools(command, timeout=args.timeout)
-    shown = " ".join(command)
-    source = (
-        f"the live MCP server {listing.server_name!r} {listing.server_version}".rstrip()
-        + f" (`{shown}`, protocol {listing.protocol_version}, {listing.pages} tools/list pages)"
-    )
-    name = args.name or listing.server_name or Path(command[0]).stem
-    try:
-        fragment = fragment_from_tools_list(
-            listing.tools, name=name, agent=name, source=source, out=args.out
-        )
-    except InteropError as exc:
-        raise BadInput(f"{shown}: tools/list result: {exc}") from None
-    _write(fragment.text, args.out)
-    _report(fragment, args.out)
-    return EXIT_OK
 
 
 @guarded(InteropError)
@@ -271,7 +249,8 @@ def _load(path: str) -> tuple[Any, Any]:
 
 @guarded(InteropError)
 def export_mcp_command(args: argparse.Namespace) -> int:
-    """``export mcp FILE [--out FILE] [--tool NAME]...``."""
+    """``export mcp FILE [--out FILE] [--tool NAME]... [--revision R]``."""
+    from sim.interop.revision import list_result, revision_entry
     from sim.interop.tools_list import scenario_tools_list
 
     scenario, ext = _load(args.file)
@@ -279,8 +258,15 @@ def export_mcp_command(args: argparse.Namespace) -> int:
         export = scenario_tools_list(scenario, ext, args.tool)
     except InteropError as exc:
         raise BadInput(f"{args.file}: {exc}") from None
-    _write(json.dumps(export.data, indent=2, ensure_ascii=False) + "\n", args.out)
-    for note in export.notes:
+    notes = list(export.notes)
+    tools = []
+    for entry in export.data["tools"]:
+        shaped, why = revision_entry(entry, args.revision)
+        tools.append(shaped)
+        notes.extend(why)
+    data = list_result(tools, args.revision)
+    _write(json.dumps(data, indent=2, ensure_ascii=False) + "\n", args.out)
+    for note in notes:
         print(f"note: {note}", file=sys.stderr)
     unknown = sum(len(v) for v in export.unknown.values())
     print(
@@ -322,15 +308,32 @@ def _speed(text: str) -> float | None:
 
 @guarded(InteropError)
 def serve_mcp_command(args: argparse.Namespace) -> int:
-    """``serve mcp FILE [--speed instant|realtime|X] [--seed S] [--arg-errors error|result]``."""
+    """``serve mcp FILE [--speed instant|realtime|X] [--seed S] [--arg-errors result|protocol]
+    [--http HOST:PORT] [--trace FILE] ...``."""
     import signal
 
-    from sim.interop.server import build_server, run_stdio
+    from sim.interop.server import build_server
 
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a server just ends on SIGTERM
     speed = _speed(args.speed)
+    address = None
+    if args.http is not None:
+        from sim.interop.streamable import parse_address
+
+        try:
+            address = parse_address(args.http)
+        except InteropError as exc:
+            raise BadInput(str(exc)) from None
     scenario, ext = _load(args.file)
     seed = scenario.seed if args.seed is None else args.seed
+    trace = None
+    if args.trace is not None:
+        from sim.interop.session_trace import LiveTrace
+
+        try:
+            trace = LiveTrace(args.trace)
+        except InteropError as exc:
+            raise BadInput(str(exc)) from None
     try:
         server, sim = build_server(
             scenario,
@@ -340,15 +343,47 @@ def serve_mcp_command(args: argparse.Namespace) -> int:
             arg_errors=args.arg_errors,
             tools=args.tool,
             page_size=args.page_size,
+            trace=trace,
+            log=lambda line: print(f"serve: {line}", file=sys.stderr, flush=True),
         )
     except InteropError as exc:
         raise BadInput(f"{args.file}: {exc}") from None
+    try:
+        return _serve(server, sim, scenario, args, address, f"(speed {args.speed}, seed {seed})")
+    finally:
+        if trace is not None:
+            trace.close()
+
+
+def _serve(
+    server: Any, sim: Any, scenario: Any, args: argparse.Namespace, address: Any, where: str
+) -> int:
+    """Run ``server`` on stdio or, with ``address``, over Streamable HTTP."""
+    from sim.interop.server import run_stdio
+
     for note in sim.notes:
         print(f"note: {note}", file=sys.stderr)
-    print(
-        f"serve: {len(sim.entries)} tools of {scenario.name!r} over MCP stdio "
-        f"(speed {args.speed}, seed {seed})",
-        file=sys.stderr,
-    )
-    run_stdio(server, max_frame=args.max_frame)
+    what = f"{len(sim.entries)} tools of {scenario.name!r}"
+    if address is None:
+        print(f"serve: {what} over MCP stdio {where}", file=sys.stderr)
+        run_stdio(server, max_frame=args.max_frame)
+        return EXIT_OK
+    from sim.interop.streamable import is_loopback, serve_http
+
+    host, port = address
+    if not is_loopback(host):
+        print(
+            f"note: {host} is not a loopback address: anyone who reaches it can call the "
+            "tools (no authorisation, no DNS-rebinding check)",
+            file=sys.stderr,
+        )
+
+    def ready(url: str) -> None:
+        print(f"serve: {what} over MCP Streamable HTTP at {url} {where}", file=sys.stderr)
+        sys.stderr.flush()
+
+    try:
+        serve_http(server, host, port, ready=ready, max_body=args.max_frame)
+    except InteropError as exc:
+        raise BadInput(str(exc)) from None
     return EXIT_OK

@@ -16,10 +16,11 @@ have methods here too, so no component touches the metrics directly.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from sim.engine.metrics import Metrics, WorkflowCounters
-from sim.engine.trace import NO_OWNER, NULL, TraceWriter, js, owner_fragment
+from sim.engine.trace import NO_OWNER, NULL, TraceWriter, js, owner_fragment, seconds
 from sim.vocabulary import FIELD_NAMES, LABELS
 
 # the line template of Recorder.line writes the fields in the vocabulary's order
@@ -62,7 +63,7 @@ class Recorder:
         ``detail`` JSON fragments (``detail`` a whole object). Callers check the level."""
         if t != self._last_t:
             self._last_t = t
-            self._last_ts = repr(round(t, 6))
+            self._last_ts = seconds(t)
         seq = self.seq
         self.seq = seq + 1
         self._buffer.append(
@@ -102,6 +103,7 @@ class Recorder:
         c: WorkflowCounters,
     ) -> None:
         m = self.metrics
+        m.ended(t, status == "succeeded")
         if status == "succeeded":
             m.wf_succeeded += 1
             m.latencies.append(latency)
@@ -114,7 +116,7 @@ class Recorder:
             m.wf_failed += 1
             c.failed += 1
         if self.enabled:
-            detail = f'{{"status":"{status}","latency":{round(latency, 6)!r}'
+            detail = f'{{"status":"{status}","latency":{seconds(latency)}'
             if reason:
                 detail += f',"reason":{js(reason)}'
             owner = owner_fragment(wf, inst, NULL, None, NULL)
@@ -296,7 +298,7 @@ class Recorder:
                 m.writes_without_approval += 1
                 c.writes_without_approval += 1
         if self.enabled:
-            detail = f'{{"attempt":{attempt},"waited":{round(waited, 6)!r}'
+            detail = f'{{"attempt":{attempt},"waited":{seconds(waited)}'
             if write:
                 detail += f',"approved":{"true" if approved else "false"}'
             self.line(t, _L["execute"], agent, owner, proto, detail + "}")
@@ -325,6 +327,11 @@ class Recorder:
         if self.full:
             self.line(t, _L["hop"], agent, owner, proto, f'{{"msg":{msg},{hop}}}')
 
+    def hops_untraced(self, n: int) -> None:
+        """``n`` hops crossed at a level without hop lines (the transport counts them and
+        reports them at the end of the run instead of calling :meth:`hop` per hop)."""
+        self.metrics.hops += n
+
     def translate(
         self, t: float, agent: str, owner: str, proto: str, msg: int, n_dropped: int, step: str
     ) -> None:
@@ -350,20 +357,24 @@ class Recorder:
 
     def node_down(self, t: float, node: str) -> None:
         self.metrics.outages += 1
+        self.metrics.outage_event("node", "down", json.loads(node), t)
         if self.enabled:
             self.line(t, _L["node_down"], node, NO_OWNER, NULL, "{}")
 
     def node_up(self, t: float, node: str) -> None:
+        self.metrics.outage_event("node", "up", json.loads(node), t)
         if self.enabled:
             self.line(t, _L["node_up"], node, NO_OWNER, NULL, "{}")
 
     def link_down(self, t: float, a: str, link: str) -> None:
         """``a``: the link's first end; ``link``: the JSON of its two ends."""
         self.metrics.outages += 1
+        self.metrics.outage_event("link", "down", "|".join(sorted(json.loads(link))), t)
         if self.enabled:
             self.line(t, _L["link_down"], a, NO_OWNER, NULL, f'{{"link":{link}}}')
 
     def link_up(self, t: float, a: str, link: str) -> None:
+        self.metrics.outage_event("link", "up", "|".join(sorted(json.loads(link))), t)
         if self.enabled:
             self.line(t, _L["link_up"], a, NO_OWNER, NULL, f'{{"link":{link}}}')
 

@@ -210,13 +210,15 @@ def run_replication(
     trace_level: str | None = None,
     *,
     graph: ProtocolGraph | None = None,
+    compiled_router: Router | None = None,
     hook: Callable[[Replication], None] | None = None,
     guard: Guard | None = None,
 ) -> dict[str, Any]:
     """Run replication ``rep`` of ``scenario`` with ``router_name``; write the trace and
     metrics to ``out_dir``; return the metrics. ``trace_level`` overrides the
-    scenario's. ``graph`` reuses a prebuilt protocol graph (benchmarks); ``hook`` is
-    called with the built replication before it runs (tests); ``guard`` bounds the run."""
+    scenario's. ``graph`` reuses a prebuilt protocol graph and ``compiled_router`` a router built
+    on it (benchmarks, experiment workers); ``hook`` is called with the built replication
+    before it runs (tests); ``guard`` bounds the run."""
     level = trace_level or scenario.trace.value
     if level not in TRACE_LEVELS:
         raise ValueError(f"trace level must be one of {', '.join(TRACE_LEVELS)}, not '{level}'")
@@ -229,7 +231,9 @@ def run_replication(
     with open(out / "trace.jsonl", "w", encoding="utf-8", newline="\n") as fh:
         trace = TraceWriter(fh, rep, level)
         try:
-            world = Replication(scenario, router_name, rep, trace, graph, guard=guard)
+            world = Replication(
+                scenario, router_name, rep, trace, graph, compiled_router, guard=guard
+            )
             if hook is not None:
                 hook(world)
             world.run()

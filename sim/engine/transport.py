@@ -13,8 +13,11 @@ that went down during its translation (``node_down``), fails a destructive
 translation (``translation_failed``, a draw from the ``translation`` stream) or meets a
 pair the node cannot translate (``untranslatable``). ``close()`` at the end of the run
 drops every message still travelling (``run_end``), so each ``send`` ends in exactly
-one ``deliver`` or ``drop``. Each hop is one scheduled event with a shared callback; no
-process per message.
+one ``deliver`` or ``drop``. Each hop is one scheduled event and the message is that
+event itself (SimPy's ``step`` reads ``callbacks`` and ``_ok``; the callbacks are one
+shared tuple): no process, no event object per message. A message carries ``t``, the
+simulated time of its current step (the time SimPy pops it at, ``now + delay`` computed
+as SimPy computes it), so the transport never reads the clock per hop.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from typing import Any
 import simpy
 from simpy.events import NORMAL
 
-from sim.engine.clock import Due, Later
+from sim.engine.clock import Later
 from sim.engine.paths import Path
 from sim.engine.recorder import Recorder
 from sim.engine.topology import Node
@@ -35,10 +38,15 @@ from sim.engine.trace import pjs
 
 class Message:
     """One message in flight. ``owner`` (an invocation or a discovery) carries the line's
-    owner fields in ``owner.frag``; ``on_deliver(msg)`` runs at the destination."""
+    owner fields in ``owner.frag``; ``on_deliver(msg)`` runs at the destination. While
+    it waits on SimPy's queue the message is its own event (``callbacks``, ``_ok``); ``t``
+    is the time of its current step (seconds)."""
+
+    _ok = True  # what SimPy's step reads of a processed event: it never fails
 
     __slots__ = (
         "attempt",
+        "callbacks",
         "i",
         "id",
         "kind",
@@ -47,6 +55,7 @@ class Message:
         "path",
         "payload",
         "proto",
+        "t",
     )
 
     def __init__(
@@ -58,7 +67,10 @@ class Message:
         attempt: int,
         payload: Any,
         on_deliver: Callable[[Message], None],
+        t: float = 0.0,
     ) -> None:
+        self.t = t
+        self.callbacks: tuple[Callable[[Message], None], ...] | None = None
         self.id = mid
         self.kind = kind
         self.owner = owner
@@ -83,13 +95,17 @@ class Transport:
     ) -> None:
         self.env = env
         self.later = later
-        self._schedule: Any = env.schedule  # takes a Due (what SimPy pops), not only an Event
+        self._schedule: Any = env.schedule  # takes a Message (what SimPy pops), not only an Event
         self.rec = recorder
         self.translation_rng = translation
         self.expovariate = latency.expovariate
         self.next_id = 0
-        self._arrive_cb = self._arrive
-        self._translated_cb = self._translated
+        self._arrive_cbs = (self._arrive,)  # what a message waiting for its arrival runs
+        self._translated_cbs = (self._translated,)
+        self.full = recorder.full  # hop lines are kept
+        #: hops crossed while the level drops hop lines, counted here and reported to the
+        #: recorder by close() (no recorder call per hop then)
+        self.untraced_hops = 0
         #: messages sent and not yet delivered or dropped, by id (for the end of the run)
         self.in_flight: dict[int, Message] = {}
 
@@ -105,23 +121,30 @@ class Transport:
         """Start a message at ``path``'s first node (which must be up)."""
         mid = self.next_id
         self.next_id = mid + 1
-        msg = Message(mid, kind, owner, path, attempt, payload, on_deliver)
+        now = self.env.now
+        msg = Message(mid, kind, owner, path, attempt, payload, on_deliver, now)
         self.in_flight[mid] = msg
-        self.rec.send(
-            self.env.now, path.nodes[0].j, owner.frag, path.startj, mid, kind, path.send_detail
-        )
-        self._at(msg)
+        self.rec.send(now, path.nodes[0].j, owner.frag, path.startj, mid, kind, path.send_detail)
+        if path.steps[0] is None:
+            self._leave(msg)
+        else:
+            self._at(msg)
         return msg
 
     def close(self) -> None:
-        """End of the run: every message still travelling is dropped with ``run_end``."""
+        """End of the run: every message still travelling is dropped with ``run_end``; the
+        hops not traced one by one are reported to the recorder."""
+        self.rec.hops_untraced(self.untraced_hops)
+        self.untraced_hops = 0
+        now = self.env.now
         for mid in sorted(self.in_flight):
             msg = self.in_flight[mid]
+            msg.t = now
             self._drop(msg, msg.path.nodes[msg.i], "run_end")
 
     def _drop(self, msg: Message, node: Node, reason: str) -> None:
         del self.in_flight[msg.id]
-        self.rec.drop(self.env.now, node.j, msg.owner.frag, pjs(msg.proto), msg.id, reason)
+        self.rec.drop(msg.t, node.j, msg.owner.frag, pjs(msg.proto), msg.id, reason)
 
     def _at(self, msg: Message) -> None:
         steps = msg.path.steps[msg.i]
@@ -135,7 +158,7 @@ class Transport:
                     return
                 msg.proto = step.target
                 rec.translate(
-                    self.env.now,
+                    msg.t,
                     node.j,
                     msg.owner.frag,
                     step.tj,
@@ -148,12 +171,13 @@ class Transport:
                     return
                 delay += step.delay
             if delay > 0.0:
-                self.later(delay, msg, self._translated_cb)
+                msg.t += delay
+                msg.callbacks = self._translated_cbs
+                self._schedule(msg, NORMAL, delay)
                 return
         self._leave(msg)
 
-    def _translated(self, event: Any) -> None:
-        msg: Message = event._value
+    def _translated(self, msg: Message) -> None:
         node = msg.path.nodes[msg.i]
         if node.down:
             self._drop(msg, node, "node_down")
@@ -166,7 +190,7 @@ class Transport:
         if i == path.last:
             del self.in_flight[msg.id]
             self.rec.deliver(
-                self.env.now, path.nodes[i].j, msg.owner.frag, pjs(msg.proto), msg.id, msg.kind
+                msg.t, path.nodes[i].j, msg.owner.frag, pjs(msg.proto), msg.id, msg.kind
             )
             msg.on_deliver(msg)
             return
@@ -180,11 +204,16 @@ class Transport:
             delay += self.expovariate(hop.rate)
         msg.proto = hop.proto
         link.hops += 1
-        self.rec.hop(self.env.now, hop.node_j, msg.owner.frag, hop.proto_j, msg.id, hop.detail)
-        self._schedule(Due(msg, self._arrive_cb), NORMAL, delay)  # later(), one frame less
+        t = msg.t
+        if self.full:
+            self.rec.hop(t, hop.node_j, msg.owner.frag, hop.proto_j, msg.id, hop.detail)
+        else:
+            self.untraced_hops += 1
+        msg.t = t + delay  # what SimPy's schedule computes: now + delay
+        msg.callbacks = self._arrive_cbs
+        self._schedule(msg, NORMAL, delay)
 
-    def _arrive(self, event: Any) -> None:
-        msg: Message = event._value
+    def _arrive(self, msg: Message) -> None:
         i = msg.i + 1
         msg.i = i
         path = msg.path

@@ -17,6 +17,9 @@ a second ``compare`` into it fails naming the holder's pid, or waits (``wait=Tru
 
 from __future__ import annotations
 
+import dataclasses
+import shutil
+import tempfile
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -43,6 +46,7 @@ from sim.experiments.runner import (
 from sim.experiments.store import FolderLock, StorageError, write_atomic
 from sim.experiments.summary import Point, collect, series_of, summary_csv, summary_json
 from sim.experiments.sweep import SweepPoint
+from sim.experiments.worker import ship
 from sim.processes import Stopped
 from sim.scenario.model import Scenario
 
@@ -168,6 +172,16 @@ def _run_locked(
     started = time.perf_counter()
     tasks = build_tasks(base, points, routers, replications, trace_level, guard)
     todo = plan(tasks, force=force)
+    shipped: Path | None = None
+    if handle.kind == "processes" and todo.todo:  # each worker loads each scenario once
+        shipped = Path(tempfile.mkdtemp(prefix="protomesh-scenarios-"))
+        files = ship({t.fingerprint: t.scenario for t in todo.todo}, shipped)
+        todo = dataclasses.replace(
+            todo,
+            todo=tuple(
+                dataclasses.replace(t, scenario_file=files[t.fingerprint]) for t in todo.todo
+            ),
+        )
     if on_plan is not None:
         on_plan(todo)
     if on_start is not None:
@@ -195,6 +209,9 @@ def _run_locked(
             f"{len(kept)} of {len(tasks)} run(s) finished and kept in {base}; "
             "the same command resumes",
         ) from None
+    finally:
+        if shipped is not None:
+            shutil.rmtree(shipped, ignore_errors=True)
 
 
 def _conclude(

@@ -1,108 +1,103 @@
-"""A real MCP server over stdio (the official SDK's low-level ``Server``) exposing a scenario's
-tools with simulated behaviour (``serve mcp``).
+"""A real MCP server (the official SDK's low-level ``Server``) exposing a scenario's tools with
+simulated behaviour (``serve mcp``), over stdio or Streamable HTTP, to 2025-11-25 and
+2026-07-28 clients alike.
 
-- ``tools/list``: the tools as ``export mcp`` writes them (MCP⁺ metadata under
-  ``_meta["protomesh/mcp+"]``), one page.
-- ``tools/call``: an unknown tool is a JSON-RPC error -32602 ``Unknown tool: NAME`` (as the real
-  time server answers); arguments are validated against the input schema with ``jsonschema``,
-  and a bad argument is a JSON-RPC error -32602 ``Invalid arguments for tool NAME: ...``
-  (``arg_errors="error"``, the default), or, as the 2025-11-25 servers in ``mcp_wire`` do
-  (SEP-1303), an ``isError`` result with that text (``arg_errors="result"``).
-- Framing: one JSON-RPC message per line; invalid JSON, non-requests, batches, oversized lines
-  and legacy requests before ``initialize`` are answered with JSON-RPC errors
-  (:mod:`sim.interop.framing`).
-- Execution: at most ``concurrency`` calls at once per hosting agent; the service time is drawn
-  from the tool's ``service_time`` and slept for ``sample / speed`` wall-clock seconds (``speed``
-  ``None``: instant); then an error type is drawn from the tool's ``errors`` (seeded
-  ``random.Random``) and returned as an ``isError`` result whose text starts with the error
-  type, else a success whose text is JSON and whose ``structuredContent`` (when the tool has an
-  ``outputSchema``) is a minimal instance of that schema.
+- ``tools/list``: the tools as ``export mcp`` writes them, in scenario order, in the shape of
+  the request's revision (:mod:`sim.interop.revision`), MCP⁺ metadata under
+  ``_meta[MCP_PLUS_META]``. The entries go out as given: unknown annotation keys, ``_meta``
+  and output schemas included (the SDK's result models would drop unknown keys, so the
+  served dicts replace its tool list on the way out); ``execution.taskSupport`` never (no
+  tasks here). With ``page_size``, pages are linked by ``nextCursor`` ``offset-K``; only a
+  cursor this server issues (K a multiple of the page size inside the list) is accepted,
+  any other is -32602.
+- ``tools/call``: an unknown tool is a JSON-RPC error -32602 ``Unknown tool: NAME``; arguments
+  are validated with ``jsonschema``, a violation being an ``isError`` result
+  ``Invalid arguments for tool NAME: ...`` (``arg_errors="result"``, the default, as
+  2025-11-25 asks) or a JSON-RPC error -32602 (``"protocol"``). Then the approval gate: when
+  the scenario's approval policy, on the descriptor as the client sees it, asks, the user is
+  asked by elicitation (:mod:`sim.interop.elicitation`) before anything executes.
+- Execution: at most ``concurrency`` calls at once per hosting agent; the service time drawn
+  from the tool's ``service_time`` is slept for ``sample / speed`` wall-clock seconds
+  (``speed`` None: instant); an error type drawn from the tool's ``errors`` (seeded
+  ``random.Random``) is an ``isError`` result whose text starts with the type, else a
+  success whose text is JSON and whose ``structuredContent`` (a tool with an
+  ``outputSchema``) validates against the schema (:mod:`sim.interop.output`).
+- ``serverInfo``: the scenario's name, protomesh's version. ``trace``: every call as SPEC §5
+  events (:mod:`sim.interop.session_trace`).
 """
 
 from __future__ import annotations
 
 import json
 import random
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
 
 from sim.interop.errors import InteropError
-from sim.interop.tools_list import scenario_tools_list
+from sim.interop.session_trace import CLIENT_AGENT, LiveTrace
 from sim.scenario.model import Scenario, ToolSpec
 
-__all__ = ["ArgErrors", "Simulation", "build_server", "minimal_instance", "run_stdio"]
+__all__ = ["ArgErrors", "Simulation", "build_server", "run_stdio"]
 
-ArgErrors = Literal["error", "result"]
+ArgErrors = Literal["result", "protocol"]
 INVALID_PARAMS = -32602
-
-
-def minimal_instance(schema: Any) -> Any:
-    """A small value meant to satisfy ``schema`` (required properties only, first enum value,
-    zero values); the caller validates it."""
-    if not isinstance(schema, Mapping):
-        return None
-    if "const" in schema:
-        return schema["const"]
-    if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return schema["enum"][0]
-    if "default" in schema:
-        return schema["default"]
-    for key in ("anyOf", "oneOf"):
-        if isinstance(schema.get(key), list) and schema[key]:
-            return minimal_instance(schema[key][0])
-    kind = schema.get("type", "object" if "properties" in schema else None)
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), "null")
-    zero: dict[str, Any] = {"string": "", "integer": 0, "number": 0, "boolean": False}
-    if kind == "object":
-        props = schema.get("properties") or {}
-        return {k: minimal_instance(props.get(k, {})) for k in schema.get("required") or []}
-    if kind == "array":
-        return []
-    return zero.get(str(kind))
+VALIDATION_ERROR = "ValidationError"
 
 
 @dataclass
 class Simulation:
-    """The simulated side of ``serve mcp``: tools, seeded randomness, wall-clock scaling."""
+    """The simulated side of ``serve mcp``: tools, seeded randomness, wall-clock scaling,
+    the approval policy and what each served descriptor tells a client."""
 
     scenario: Scenario
     entries: dict[str, dict[str, Any]]
     speed: float | None = None
     seed: int = 0
-    arg_errors: ArgErrors = "error"
+    arg_errors: ArgErrors = "result"
     notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         from jsonschema import validators
 
+        from sim.approval import make_policy
+        from sim.calculus.mcp import MCP_PLUS_META, caller_view, tools_from_list
+        from sim.interop.output import structured_output
+
         self.rng = random.Random(self.seed)
         self.specs: dict[str, ToolSpec] = {t.name: t for t in self.scenario.tools}
+        self.policy = make_policy(self.scenario.approval)
+        mcp_policy = self.scenario.approval.mcp_policy.value
         self.validators: dict[str, Any] = {}
         self.structured: dict[str, Any] = {}
+        self.text_only: dict[str, str] = {}
+        self.views: dict[str, Any] = {}
+        self.protos: dict[str, str] = {}
         for name, entry in self.entries.items():
             schema = entry.get("inputSchema", {})
             cls = validators.validator_for(schema, default=validators.Draft202012Validator)
             self.validators[name] = cls(schema)
             out = entry.get("outputSchema")
-            if out is not None:
-                value = minimal_instance(out)
-                ocls = validators.validator_for(out, default=validators.Draft202012Validator)
-                if ocls(out).is_valid(value):
-                    self.structured[name] = value
+            if isinstance(out, Mapping):
+                value, why = structured_output(out)
+                if why:
+                    self.text_only[name] = why
+                    self.notes.append(f"{name}: outputSchema served as given, but {why}")
                 else:
-                    del entry["outputSchema"]
-                    self.notes.append(
-                        f"{name}: outputSchema not served (no simple instance satisfies it)"
-                    )
+                    self.structured[name] = value
+            (tool,) = tools_from_list({"tools": [entry]}, f"tools[{name}]")
+            self.views[name] = caller_view(tool, mcp_policy=mcp_policy)
+            self.protos[name] = "MCP+" if MCP_PLUS_META in (entry.get("_meta") or {}) else "MCP"
         self.slots: dict[str, anyio.Semaphore] = {}
+        self.hosts: dict[str, str] = {}
         for agent in self.scenario.agents:
             sem = anyio.Semaphore(agent.concurrency)
-            for tool in agent.tools:
-                self.slots.setdefault(tool, sem)
+            for tool_name in agent.tools:
+                self.slots.setdefault(tool_name, sem)
+                self.hosts.setdefault(tool_name, agent.id)
 
     def arguments_error(self, name: str, arguments: Mapping[str, Any]) -> str | None:
         """The first schema violation of ``arguments``, or None."""
@@ -113,6 +108,14 @@ class Simulation:
             return None
         where = "/".join(str(p) for p in err.absolute_path)
         return f"{err.message}" + (f" at {where}" if where else "")
+
+    def asks(self, name: str, arguments: Mapping[str, Any]) -> tuple[bool, str]:
+        """Whether the approval policy, on the client's view of ``name``, asks; and why."""
+        from sim.approval import decide, reason
+
+        view = self.views[name]
+        ask = decide(self.policy, view, arguments)
+        return ask, reason(self.policy, view, arguments) if ask else ""
 
     def draw_error(self, name: str) -> tuple[str, float] | None:
         """An error type drawn from the tool's ``errors`` (None: success)."""
@@ -130,33 +133,77 @@ class Simulation:
         return 0.0 if self.speed is None else draw / self.speed
 
 
+def _client_key(ctx: Any) -> Hashable:
+    """Who is calling, for the trace's ``inst``: the HTTP session, the 2026-07-28 client's
+    ``clientInfo``, else the connection (one stdio process)."""
+    request = getattr(ctx, "request", None)
+    headers = getattr(request, "headers", None)
+    session = headers.get("mcp-session-id") if headers is not None else None
+    if session:
+        return ("session", session)
+    from sim.interop.revision import is_modern
+
+    if not is_modern(ctx.protocol_version):  # 2025-11-25: initialize made a connection
+        return ("connection", id(ctx.session.client_params))
+    meta = ctx.meta if isinstance(ctx.meta, Mapping) else {}
+    info = meta.get("io.modelcontextprotocol/clientInfo")
+    if isinstance(info, Mapping):
+        return ("client", str(info.get("name")), str(info.get("version")))
+    return ("client",)
+
+
 def build_server(
     scenario: Scenario,
     extension: Mapping[str, Any] | None = None,
     *,
     speed: float | None = None,
     seed: int = 0,
-    arg_errors: ArgErrors = "error",
+    arg_errors: ArgErrors = "result",
     tools: Sequence[str] = (),
     page_size: int | None = None,
+    trace: LiveTrace | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> tuple[Any, Simulation]:
-    """The SDK server for ``scenario`` (or only ``tools``) and its simulation state.
-
-    ``page_size`` splits ``tools/list`` into pages linked by ``nextCursor`` (the cursor is
-    the opaque offset of the next page; a cursor the server did not give is a -32602
-    error). Raises :class:`InteropError` for an unknown tool or a scenario without tools."""
+    """The SDK server for ``scenario`` (or only ``tools``) and its simulation state;
+    ``log`` gets one line per approval decision. Raises :class:`InteropError` for an
+    unknown tool or a scenario without tools."""
     import mcp.types as mt
+    from mcp.server.caching import CacheHint
     from mcp.server.lowlevel import Server
     from mcp.shared.exceptions import MCPError
+
+    from sim import __version__
+    from sim.interop import elicitation as el
+    from sim.interop.revision import (
+        LEGACY,
+        MODERN,
+        TOOLS_TTL_MS,
+        is_modern,
+        served_entry,
+    )
+    from sim.interop.tools_list import scenario_tools_list
 
     export = scenario_tools_list(scenario, extension, tools)
     if not export.data["tools"]:
         raise InteropError(f"scenario {scenario.name!r} has no tools to serve")
-    entries = {e["name"]: e for e in export.data["tools"]}
-    sim = Simulation(scenario, entries, speed, seed, arg_errors, list(export.notes))
-    listed = [mt.Tool.model_validate(e, by_name=False) for e in entries.values()]
+    notes = list(export.notes)
+    served: dict[str, dict[str, dict[str, Any]]] = {LEGACY: {}, MODERN: {}}
+    for raw in export.data["tools"]:
+        for revision in (LEGACY, MODERN):
+            entry, why = served_entry(raw, revision)
+            served[revision][entry["name"]] = entry
+            if revision == LEGACY:
+                notes.extend(why)
+    entries = served[LEGACY]
+    sim = Simulation(scenario, entries, speed, seed, arg_errors, notes)
+    models = [mt.Tool.model_validate(e, by_name=False) for e in entries.values()]
+    cursors = (
+        {f"offset-{k}": k for k in range(page_size, len(models), page_size)} if page_size else {}
+    )
+    seal = el.StateSeal()
+    say = _unlogged if log is None else log
 
-    def text(message: str, is_error: bool, structured: Any = None) -> mt.CallToolResult:
+    def result(message: str, is_error: bool, structured: Any = None) -> mt.CallToolResult:
         return mt.CallToolResult(
             content=[mt.TextContent(type="text", text=message)],
             is_error=is_error,
@@ -165,51 +212,169 @@ def build_server(
 
     async def list_tools(ctx: Any, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
         if page_size is None:
-            return mt.ListToolsResult(tools=listed)
+            return mt.ListToolsResult(tools=models)
         cursor = params.cursor if params is not None else None
         start = 0
         if cursor is not None:
-            if not cursor.startswith("offset-") or not cursor[7:].isdigit():
+            if cursor not in cursors:
                 raise MCPError(code=INVALID_PARAMS, message=f"Invalid cursor: {cursor}")
-            start = int(cursor[7:])
-            if not 0 < start < len(listed):
-                raise MCPError(code=INVALID_PARAMS, message=f"Invalid cursor: {cursor}")
+            start = cursors[cursor]
         end = start + page_size
-        following = f"offset-{end}" if end < len(listed) else None
-        return mt.ListToolsResult(tools=listed[start:end], next_cursor=following)
+        following = f"offset-{end}" if end < len(models) else None
+        return mt.ListToolsResult(tools=models[start:end], next_cursor=following)
 
-    async def call_tool(ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolResult:
+    async def as_given(ctx: Any, call_next: Any) -> Any:
+        """The served dicts instead of the SDK's re-serialized tools (same names, order)."""
+        out = await call_next(ctx)
+        if ctx.method == "tools/list" and isinstance(out, dict) and "tools" in out:
+            chosen = served[MODERN if is_modern(ctx.protocol_version) else LEGACY]
+            out = {**out, "tools": [chosen[t["name"]] for t in out["tools"]]}
+        return out
+
+    def note(event: str, *, inst: int, inv: int, name: str, agent: str = CLIENT_AGENT,
+             **detail: Any) -> None:  # fmt: skip
+        if trace is not None:
+            proto = sim.protos[name]
+            trace.event(event, agent=agent, inst=inst, inv=inv, tool=name, proto=proto, **detail)
+
+    async def ask(
+        ctx: Any, params: mt.CallToolRequestParams, inv: int, why: str
+    ) -> str | mt.InputRequiredResult:
+        """The user's action (accept, decline, cancel), or why nobody could be asked
+        (``"incapable"``), or the InputRequiredResult to send (2026-07-28)."""
+        name, arguments = params.name, params.arguments or {}
+        if not el.elicits_form(ctx.session.client_capabilities):
+            return "incapable"
+        message = el.approval_message(name, arguments, why)
+        if is_modern(ctx.protocol_version):
+            answer = (params.input_responses or {}).get(el.APPROVAL_KEY)
+            if params.request_state is None or answer is None:
+                form = mt.ElicitRequestFormParams(
+                    message=message, requested_schema=el.REQUESTED_SCHEMA
+                )
+                return mt.InputRequiredResult(
+                    input_requests={el.APPROVAL_KEY: mt.ElicitRequest(params=form)},
+                    request_state=seal.seal(inv, name, arguments),
+                )
+            action = getattr(answer, "action", None)
+            if action is None and isinstance(answer, Mapping):
+                action = answer.get("action")
+            if action not in ("accept", "decline", "cancel"):
+                raise MCPError(
+                    code=INVALID_PARAMS,
+                    message=f"inputResponses.{el.APPROVAL_KEY}: not an elicitation result",
+                )
+            return str(action)
+        try:
+            answered = await ctx.session.elicit_form(
+                message, el.REQUESTED_SCHEMA, related_request_id=ctx.request_id
+            )
+        except MCPError as exc:
+            return f"error {exc.error.code}: {exc.error.message}"
+        return str(answered.action)
+
+    async def call_tool(
+        ctx: Any, params: mt.CallToolRequestParams
+    ) -> mt.CallToolResult | mt.InputRequiredResult:
         name = params.name
         if name not in entries:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
         arguments = params.arguments or {}
-        problem = sim.arguments_error(name, arguments)
-        if problem is not None:
-            message = f"Invalid arguments for tool {name}: {problem}"
-            if sim.arg_errors == "error":
-                raise MCPError(code=INVALID_PARAMS, message=message)
-            return text(f"MCP error {INVALID_PARAMS}: Input validation error: {message}", True)
+        inst = trace.instance(_client_key(ctx)) if trace is not None else 0
+        inv: int | None = None
+        if params.request_state is not None and is_modern(ctx.protocol_version):
+            inv = seal.open(params.request_state, name, arguments)
+            if inv is None:
+                raise MCPError(
+                    code=INVALID_PARAMS,
+                    message="Invalid requestState: not issued by this server for this call, "
+                    "or expired",
+                )
+        fresh = inv is None
+        if inv is None:
+            inv = trace.invocation() if trace is not None else 0
+            note("call", inst=inst, inv=inv, name=name, target=sim.hosts.get(name, name))
+            problem = sim.arguments_error(name, arguments)
+            if problem is not None:
+                note("error", inst=inst, inv=inv, name=name, error=VALIDATION_ERROR, attempt=1)
+                message = f"Invalid arguments for tool {name}: {problem}"
+                if sim.arg_errors == "protocol":
+                    raise MCPError(code=INVALID_PARAMS, message=message)
+                return result(message, True)
+            note("validate", inst=inst, inv=inv, name=name)
+        wanted, why = sim.asks(name, arguments)
+        approved = False
+        if wanted:
+            action = await ask(ctx, params, inv, why)
+            if isinstance(action, mt.InputRequiredResult):
+                return action
+            approved = action == "accept"
+            note("approve" if approved else "deny", inst=inst, inv=inv, name=name, reason=why)
+            say(
+                f"approval of {name} (invocation {inv}): "
+                + ("accepted" if approved else f"refused ({action})")
+            )
+            if not approved:
+                if action == "incapable" and is_modern(ctx.protocol_version):
+                    raise MCPError(
+                        code=el.MISSING_CAPABILITY,
+                        message=f"{name} requires approval ({why}); the client did not "
+                        "declare the elicitation capability (form mode)",
+                        data={"requiredCapabilities": {"elicitation": {"form": {}}}},
+                    )
+                said = {
+                    "decline": "the user declined the approval",
+                    "cancel": "the user cancelled the approval",
+                    "incapable": f"it requires approval ({why}) and the client did not "
+                    "declare the elicitation capability (form mode) to ask the user",
+                }
+                return result(el.refusal(name, said.get(action, f"no approval ({action})")), True)
+        elif not fresh:
+            raise MCPError(code=INVALID_PARAMS, message=f"{name}: nothing to answer here")
         slot = sim.slots.get(name)
+        queued = time.monotonic()
+        host = sim.hosts.get(name, name)
+        extra = {"approved": True} if approved else {}
         if slot is not None:
             async with slot:
+                waited = round(time.monotonic() - queued, 6)
+                note("execute", inst=inst, inv=inv, name=name, agent=host, attempt=1,
+                     waited=waited, **extra)  # fmt: skip
                 await anyio.sleep(sim.service_seconds(name))
         else:
+            note("execute", inst=inst, inv=inv, name=name, agent=host, attempt=1, waited=0.0,
+                 **extra)  # fmt: skip
             await anyio.sleep(sim.service_seconds(name))
         failure = sim.draw_error(name)
         if failure is not None:
             etype, p = failure
-            return text(f"{etype}: simulated error of {name} (probability {p:g})", True)
+            note("error", inst=inst, inv=inv, name=name, error=etype, attempt=1)
+            return result(f"{etype}: simulated error of {name} (probability {p:g})", True)
+        if name in sim.text_only:
+            note("error", inst=inst, inv=inv, name=name, error="OutputUnavailable", attempt=1)
+            why_text = sim.text_only[name]
+            return result(f"OutputUnavailable: {name}: outputSchema: {why_text}", True)
+        note("result", inst=inst, inv=inv, name=name, attempt=1)
         body = {"tool": name, "status": "ok", "simulated": True, "arguments": arguments}
-        return text(json.dumps(body, ensure_ascii=False), False, sim.structured.get(name))
+        return result(json.dumps(body, ensure_ascii=False), False, sim.structured.get(name))
 
     server: Any = Server(
         scenario.name,
-        version="protomesh",
+        version=__version__,
         instructions=f"Simulated tools of the protomesh scenario {scenario.name!r}.",
+        cache_hints={
+            "tools/list": CacheHint(ttl_ms=TOOLS_TTL_MS, scope="public"),
+            "server/discover": CacheHint(ttl_ms=TOOLS_TTL_MS, scope="public"),
+        },
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+    server.middleware.append(as_given)
     return server, sim
+
+
+def _unlogged(line: str) -> None:
+    """The ``log`` of a server nobody reads."""
 
 
 def run_stdio(server: Any, *, max_frame: int | None = None) -> None:

@@ -40,6 +40,9 @@ def cheapest_service(
         if best[0] <= 0:
             raise NoRoute(f"no agent hosts or matches '{need}'")
         hosts = (best[2],)
+    walked = router._serve_walk(source, hosts, source_protocol, down)
+    if walked is not None:
+        return walked
     best_route: Route | None = None
     reasons: list[str] = []
     for host in hosts:

@@ -7,9 +7,12 @@ edge (v, p) → (v, q) the cheapest chain τ at v, unless the router's cost hook
 so Dijkstra on this graph is exact, and a route may pass an agent twice (e.g. to
 translate at a cheaper gateway next door). The state graph is compiled once per
 topology version and router (its hooks are part of it) into a CSR matrix and searched
-with SciPy's C implementation; shortest-path trees are cached per (sources, down-set)
-and routes per (source, target, protocols, down-set). Any topology change (the
-graph's ``version``) clears both caches.
+with SciPy's C implementation. A route is walked on the reverse tree of its target
+set (:mod:`sim.mesh.reverse`: one search per target agent or tool-host set, shared by
+every caller), and taken from the forward tree of its source only on a tie, so the
+answer is the forward search's bit for bit. Reverse trees are cached per (targets,
+down-set), forward trees per (sources, down-set) and routes per (source, target,
+protocols, down-set). Any topology change (the graph's ``version``) clears them all.
 
 A router also owns its run-time policy, which the engine asks and never infers from
 its name: ``static`` (ignore failures, or suspect and reroute), :meth:`Router.suspects`
@@ -28,6 +31,7 @@ from scipy.sparse.csgraph import dijkstra as csgraph_dijkstra
 from sim.mesh.discovery import cheapest_service
 from sim.mesh.errors import NoRoute
 from sim.mesh.graph import ProtocolGraph
+from sim.mesh.reverse import Sink, Walker
 from sim.mesh.route import NO_DOWN, DownSet, Route, Translation, route_cost
 from sim.mesh.statespace import LRU, StateSpace, Tree
 
@@ -61,6 +65,7 @@ class Router:
         self.graph = graph
         self._space: StateSpace | None = None
         self._trees: LRU[tuple[tuple[int, ...], DownSet], Tree] = LRU(8)
+        self._sinks: LRU[tuple[tuple[int, ...], DownSet], Sink] = LRU(8)
         self._routes: LRU[tuple[str, str, str | None, str | None, DownSet], Route] = LRU(4096)
 
     # -- cost hooks (SPEC §12) --
@@ -117,6 +122,7 @@ class Router:
             self._space = StateSpace(self.graph, self if self._hooked() else None)
             budget = max(2, int(64e6 // max(1, 12 * self._space.size)))
             self._trees = LRU(budget)
+            self._sinks = LRU(max(2, int(64e6 // max(1, 8 * self._space.size))))
             self._routes.clear()
         return self._space
 
@@ -136,6 +142,68 @@ class Router:
         tree = Tree(dist, pred)
         self._trees.put(key, tree)
         return tree
+
+    def _sink(self, targets: tuple[int, ...], down: DownSet) -> Sink:
+        """The reverse tree towards ``targets`` (states) around ``down`` (cached)."""
+        space = self.space()
+        key = (targets, down)
+        hit = self._sinks.get_or(key)
+        if hit is None:
+            hit = Sink(space.reverse(down), targets)
+            self._sinks.put(key, hit)
+        return hit
+
+    def _walk(
+        self, sources: tuple[int, ...], targets: tuple[int, ...], down: DownSet
+    ) -> tuple[list[int], float] | None:
+        """The forward search's states and cost from ``sources`` to ``targets``, by a
+        walk on the reverse tree (None: a tie or no path; ask the forward search)."""
+        space = self.space()
+        return Walker(space.matrix(down)).route(self._sink(targets, down), sources)
+
+    def _serve_walk(
+        self, source: str, hosts: Sequence[str], source_protocol: str | None, down: DownSet
+    ) -> Route | None:
+        """The route :func:`~sim.mesh.discovery.cheapest_service` would pick among
+        ``hosts`` (the cheapest, ties in graph order), by one walk on the reverse tree of
+        all their states; None when that walk cannot tell (a tie, no path, a router with
+        routes of its own): the caller then asks host by host."""
+        cls = type(self)
+        if not (
+            cls.route is Router.route
+            and cls._compute is Router._compute
+            and cls._shortest is Router._shortest
+        ):
+            return None
+        if self.static:
+            down = NO_DOWN
+        space = self.space()
+        agent = self.graph.agent(source)
+        if source_protocol is not None:
+            self.graph.check_protocol(source_protocol)
+        live = [h for h in hosts if h not in down.nodes]
+        if source in down.nodes or not live:
+            return None
+        k, s = space.k, space.index[source]
+        if source_protocol is None:
+            sources = tuple(s * k + j for j in space.speaks[s])
+        elif source_protocol in agent.protocols:
+            sources = (s * k + space.pindex[source_protocol],)
+        else:
+            return None
+        targets = tuple(
+            sorted(space.index[h] * k + j for h in live for j in space.speaks[space.index[h]])
+        )
+        walked = self._walk(sources, targets, down)
+        if walked is None:
+            return None
+        states, cost = walked
+        key = (source, space.ids[states[-1] // k], source_protocol, None, down)
+        hit = self._routes.get_or(key)
+        if hit is None:
+            hit = self._route_of(states, cost, source_protocol)
+            self._routes.put(key, hit)
+        return hit
 
     # -- checks and explanations --
 
@@ -208,7 +276,11 @@ class Router:
         source_protocol: str | None,
         target_protocol: str | None,
         down: DownSet,
+        towards: bool = True,
     ) -> Route:
+        """The exact route; by the reverse tree of the target (``towards``: many callers
+        per target) unless it ties, else by the forward tree of the source (many
+        targets per caller: a semantic ranking over every agent)."""
         space = self.space()
         k = space.k
         s, d = space.index[source], space.index[target]
@@ -224,6 +296,13 @@ class Router:
             targets: tuple[int, ...] = (d * k + space.pindex[target_protocol],)
         else:
             targets = tuple(d * k + j for j in space.speaks[d])
+        if towards:
+            walked = self._walk(sources, targets, down)
+            if walked is not None:
+                return self._route_of(walked[0], walked[1], source_protocol)
+            dist = self._sink(targets, down).dist
+            if not any(math.isfinite(dist[state]) for state in sources):
+                raise NoRoute(self._explain(source, target, source_protocol, target_protocol, down))
         tree = self._tree(sources, down)
         best = min(targets, key=lambda state: (tree.dist[state], state))
         if not math.isfinite(tree.dist[best]):

@@ -59,7 +59,9 @@ class SemanticRouter(Router):
             if sim <= 0 or agent_id in down.nodes:
                 continue
             try:
-                route = self._shortest(source, agent_id, source_protocol, target_protocol, down)
+                route = self._shortest(
+                    source, agent_id, source_protocol, target_protocol, down, bool(hosts)
+                )
             except NoRoute:
                 continue
             arrival = target_protocol or (

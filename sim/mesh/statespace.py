@@ -152,12 +152,31 @@ class StateSpace:
             for agent in graph.agents
         ]
         self._matrices: LRU[DownSet, csr_matrix] = LRU(8)
+        self._reversed: LRU[DownSet, csr_matrix] = LRU(8)
 
     def matrix(self, down: DownSet) -> csr_matrix:
         """The CSR matrix of the states reachable around ``down``."""
         hit = self._matrices.get_or(down)
         if hit is not None:
             return hit
+        rows, cols, weights = self._kept(down)
+        matrix = csr_matrix((weights, (rows, cols)), shape=(self.size, self.size))
+        self._matrices.put(down, matrix)
+        return matrix
+
+    def reverse(self, down: DownSet) -> csr_matrix:
+        """The CSR matrix of :meth:`matrix` with every edge reversed (searches towards
+        a target set)."""
+        hit = self._reversed.get_or(down)
+        if hit is not None:
+            return hit
+        rows, cols, weights = self._kept(down)
+        matrix = csr_matrix((weights, (cols, rows)), shape=(self.size, self.size))
+        self._reversed.put(down, matrix)
+        return matrix
+
+    def _kept(self, down: DownSet) -> tuple[IntArray, IntArray, FloatArray]:
+        """(rows, cols, weights) of the edges that avoid ``down``."""
         if down:
             keep = np.ones(len(self.rows), dtype=bool)
             nodes = np.asarray([self.index[n] for n in down.nodes if n in self.index], np.int32)
@@ -166,12 +185,8 @@ class StateSpace:
             links = [self.link_index[pair] for pair in down.links if pair in self.link_index]
             if links:
                 keep &= ~np.isin(self.link_of, np.asarray(links, np.int32))
-            rows, cols, weights = self.rows[keep], self.cols[keep], self.weights[keep]
-        else:
-            rows, cols, weights = self.rows, self.cols, self.weights
-        matrix = csr_matrix((weights, (rows, cols)), shape=(self.size, self.size))
-        self._matrices.put(down, matrix)
-        return matrix
+            return self.rows[keep], self.cols[keep], self.weights[keep]
+        return self.rows, self.cols, self.weights
 
 
 class Tree:

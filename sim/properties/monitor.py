@@ -33,6 +33,7 @@ from sim.properties.ast import Atom, Binary, Formula, Unary, is_past
 from sim.properties.labels import LABEL_KEYS
 from sim.properties.parse import ToolAttributes
 from sim.properties.semantics import PastState, Program, compile_formula, evaluate, past_runner
+from sim.vocabulary.counterexamples import Counterexample, Earliest
 
 #: Scope kinds (SPEC §9).
 SCOPES: tuple[str, ...] = ("invocation", "instance", "run")
@@ -69,6 +70,9 @@ class PropertyVerdict:
     elided: int = 0
     #: scope keys violated, in the order they were decided (when the monitor records them)
     violated: list[Any] = field(default_factory=list)
+    #: the earliest ``KEEP_COUNTEREXAMPLES`` violated scopes (the first is ``message`` /
+    #: ``counterexample``); not part of :meth:`to_json`
+    counterexamples: list[Counterexample] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -246,6 +250,7 @@ class Monitor:
         self.inv_of_inst: dict[tuple[Any, Any], list[Any]] = {}
         self.last_t = 0.0
         self._best: list[int | None] = [None] * len(self.checks)
+        self._kept = [Earliest() for _ in self.checks]
 
     # --- the pass ---
     def step(self, ev: Any, raw: bytes) -> None:
@@ -357,10 +362,12 @@ class Monitor:
             v.violations += 1
             if self.record:
                 v.violated.append(key)
+            text = f"{g.kind} {_key_text(key)}: {message}"
+            self._kept[c.index].add(seq, text, lines, elided)
             best = self._best[c.index]
             if best is None or seq < best:
                 self._best[c.index] = seq
-                v.message = f"{g.kind} {_key_text(key)}: {message}"
+                v.message = text
                 v.counterexample = [_as_dict(r) for r in lines]
                 v.elided = elided
 
@@ -399,6 +406,11 @@ class Monitor:
     def finish(self) -> list[PropertyVerdict]:
         """Close every open scope; the verdicts, in property order."""
         self.end_trace()
+        for c in self.checks:
+            c.verdict.counterexamples = [
+                Counterexample(m, [_as_dict(r) for r in lines], e)
+                for _, m, lines, e in self._kept[c.index].kept()
+            ]
         return [c.verdict for c in self.checks]
 
 

@@ -4,7 +4,9 @@ compact, JSON-ready index the explorer page embeds.
 Reads files only: never imports ``sim.engine`` or ``sim.experiments``. Deterministic:
 the same files give the same index (sorted keys, seeded sampling, rounded floats).
 Times are simulated seconds. Events kept in the page are those of the sampled
-instances; every instance that holds a counterexample event is always kept.
+instances; every instance that holds a kept counterexample's event is always kept (at
+most ``KEEP_COUNTEREXAMPLES`` per violated check and property per run, see
+:mod:`sim.view.violations`).
 """
 
 from __future__ import annotations
@@ -17,13 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from sim.view.mesh import Mesh, mesh_from_scenario, mesh_from_trace
+from sim.view.mesh import mesh_from_scenario, mesh_from_trace
+from sim.view.replay import FRAMES, Replay, compact, rounded
+from sim.view.violations import from_metrics, from_trace, reported_violation
+from sim.vocabulary.counterexamples import KEEP_COUNTEREXAMPLES
 
 if TYPE_CHECKING:
     from sim.scenario import Scenario
 
-#: Time bins of the mesh replay (one frame each).
-FRAMES = 200
 #: Points kept per latency CDF.
 CDF_POINTS = 200
 
@@ -81,121 +84,7 @@ def _read_json(path: Path) -> Any:
         raise ViewError(f"{path}: {exc}") from exc
 
 
-def counterexamples(metrics: dict[str, Any]) -> list[dict[str, Any]]:
-    """The counterexamples that metrics.json keeps (the first of each violated check,
-    and of each violated property): ``{"check", "message", "seqs", "violations"}``."""
-    out: list[dict[str, Any]] = []
-    conformance = metrics.get("conformance") or {}
-    for group in ("checks", "properties"):
-        for name, verdict in sorted((conformance.get(group) or {}).items()):
-            first = verdict.get("first") if isinstance(verdict, dict) else None
-            if not first:
-                continue
-            seqs = first.get("seqs") or [e.get("seq") for e in first.get("events", [])]
-            out.append(
-                {
-                    "check": name,
-                    "message": str(first.get("message", "")),
-                    "seqs": sorted(int(s) for s in seqs if s is not None),
-                    "violations": int(verdict.get("violations", 0)),
-                }
-            )
-    return out
-
-
-def _r(x: float) -> float:
-    return round(float(x), 6)
-
-
 _decode = msgspec.json.Decoder().decode
-
-
-class _Pass:
-    """The first pass over one trace: the instance index, the mesh replay bins."""
-
-    def __init__(self, mesh: Mesh, duration: float, wanted: set[int]) -> None:
-        self.mesh = mesh
-        self.duration = max(duration, 1e-9)
-        self.wanted = wanted
-        self.instances: dict[tuple[str, int], dict[str, Any]] = {}
-        self.seq_inst: dict[int, tuple[str, int]] = {}
-        self.hops: dict[tuple[int, int, int], int] = {}
-        self.translations: dict[tuple[int, int], int] = {}
-        self.down: list[list[Any]] = []
-        self.open_down: dict[tuple[str, str], float] = {}
-        self.last_t = 0.0
-
-    def frame(self, t: float) -> int:
-        return min(FRAMES - 1, max(0, int(t / self.duration * FRAMES)))
-
-    def feed(self, e: dict[str, Any]) -> None:
-        t = float(e["t"])
-        self.last_t = t
-        label = e["label"]
-        wf, inst = e.get("wf"), e.get("inst")
-        if wf is not None and inst is not None:
-            key = (str(wf), int(inst))
-            rec = self.instances.get(key)
-            if rec is None:
-                rec = {"start": t, "end": None, "status": "open", "n": 0, "hops": 0}
-                self.instances[key] = rec
-            rec["n"] += 1
-            if label == "hop":
-                rec["hops"] += 1
-            elif label == "wf_end":
-                rec["end"] = t
-                rec["status"] = str((e.get("detail") or {}).get("status", "ended"))
-            if e["seq"] in self.wanted:
-                self.seq_inst[int(e["seq"])] = key
-        detail = e.get("detail") or {}
-        if label == "hop":
-            link = self.mesh.link_of(detail.get("from"), detail.get("to"))
-            proto = self.mesh.proto_index(detail.get("proto") or e.get("proto"))
-            if link is not None:
-                k = (self.frame(t), link, proto)
-                self.hops[k] = self.hops.get(k, 0) + 1
-        elif label == "translate":
-            node = self.mesh.node_of(detail.get("at") or e.get("agent"))
-            if node is not None:
-                k2 = (self.frame(t), node)
-                self.translations[k2] = self.translations.get(k2, 0) + 1
-        elif label in ("node_down", "link_down"):
-            self.open_down[(label[:4], _thing(e))] = t
-        elif label in ("node_up", "link_up"):
-            start = self.open_down.pop((label[:4], _thing(e)), None)
-            if start is not None:
-                self.down.append([label[:4], _thing(e), _r(start), _r(t)])
-
-    def finish(self) -> None:
-        for (kind, thing), start in sorted(self.open_down.items()):
-            self.down.append([kind, thing, _r(start), _r(max(self.last_t, self.duration))])
-        self.down.sort()
-
-
-def _thing(e: dict[str, Any]) -> str:
-    """The node or link an outage event names (``a|b`` for a link, ends sorted)."""
-    detail = e.get("detail") or {}
-    ends = detail.get("link") or detail.get("between")
-    if isinstance(ends, list) and len(ends) == 2:
-        return "|".join(sorted(str(x) for x in ends))
-    if "from" in detail and "to" in detail:
-        return "|".join(sorted([str(detail["from"]), str(detail["to"])]))
-    return str(e.get("agent"))
-
-
-def _compact(e: dict[str, Any]) -> list[Any]:
-    """An event as ``[t, seq, label, agent, task, inv, tool, proto, detail]``."""
-    return [
-        e["t"],
-        e["seq"],
-        e["label"],
-        e.get("agent"),
-        e.get("task"),
-        e.get("inv"),
-        e.get("tool"),
-        e.get("proto"),
-        e.get("detail") or {},
-    ]
 
 
 def _cdf(values: list[float]) -> list[list[float]]:
@@ -208,16 +97,18 @@ def _cdf(values: list[float]) -> list[list[float]]:
     idx = [*range(step - 1, n, step)]
     if idx[-1] != n - 1:
         idx.append(n - 1)
-    return [[_r(values[i]), _r((i + 1) / n)] for i in idx]
+    return [[rounded(values[i]), rounded((i + 1) / n)] for i in idx]
 
 
 def build_index(
     target: Path, scenario: Path | Scenario | None, budget: Budget = DEFAULT_BUDGET
 ) -> dict[str, Any]:
-    """The page's data: mesh, runs (instance index, replay bins, counterexamples), the
-    events of the sampled instances, summary tables, latency CDFs, what was sampled.
-    ``scenario`` (a file or a loaded one) gives agent types; without it the mesh is the
-    one the traces' hops name."""
+    """The page's data: mesh, runs (instance index, replay, violated checks and properties
+    with their counterexamples, timeline), the events of the sampled instances, summary
+    tables, latency CDFs, what was sampled. ``scenario`` (a file or a loaded one) gives
+    agent types and lets each violating run be checked again for every counterexample up
+    to the cap; without it the mesh is the one the traces' hops name and the Violations tab
+    has the first counterexample each ``metrics.json`` keeps."""
     runs = discover_runs(target)
     summary_file = target / "summary.json" if target.is_dir() else None
     summary = _read_json(summary_file) if summary_file and summary_file.exists() else None
@@ -225,51 +116,55 @@ def build_index(
     if isinstance(scenario, Path):
         from sim.scenario import load_scenario
 
-        mesh = mesh_from_scenario(load_scenario(scenario))
-    elif scenario is not None:
-        mesh = mesh_from_scenario(scenario)
-    else:
-        mesh = mesh_from_trace([r.trace for r in runs])
-    passes: list[_Pass] = []
-    cexs: list[list[dict[str, Any]]] = []
+        scenario = load_scenario(scenario)
+    mesh = (
+        mesh_from_scenario(scenario)
+        if scenario is not None
+        else mesh_from_trace([r.trace for r in runs])
+    )
+    passes: list[Replay] = []
+    found: list[list[dict[str, Any]]] = []
     for run, m in zip(runs, metrics, strict=True):
-        found = counterexamples(m)
-        wanted = {s for c in found for s in c["seqs"]}
-        p = _Pass(mesh, float(m.get("duration") or 0.0) or _last_t(run.trace), wanted)
+        violated = _violated(run, m, scenario)
+        wanted = {s for g in violated for ex in g["examples"] for s in _all_seqs(ex)}
+        p = Replay(mesh, float(m.get("duration") or 0.0) or _last_t(run.trace), wanted)
         with run.trace.open("rb") as stream:
             for line in stream:
                 if line.strip():
                     p.feed(_decode(line))
         p.finish()
-        for c in found:
-            keys = sorted({p.seq_inst[s] for s in c["seqs"] if s in p.seq_inst})
-            c["instances"] = [f"{wf}#{inst}" for wf, inst in keys]
+        for g in violated:
+            for ex in g["examples"]:
+                keys = sorted({p.seq_inst[s] for s in _all_seqs(ex) if s in p.seq_inst})
+                ex["instances"] = [f"{wf}#{inst}" for wf, inst in keys]
         passes.append(p)
-        cexs.append(found)
-    keep = _sample(passes, cexs, budget)
+        found.append(violated)
+    keep = _sample(passes, found, budget)
     events = _collect(runs, keep)
     out_runs = []
     latencies: dict[str, list[float]] = {}
-    for i, (run, p, found) in enumerate(zip(runs, passes, cexs, strict=True)):
-        bad = {k for c in found for k in c["instances"]}
+    for i, (run, p, violated) in enumerate(zip(runs, passes, found, strict=True)):
+        by_inst: dict[str, set[str]] = {}
+        for g in violated:
+            for ex in g["examples"]:
+                for k in ex["instances"]:
+                    by_inst.setdefault(k, set()).add(g["name"])
         rows = []
         for (wf, inst), rec in sorted(p.instances.items()):
             key = f"{wf}#{inst}"
-            checks = sorted({c["check"] for c in found if key in c["instances"]})
-            rows.append([wf, inst, rec["status"], rec["n"], rec["hops"], checks, key in keep[i]])
+            names = sorted(by_inst.get(key, ()))
+            rows.append([wf, inst, rec["status"], rec["n"], rec["hops"], names, key in keep[i]])
             if rec["end"] is not None and rec["status"] == "succeeded":
                 latencies.setdefault(run.router or run.label, []).append(rec["end"] - rec["start"])
         out_runs.append(
             {
                 "label": run.label,
                 "router": run.router,
-                "duration": _r(p.duration),
+                "duration": rounded(p.duration),
                 "instances": rows,
-                "violating": sorted(bad),
-                "counterexamples": found,
-                "hops": [[f, li, pi, n] for (f, li, pi), n in sorted(p.hops.items())],
-                "translations": [[f, ni, n] for (f, ni), n in sorted(p.translations.items())],
-                "down": p.down,
+                "violating": sorted(by_inst),
+                "violated": violated,
+                **p.to_json(),
                 "events": events[i],
             }
         )
@@ -281,6 +176,7 @@ def build_index(
         "summary": summary,
         "cdf": {name: _cdf(v) for name, v in sorted(latencies.items())},
         "frames": FRAMES,
+        "keep_counterexamples": KEEP_COUNTEREXAMPLES,
         "sampling": {
             "instances": total,
             "kept": kept,
@@ -290,6 +186,26 @@ def build_index(
             "seed": budget.seed,
         },
     }
+
+
+def _violated(run: Run, metrics: dict[str, Any], scenario: Scenario | None) -> list[dict[str, Any]]:
+    """The run's violated checks and properties: checked again with the scenario (every
+    counterexample up to the cap) when its metrics report a violation, else as the
+    metrics give them."""
+    if scenario is None:
+        return from_metrics(metrics)
+    if run.metrics is not None and not reported_violation(metrics):
+        return []
+    from sim.conformance.checks import TraceError
+
+    try:
+        return from_trace(run.trace, scenario)
+    except TraceError as exc:
+        raise ViewError(str(exc)) from exc
+
+
+def _all_seqs(example: dict[str, Any]) -> list[int]:
+    return [*example["seqs"], *example["context"]]
 
 
 def _last_t(trace: Path) -> float:
@@ -302,11 +218,13 @@ def _last_t(trace: Path) -> float:
 
 
 def _sample(
-    passes: list[_Pass], cexs: list[list[dict[str, Any]]], budget: Budget
+    passes: list[Replay], found: list[list[dict[str, Any]]], budget: Budget
 ) -> list[set[str]]:
-    """Per run, the instance keys whose events the page holds: every violating one, then
-    a seeded shuffle of the others while the event budget lasts."""
-    keep: list[set[str]] = [{k for c in found for k in c["instances"]} for found in cexs]
+    """Per run, the instance keys whose events the page holds: every one a kept
+    counterexample touches, then a seeded shuffle of the others while the budget lasts."""
+    keep: list[set[str]] = [
+        {k for g in violated for ex in g["examples"] for k in ex["instances"]} for violated in found
+    ]
     used = 0
     for p, k in zip(passes, keep, strict=True):
         used += sum(p.instances[_key(s)]["n"] for s in k if _key(s) in p.instances)
@@ -344,9 +262,9 @@ def _collect(runs: list[Run], keep: list[set[str]]) -> list[dict[str, list[list[
                 wf, inst = e.get("wf"), e.get("inst")
                 if wf is None or inst is None or (wf, inst) not in wanted:
                     continue
-                found.setdefault(f"{wf}#{inst}", []).append(_compact(e))
+                found.setdefault(f"{wf}#{inst}", []).append(compact(e))
         out.append(dict(sorted(found.items())))
     return out
 
 
-__all__ = ["Budget", "Run", "ViewError", "build_index", "counterexamples"]
+__all__ = ["Budget", "Run", "ViewError", "build_index"]

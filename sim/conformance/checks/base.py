@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from sim.conformance.checks.verdict import Verdict
 from sim.conformance.events import raw_to_dict
 from sim.conformance.truth import Truth
+from sim.vocabulary.counterexamples import Counterexample, Earliest
 
 #: A handler: ``(decoded event, raw line)``.
 Handler = Callable[[Any, bytes], None]
@@ -80,6 +81,7 @@ class Check:
         self.violations = 0
         self._first: tuple[int, str, list[bytes]] | None = None
         self._more: list[str] = []
+        self._kept = Earliest()
         self.note = ""
         self.by_wf: dict[Any, int] = {}
 
@@ -94,17 +96,19 @@ class Check:
 
     def violation(self, message: str, raws: Iterable[bytes], seq: int, wf: Any = None) -> None:
         """Count one violation (per workflow too); keep the earliest (by ``seq``) as the
-        counterexample."""
+        counterexample, and the earliest :data:`KEEP_COUNTEREXAMPLES` in ``counterexamples``."""
         self.violations += 1
         try:
             self.by_wf[wf] = self.by_wf.get(wf, 0) + 1
         except TypeError:
             self.by_wf[str(wf)] = self.by_wf.get(str(wf), 0) + 1
+        lines = list(raws)[:HISTORY_CAP]
+        self._kept.add(seq, message, lines)
         first = self._first
         if first is None or seq < first[0]:
             if first is not None and len(self._more) < KEEP_MESSAGES:
                 self._more.append(first[1])
-            self._first = (seq, message, list(raws)[:HISTORY_CAP])
+            self._first = (seq, message, lines)
         elif len(self._more) < KEEP_MESSAGES:
             self._more.append(message)
 
@@ -114,6 +118,10 @@ class Check:
             _, message, raws = self._first
             events = sorted((raw_to_dict(r) for r in raws), key=_seq_key)
         by_wf = {str(k): v for k, v in self.by_wf.items()}
+        kept = [
+            Counterexample(m, sorted((raw_to_dict(r) for r in raws), key=_seq_key))
+            for _, m, raws, _ in self._kept.kept()
+        ]
         return Verdict(
             self.name,
             examined,
@@ -123,6 +131,7 @@ class Check:
             self.note,
             list(self._more),
             by_wf,
+            counterexamples=kept,
         )
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sim.vocabulary.counterexamples import Counterexample
+
 #: The note of a report on a trace with no events.
 EMPTY_NOTE = "empty trace: nothing to check"
 #: The note of ``check_run_dir`` on an empty trace.
@@ -27,6 +29,9 @@ class Verdict:
     #: False when the trace holds none of what the check needs (e.g. no ``send`` events
     #: at trace level ``protocol``): it holds vacuously and has no meaningful count
     applicable: bool = True
+    #: the earliest ``KEEP_COUNTEREXAMPLES`` violations (the first is ``message`` /
+    #: ``counterexample``); not part of :meth:`to_json` (SPEC §6 prints the first)
+    counterexamples: list[Counterexample] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

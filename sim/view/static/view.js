@@ -28,7 +28,7 @@ $("sampling").textContent = "events of " + S.kept + " of " + S.instances + " ins
   S.seed + ", budget " + S.max_events + " events)";
 if (D.summary && D.summary.scenario) $("title").textContent = "protomesh · " + D.summary.scenario;
 D.runs.forEach(function (r, i) { h("option", {value: i}, $("run"), r.label); });
-$("run").onchange = function () { run = +this.value; drawMesh(); fillInstances(); drawViolations(); };
+$("run").onchange = function () { run = +this.value; drawMesh(); fillInstances(); drawViolations(); drawTimeline(); };
 document.querySelectorAll("nav button").forEach(function (b) {
   b.onclick = function () { showTab(b.getAttribute("data-tab")); };
 });
@@ -69,7 +69,8 @@ function drawMesh() {
   var types = {}; nodes.forEach(function (n) { types[n.type] = 1; });
   Object.keys(types).sort().forEach(function (t) { var s = h("span", {}, lg); h("i", {style: "background:" + (TYPE_COLORS[t] || "#90a4ae")}, s); s.appendChild(document.createTextNode(t)); });
   D.mesh.protocols.forEach(function (p) { var s = h("span", {}, lg); h("i", {style: "background:" + protoColor(p)}, s); s.appendChild(document.createTextNode(p + " message")); });
-  var s2 = h("span", {}, lg); s2.textContent = "orange ring: translation · grey: down · link width: traffic so far";
+  var s2 = h("span", {}, lg); s2.textContent = "orange ring: translation · red cross: drop · grey: down · link width: traffic so far";
+  if (R.level === "protocol") h("span", {"class": "level"}, lg, "protocol-level trace: no send/hop/deliver events, so no per-link traffic or paths; dashed arcs are invocations from caller to the server they name (route not recorded)");
   if (D.mesh.aggregated) h("span", {}, lg, "aggregated by agent type (" + D.mesh.agents + " agents, " + D.mesh.link_count + " links)");
   mesh = {byFrame: byFrame, maxTotal: maxTotal, dots: gd};
   $("slider").max = D.frames - 1;
@@ -95,6 +96,20 @@ function setFrame(f) {
   });
   R.translations.forEach(function (x) { if (x[0] === f) nodesEl[x[1]].classList.add("flash"); });
   mesh.dots.innerHTML = "";
+  R.flows.forEach(function (x) {
+    if (x[0] !== f) return;
+    var a = D.mesh.nodes[x[1]], b = D.mesh.nodes[x[2]], mx = (nx(a) + nx(b)) / 2, my = (ny(a) + ny(b)) / 2;
+    var dx = nx(b) - nx(a), dy = ny(b) - ny(a), len = Math.sqrt(dx * dx + dy * dy) || 1, bend = 0.18 * len;
+    var fl = el("path", {"class": "flow", "data-from": a.id, "data-to": b.id, "stroke-width": Math.min(6, 1 + Math.sqrt(x[4])).toFixed(2),
+      d: "M" + nx(a) + "," + ny(a) + " Q" + (mx - dy / len * bend) + "," + (my + dx / len * bend) + " " + nx(b) + "," + ny(b),
+      stroke: protoColor(D.mesh.protocols[x[3]])}, mesh.dots);
+    fl.appendChild(el("title", {}, null, x[4] + " invocation(s) " + a.id + " → " + b.id + " in " + (D.mesh.protocols[x[3]] || "?")));
+  });
+  R.drops.forEach(function (x) {
+    if (x[0] !== f) return;
+    var n = D.mesh.nodes[x[1]], c = el("text", {"class": "dropmark", x: nx(n) + 14, y: ny(n) - 12}, mesh.dots, "✕" + (x[2] > 1 ? x[2] : ""));
+    c.appendChild(el("title", {}, null, x[2] + " drop(s) at " + n.id));
+  });
   var nP = Math.max(1, D.mesh.protocols.length);
   mesh.byFrame[f].forEach(function (x) {
     var lk = D.mesh.links[x[1]], a = D.mesh.nodes[lk.a], b = D.mesh.nodes[lk.b];
@@ -116,10 +131,11 @@ $("play").onclick = function () {
 
 /* ---- Instances and the sequence chart ---- */
 var FIELDS = ["t", "seq", "label", "agent", "task", "inv", "tool", "proto", "detail"];
-function eventJSON(R, key, c) {
-  var o = {}, p = key.lastIndexOf("#");
+function eventJSON(key, c) {
+  var o = {};
   FIELDS.forEach(function (f, i) { o[f] = c[i]; });
-  o.wf = key.slice(0, p); o.inst = +key.slice(p + 1);
+  if (c.length > 9) { o.wf = c[9]; o.inst = c[10]; }
+  else { var p = key.lastIndexOf("#"); o.wf = key.slice(0, p); o.inst = +key.slice(p + 1); }
   return o;
 }
 function fillInstances() {
@@ -142,19 +158,24 @@ function listInstances() {
     if (q && text.toLowerCase().indexOf(q) < 0) return;
     if (shown++ > 2000) return;
     var li = h("li", {"data-key": key, "class": x[5].length ? "bad" : ""}, ul, text);
-    li.onclick = function () { drawSequence(key, []); };
+    li.onclick = function () { drawSequence(key, [], []); };
   });
 }
 ["q", "f-wf", "f-status", "f-check"].forEach(function (id) { $(id).oninput = listInstances; $(id).onchange = listInstances; });
 var BOXED = {approve: 1, deny: 1, error: 1, retry: 1, fallback: 1, translate: 1, drop: 1, timeout: 1, abort: 1,
   prompt: 1, reroute: 1, execute: 1, call: 1, result: 1, skip: 1, wf_start: 1, wf_end: 1, collect: 1, invoke: 1, validate: 1, list: 1};
-function drawSequence(key, highlight) {
-  showTab("seq");
-  var R = D.runs[run], evs = R.events[key] || [], svg = $("seq"), hl = {};
-  highlight.forEach(function (s) { hl[s] = 1; });
+function drawSequence(key, highlight, context) {
+  var R = D.runs[run], evs = R.events[key] || [];
   document.querySelectorAll("#instances li").forEach(function (li) { li.classList.toggle("sel", li.getAttribute("data-key") === key); });
+  drawChart(R.label + " · instance " + key + " · " + evs.length + " events" + (evs.length ? "" : " (not kept in this page)"), key, evs, highlight, context);
+}
+function drawChart(title, key, evs, highlight, context) {
+  showTab("seq");
+  var svg = $("seq"), hl = {}, cx = {};
+  highlight.forEach(function (s) { hl[s] = 1; });
+  (context || []).forEach(function (s) { cx[s] = 1; });
   svg.innerHTML = "";
-  $("seq-title").textContent = R.label + " · instance " + key + " · " + evs.length + " events" + (evs.length ? "" : " (not kept in this page)");
+  $("seq-title").textContent = title;
   var caller = null, order = [], seen = {}, kinds = {};
   D.mesh.nodes.forEach(function (n) { kinds[n.id] = n.type; });
   function see(a) { if (a !== null && a !== undefined && !seen[a]) { seen[a] = 1; order.push(a); } }
@@ -165,7 +186,7 @@ function drawSequence(key, highlight) {
   order = order.filter(function (a) { return kinds[a] !== "TOOL_SERVER"; }).concat(servers);
   var X = {}, COL = 200, LEFT = 230, ROW = 22, TOP = 40;
   order.forEach(function (a, i) { X[a] = LEFT + i * COL; });
-  var rows = evs.filter(function (e) { return e[2] === "hop" || BOXED[e[2]] || hl[e[1]]; });
+  var rows = evs.filter(function (e) { return e[2] === "hop" || BOXED[e[2]] || hl[e[1]] || cx[e[1]]; });
   var height = TOP + rows.length * ROW + 30, width = LEFT + order.length * COL;
   svg.setAttribute("height", height); svg.setAttribute("width", Math.max(width, 400));
   order.forEach(function (a) {
@@ -178,8 +199,8 @@ function drawSequence(key, highlight) {
     if (m !== undefined && m !== null) { evs[i].next = nextByMsg[m]; nextByMsg[m] = evs[i]; }
   }
   rows.forEach(function (e, r) {
-    var y = TOP + r * ROW + 10, on = !!hl[e[1]], cls = on ? " hl" : "";
-    if (on) el("rect", {"class": "hl-row", x: 0, y: y - 10, width: width, height: ROW}, svg);
+    var y = TOP + r * ROW + 10, on = !!hl[e[1]], cls = on ? " hl" : (cx[e[1]] ? " ctx" : "");
+    if (on || cx[e[1]]) el("rect", {"class": on ? "hl-row" : "ctx-row", x: 0, y: y - 10, width: width, height: ROW}, svg);
     el("text", {"class": "tlabel", x: 4, y: y + 3}, svg, e[0].toFixed(3) + " #" + e[1]);
     var g;
     if (e[2] === "hop") {
@@ -199,72 +220,195 @@ function drawSequence(key, highlight) {
       el("rect", {x: x - w / 2, y: y - 8, width: w, height: 16, rx: 3}, g);
       el("text", {x: x, y: y + 4, "text-anchor": "middle"}, g, text);
     }
-    g.onmouseenter = function () { var t = $("tip"); t.style.display = "block"; t.textContent = JSON.stringify(eventJSON(R, key, e), null, 1); };
+    g.onmouseenter = function () { var t = $("tip"); t.style.display = "block"; t.textContent = JSON.stringify(eventJSON(key, e), null, 1); };
     g.onmouseleave = function () { $("tip").style.display = "none"; };
   });
   var first = svg.querySelector(".hl");
   if (first && first.scrollIntoView) first.scrollIntoView({block: "center"});
 }
 
-/* ---- Violations ---- */
+/* ---- Violations: each violated check and property, its kept counterexamples ---- */
+function plural(n, w) { return n + " " + w + (n === 1 ? "" : "s"); }
+function openExample(ri, g, ex) {
+  run = ri; $("run").value = ri; drawMesh(); fillInstances(); drawTimeline();
+  if (ex.events) drawChart(D.runs[ri].label + " · " + g.kind + " " + g.name + " · " + ex.message, null, ex.events, ex.seqs, ex.context);
+  else if (ex.instances.length) drawSequence(ex.instances[0], ex.seqs, ex.context);
+}
 function drawViolations() {
   var box = $("violations"); box.innerHTML = "";
   D.runs.forEach(function (R, ri) {
-    if (!R.counterexamples.length) return;
+    if (!R.violated.length) return;
     h("h3", {}, box, R.label);
-    R.counterexamples.forEach(function (c, ci) {
-      var d = h("div", {"class": "cx", "data-run": ri, "data-check": c.check, "data-seqs": c.seqs.join(","), "data-inst": c.instances.join(",")}, box);
-      h("b", {}, d, c.check + " (" + c.violations + " violation" + (c.violations === 1 ? "" : "s") + " in this run; the first shown) ");
-      d.appendChild(document.createTextNode(c.message + " — events " + c.seqs.join(", ")));
-      d.onclick = function () { run = ri; $("run").value = ri; drawMesh(); fillInstances(); if (c.instances.length) drawSequence(c.instances[0], c.seqs); };
-    });
-  });
-  if (!box.children.length) h("p", {}, box, "No check is violated in these runs.");
-}
-
-/* ---- Results ---- */
-function drawResults() {
-  var box = $("tables");
-  if (!D.summary) { h("p", {}, box, "No summary.json (a single run)."); }
-  else {
-    (D.summary.results || []).forEach(function (res) {
-      h("h3", {}, box, res.router + (res.point && res.point.id ? " · " + res.point.id : "") + " (" + res.replications_ok + " replications)");
-      var t = h("table", {}, box), hr = h("tr", {}, t);
-      ["metric", "mean", "95 % CI"].forEach(function (c) { h("th", {}, hr, c); });
-      Object.keys(res.metrics).sort().forEach(function (k) {
-        var m = res.metrics[k], tr = h("tr", {}, t);
-        h("td", {style: "text-align:left"}, tr, k);
-        h("td", {}, tr, m.mean === null ? "-" : (+m.mean).toPrecision(4));
-        h("td", {}, tr, m.ci_low === null || m.ci_low === undefined ? "-" : (+m.ci_low).toPrecision(3) + " – " + (+m.ci_high).toPrecision(3));
+    R.violated.forEach(function (g) {
+      var grp = h("div", {"class": "group", "data-run": ri, "data-kind": g.kind, "data-name": g.name, "data-violations": g.violations, "data-kept": g.examples.length}, box);
+      var head = h("div", {"class": "ghead"}, grp), more = g.violations - g.examples.length;
+      h("b", {}, head, g.kind + " " + g.name);
+      head.appendChild(document.createTextNode((g.formula ? " (" + g.scope + " scope: " + g.formula + ")" : "") + " — " +
+        plural(g.violations, "violation") + " in this run, " + g.examples.length + " kept" +
+        (more > 0 ? ": the earliest by seq; " + more + " more not kept (cap " + D.keep_counterexamples + " per run)" : "")));
+      g.examples.forEach(function (ex, xi) {
+        var d = h("div", {"class": "cx", "data-run": ri, "data-kind": g.kind, "data-check": g.name, "data-seqs": ex.seqs.join(","),
+          "data-context": ex.context.join(","), "data-inst": ex.instances.join(",")}, grp);
+        h("b", {}, d, "#" + (xi + 1) + " ");
+        d.appendChild(document.createTextNode(ex.message + " — " + (ex.seqs.length ? "events " + ex.seqs.join(", ") : "no single offending event") +
+          (ex.instances.length ? " · " + ex.instances.join(", ") : "") + (ex.elided ? " · " + ex.elided + " events of the scope left out" : "")));
+        d.onclick = function () { openExample(ri, g, ex); };
       });
     });
-  }
-  var svg = $("cdf"), names = Object.keys(D.cdf), L = 60, B = 320, Wc = 620, Hc = 290, maxX = 0;
-  names.forEach(function (n) { D.cdf[n].forEach(function (p) { maxX = Math.max(maxX, p[0]); }); });
-  maxX = maxX || 1;
-  function px(v) { return L + v / maxX * Wc; } function py(v) { return B - v * Hc; }
-  el("line", {"class": "axis", x1: L, y1: B, x2: L + Wc, y2: B}, svg); el("line", {"class": "axis", x1: L, y1: B, x2: L, y2: B - Hc}, svg);
-  for (var k = 0; k <= 4; k++) {
-    el("text", {x: px(maxX * k / 4), y: B + 16, "text-anchor": "middle", "font-size": 10}, svg, (maxX * k / 4).toPrecision(3));
-    el("text", {x: L - 6, y: py(k / 4) + 3, "text-anchor": "end", "font-size": 10}, svg, (k / 4).toFixed(2));
-  }
-  el("text", {x: L + Wc / 2, y: B + 34, "text-anchor": "middle"}, svg, "end-to-end latency, s");
-  names.forEach(function (n, i) {
-    var pts = D.cdf[n].map(function (p) { return px(p[0]).toFixed(1) + "," + py(p[1]).toFixed(1); }).join(" ");
-    el("polyline", {"class": "cdfline", "data-router": n, points: pts, stroke: COLORS[i % COLORS.length]}, svg);
-    el("text", {x: L + Wc - 100, y: B - Hc + 14 * i, fill: COLORS[i % COLORS.length]}, svg, n);
   });
-  var dot = el("circle", {r: 4, fill: "#000", cx: -10, cy: -10}, svg);
-  svg.onmousemove = function (ev) {
-    var rect = svg.getBoundingClientRect(), x = (ev.clientX - rect.left) * 700 / rect.width, v = (x - L) / Wc * maxX, out = [];
-    names.forEach(function (n) {
-      var pts = D.cdf[n], best = null;
-      pts.forEach(function (p) { if (p[0] <= v) best = p; });
-      if (best) { out.push(n + ": " + (100 * best[1]).toFixed(1) + " % ≤ " + best[0].toPrecision(4) + " s"); dot.setAttribute("cx", px(best[0])); dot.setAttribute("cy", py(best[1])); }
-    });
-    $("cdf-val").textContent = out.join(" · ");
-  };
+  if (!box.children.length) h("p", {}, box, "No check or property is violated in these runs.");
 }
+
+/* ---- Results: tables, and two interactive charts (drag across to zoom, mouse wheel to
+   zoom around the pointer, double-click or "reset zoom" to see everything, hover for the
+   values under the pointer) ---- */
+function Chart(svg, o) {
+  var W = o.W, H = o.H, L = 64, T = 14, Wp = W - L - 16, Hp = H - T - 46;
+  var full = [o.xmin, o.xmax > o.xmin ? o.xmax : o.xmin + 1], dom = full.slice(), ymax = 1, drag = null;
+  svg.setAttribute("viewBox", "0 0 " + W + " " + H);
+  function px(x) { return L + (x - dom[0]) / (dom[1] - dom[0]) * Wp; }
+  function cx(x) { return Math.max(L, Math.min(L + Wp, px(x))).toFixed(1); } /* clamped: the plots are steps */
+  function py(y) { return T + Hp - y / ymax * Hp; }
+  function data(ev) {
+    var m = svg.getScreenCTM(), x = (ev.clientX - m.e) / m.a;
+    return dom[0] + (x - L) / Wp * (dom[1] - dom[0]);
+  }
+  function nice(v) { var p = Math.pow(10, Math.floor(Math.log10(v))); return [1, 2, 5, 10].map(function (k) { return k * p; }).filter(function (c) { return c >= v; })[0]; }
+  var cross, brush, dots = [];
+  function draw() {
+    svg.innerHTML = ""; dots = [];
+    svg.setAttribute("data-x0", dom[0].toPrecision(6)); svg.setAttribute("data-x1", dom[1].toPrecision(6));
+    if (o.ymax) ymax = o.ymax;
+    else {
+      var top = 0;
+      o.series.forEach(function (s) { s.points.forEach(function (p, i) { var x1 = o.step === "bin" ? p[0] + o.width : p[0]; if (x1 >= dom[0] && p[0] <= dom[1]) top = Math.max(top, p[1]); }); });
+      ymax = nice(Math.max(1, top));
+    }
+    var plot = el("g", {}, svg);
+    (o.bands || []).forEach(function (b) {
+      if (b.x1 < dom[0] || b.x0 > dom[1]) return;
+      var r = el("rect", {"class": "band", "data-label": b.label, x: cx(b.x0), y: T, width: Math.max(1, cx(b.x1) - cx(b.x0)), height: Hp, fill: b.color}, plot);
+      r.appendChild(el("title", {}, null, b.label + ": " + o.fmtX(b.x0) + " – " + o.fmtX(b.x1)));
+    });
+    el("line", {"class": "axis", x1: L, y1: T + Hp, x2: L + Wp, y2: T + Hp}, svg);
+    el("line", {"class": "axis", x1: L, y1: T, x2: L, y2: T + Hp}, svg);
+    for (var k = 0; k <= 5; k++) {
+      var xv = dom[0] + (dom[1] - dom[0]) * k / 5, yv = ymax * k / 5;
+      el("text", {"class": "tick", x: px(xv), y: T + Hp + 14, "text-anchor": "middle"}, svg, +xv.toPrecision(4));
+      el("text", {"class": "tick", x: L - 5, y: py(yv) + 3, "text-anchor": "end"}, svg, +yv.toPrecision(3));
+      el("line", {"class": "grid", x1: L, y1: py(yv), x2: L + Wp, y2: py(yv)}, svg);
+    }
+    el("text", {x: L + Wp / 2, y: H - 8, "text-anchor": "middle"}, svg, o.xlabel);
+    el("text", {x: 12, y: T + Hp / 2, "text-anchor": "middle", transform: "rotate(-90 12 " + (T + Hp / 2) + ")"}, svg, o.ylabel);
+    o.series.forEach(function (s, i) {
+      var pts = [];
+      s.points.forEach(function (p, j) {
+        if (o.step === "bin") { pts.push(cx(p[0]) + "," + py(p[1]).toFixed(1), cx(p[0] + o.width) + "," + py(p[1]).toFixed(1)); }
+        else { if (j) pts.push(cx(p[0]) + "," + py(s.points[j - 1][1]).toFixed(1)); pts.push(cx(p[0]) + "," + py(p[1]).toFixed(1)); }
+      });
+      var attrs = {"class": "series " + (o.cls || ""), "data-name": s.name, points: pts.join(" "), stroke: s.color};
+      if (o.cls) attrs["data-router"] = s.name;
+      if (s.dash) attrs["stroke-dasharray"] = "4 3";
+      el("polyline", attrs, plot);
+      el("text", {x: L + Wp - 6, y: T + 12 + 13 * i, "text-anchor": "end", fill: s.color, "font-size": 11}, svg, s.name);
+      dots.push(el("circle", {r: 3.5, fill: s.color, cx: -20, cy: -20}, svg));
+    });
+    cross = el("line", {"class": "cross", x1: -5, x2: -5, y1: T, y2: T + Hp}, svg);
+    brush = el("rect", {"class": "brush", x: -5, y: T, width: 0, height: Hp}, svg);
+  }
+  function hover(x) {
+    if (x < dom[0] || x > dom[1]) return;
+    cross.setAttribute("x1", px(x)); cross.setAttribute("x2", px(x));
+    o.series.forEach(function (s, i) {
+      var p = o.at(s, x);
+      if (p) { dots[i].setAttribute("cx", px(p[0] + (o.step === "bin" ? o.width / 2 : 0))); dots[i].setAttribute("cy", py(p[1])); }
+    });
+    o.readout.textContent = o.describe(x);
+  }
+  function zoom(a, b) {
+    a = Math.max(full[0], a); b = Math.min(full[1], b);
+    if (b - a > (full[1] - full[0]) * 1e-4) { dom = [a, b]; draw(); }
+  }
+  svg.onmousedown = function (ev) { drag = data(ev); ev.preventDefault(); };
+  svg.onmousemove = function (ev) {
+    var x = data(ev);
+    if (drag !== null) { brush.setAttribute("x", px(Math.min(drag, x))); brush.setAttribute("width", Math.abs(px(x) - px(drag))); }
+    hover(x);
+  };
+  svg.onmouseup = function (ev) {
+    var x = data(ev), a = drag; drag = null;
+    if (a !== null && Math.abs(px(x) - px(a)) > 4) zoom(Math.min(a, x), Math.max(a, x)); else brush.setAttribute("width", 0);
+  };
+  svg.onmouseleave = function () { drag = null; if (brush) brush.setAttribute("width", 0); };
+  svg.ondblclick = function () { dom = full.slice(); draw(); };
+  svg.onwheel = function (ev) {
+    ev.preventDefault();
+    var x = data(ev), f = ev.deltaY > 0 ? 1.25 : 0.8;
+    zoom(x - (x - dom[0]) * f, x + (dom[1] - x) * f);
+  };
+  draw();
+  return {reset: function () { dom = full.slice(); draw(); }, zoom: zoom};
+}
+function drawTables() {
+  var box = $("tables");
+  if (!D.summary) { h("p", {}, box, "No summary.json (a single run)."); return; }
+  (D.summary.results || []).forEach(function (res) {
+    h("h3", {}, box, res.router + (res.point && res.point.id ? " · " + res.point.id : "") + " (" + res.replications_ok + " replications)");
+    var t = h("table", {}, box), hr = h("tr", {}, t);
+    ["metric", "mean", "95 % CI"].forEach(function (c) { h("th", {}, hr, c); });
+    Object.keys(res.metrics).sort().forEach(function (k) {
+      var m = res.metrics[k], tr = h("tr", {}, t);
+      h("td", {style: "text-align:left"}, tr, k);
+      h("td", {}, tr, m.mean === null ? "-" : (+m.mean).toPrecision(4));
+      h("td", {}, tr, m.ci_low === null || m.ci_low === undefined ? "-" : (+m.ci_low).toPrecision(3) + " – " + (+m.ci_high).toPrecision(3));
+    });
+  });
+}
+var charts = {};
+function drawCdf() {
+  var names = Object.keys(D.cdf), maxX = 0;
+  names.forEach(function (n) { D.cdf[n].forEach(function (p) { maxX = Math.max(maxX, p[0]); }); });
+  function at(s, x) { var best = null; s.points.forEach(function (p) { if (p[0] <= x) best = p; }); return best; }
+  charts.cdf = Chart($("cdf"), {W: 700, H: 360, xmin: 0, xmax: maxX || 1, ymax: 1, step: "cdf", cls: "cdfline",
+    xlabel: "end-to-end latency, s (succeeded instances, all replications)", ylabel: "fraction ≤ latency",
+    series: names.map(function (n, i) { return {name: n, color: COLORS[i % COLORS.length], points: D.cdf[n]}; }),
+    fmtX: function (x) { return x.toPrecision(4) + " s"; }, at: at, readout: $("cdf-val"),
+    describe: function (x) {
+      var out = [];
+      names.forEach(function (n) { var p = at({points: D.cdf[n]}, x); out.push(n + ": " + (p ? (100 * p[1]).toFixed(1) : "0.0") + " % ≤ " + (p ? p[0] : x).toPrecision(4) + " s"); });
+      return out.join(" · ");
+    }});
+}
+function drawTimeline() {
+  var R = D.runs[run], rep = R.label.split("/").pop(), same = D.runs.filter(function (r) { return r.label.split("/").pop() === rep; });
+  var w = R.timeline.bin / 60, series = [], maxX = R.duration / 60;
+  same.forEach(function (r, i) {
+    var name = r.router || r.label;
+    ["succeeded", "failed"].forEach(function (st) {
+      var counts = r.timeline.ended[st] || [];
+      if (!counts.length && st === "failed") return;
+      series.push({name: name + " " + st, color: COLORS[i % COLORS.length], dash: st === "failed",
+        points: counts.map(function (n, b) { return [b * w, n]; })});
+    });
+  });
+  var bands = R.down.map(function (d) { return {label: d[0] + " " + d[1] + " down", x0: d[2] / 60, x1: d[3] / 60, color: d[0] === "node" ? "#9e9e9e" : "#ffb74d"}; });
+  function at(s, x) { var b = Math.floor(x / w); return s.points[b] || null; }
+  $("timeline-title").textContent = "Instances ended per " + (w === 1 ? "minute" : w + " minutes") + " and outages (" + rep + " of each router; outages of " + R.label + ")";
+  charts.timeline = Chart($("timeline"), {W: 900, H: 320, xmin: 0, xmax: maxX, step: "bin", width: w, cls: "",
+    xlabel: "simulated time, min", ylabel: "instances ended per bin", series: series, bands: bands,
+    fmtX: function (x) { return x.toFixed(2) + " min"; }, at: at, readout: $("timeline-val"),
+    describe: function (x) {
+      var b = Math.floor(x / w), out = ["t " + (b * w).toFixed(1) + "–" + ((b + 1) * w).toFixed(1) + " min"];
+      series.forEach(function (s) { var p = s.points[b]; out.push(s.name + ": " + (p ? p[1] : 0)); });
+      var down = bands.filter(function (d) { return d.x0 <= x && x < d.x1; }).map(function (d) { return d.label; });
+      out.push(down.length ? down.join(", ") : "nothing down");
+      return out.join(" · ");
+    }});
+}
+function drawResults() { drawTables(); drawCdf(); drawTimeline(); }
+$("cdf-reset").onclick = function () { charts.cdf.reset(); };
+$("timeline-reset").onclick = function () { charts.timeline.reset(); };
+
 drawMesh(); fillInstances(); drawViolations(); drawResults();
 document.body.setAttribute("data-ready", "1");
 })();

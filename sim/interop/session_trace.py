@@ -1,0 +1,102 @@
+"""A live ``serve mcp`` session as a SPEC §5 trace (``serve mcp --trace FILE``), so that
+``python -m sim check FILE --scenario SCENARIO`` holds a real client to the checks.
+
+Each ``tools/call`` is one invocation (``inv``, from 0, in arrival order; a 2026-07-28 retry
+carrying the ``requestState`` of an ``InputRequiredResult`` continues the invocation it
+answers). Its events, in the order the server takes them: ``call`` (detail ``target``: the
+hosting agent), ``validate`` or ``error`` ``ValidationError`` (arguments against the input
+schema), ``approve`` or ``deny`` when the caller's view of the descriptor asks (detail
+``reason``: why it asks), ``execute`` (at the hosting agent; ``waited``: seconds queued for
+a slot; ``approved`` when an approval was consumed), then ``result`` or ``error``.
+
+Fields: ``t`` wall-clock seconds since the server started (a live session has no simulated
+clock); ``rep`` 0; ``agent`` ``client`` for the caller's events, the hosting agent for
+``execute``; ``wf`` ``serve`` (not a scenario workflow: a client's calls follow no declared
+workflow); ``inst`` the client (a 2025-11-25 stdio process or HTTP session, a 2026-07-28
+client by its ``clientInfo``), numbered from 0 in order of appearance; ``task`` the tool's
+name; ``proto`` ``MCP+`` when the served descriptor carries MCP⁺ metadata, else ``MCP``.
+Every label and detail key is :mod:`sim.vocabulary`'s; each line is written and flushed as
+it happens. After an ``error`` the invocation stays open: recovery is the client's, and a
+client's retry is a new ``tools/call`` the server cannot tie to it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Hashable
+from pathlib import Path
+from typing import IO, Any
+
+from sim.interop.errors import InteropError
+from sim.vocabulary import FIELD_NAMES, LABELS
+
+__all__ = ["CLIENT_AGENT", "WORKFLOW", "LiveTrace"]
+
+CLIENT_AGENT = "client"
+WORKFLOW = "serve"
+
+
+class LiveTrace:
+    """Appends SPEC §5 lines to a file as the session goes (see the module docstring)."""
+
+    __slots__ = ("_clients", "_file", "_invocations", "_seq", "_start", "path")
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self._file: IO[str] = self.path.open("w", encoding="utf-8")
+        except OSError as exc:
+            raise InteropError(f"--trace {path}: cannot write: {exc.strerror}") from None
+        self._start = time.monotonic()
+        self._seq = 0
+        self._invocations = 0
+        self._clients: dict[Hashable, int] = {}
+
+    def instance(self, client: Hashable) -> int:
+        """The ``inst`` of ``client`` (a new number the first time it is seen)."""
+        return self._clients.setdefault(client, len(self._clients))
+
+    def invocation(self) -> int:
+        """A new ``inv``."""
+        self._invocations += 1
+        return self._invocations - 1
+
+    def event(
+        self,
+        label: str,
+        *,
+        agent: str,
+        inst: int,
+        inv: int,
+        tool: str,
+        proto: str,
+        **detail: Any,
+    ) -> None:
+        """Write one line; ``detail`` keys must be ``label``'s (written in declared order)."""
+        spec = LABELS[label]
+        order = spec.key_names
+        unknown = [k for k in detail if k not in order]
+        if unknown:
+            raise ValueError(f"label {label!r} declares no detail key {unknown[0]!r}")
+        values = (
+            round(time.monotonic() - self._start, 6),
+            self._seq,
+            0,
+            label,
+            agent,
+            WORKFLOW,
+            inst,
+            tool,
+            inv,
+            tool,
+            proto,
+            {k: detail[k] for k in order if k in detail},
+        )
+        line = dict(zip(FIELD_NAMES, values, strict=True))
+        self._file.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self._file.flush()
+        self._seq += 1
+
+    def close(self) -> None:
+        self._file.close()

@@ -1,0 +1,109 @@
+"""Streamable HTTP for ``serve mcp --http HOST:PORT``, through the official SDK's transport.
+
+The SDK's Streamable HTTP application (``Server.streamable_http_app``: one endpoint ``/mcp``,
+POST with JSON or SSE answers, ``Mcp-Session-Id`` sessions for 2025-11-25 clients, the
+stateless per-request path for 2026-07-28 clients, Origin/Host checks against DNS rebinding
+on loopback addresses) served by ``uvicorn`` on a socket bound here, so that port 0 (any
+free port) can be reported before the first request. The server's handlers are the same
+objects stdio serves (:func:`sim.interop.server.build_server`); only the framing differs
+(the SDK parses HTTP bodies itself; :mod:`sim.interop.framing` is the stdio screen).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import signal
+import socket
+from collections.abc import Callable
+from typing import Any
+
+from sim.interop.errors import InteropError
+
+__all__ = ["ENDPOINT", "is_loopback", "parse_address", "serve_http"]
+
+ENDPOINT = "/mcp"
+"""The MCP endpoint's path (the path the SDK's clients and the Inspector default to)."""
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:PORT`` for IPv6) as ``(host, port)``; port 0 = any free one.
+    Raises :class:`InteropError` naming what is wrong."""
+    host, sep, port_text = text.rpartition(":")
+    if not sep or not host:
+        raise InteropError(f"--http {text!r}: expected HOST:PORT, e.g. 127.0.0.1:8000")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    elif ":" in host:
+        raise InteropError(f"--http {text!r}: write an IPv6 host in brackets, e.g. [::1]:8000")
+    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        raise InteropError(f"--http {text!r}: the port must be a number from 0 to 65535")
+    return host, int(port_text)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine only (``localhost`` or a loopback address)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise InteropError(f"--http {host}:{port}: cannot resolve {host!r}: {exc}") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise InteropError(f"--http {host}:{port}: cannot listen: {exc.strerror}") from None
+    sock.setblocking(False)
+    return sock
+
+
+def serve_http(
+    server: Any,
+    host: str,
+    port: int,
+    *,
+    ready: Callable[[str], None],
+    max_body: int | None = None,
+) -> None:
+    """Serve ``server`` (the SDK's low-level ``Server``) over Streamable HTTP on
+    ``host:port`` until SIGINT or SIGTERM; ``ready(url)`` is called once the socket listens
+    (with the real port when ``port`` is 0). A request body over ``max_body`` bytes (default
+    :data:`sim.interop.framing.MAX_FRAME`, as on stdio) is refused by the SDK (413)."""
+    import uvicorn
+
+    from sim.interop.framing import MAX_FRAME
+
+    sock = _bind(host, port)
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    app = server.streamable_http_app(
+        host=host,
+        streamable_http_path=ENDPOINT,
+        max_request_body_size=MAX_FRAME if max_body is None else max_body,
+    )
+    ready(f"http://{shown}:{bound}{ENDPOINT}")
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+    # uvicorn stops gracefully on SIGINT/SIGTERM, then raises the signal again with the
+    # handler it found: a no-op one here, so that a stopped server exits 0
+    stops = (signal.SIGINT, signal.SIGTERM)
+    found = {sig: signal.signal(sig, _stopped) for sig in stops}
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        for sig, handler in found.items():
+            signal.signal(sig, handler)
+
+
+def _stopped(signum: int, frame: Any) -> None:
+    """The handler uvicorn re-raises a stop signal to once it has shut down: nothing left."""

@@ -1,0 +1,130 @@
+"""What the Violations tab lists: per run, each violated check (SPEC §6) and property
+(SPEC §9) with its counterexamples, and the counterexample traces ``verify`` writes.
+
+With the scenario, a run whose ``metrics.json`` reports a violation (or that has no
+``metrics.json``) is checked again, in one streaming pass with its properties, to get
+every counterexample up to the cap (:data:`~sim.vocabulary.counterexamples.KEEP_COUNTEREXAMPLES`
+per check and per property, the earliest by ``seq``); without it, the first one each
+``metrics.json`` keeps. Each group says how many violations there were and how many are
+kept.
+
+An example's ``seqs`` are its offending events, lit in its chart: every event of a
+check's counterexample; for a property, the event at which the violation became certain
+(the last of the scope's events kept), the others being its ``context``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sim.view.replay import compact
+
+if TYPE_CHECKING:
+    from sim.conformance.checks import Verdict
+    from sim.properties import PropertyVerdict
+    from sim.scenario import Scenario
+    from sim.vocabulary.counterexamples import Counterexample
+
+
+def _seqs(events: list[dict[str, Any]]) -> list[int]:
+    return sorted({int(e["seq"]) for e in events if isinstance(e.get("seq"), int)})
+
+
+def _group(kind: str, name: str, violations: int, examples: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"kind": kind, "name": name, "violations": violations, "examples": examples}
+
+
+def _check_example(c: Counterexample) -> dict[str, Any]:
+    return {"message": c.message, "seqs": _seqs(c.events), "context": []}
+
+
+def _property_example(c: Counterexample, scope: str) -> dict[str, Any]:
+    seqs = _seqs(c.events)
+    last = c.events[-1].get("seq") if c.events else None
+    offending = [int(last)] if isinstance(last, int) else []
+    ex: dict[str, Any] = {
+        "message": c.message,
+        "seqs": offending,
+        "context": [s for s in seqs if s not in offending],
+    }
+    if c.elided:
+        ex["elided"] = c.elided
+    if scope == "run":  # the scope spans instances: the chart draws these events
+        ex["events"] = [compact(e, owner=True) for e in c.events]
+    return ex
+
+
+def from_metrics(metrics: dict[str, Any]) -> list[dict[str, Any]]:
+    """The groups ``metrics.json`` gives: the first counterexample of each violated check
+    (``conformance.checks``) and property (``properties``)."""
+    out: list[dict[str, Any]] = []
+    sources = (
+        ("check", (metrics.get("conformance") or {}).get("checks") or {}),
+        ("property", metrics.get("properties") or {}),
+    )
+    for kind, verdicts in sources:
+        for name, verdict in sorted(verdicts.items()):
+            first = verdict.get("first") if isinstance(verdict, dict) else None
+            if not first:
+                continue
+            seqs = sorted(int(s) for s in first.get("seqs") or [] if s is not None)
+            ex = {"message": str(first.get("message", "")), "seqs": seqs, "context": []}
+            if kind == "property" and seqs:
+                ex = {**ex, "seqs": [seqs[-1]], "context": seqs[:-1]}
+            group = _group(kind, name, int(verdict.get("violations") or 0), [ex])
+            if kind == "property":
+                group |= {"scope": verdict.get("scope"), "formula": verdict.get("formula")}
+            out.append(group)
+    return out
+
+
+def reported_violation(metrics: dict[str, Any]) -> bool:
+    """Whether ``metrics.json`` reports any violated check or property (or holds no
+    verdict at all: then only a new pass can tell)."""
+    conformance = metrics.get("conformance")
+    if not isinstance(conformance, dict) or conformance.get("checked") is None:
+        return True
+    counts = [
+        *((v or {}).get("violations") for v in (conformance.get("checks") or {}).values()),
+        *((v or {}).get("violations") for v in (metrics.get("properties") or {}).values()),
+    ]
+    return any(isinstance(n, int) and n > 0 for n in counts)
+
+
+def from_trace(trace: Path, scenario: Scenario) -> list[dict[str, Any]]:
+    """The groups of one trace checked again (the seven checks and the scenario's
+    properties in one pass), every counterexample up to the cap."""
+    from sim.conformance.checks import check_trace
+
+    monitor = _monitor(scenario)
+    report = check_trace(trace, scenario, consumers=[monitor] if monitor else [])
+    return groups(report.verdicts, monitor.finish() if monitor else [])
+
+
+def groups(checks: list[Verdict], properties: list[PropertyVerdict]) -> list[dict[str, Any]]:
+    """The groups of verdicts: each violated check or property with its kept examples."""
+    out = [
+        _group("check", v.name, v.violations, [_check_example(c) for c in v.counterexamples])
+        for v in checks
+        if v.violations and v.applicable
+    ]
+    for p in properties:
+        if p.violations:
+            group = _group(
+                "property",
+                p.name,
+                p.violations,
+                [_property_example(c, p.scope) for c in p.counterexamples],
+            )
+            out.append(group | {"scope": p.scope, "formula": p.formula})
+    return sorted(out, key=lambda g: (g["kind"], g["name"]))
+
+
+def _monitor(scenario: Scenario) -> Any:
+    if not scenario.properties:
+        return None
+    from sim.properties import Monitor
+    from sim.scenario.properties_rules import compile_properties, tool_attributes
+
+    return Monitor(compile_properties(scenario.properties, scenario), tool_attributes(scenario))

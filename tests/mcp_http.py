@@ -1,0 +1,54 @@
+"""What the Streamable HTTP tests share: ``serve mcp --http 127.0.0.1:0`` as a subprocess
+whose URL is read from its stderr (loopback only), and a stop that checks its exit."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+URL = re.compile(r"at (http://127\.0\.0\.1:\d+/mcp) ")
+
+
+@contextmanager
+def http_server(path: Path, *extra: str) -> Iterator[str]:
+    """``serve mcp PATH --http 127.0.0.1:0 EXTRA...`` running; yields its URL; on exit
+    stops it with SIGTERM and asserts exit code 0."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sim", "serve", "mcp", str(path), "--http", "127.0.0.1:0", *extra],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
+    watchdog = threading.Timer(60, proc.kill)
+    watchdog.start()
+    lines: list[str] = []
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line)
+            found = URL.search(line)
+            if found:
+                break
+        else:
+            raise AssertionError("serve --http printed no URL: " + "".join(lines))
+        drain = threading.Thread(target=lambda: lines.extend(proc.stderr or ()), daemon=True)
+        drain.start()
+        yield found.group(1)
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=20)
+        drain.join(timeout=5)
+        assert code == 0, "".join(lines)
+    finally:
+        watchdog.cancel()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -1,0 +1,99 @@
+"""The reverse-tree walk gives the forward search's route, bit for bit (ties included).
+
+``Router._shortest`` answers from a reverse tree per target set and falls back to the
+forward SciPy search on a tie; a router whose walk is disabled always runs the forward
+search. Both must return equal routes with the same float cost, and the same NoRoute
+reason, on random meshes full of ties (zero and repeated latencies) and down-sets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.sparse import csr_matrix
+from test_routing_properties import PROPS, Mesh, endpoints, meshes
+
+from sim.mesh import DijkstraRouter, DownSet, NoRoute, Route
+from sim.mesh.discovery import cheapest_service
+from sim.mesh.reverse import Sink, Walker
+
+
+def forward_only(router: DijkstraRouter) -> DijkstraRouter:
+    """``router`` with the walk disabled: every route from the forward search."""
+    router._walk = lambda *args: None  # type: ignore[method-assign]
+    router._serve_walk = lambda *args: None  # type: ignore[method-assign]
+    return router
+
+
+def answer(call: Callable[..., Route], *args: Any, **kwargs: Any) -> Route | str:
+    """The route ``call(*args, **kwargs)`` returns, or its NoRoute reason."""
+    try:
+        return call(*args, **kwargs)
+    except NoRoute as exc:
+        return f"NoRoute: {exc.reason}"
+
+
+def same(a: Route | str, b: Route | str) -> None:
+    """Equal routes, the same cost bits and translation positions (or the same reason)."""
+    assert a == b
+    if isinstance(a, Route) and isinstance(b, Route):
+        assert repr(a.cost) == repr(b.cost)
+        assert [t.position for t in a.translations] == [t.position for t in b.translations]
+
+
+def down_set(data: st.DataObject, mesh: Mesh) -> DownSet:
+    return DownSet.of(data.draw(st.sets(st.sampled_from(mesh.ids), max_size=2), label="down"))
+
+
+@PROPS
+@given(data=st.data(), mesh=meshes())
+def test_walk_equals_forward_search(data: st.DataObject, mesh: Mesh) -> None:
+    walk, forward = DijkstraRouter(mesh.graph), forward_only(DijkstraRouter(mesh.graph))
+    down = down_set(data, mesh)
+    for _ in range(4):
+        query = endpoints(data, mesh)
+        for d in (DownSet(), down):
+            same(answer(walk._shortest, *query, d), answer(forward._shortest, *query, d))
+
+
+@PROPS
+@given(data=st.data(), mesh=meshes())
+def test_service_walk_equals_per_host_routes(data: st.DataObject, mesh: Mesh) -> None:
+    walk, forward = DijkstraRouter(mesh.graph), forward_only(DijkstraRouter(mesh.graph))
+    down = down_set(data, mesh)
+    source = data.draw(st.sampled_from(mesh.ids), label="source")
+    sp = data.draw(st.none() | st.sampled_from(list(mesh.graph.protocols)), label="sp")
+    for need in ("book", "lookup", "store", "planning"):
+        for d in (DownSet(), down):
+            same(
+                answer(cheapest_service, walk, source, need, source_protocol=sp, down=d),
+                answer(cheapest_service, forward, source, need, source_protocol=sp, down=d),
+            )
+
+
+def test_walk_declines_an_exact_tie() -> None:
+    """Two equal-cost paths a→b→d and a→c→d: the walk gives way to the forward search."""
+    # states 0=a, 1=b, 2=c, 3=d; edges a→b, a→c, b→d, c→d of cost 1
+    rows, cols = [0, 0, 1, 2], [1, 2, 3, 3]
+    forward = csr_matrix(([1.0] * 4, (rows, cols)), shape=(4, 4))
+    reverse = csr_matrix(([1.0] * 4, (cols, rows)), shape=(4, 4))
+    assert Walker(forward).route(Sink(reverse, (3,)), (0,)) is None
+    # one cheaper edge breaks the tie: the walk answers, with the forward-summed cost
+    forward = csr_matrix(([1.0, 1.0, 0.5, 1.0], (rows, cols)), shape=(4, 4))
+    reverse = csr_matrix(([1.0, 1.0, 0.5, 1.0], (cols, rows)), shape=(4, 4))
+    assert Walker(forward).route(Sink(reverse, (3,)), (0,)) == ([0, 1, 3], 1.5)
+
+
+@pytest.mark.parametrize("end_cost", [0.0, 1e-12])
+def test_walk_declines_a_free_step_to_another_target(end_cost: float) -> None:
+    """From the first target reached, another target state within the tie margin: the
+    forward search's (dist, state) choice decides, so the walk declines."""
+    rows, cols, w = [0, 1], [1, 2], [1.0, end_cost]  # a→t1, t1→t2 (free or nearly)
+    forward = csr_matrix((w, (rows, cols)), shape=(3, 3))
+    reverse = csr_matrix((w, (cols, rows)), shape=(3, 3))
+    assert Walker(forward).route(Sink(reverse, (1, 2)), (0,)) is None
+    assert Walker(forward).route(Sink(reverse, (1,)), (0,)) == ([0, 1], 1.0)
