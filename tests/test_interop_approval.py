@@ -174,20 +174,24 @@ def test_http_client_lists_calls_and_is_asked(
 
 
 def test_a_client_without_elicitation_is_refused_as_each_revision_prescribes(
-    tmp_path: Path,
+    tmp_path: Path, shared_data: Path
 ) -> None:
     """2026-07-28: MissingRequiredClientCapabilityError -32021 naming the capability;
-    2025-11-25: an isError refusal. Nothing executes; the trace records a deny."""
+    2025-11-25: an isError refusal. Nothing executes; the trace records a deny; the frames
+    validate (the error against its own definition)."""
     trace = tmp_path / "trace.jsonl"
     serve = ["-m", "sim", "serve", "mcp", str(TRAIN), "--trace", str(trace)]
-    params = StdioServerParameters(command=sys.executable, args=serve, cwd=str(REPO))
+
+    def tapped(log: Path) -> StdioServerParameters:
+        tap = [str(REPO / "tests" / "wire_tap.py"), str(log), "--", sys.executable]
+        return StdioServerParameters(command=sys.executable, args=[*tap, *serve], cwd=str(REPO))
 
     async def session() -> tuple[Any, Any]:
         with anyio.fail_after(30):
-            async with Client(params, mode="2026-07-28") as modern:
+            async with Client(tapped(tmp_path / "modern.jsonl"), mode="2026-07-28") as modern:
                 with pytest.raises(MCPError) as missing:
                     await modern.call_tool("book_train", TRIP)
-            async with Client(params, mode="legacy") as legacy:
+            async with Client(tapped(tmp_path / "legacy.jsonl"), mode="legacy") as legacy:
                 refused = await legacy.call_tool("book_train", TRIP)
             return missing.value, refused
 
@@ -199,6 +203,13 @@ def test_a_client_without_elicitation_is_refused_as_each_revision_prescribes(
     assert "did not declare the elicitation capability" in refused.content[0].text
     labels = [json.loads(x)["label"] for x in trace.read_text(encoding="utf-8").splitlines()]
     assert labels == ["call", "validate", "deny"]  # the second server rewrote the file
+    for name, revision in (("modern", "2026-07-28"), ("legacy", "2025-11-25")):
+        errors, _ = frame_errors(read_log(tmp_path / f"{name}.jsonl"), spec(shared_data, revision))
+        assert errors == []
+    assert (
+        "MissingRequiredClientCapabilityError"
+        in frame_errors(read_log(tmp_path / "modern.jsonl"), spec(shared_data, "2026-07-28"))[1]
+    )
 
 
 def test_a_forged_request_state_is_rejected(tmp_path: Path) -> None:

@@ -137,8 +137,9 @@ def _mentions(sentence: str, named: frozenset[str]) -> Iterator[tuple[str, int, 
 
 
 def dependency_evidence(tools: Sequence[ToolPlus]) -> list[Evidence]:
-    """Every dependency the texts of ``tools`` give evidence of, once per (consumer,
-    producer) pair, in the order of the consumer's texts (see the module docstring)."""
+    """Every dependency (paper §6.4) the texts of ``tools`` give evidence of, once per
+    (consumer, producer) pair, in the order of the consumer's texts (see the module
+    docstring)."""
     names = frozenset(t.name for t in tools)
     # output property → the tools producing it as a new output (not one of their inputs),
     # and per (property, namespace)
