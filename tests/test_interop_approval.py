@@ -62,29 +62,29 @@ def answering(answers: list[str], asked: list[str]) -> Any:
 
 
 def assert_accept_then_decline(results: list[Any], asked: list[str]) -> None:
-    accepted, declined = results
+    accepted, declined, *cancelled = results
     assert accepted.is_error is False
     assert json.loads(accepted.content[0].text)["arguments"] == TRIP
     assert declined.is_error is True
     assert declined.content[0].text == (
         "ApprovalDenied: book_train was not executed: the user declined the approval"
     )
+    for result in cancelled:
+        assert result.is_error is True
+        assert result.content[0].text == (
+            "ApprovalDenied: book_train was not executed: the user cancelled the approval"
+        )
     assert asked[0].startswith('Approve book_train with {"date": "2026-12-01"')
 
 
-def assert_trace_checks(trace: Path, tmp_path: Path) -> None:
+def assert_trace_checks(trace: Path, tmp_path: Path, refusals: int = 1) -> None:
     lines = [json.loads(x) for x in trace.read_text(encoding="utf-8").splitlines()]
     assert all(line_problems(x) == [] for x in lines)
-    labels = [(x["tool"], x["label"]) for x in lines if x["tool"] == "book_train"]
-    assert labels == [
-        ("book_train", "call"),
-        ("book_train", "validate"),
-        ("book_train", "approve"),
-        ("book_train", "execute"),
-        ("book_train", "result"),
-        ("book_train", "call"),
-        ("book_train", "validate"),
-        ("book_train", "deny"),
+    labels = [x["label"] for x in lines if x["tool"] == "book_train"]
+    assert labels == ["call", "validate", "approve", "execute", "result"] + refusals * [
+        "call",
+        "validate",
+        "deny",
     ]
     scenario = load_scenario(TRAIN)
     report = check_trace(trace, scenario)
@@ -111,7 +111,7 @@ def test_stdio_client_accepts_once_and_declines_once(
         cwd=str(REPO),
     )
     asked: list[str] = []
-    answers = ["accept", "decline"]
+    answers = ["accept", "decline", "cancel"]
 
     async def session() -> list[Any]:
         with anyio.fail_after(30):
@@ -119,14 +119,15 @@ def test_stdio_client_accepts_once_and_declines_once(
                 params, mode=MODES[revision], elicitation_callback=answering(answers, asked)
             ) as client:
                 assert client.session.protocol_version == revision
+                assert len((await client.list_tools()).tools) == 6
                 return await booking_session(client, answers, asked)
 
     assert_accept_then_decline(anyio.run(session), asked)
-    assert_trace_checks(trace, tmp_path)
+    assert_trace_checks(trace, tmp_path, refusals=2)
     errors, seen = frame_errors(read_log(wire), spec(shared_data, revision))
     assert errors == []
     asking = "ElicitRequest" if revision == "2025-11-25" else "InputRequiredResult"
-    assert {"CallToolResult", asking} <= seen
+    assert {"ListToolsResult", "CallToolResult", asking} <= seen
 
 
 @pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
