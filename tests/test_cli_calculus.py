@@ -186,7 +186,7 @@ def test_phi_prints_a_spec_valid_tools_list(
     code, out, _ = run(capsys, "phi", str(schema_path), "--plus", "--annotations")
     plus = json.loads(out)
     jsonschema.validate(plus, validator)
-    meta = plus["tools"][1]["_meta"]["protomesh/mcp+"]
+    meta = plus["tools"][1]["_meta"]["protomesh/mcp-plus"]
     assert meta["side_effects"] == "write" and meta["requires_approval"] is True
     assert plus["tools"][1]["annotations"]["readOnlyHint"] is False
 
@@ -266,7 +266,7 @@ def test_lint_clean_list_exits_0(capsys: pytest.CaptureFixture[str], tmp_path: P
             },
         },
         "_meta": {
-            "protomesh/mcp+": {
+            "protomesh/mcp-plus": {
                 "side_effects": "delete",
                 "requires_approval": True,
                 "failure_modes": [{"error": "NotFound", "recovery": {"abort": True}}],

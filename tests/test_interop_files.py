@@ -145,7 +145,7 @@ def test_export_derives_annotations_from_side_effects(
     )["tools"]
     for spec in scenario_tools:
         entry = by_name[spec["name"]]
-        meta = entry["_meta"]["protomesh/mcp+"]
+        meta = entry["_meta"]["protomesh/mcp-plus"]
         side = spec.get("side_effects", "none")
         assert meta["side_effects"] == side
         ann = entry["annotations"]
@@ -245,7 +245,7 @@ def test_schema_line_and_names(tmp_path: Path) -> None:
         (["export", "mcp", "{dir}/bad.yaml"], "bad.yaml:"),
         (["serve", "mcp", "{dir}/bad.yaml"], "bad.yaml:"),
         (["serve", "mcp", "{repo}/scenarios/train_booking.yaml", "--speed", "fast"], "--speed"),
-        (["import", "mcp"], "no server command"),
+        (["import", "mcp"], "no server (usage: import mcp URL"),
         (["import", "mcp", "--", "/nonexistent/server-xyz"], "command not found"),
     ],
 )

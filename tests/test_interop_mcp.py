@@ -4,16 +4,19 @@ bad servers: each gives one clear line, exit 2, and leaves no process behind."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 import yaml
 
 from sim.calculus import ToolPlus, tools_from_list
 from sim.cli import main
-from sim.interop.client import fetch_tools
+from sim.interop.client import Revision, fetch_tools
 from sim.scenario import parse_scenario
 
 SERVERS = Path(__file__).resolve().parent / "mcp_servers"
@@ -89,16 +92,24 @@ def test_import_from_a_live_fastmcp_server(
     assert plus["book_room"].summary == "Books a hotel room."
 
 
-def test_import_follows_next_cursor(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("revision", "spoken"),
+    [("auto", "2026-07-28"), ("2025-11-25", "2025-11-25"), ("2026-07-28", "2026-07-28")],
+)
+def test_import_follows_next_cursor(tmp_path: Path, revision: Revision, spoken: str) -> None:
+    """The SDK's server is dual-era: auto negotiates the modern revision; each revision
+    can be pinned, and paging works in both (stateless requests in 2026-07-28)."""
     pidfile = tmp_path / "pid"
     listing = fetch_tools(
-        [sys.executable, str(SERVERS / "paged_server.py"), str(pidfile)], timeout=20
+        [sys.executable, str(SERVERS / "paged_server.py"), str(pidfile)],
+        timeout=20,
+        revision=revision,
     )
     assert_gone(pidfile)
     assert listing.pages == 3
     assert [t["name"] for t in listing.tools["tools"]] == [f"tool_{i}" for i in range(5)]
     assert listing.server_name == "paged-archive"
-    assert listing.protocol_version == "2025-11-25"
+    assert listing.protocol_version == spoken
 
 
 @pytest.mark.parametrize(
@@ -108,7 +119,9 @@ def test_import_follows_next_cursor(tmp_path: Path) -> None:
         ("garbage", 20, "not JSON-RPC on the server's stdout: Invalid JSON"),
         ("bad-list", 20, "malformed answer from the server (tools: Input should be a valid list)"),
         ("silent", 1, "no complete answer within 1 s (server stopped)"),
-        ("not-utf8", 3, "the server wrote bytes that are not UTF-8 on its stdout"),
+        # reported at once: the server keeps its stdout open until its stdin closes, so a
+        # reader that waits for the end of stdout would only stop at --timeout (another line)
+        ("not-utf8", 30, "the server wrote bytes that are not UTF-8 on its stdout (byte"),
     ],
 )
 def test_a_bad_server_gives_exit_2_and_no_orphan(
@@ -125,3 +138,147 @@ def test_a_bad_server_gives_exit_2_and_no_orphan(
     assert lines[0].startswith("error: ") and needle in lines[0]
     assert "raw_server.py" in lines[0]  # names the command
     assert_gone(pidfile)
+
+
+def env_tools(text: str) -> dict[str, str]:
+    """``{NAME: value}`` of the ``env`` fixture server's tools in a fragment."""
+    tools = yaml.safe_load(text)["tools"]
+    return {t["name"][4:]: t["description"] for t in tools}
+
+
+def test_env_and_inherit_env_reach_a_stdio_server(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Only the SDK's default variables pass unless --inherit-env; --env adds its own."""
+    monkeypatch.setenv("PROTOMESH_TEST_INHERITED", "from protomesh")
+    server = ["--", sys.executable, str(SERVERS / "raw_server.py"), "env"]
+    given = ["--env", "PROTOMESH_TEST_GIVEN=a=b c"]
+    assert main(["import", "mcp", *given, *server]) == 0
+    assert env_tools(capsys.readouterr().out) == {"PROTOMESH_TEST_GIVEN": "a=b c"}
+    assert main(["import", "mcp", "--inherit-env", *given, *server]) == 0
+    assert env_tools(capsys.readouterr().out) == {
+        "PROTOMESH_TEST_GIVEN": "a=b c",
+        "PROTOMESH_TEST_INHERITED": "from protomesh",
+    }
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--env", "NOVALUE", "--", "true"], "--env 'NOVALUE': expected NAME=VALUE"),
+        (["--env", "=x", "--", "true"], "--env '': expected NAME=VALUE"),
+        (["--header", "A=b", "--", "true"], "--header is for a Streamable HTTP server"),
+        (["--env", "A=b", "http://127.0.0.1:9/mcp"], "--env and --inherit-env are for a stdio"),
+        (["--inherit-env", "http://127.0.0.1:9/mcp"], "--env and --inherit-env are for a stdio"),
+        (["--header", "Bad Name=x", "http://127.0.0.1:9/mcp"], "not an HTTP header name"),
+        (["--header", "X-Key=a\nb", "http://127.0.0.1:9/mcp"], "holds a line break"),
+        (["ftp://127.0.0.1/mcp"], "only http:// and https:// URLs"),
+        ([], "no server (usage: import mcp URL, or import mcp -- COMMAND ARGS...)"),
+        (["--"], "no server (usage"),
+    ],
+)
+def test_bad_import_options_are_one_line(
+    argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["import", "mcp", *argv]) == 2
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert out == "" and len(lines) == 1 and needle in lines[0], err
+
+
+@pytest.fixture(scope="module")
+def http_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The fastmcp fixture over Streamable HTTP on 127.0.0.1 (a free port), guarded by
+    ``Authorization: Bearer s3cret``; yields its endpoint URL."""
+    portfile = tmp_path_factory.mktemp("http") / "port"
+    proc = subprocess.Popen(
+        [sys.executable, str(SERVERS / "fastmcp_server.py"), "--http", str(portfile), "s3cret"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not portfile.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert portfile.exists(), "the HTTP fixture server did not start"
+        yield f"http://127.0.0.1:{portfile.read_text()}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+AUTH = ["--header", "Authorization=Bearer s3cret"]
+
+
+@pytest.mark.parametrize(
+    ("revision", "spoken"),
+    [("auto", "2026-07-28"), ("2025-11-25", "2025-11-25"), ("2026-07-28", "2026-07-28")],
+)
+def test_import_over_streamable_http(
+    http_server: str, revision: str, spoken: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["import", "mcp", "--revision", revision, *AUTH, http_server]
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert (
+        f"from the live MCP server 'hotel-desk' 1.2.3 (`{http_server}`, Streamable HTTP, "
+        f"protocol {spoken}, 1 tools/list pages)" in out
+    )
+    scenario, _ = parse_scenario(out, "http.yaml")
+    assert [t.name for t in scenario.tools] == ["get_forecast", "book_room", "cancel_booking"]
+    assert scenario.tools[1].requires_approval is True  # MCP+ metadata came over HTTP
+    assert "s3cret" not in out + err
+
+
+@pytest.mark.parametrize("header", [[], ["--header", "Authorization=Bearer wrong-secret"]])
+def test_an_http_refusal_says_the_status_and_never_the_header(
+    http_server: str, header: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["import", "mcp", *header, http_server]) == 2
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert out == "" and len(lines) == 1, err
+    assert lines[0].startswith(f"error: {http_server}: the server answered HTTP 401 Unauthorized")
+    assert "wrong-secret" not in err
+
+
+def test_a_url_nobody_listens_on_and_user_info_never_shown(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port that was free a moment ago
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    assert main(["import", "mcp", f"http://user:pw@127.0.0.1:{port}/mcp"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: http://127.0.0.1:{port}/mcp: cannot connect")
+    assert "pw" not in err
+
+
+def test_bad_bytes_are_an_item_while_stdout_stays_open() -> None:
+    """The reader turns the first line that is not UTF-8 into an error item as soon as the
+    line is complete, without waiting for the end of the stream (the SDK's reader drained
+    stdout to its end first); lines before it are messages, nothing after it is read."""
+    from sim.interop.stdio_transport import ServerOutputError, read_lines
+
+    async def scenario() -> list[object]:
+        send, source = anyio.create_memory_object_stream[bytes](10)
+        sink, items = anyio.create_memory_object_stream[object](10)
+        got: list[object] = []
+        async with send, anyio.create_task_group() as tasks:
+            tasks.start_soon(read_lines, source, sink)
+            await send.send(b'{"jsonrpc": "2.0", "id": 0, "result": {}}\n{"name": "caf')
+            await send.send(b'\xe9"}\n{"jsonrpc": "2.0", "id": 1, "result": {}}\n')
+            with anyio.fail_after(20):  # only a guard: the items come without an end of stream
+                got = [await items.receive(), await items.receive()]
+            tasks.cancel_scope.cancel()
+        return got
+
+    first, second = anyio.run(scenario)
+    assert type(first).__name__ == "SessionMessage"
+    assert isinstance(second, ServerOutputError)
+    assert str(second) == (
+        "the server wrote bytes that are not UTF-8 on its stdout (byte b'\\xe9' at offset 13 "
+        "of line 2)"
+    )

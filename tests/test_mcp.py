@@ -105,7 +105,7 @@ def test_tools_list_round_trip_is_spec_valid(mcp_schema: Any) -> None:
     plain = Tool("echo", "Echoes back the input string", {"type": "object"})
     result = tools_to_list([plus, plain])
     _validate_tools_list(result, mcp_schema)
-    assert result["tools"][0]["_meta"]["protomesh/mcp+"]["requires_approval"] is True
+    assert result["tools"][0]["_meta"]["protomesh/mcp-plus"]["requires_approval"] is True
     back = tools_from_list(json.loads(json.dumps(result)))
     assert back[1] == plain
     assert isinstance(back[0], ToolPlus) and back[0].failure_modes == plus.failure_modes

@@ -66,7 +66,7 @@ def register(sub: Any) -> None:
         "phi",
         help="SGD services to an MCP tools/list result (Φ, Φ⁺)",
         description="Map an SGD schema.json to a tools/list result: Φ (paper §4.1), or Φ⁺ "
-        '(§7.2) with MCP+ metadata under _meta["protomesh/mcp+"]. Exit 0, or 2.',
+        '(§7.2) with MCP+ metadata under _meta["protomesh/mcp-plus"]. Exit 0, or 2.',
     )
     p.add_argument("schema", metavar="SCHEMA.json")
     p.add_argument("--plus", action="store_true", help="Φ⁺: add the MCP+ metadata")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.cli.console import EXIT_OK, BadInput, guarded, read_json
+from sim.cli.import_mcp import add_import_mcp
 from sim.interop.errors import InteropError
 
 
@@ -24,25 +25,7 @@ def register(sub: Any) -> None:
     )
     kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
 
-    k = kinds.add_parser(
-        "mcp",
-        help="from a live MCP server over stdio",
-        description="Start COMMAND ARGS... as an MCP server over stdio (the official SDK's "
-        "client), run the handshake, page through tools/list, stop it. Options go before --.",
-    )
-    k.add_argument("--out", metavar="FILE", help="write the fragment here (default: stdout)")
-    k.add_argument(
-        "--timeout",
-        type=float,
-        default=30.0,
-        metavar="S",
-        help="seconds for start, handshake and listing together (default 30)",
-    )
-    k.add_argument("--name", metavar="NAME", help="scenario name (default: the server's name)")
-    k.add_argument(
-        "server", nargs=argparse.REMAINDER, metavar="-- COMMAND ARGS", help="the server command"
-    )
-    k.set_defaults(handler=import_mcp_command)
+    add_import_mcp(kinds)
 
     k = kinds.add_parser(
         "tools",
@@ -75,7 +58,7 @@ def register(sub: Any) -> None:
         "mcp",
         help="tools/list result with MCP+ metadata",
         description="The scenario's tools as a spec-valid tools/list result: MCP+ metadata under "
-        '_meta["protomesh/mcp+"], annotations derived from side effects. Exit 0, or 2.',
+        '_meta["protomesh/mcp-plus"], annotations derived from side effects. Exit 0, or 2.',
     )
     k.add_argument("file", metavar="FILE", help="scenario YAML")
     k.add_argument("--out", metavar="FILE", help="write the JSON here (default: stdout)")
@@ -180,37 +163,6 @@ def _report(fragment: Any, out: str | None) -> None:
     for note in fragment.notes:
         print(f"note: {note}", file=sys.stderr)
     print(fragment.lint.line(), file=sys.stderr)
-
-
-@guarded(InteropError)
-def import_mcp_command(args: argparse.Namespace) -> int:
-    """``import mcp [--out FILE] [--timeout S] -- COMMAND ARGS...``."""
-    from sim.interop.client import fetch_tools
-    from sim.interop.fragments import fragment_from_tools_list
-
-    command = list(args.server)
-    if command and command[0] == "--":
-        command = command[1:]
-    if not command:
-        raise BadInput("import mcp: no server command (usage: import mcp -- COMMAND ARGS...)")
-    if args.timeout <= 0:
-        raise BadInput(f"--timeout must be positive, got {args.timeout:g}")
-    listing = fetch_tools(command, timeout=args.timeout)
-    shown = " ".join(command)
-    source = (
-        f"the live MCP server {listing.server_name!r} {listing.server_version}".rstrip()
-        + f" (`{shown}`, protocol {listing.protocol_version}, {listing.pages} tools/list pages)"
-    )
-    name = args.name or listing.server_name or Path(command[0]).stem
-    try:
-        fragment = fragment_from_tools_list(
-            listing.tools, name=name, agent=name, source=source, out=args.out
-        )
-    except InteropError as exc:
-        raise BadInput(f"{shown}: tools/list result: {exc}") from None
-    _write(fragment.text, args.out)
-    _report(fragment, args.out)
-    return EXIT_OK
 
 
 @guarded(InteropError)

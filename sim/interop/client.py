@@ -1,67 +1,116 @@
-"""A real MCP client over stdio (the official ``mcp`` SDK): start a server, run the handshake,
-page through ``tools/list``, shut the server down.
+"""A real MCP client (the official ``mcp`` SDK's ``Client``): reach a server over stdio or
+Streamable HTTP, agree on a protocol revision, page through ``tools/list``, let it go.
 
-Process hygiene: the SDK's ``stdio_client`` runs the server in its own process group; on
-exit (normal, error or timeout) its stdin is closed, then after a grace period the whole group
-gets SIGTERM, then SIGKILL. The server is started through a small launcher that sets a
-parent-death signal (``prctl(PR_SET_PDEATHSIG, SIGKILL)``) before ``exec``, so it dies with
-protomesh even when protomesh is killed with SIGKILL. SIGINT and SIGTERM stop the exchange at
-once: the server's group is terminated (SIGKILL after :data:`sim.processes.GRACE` s) and
-:class:`sim.processes.Stopped` raised. Every failure becomes an :class:`InteropError` with one
-clear line: a command that does not exist, a server that exits (with the last line of its
-stderr), one that writes bytes that are not UTF-8 or lines that are not JSON-RPC on stdout, a
-malformed ``tools/list`` result, or no answer within ``timeout`` seconds (the whole exchange).
+- Transports: :class:`StdioServer` (our :mod:`sim.interop.stdio_transport`: a server process
+  that dies with protomesh and whose bad bytes are reported at once) and :class:`HttpServer`
+  (the SDK's ``streamable_http_client`` with the given headers, e.g. ``Authorization``).
+- Revisions (:data:`REVISIONS`): ``auto`` probes ``server/discover`` at 2026-07-28 and falls
+  back to the ``initialize`` handshake of 2025-11-25 when the server is legacy (the SDK's
+  dual-era policy, per ``basic/versioning``); a pinned revision speaks only that one
+  (2026-07-28: stateless requests with ``_meta`` version and capabilities, ``server/discover``
+  for the server's identity).
+- Fidelity: every ``tools/list`` page is kept as the raw JSON the server sent (checked by the
+  SDK against the negotiated revision's schema, but not re-serialised through its models,
+  which drop unknown annotation keys and other extensions).
+
+SIGINT and SIGTERM stop the exchange at once: the server's group is terminated (SIGKILL after
+0.5 s) and :class:`sim.processes.Stopped` raised. Every failure becomes an
+:class:`InteropError` with one clear line naming the server: a command that does not exist, a
+server that exits (with the last line of its stderr), bytes that are not UTF-8 or lines that
+are not JSON-RPC on stdout, an HTTP error, a malformed ``tools/list`` result, or no answer
+within ``timeout`` seconds (the whole exchange).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import shlex
-import shutil
 import signal
-import sys
 import tempfile
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 
 from sim.interop.errors import InteropError
+from sim.interop.stdio_transport import (
+    ServerOutputError,
+    launch_argv,
+    server_environment,
+    stdio_transport,
+)
 from sim.processes import Stopped, children, terminate
 
-__all__ = ["DEFAULT_TIMEOUT", "MAX_PAGES", "Listing", "fetch_tools"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "MAX_PAGES",
+    "REVISIONS",
+    "HttpServer",
+    "Listing",
+    "Revision",
+    "StdioServer",
+    "fetch_tools",
+]
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds allowed for start, handshake and every ``tools/list`` page together."""
 MAX_PAGES = 1000
 """A server that keeps returning a ``nextCursor`` is cut off after this many pages."""
+LEGACY, MODERN = "2025-11-25", "2026-07-28"
+Revision = Literal["auto", "2025-11-25", "2026-07-28"]
+REVISIONS: tuple[Revision, ...] = ("auto", "2025-11-25", "2026-07-28")
+"""``--revision`` values: negotiate, or speak only that protocol revision."""
+
+
+@dataclass(frozen=True, slots=True)
+class StdioServer:
+    """A server started as ``command`` (executable and arguments), spoken to over stdio.
+    Its environment is :func:`sim.interop.stdio_transport.server_environment`."""
+
+    command: tuple[str, ...]
+    env: Mapping[str, str] = field(default_factory=dict)
+    inherit_env: bool = False
+    cwd: str | None = None
+
+    @property
+    def shown(self) -> str:
+        """How messages name the server: its command line."""
+        return shlex.join(self.command)
+
+
+@dataclass(frozen=True, slots=True)
+class HttpServer:
+    """A server at ``url`` (its MCP endpoint), spoken to over Streamable HTTP with
+    ``headers`` on every request (their values are never shown)."""
+
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def shown(self) -> str:
+        """How messages name the server: the URL without user information."""
+        parts = urlsplit(self.url)
+        host = parts.netloc.rpartition("@")[2]
+        return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+
+
+Endpoint = StdioServer | HttpServer
 
 
 @dataclass(frozen=True, slots=True)
 class Listing:
-    """What a live server told us: who it is and its tools (the raw ``tools/list`` entries)."""
+    """What a live server told us: who it is, the revision spoken and its tools (the raw
+    ``tools/list`` entries, in the server's order)."""
 
     server_name: str
     server_version: str
     protocol_version: str
     tools: dict[str, Any]
     pages: int
-
-
-#: Run as ``python -S -c LAUNCHER PARENT COMMAND ARGS...``: die with PARENT, become COMMAND.
-LAUNCHER = """\
-import ctypes, os, signal, sys
-ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)
-if os.getppid() != int(sys.argv[1]):
-    os._exit(1)
-try:
-    os.execvp(sys.argv[2], sys.argv[2:])
-except OSError as exc:
-    sys.stderr.write(f"cannot execute {sys.argv[2]}: {exc.strerror}\\n")
-    os._exit(127)
-"""
+    transport: str = "stdio"
 
 
 def _leaves(exc: BaseException) -> list[BaseException]:
@@ -72,25 +121,14 @@ def _leaves(exc: BaseException) -> list[BaseException]:
 
 
 def _leaf(exc: BaseException) -> BaseException:
-    """The exception that explains ``exc``: a stop, an interrupt or a decoding error first,
+    """The exception that explains ``exc``: a stop, an interrupt or our own error first,
     else the first one."""
     leaves = _leaves(exc) or [exc]
-    for kind in (Stopped, KeyboardInterrupt, UnicodeDecodeError, InteropError):
+    for kind in (Stopped, KeyboardInterrupt, InteropError):
         for leaf in leaves:
             if isinstance(leaf, kind):
                 return leaf
     return leaves[0]
-
-
-def _launch(command: str) -> str:
-    """The executable for ``command`` (a path or a name on PATH); :class:`InteropError`
-    when there is none or it cannot be executed."""
-    found = shutil.which(command)
-    if found is not None:
-        return found
-    if os.sep in command and os.path.exists(command):
-        raise InteropError(f"cannot execute {command}: permission denied")
-    raise InteropError(f"command not found: {command}")
 
 
 async def _watch(scope: anyio.CancelScope, stopped: list[int], *, task_status: Any) -> None:
@@ -105,8 +143,11 @@ async def _watch(scope: anyio.CancelScope, stopped: list[int], *, task_status: A
 
 
 def _describe(exc: Exception) -> str:
-    """One line for a stdout line the SDK could not parse as JSON-RPC."""
+    """One line for what the server sent that is not a message."""
+    if isinstance(exc, ServerOutputError):
+        return str(exc)
     errors = getattr(exc, "errors", None)
+    detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     if callable(errors):
         try:
             first = errors()[0]
@@ -114,8 +155,8 @@ def _describe(exc: Exception) -> str:
             first = None
         if isinstance(first, Mapping):
             shown = str(first.get("input", ""))[:60]
-            return f"{first.get('msg', exc)} in {shown!r}"
-    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            detail = f"{first.get('msg', exc)} in {shown!r}"
+    return f"not JSON-RPC on the server's stdout: {detail}"
 
 
 def _last_line(text: str) -> str:
@@ -123,41 +164,75 @@ def _last_line(text: str) -> str:
     return lines[-1][:300] if lines else ""
 
 
-async def _fetch(
-    command: str,
-    args: Sequence[str],
-    timeout: float,
-    env: Mapping[str, str] | None,
-    cwd: str | None,
-    errlog: Any,
-) -> Listing:
-    from mcp.client.stdio import StdioServerParameters
-
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-S", "-c", LAUNCHER, str(os.getpid()), _launch(command), *args],
-        env=dict(env) if env else None,
-        cwd=cwd,
-    )
-    stopped: list[int] = []
-    result: Listing | None = None
-    async with anyio.create_task_group() as guard:
-        await guard.start(_watch, guard.cancel_scope, stopped)
-        result = await _exchange(params, timeout, errlog)
-        guard.cancel_scope.cancel()
-    if stopped:
-        raise Stopped(stopped[0], f"the server `{shlex.join([command, *args])}` was stopped")
-    if result is None:
-        raise InteropError("the exchange was cut short")
-    return result
-
-
-async def _exchange(params: Any, timeout: float, errlog: Any) -> Listing | None:
+async def _pages(session: Any) -> tuple[list[Any], int]:
+    """Every ``tools/list`` entry, following ``nextCursor``, as the raw JSON received."""
     import mcp.types as mt
-    from mcp.client.session import ClientSession
-    from mcp.client.stdio import stdio_client
+    from pydantic import TypeAdapter
+
+    raw: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
+    tools: list[Any] = []
+    cursor: str | None = None
+    seen: set[str] = set()
+    pages = 0
+    while True:
+        params = mt.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+        page = await session.send_request(mt.ListToolsRequest(params=params), raw)
+        pages += 1
+        entries = page.get("tools")
+        if not isinstance(entries, list):  # the SDK's schema check makes this unreachable
+            raise InteropError("malformed answer from the server (tools: expected a list)")
+        tools.extend(entries)
+        cursor = page.get("nextCursor")
+        if cursor is None:
+            return tools, pages
+        if not isinstance(cursor, str) or cursor in seen:
+            raise InteropError(f"tools/list gave the cursor {cursor!r} twice (page {pages})")
+        seen.add(cursor)
+        if pages >= MAX_PAGES:
+            raise InteropError(f"tools/list still has a nextCursor after {pages} pages")
+
+
+@asynccontextmanager
+async def _http_transport(
+    server: HttpServer, timeout: float, refused: list[str]
+) -> AsyncIterator[Any]:
+    """The SDK's Streamable HTTP transport with our headers (and timeout) on every request.
+    Each HTTP error status is noted in ``refused`` (the SDK turns it into a bare -32603)."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def note(response: Any) -> None:
+        if response.status_code >= 400:
+            refused.append(f"HTTP {response.status_code} {response.reason_phrase}".rstrip())
+
+    async with (
+        httpx2.AsyncClient(
+            headers=dict(server.headers),
+            timeout=httpx2.Timeout(timeout),
+            event_hooks={"response": [note]},
+        ) as http,
+        streamable_http_client(server.url, http_client=http) as streams,
+    ):
+        yield streams
+
+
+def _transport(server: Endpoint, errlog: Any, timeout: float, refused: list[str]) -> Any:
+    """The SDK transport (an async context manager of the stream pair) for ``server``."""
+    if isinstance(server, HttpServer):
+        return _http_transport(server, timeout, refused)
+    env = server_environment(server.env, inherit=server.inherit_env)
+    return stdio_transport(launch_argv(server.command), env=env, cwd=server.cwd, errlog=errlog)
+
+
+async def _exchange(server: Endpoint, revision: Revision, timeout: float, errlog: Any) -> Listing:
+    import mcp.types as mt
+    from mcp import Client
+    from mcp.shared.exceptions import MCPError
+
+    from sim import __version__
 
     garbage: list[Exception] = []
+    refused: list[str] = []
     work = anyio.CancelScope()
 
     async def on_message(message: Any) -> None:
@@ -166,57 +241,117 @@ async def _exchange(params: Any, timeout: float, errlog: Any) -> Listing | None:
             work.cancel()
         await anyio.lowlevel.checkpoint()
 
-    with anyio.fail_after(timeout):
-        async with (
-            stdio_client(params, errlog=errlog) as (read, write),
-            ClientSession(read, write, message_handler=on_message) as session,
-        ):
-            result: Listing | None = None
-            with work:
-                init = await session.initialize()
-                tools: list[dict[str, Any]] = []
-                cursor: str | None = None
-                pages = 0
-                while True:
-                    page = await session.list_tools(
-                        params=mt.PaginatedRequestParams(cursor=cursor) if cursor else None
-                    )
-                    pages += 1
-                    tools.extend(
-                        t.model_dump(by_alias=True, mode="json", exclude_none=True)
-                        for t in page.tools
-                    )
-                    cursor = page.next_cursor
-                    if not cursor:
-                        break
-                    if pages >= MAX_PAGES:
-                        raise InteropError(f"tools/list still has a nextCursor after {pages} pages")
-                info = init.server_info
-                result = Listing(
-                    info.name,
-                    info.version,
-                    init.protocol_version,
+    mode = {"auto": "auto", LEGACY: "legacy", MODERN: MODERN}[revision]
+    listing: Listing | None = None
+    try:
+        with anyio.fail_after(timeout), work:
+            async with Client(
+                _transport(server, errlog, timeout, refused),
+                mode=mode,
+                message_handler=on_message,
+                client_info=mt.Implementation(name="protomesh", version=__version__),
+                cache=None,
+            ) as client:
+                session = client.session
+                if revision == MODERN:  # the server's identity, and proof that it is modern
+                    found = await session.send_discover(MODERN)
+                    session.adopt(mt.DiscoverResult.model_validate(found))
+                tools, pages = await _pages(session)
+                info = session.server_info
+                listing = Listing(
+                    info.name if info is not None else "",
+                    info.version if info is not None else "",
+                    session.protocol_version or "",
                     {"tools": tools},
                     pages,
+                    "Streamable HTTP" if isinstance(server, HttpServer) else "stdio",
                 )
-            if garbage or result is None:
-                detail = _describe(garbage[0]) if garbage else "cancelled"
-                raise InteropError(f"not JSON-RPC on the server's stdout: {detail}")
-            return result
+    except Exception as exc:
+        leaf = _leaf(exc)
+        if not garbage and refused and isinstance(leaf, MCPError):
+            # what the server said in HTTP, not the SDK's stand-in error
+            raise InteropError(f"the server answered {refused[-1]} ({leaf.message})") from None
+        if not garbage:
+            raise
+    if garbage:
+        raise InteropError(_describe(garbage[0]))
+    if listing is None:
+        raise InteropError("the exchange was cut short")
+    return listing
+
+
+async def _fetch(server: Endpoint, revision: Revision, timeout: float, errlog: Any) -> Listing:
+    stopped: list[int] = []
+    result: Listing | None = None
+    async with anyio.create_task_group() as guard:
+        await guard.start(_watch, guard.cancel_scope, stopped)
+        result = await _exchange(server, revision, timeout, errlog)
+        guard.cancel_scope.cancel()
+    if stopped:
+        raise Stopped(stopped[0], f"the server `{server.shown}` was stopped")
+    if result is None:
+        raise InteropError("the exchange was cut short")
+    return result
+
+
+def _explain(leaf: BaseException, server: Endpoint, timeout: float, revision: Revision) -> str:
+    """One line for a failure that is not already an :class:`InteropError`; '' if unknown."""
+    from mcp.shared.exceptions import MCPError
+    from pydantic import ValidationError
+
+    if isinstance(leaf, TimeoutError):
+        return f"no complete answer within {timeout:g} s (server stopped)"
+    if isinstance(leaf, FileNotFoundError | PermissionError) and isinstance(server, StdioServer):
+        what = "command not found" if isinstance(leaf, FileNotFoundError) else "cannot execute"
+        return f"{what}: {server.command[0]}"
+    if isinstance(leaf, MCPError):
+        if "closed" in leaf.message.lower():
+            return "the server closed the connection"
+        if revision == MODERN:
+            return (
+                f"the server does not speak {MODERN} (server/discover: error {leaf.code}: "
+                f"{leaf.message}); try --revision auto"
+            )
+        return f"error {leaf.code}: {leaf.message}"
+    if isinstance(leaf, ValidationError):
+        first = leaf.errors()[0] if leaf.errors() else {"loc": (), "msg": str(leaf)}
+        loc = ".".join(str(p) for p in first["loc"])
+        return f"malformed answer from the server ({loc}: {first['msg']})"
+    if isinstance(leaf, OSError):
+        return f"cannot start: {leaf}"
+    try:
+        import httpx2
+    except ImportError:  # pragma: no cover - a dependency of the SDK
+        return str(leaf) if isinstance(leaf, RuntimeError) else ""
+    if isinstance(leaf, httpx2.HTTPStatusError):
+        return f"HTTP {leaf.response.status_code} {leaf.response.reason_phrase}"
+    if isinstance(leaf, httpx2.ConnectError):
+        return f"cannot connect ({leaf})"
+    if isinstance(leaf, httpx2.HTTPError):
+        return f"HTTP failure: {type(leaf).__name__}: {leaf}"
+    if isinstance(leaf, RuntimeError):
+        return str(leaf)
+    return ""
 
 
 def fetch_tools(
-    command: Sequence[str],
+    server: Endpoint | Sequence[str],
     *,
     timeout: float = DEFAULT_TIMEOUT,
+    revision: Revision = "auto",
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
 ) -> Listing:
-    """Start ``command`` (executable and arguments) as an MCP server over stdio, initialize,
-    list every tool (following ``nextCursor``), stop it. Raises :class:`InteropError`."""
-    if not command:
-        raise InteropError("no server command given (import mcp -- COMMAND ARGS...)")
-    shown = shlex.join(command)
+    """Reach ``server`` (an endpoint, or a stdio command line with ``env`` and ``cwd``),
+    agree on a revision, list every tool (following ``nextCursor``), let it go. Raises
+    :class:`InteropError`."""
+    if not isinstance(server, StdioServer | HttpServer):
+        if not server:
+            raise InteropError("no server command given (import mcp -- COMMAND ARGS...)")
+        server = StdioServer(tuple(server), dict(env or {}), cwd=cwd)
+    if revision not in REVISIONS:
+        raise InteropError(f"unknown revision {revision!r} (one of {', '.join(REVISIONS)})")
+    shown = server.shown
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog:
 
         def stderr_tail() -> str:
@@ -233,50 +368,17 @@ def fetch_tools(
         level = sdk_log.level
         sdk_log.setLevel(logging.CRITICAL)
         try:
-            return anyio.run(_fetch, command[0], command[1:], timeout, env, cwd, errlog)
+            return anyio.run(_fetch, server, revision, timeout, errlog)
         except BaseException as exc:  # every failure becomes one line
             leaf = _leaf(exc)
-            if isinstance(leaf, InteropError):
-                raise InteropError(f"{shown}: {leaf}{stderr_tail()}") from None
             if isinstance(leaf, Stopped | KeyboardInterrupt):
                 raise leaf from None
-            if isinstance(leaf, UnicodeDecodeError):
-                raise InteropError(
-                    f"{shown}: the server wrote bytes that are not UTF-8 on its stdout "
-                    f"(byte {leaf.object[leaf.start : leaf.start + 1]!r} at offset {leaf.start} "
-                    "of a read)"
-                ) from None
-            if isinstance(leaf, TimeoutError):
-                raise InteropError(
-                    f"{shown}: no complete answer within {timeout:g} s (server stopped)"
-                    + stderr_tail()
-                ) from None
-            if isinstance(leaf, FileNotFoundError):
-                raise InteropError(f"{shown}: command not found: {command[0]}") from None
-            if isinstance(leaf, PermissionError):
-                raise InteropError(
-                    f"{shown}: cannot execute {command[0]}: permission denied"
-                ) from None
-            if isinstance(leaf, OSError):
-                raise InteropError(f"{shown}: cannot start: {leaf}") from None
-            from mcp.shared.exceptions import MCPError
-            from pydantic import ValidationError
-
-            if isinstance(leaf, MCPError):
-                what = (
-                    "the server closed the connection"
-                    if "closed" in leaf.message.lower()
-                    else f"error {leaf.code}: {leaf.message}"
-                )
-                raise InteropError(f"{shown}: {what}{stderr_tail()}") from None
-            if isinstance(leaf, ValidationError):
-                first = leaf.errors()[0] if leaf.errors() else {"loc": (), "msg": str(leaf)}
-                loc = ".".join(str(p) for p in first["loc"])
-                raise InteropError(
-                    f"{shown}: malformed answer from the server ({loc}: {first['msg']})"
-                ) from None
-            if isinstance(leaf, RuntimeError):
+            if isinstance(leaf, InteropError):
                 raise InteropError(f"{shown}: {leaf}{stderr_tail()}") from None
-            raise
+            what = _explain(leaf, server, timeout, revision)
+            if not what:
+                raise
+            tail = "" if what.startswith("malformed") else stderr_tail()
+            raise InteropError(f"{shown}: {what}{tail}") from None
         finally:
             sdk_log.setLevel(level)

@@ -43,12 +43,14 @@ from sim.calculus.mcp import (
     Tool,
     ToolPlus,
     ToolsListError,
+    mcp_plus_key,
     tools_from_list,
 )
 from sim.calculus.phi import phi_plus
 from sim.calculus.principles import PRINCIPLES, lint
 from sim.calculus.sgd import Service
 from sim.interop.errors import InteropError
+from sim.interop.plus_meta import Carried, carried, fragment_protocols, protocol_name
 from sim.scenario.rules import find_cycle
 
 __all__ = [
@@ -129,6 +131,7 @@ class ImportedTool:
     extras: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     withheld: Mapping[str, Any] = field(default_factory=dict)
+    carried: Carried = field(default_factory=Carried)
 
     @property
     def name(self) -> str:
@@ -192,9 +195,14 @@ def imported_tools(data: Any, path: str = "$") -> tuple[ImportedTool, ...]:
         notes: list[str] = []
         if "description" not in entry:
             extras["description"] = None  # absent, not empty: export leaves it out again
-        meta = {k: v for k, v in (entry.get("_meta") or {}).items() if k != MCP_PLUS_META}
+        raw_meta = entry.get("_meta") or {}
+        read = mcp_plus_key(raw_meta)
+        meta = {k: v for k, v in raw_meta.items() if k != read}
         if meta:
             extras["_meta"] = meta
+        held = carried(tool.name, raw_meta.get(read), f"{path}.tools[{i}]._meta.{read}")
+        if held.unknown:
+            extras["mcp_plus"] = dict(held.unknown)
         ann = entry.get("annotations")
         if isinstance(ann, Mapping):
             unknown = {k: v for k, v in ann.items() if k not in _ANNOTATION_KEYS}
@@ -202,7 +210,7 @@ def imported_tools(data: Any, path: str = "$") -> tuple[ImportedTool, ...]:
                 extras["annotations"] = unknown
                 notes.append(f"annotation keys {sorted(unknown)} kept under {EXTENSION_KEY}")
         plus = tool if isinstance(tool, ToolPlus) else ToolPlus.from_tool(tool)
-        out.append(_decide(plus, extras, notes))
+        out.append(replace(_decide(plus, extras, notes), carried=held))
     return tuple(out)
 
 
@@ -265,7 +273,7 @@ def _tool_entry(t: ImportedTool) -> dict[str, Any]:
         "failure_modes",
         "dependencies",
     )
-    return {k: entry[k] for k in order if k in entry}
+    return {k: entry[k] for k in order if k in entry} | dict(t.carried.simulation)
 
 
 def _withhold(
@@ -346,7 +354,7 @@ def _render(
     name: str,
     description: str,
     header: Sequence[str],
-    protocols: Sequence[str],
+    protocols: Sequence[Any],
     servers: Sequence[tuple[str, Sequence[ImportedTool]]],
     out: str | Path | None,
     lint_of: LintSummary,
@@ -373,7 +381,7 @@ def _render(
     if description:
         top["description"] = description
     top["protocols"] = list(protocols)
-    speaks = {p: 1.0 for p in protocols}
+    speaks = {protocol_name(p): 1.0 for p in protocols}
     top["agents"] = [
         {
             "id": agent,
@@ -431,12 +439,7 @@ def fragment_from_tools_list(
     except ToolsListError as exc:  # pragma: no cover - imported_tools parsed it already
         raise InteropError(str(exc)) from None
     n_plus = sum(isinstance(t, ToolPlus) for t in received)
-    if n_plus == 0:
-        protocols = ["MCP"]
-    elif n_plus == len(received):
-        protocols = ["MCP+"]
-    else:
-        protocols = ["MCP", "MCP+"]
+    protocols = fragment_protocols([t.carried for t in tools], len(received) - n_plus, n_plus)
     header = [
         f"Scenario fragment imported by protomesh from {source}.",
         f"{len(tools)} tools, {n_plus} with MCP+ metadata "

@@ -2,7 +2,9 @@
 
 Each tool becomes a spec-valid (2025-11-25) ``Tool``: ``name``, ``description``,
 ``inputSchema`` verbatim, ``annotations``, and the declared MCP⁺ fields under
-``_meta["protomesh/mcp+"]`` (:meth:`sim.calculus.ToolPlus.to_json`).
+``_meta["protomesh/mcp-plus"]`` (:meth:`sim.calculus.ToolPlus.to_json`). The same object
+carries what a simulation needs to come back whole through ``serve``/``import``
+(:mod:`sim.interop.plus_meta`): ``service_time``, ``errors`` and the scenario's ``protocols``.
 
 Annotations (docs/interop.md §Decisions): when ``side_effects`` is known, ``readOnlyHint`` and
 ``destructiveHint`` are derived from it (none/read → readOnlyHint true; write → readOnlyHint
@@ -26,6 +28,7 @@ import yaml
 from sim.calculus.mcp import MCP_PLUS_META, Annotations, SideEffect, ToolPlus, ToolsListError
 from sim.interop.errors import InteropError
 from sim.interop.fragments import EXTENSION_KEY, GUESSABLE
+from sim.interop.plus_meta import protocol_entries, simulation_keys
 from sim.scenario.model import Scenario, ToolSpec
 
 __all__ = [
@@ -92,7 +95,7 @@ def _still_guessed(spec_data: Mapping[str, Any], guessed: Mapping[str, Any]) -> 
 
 
 def _entry(
-    spec: ToolSpec, ext: Mapping[str, Any]
+    spec: ToolSpec, ext: Mapping[str, Any], protocols: Sequence[Any]
 ) -> tuple[dict[str, Any], list[str], tuple[str, ...]]:
     data = spec.model_dump(mode="json", by_alias=True, exclude_none=True)
     if not data.get("annotations"):
@@ -132,7 +135,14 @@ def _entry(
         notes.extend(f"{spec.name}: {n}" for n in why)
     entry = tp.to_json()
     meta = entry.pop("_meta")
-    if not meta[MCP_PLUS_META]:
+    plus = meta[MCP_PLUS_META]
+    plus.update(simulation_keys(spec))
+    extra_plus = extras.pop("mcp_plus", None)
+    if isinstance(extra_plus, Mapping):
+        plus.update({k: v for k, v in extra_plus.items() if k not in plus})
+    if plus:
+        plus["protocols"] = list(protocols)
+    else:
         del meta[MCP_PLUS_META]
     if "description" in extras and extras.pop("description") is None:
         entry.pop("description", None)
@@ -164,9 +174,10 @@ def scenario_tools_list(
     entries: list[dict[str, Any]] = []
     notes: list[str] = []
     unknown: dict[str, tuple[str, ...]] = {}
+    protocols = protocol_entries(scenario)
     for spec in specs:
         item = ext.get(spec.name) or {}
-        entry, why, unk = _entry(spec, item if isinstance(item, Mapping) else {})
+        entry, why, unk = _entry(spec, item if isinstance(item, Mapping) else {}, protocols)
         entries.append(entry)
         notes.extend(why)
         if unk:

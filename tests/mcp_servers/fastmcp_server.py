@@ -1,7 +1,12 @@
 """A small MCP server written with the SDK's high-level API (``MCPServer``, FastMCP in mcp 1.x).
 
 Three tools: one with read-only hints, one with MCP+ metadata under
-``_meta["protomesh/mcp+"]``, one with no annotations at all.
+``_meta["protomesh/mcp-plus"]``, one with no annotations at all.
+
+``python fastmcp_server.py [PIDFILE]`` serves stdio; ``python fastmcp_server.py --http
+PORTFILE [TOKEN]`` serves Streamable HTTP on 127.0.0.1 at a free port (written to PORTFILE
+once it listens), endpoint ``/mcp``; with TOKEN, a request without ``Authorization: Bearer
+TOKEN`` gets HTTP 401.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ def get_forecast(city: str, date: str) -> str:
     description="Books a hotel room in a city for a number of nights.",
     annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False),
     meta={
-        "protomesh/mcp+": {
+        "protomesh/mcp-plus": {
             "side_effects": "write",
             "requires_approval": True,
             "failure_modes": [{"error": "SoldOut", "recovery": {"prompt": "Another date?"}}],
@@ -45,7 +50,43 @@ def cancel_booking(booking_id: str) -> str:
     return f"cancelled {booking_id}"
 
 
+def serve_http(portfile: str, token: str | None) -> None:
+    """Streamable HTTP on a free loopback port; the port goes to ``portfile`` when bound."""
+    import socket
+
+    import anyio
+    import uvicorn
+    from starlette.responses import JSONResponse
+
+    app = server.streamable_http_app()
+    if token is not None:
+        inner = app
+
+        async def app(scope, receive, send):  # type: ignore[no-untyped-def]
+            headers = dict(scope.get("headers") or [])
+            if scope["type"] == "http" and headers.get(b"authorization") != (
+                f"Bearer {token}".encode()
+            ):
+                await JSONResponse({"error": "unauthorized"}, status_code=401)(scope, receive, send)
+                return
+            await inner(scope, receive, send)
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    tmp = portfile + ".tmp"
+    with open(tmp, "w") as fh:
+        fh.write(str(sock.getsockname()[1]))
+    os.replace(tmp, portfile)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    anyio.run(uvicorn.Server(config).serve, [sock])
+
+
 if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--http":
+        serve_http(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)
+        sys.exit(0)
     if len(sys.argv) > 1:  # a PID file for the orphan checks
         with open(sys.argv[1], "w") as fh:
             fh.write(str(os.getpid()))

@@ -11,6 +11,7 @@ from sim.calculus.mcp.model import (
     ALL_FIELDS,
     HINT_DEFAULTS,
     MCP_PLUS_META,
+    MCP_PLUS_META_LEGACY,
     PROTOCOL_FIELDS,
     VALIDATION_ERROR,
     Abort,
@@ -29,13 +30,14 @@ from sim.calculus.mcp.model import (
     ToolsListError,
     UserPrompt,
 )
-from sim.calculus.mcp.parsing import load_tools, tools_from_list, tools_to_list
+from sim.calculus.mcp.parsing import load_tools, mcp_plus_key, tools_from_list, tools_to_list
 from sim.calculus.mcp.view import ToolView, approval_rule, caller_view
 
 __all__ = [
     "ALL_FIELDS",
     "HINT_DEFAULTS",
     "MCP_PLUS_META",
+    "MCP_PLUS_META_LEGACY",
     "PROTOCOL_FIELDS",
     "VALIDATION_ERROR",
     "Abort",
@@ -57,6 +59,7 @@ __all__ = [
     "approval_rule",
     "caller_view",
     "load_tools",
+    "mcp_plus_key",
     "tool_lts",
     "tools_from_list",
     "tools_to_list",

@@ -12,6 +12,7 @@ __all__ = [
     "ALL_FIELDS",
     "HINT_DEFAULTS",
     "MCP_PLUS_META",
+    "MCP_PLUS_META_LEGACY",
     "PROTOCOL_FIELDS",
     "VALIDATION_ERROR",
     "Abort",
@@ -31,8 +32,13 @@ __all__ = [
     "UserPrompt",
 ]
 
-MCP_PLUS_META = "protomesh/mcp+"
-"""The ``_meta`` key under which a ``tools/list`` entry carries MCP⁺ metadata."""
+MCP_PLUS_META = "protomesh/mcp-plus"
+"""The ``_meta`` key under which a ``tools/list`` entry carries MCP⁺ metadata (the MCP
+naming rule: a prefix, then a name that begins and ends with an alphanumeric character).
+Every writer (``export mcp``, ``serve mcp``, ``phi``) and reader uses this constant."""
+MCP_PLUS_META_LEGACY = "protomesh/mcp+"
+"""The key protomesh wrote before it followed the naming rule: still read on import, never
+written."""
 Dialect = Literal["mcp", "sgd"]
 """The shape of an invocation: issued in MCP/MCP⁺/A2A/ANP (``call``) or in SGD (``invoke``)."""
 VALIDATION_ERROR = "ValidationError"
@@ -260,7 +266,7 @@ class ToolPlus:
         )
 
     def meta(self) -> dict[str, Any]:
-        """The declared metadata in the scenario / ``_meta["protomesh/mcp+"]`` shape."""
+        """The declared metadata in the scenario / ``_meta["protomesh/mcp-plus"]`` shape."""
         out: dict[str, Any] = {}
         if self.side_effects is not None:
             out["side_effects"] = self.side_effects.value
@@ -280,7 +286,7 @@ class ToolPlus:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        """A ``tools/list`` entry with the metadata under ``_meta["protomesh/mcp+"]``."""
+        """A ``tools/list`` entry with the metadata under ``_meta["protomesh/mcp-plus"]``."""
         out = self.tool.to_json()
         out["_meta"] = {MCP_PLUS_META: self.meta()}
         return out
@@ -300,7 +306,7 @@ class ToolPlus:
     @staticmethod
     def from_mapping(d: Mapping[str, Any], path: str = "$") -> ToolPlus:
         """Build from the scenario's tool-entry shape (SPEC §1 ``tools:``; also the content of
-        ``_meta["protomesh/mcp+"]`` merged with a ``tools/list`` entry). Keys this calculus does
+        ``_meta["protomesh/mcp-plus"]`` merged with a ``tools/list`` entry). Keys this calculus does
         not model (``service_time``, ``errors``...) are ignored; ``inputSchema`` is accepted for
         ``input_schema``. Raises :class:`ToolsListError` naming the JSON path."""
         from sim.calculus.mcp.parsing import tool_plus_from_mapping

@@ -1,5 +1,6 @@
 """Reading MCP and MCP⁺ descriptors from JSON (paper §3.2 ``ToolsList``, §7.1): ``tools/list``
-results, their ``_meta["protomesh/mcp+"]`` metadata and the scenario's tool entries (SPEC §1).
+results, their ``_meta["protomesh/mcp-plus"]`` metadata (the legacy key ``protomesh/mcp-plus`` is
+read too) and the scenario's tool entries (SPEC §1).
 Every error is a :class:`ToolsListError` naming the JSON path of the bad field."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 from sim.calculus.mcp.model import (
     MCP_PLUS_META,
+    MCP_PLUS_META_LEGACY,
     Abort,
     Annotations,
     Dependency,
@@ -26,7 +28,13 @@ from sim.calculus.mcp.model import (
     UserPrompt,
 )
 
-__all__ = ["load_tools", "tool_plus_from_mapping", "tools_from_list", "tools_to_list"]
+__all__ = [
+    "load_tools",
+    "mcp_plus_key",
+    "tool_plus_from_mapping",
+    "tools_from_list",
+    "tools_to_list",
+]
 
 
 def tool_plus_from_mapping(d: Mapping[str, Any], path: str = "$") -> ToolPlus:
@@ -153,9 +161,19 @@ def _dependencies(obj: Any, path: str) -> tuple[Dependency, ...]:
     return tuple(out)
 
 
+def mcp_plus_key(meta: Mapping[str, Any]) -> str | None:
+    """The ``_meta`` key holding MCP⁺ metadata in ``meta``: :data:`MCP_PLUS_META`, else the
+    legacy :data:`MCP_PLUS_META_LEGACY`, else ``None`` (a plain MCP tool)."""
+    for key in (MCP_PLUS_META, MCP_PLUS_META_LEGACY):
+        if key in meta and meta[key] is not None:
+            return key
+    return None
+
+
 def tools_from_list(data: Any, path: str = "$") -> tuple[Tool | ToolPlus, ...]:
     """Parse an MCP ``tools/list`` result ``{"tools": [...]}`` (paper §3.2 ``ToolsList``):
-    entries with ``_meta["protomesh/mcp+"]`` become :class:`ToolPlus`, others :class:`Tool`."""
+    entries with ``_meta["protomesh/mcp-plus"]`` (or the legacy ``protomesh/mcp-plus``) become
+    :class:`ToolPlus`, others :class:`Tool`."""
     if not isinstance(data, Mapping) or not isinstance(data.get("tools"), list):
         raise ToolsListError(path, 'expected a tools/list result {"tools": [...]}')
     out: list[Tool | ToolPlus] = []
@@ -168,10 +186,11 @@ def tools_from_list(data: Any, path: str = "$") -> tuple[Tool | ToolPlus, ...]:
         meta = entry.get("_meta") or {}
         if not isinstance(meta, Mapping):
             raise ToolsListError(f"{p}._meta", "expected an object")
-        plus = meta.get(MCP_PLUS_META)
-        if plus is not None:
+        key = mcp_plus_key(meta)
+        if key is not None:
+            plus = meta[key]
             if not isinstance(plus, Mapping):
-                raise ToolsListError(f"{p}._meta.{MCP_PLUS_META}", "expected an object")
+                raise ToolsListError(f"{p}._meta.{key}", "expected an object")
             merged = {k: v for k, v in entry.items() if k != "_meta"}
             merged.update(plus)
             out.append(ToolPlus.from_mapping(merged, p))
