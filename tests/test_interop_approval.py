@@ -62,29 +62,29 @@ def answering(answers: list[str], asked: list[str]) -> Any:
 
 
 def assert_accept_then_decline(results: list[Any], asked: list[str]) -> None:
-    accepted, declined = results
+    accepted, declined, *cancelled = results
     assert accepted.is_error is False
     assert json.loads(accepted.content[0].text)["arguments"] == TRIP
     assert declined.is_error is True
     assert declined.content[0].text == (
         "ApprovalDenied: book_train was not executed: the user declined the approval"
     )
+    for result in cancelled:
+        assert result.is_error is True
+        assert result.content[0].text == (
+            "ApprovalDenied: book_train was not executed: the user cancelled the approval"
+        )
     assert asked[0].startswith('Approve book_train with {"date": "2026-12-01"')
 
 
-def assert_trace_checks(trace: Path, tmp_path: Path) -> None:
+def assert_trace_checks(trace: Path, tmp_path: Path, refusals: int = 1) -> None:
     lines = [json.loads(x) for x in trace.read_text(encoding="utf-8").splitlines()]
     assert all(line_problems(x) == [] for x in lines)
-    labels = [(x["tool"], x["label"]) for x in lines if x["tool"] == "book_train"]
-    assert labels == [
-        ("book_train", "call"),
-        ("book_train", "validate"),
-        ("book_train", "approve"),
-        ("book_train", "execute"),
-        ("book_train", "result"),
-        ("book_train", "call"),
-        ("book_train", "validate"),
-        ("book_train", "deny"),
+    labels = [x["label"] for x in lines if x["tool"] == "book_train"]
+    assert labels == ["call", "validate", "approve", "execute", "result"] + refusals * [
+        "call",
+        "validate",
+        "deny",
     ]
     scenario = load_scenario(TRAIN)
     report = check_trace(trace, scenario)
@@ -111,7 +111,7 @@ def test_stdio_client_accepts_once_and_declines_once(
         cwd=str(REPO),
     )
     asked: list[str] = []
-    answers = ["accept", "decline"]
+    answers = ["accept", "decline", "cancel"]
 
     async def session() -> list[Any]:
         with anyio.fail_after(30):
@@ -119,14 +119,15 @@ def test_stdio_client_accepts_once_and_declines_once(
                 params, mode=MODES[revision], elicitation_callback=answering(answers, asked)
             ) as client:
                 assert client.session.protocol_version == revision
+                assert len((await client.list_tools()).tools) == 6
                 return await booking_session(client, answers, asked)
 
     assert_accept_then_decline(anyio.run(session), asked)
-    assert_trace_checks(trace, tmp_path)
+    assert_trace_checks(trace, tmp_path, refusals=2)
     errors, seen = frame_errors(read_log(wire), spec(shared_data, revision))
     assert errors == []
     asking = "ElicitRequest" if revision == "2025-11-25" else "InputRequiredResult"
-    assert {"CallToolResult", asking} <= seen
+    assert {"ListToolsResult", "CallToolResult", asking} <= seen
 
 
 @pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
@@ -174,20 +175,24 @@ def test_http_client_lists_calls_and_is_asked(
 
 
 def test_a_client_without_elicitation_is_refused_as_each_revision_prescribes(
-    tmp_path: Path,
+    tmp_path: Path, shared_data: Path
 ) -> None:
     """2026-07-28: MissingRequiredClientCapabilityError -32021 naming the capability;
-    2025-11-25: an isError refusal. Nothing executes; the trace records a deny."""
+    2025-11-25: an isError refusal. Nothing executes; the trace records a deny; the frames
+    validate (the error against its own definition)."""
     trace = tmp_path / "trace.jsonl"
     serve = ["-m", "sim", "serve", "mcp", str(TRAIN), "--trace", str(trace)]
-    params = StdioServerParameters(command=sys.executable, args=serve, cwd=str(REPO))
+
+    def tapped(log: Path) -> StdioServerParameters:
+        tap = [str(REPO / "tests" / "wire_tap.py"), str(log), "--", sys.executable]
+        return StdioServerParameters(command=sys.executable, args=[*tap, *serve], cwd=str(REPO))
 
     async def session() -> tuple[Any, Any]:
         with anyio.fail_after(30):
-            async with Client(params, mode="2026-07-28") as modern:
+            async with Client(tapped(tmp_path / "modern.jsonl"), mode="2026-07-28") as modern:
                 with pytest.raises(MCPError) as missing:
                     await modern.call_tool("book_train", TRIP)
-            async with Client(params, mode="legacy") as legacy:
+            async with Client(tapped(tmp_path / "legacy.jsonl"), mode="legacy") as legacy:
                 refused = await legacy.call_tool("book_train", TRIP)
             return missing.value, refused
 
@@ -199,6 +204,13 @@ def test_a_client_without_elicitation_is_refused_as_each_revision_prescribes(
     assert "did not declare the elicitation capability" in refused.content[0].text
     labels = [json.loads(x)["label"] for x in trace.read_text(encoding="utf-8").splitlines()]
     assert labels == ["call", "validate", "deny"]  # the second server rewrote the file
+    for name, revision in (("modern", "2026-07-28"), ("legacy", "2025-11-25")):
+        errors, _ = frame_errors(read_log(tmp_path / f"{name}.jsonl"), spec(shared_data, revision))
+        assert errors == []
+    assert (
+        "MissingRequiredClientCapabilityError"
+        in frame_errors(read_log(tmp_path / "modern.jsonl"), spec(shared_data, "2026-07-28"))[1]
+    )
 
 
 def test_a_forged_request_state_is_rejected(tmp_path: Path) -> None:

@@ -26,6 +26,10 @@ RESULTS = {
     "server/discover": "DiscoverResult",
     "ping": "EmptyResult",
 }
+ERRORS = {
+    -32021: "MissingRequiredClientCapabilityError",
+    -32022: "UnsupportedProtocolVersionError",
+}
 
 
 def read_log(path: Path) -> list[tuple[str, Any]]:
@@ -65,10 +69,13 @@ def frame_errors(frames: list[tuple[str, Any]], spec: dict[str, Any]) -> tuple[l
                 body = msg["result"]
         elif "error" in msg:
             checks.append("JSONRPCErrorResponse")
+            named = ERRORS.get(msg["error"].get("code"))
+            if named is not None and named in (spec.get("$defs") or {}):
+                checks.append(named)
         elif msg.get("method") == "elicitation/create":
             checks += ["JSONRPCRequest", "ElicitRequest"]
         for definition in checks:
-            target = msg if definition.startswith("JSONRPC") else body
+            target = msg if definition.startswith("JSONRPC") or "Error" in definition else body
             seen.add(definition)
             for e in spec_errors(target, spec, definition):
                 errors.append(f"{definition}: {e}: {json.dumps(msg)[:300]}")

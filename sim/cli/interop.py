@@ -344,6 +344,7 @@ def serve_mcp_command(args: argparse.Namespace) -> int:
             tools=args.tool,
             page_size=args.page_size,
             trace=trace,
+            log=lambda line: print(f"serve: {line}", file=sys.stderr, flush=True),
         )
     except InteropError as exc:
         raise BadInput(f"{args.file}: {exc}") from None

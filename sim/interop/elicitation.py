@@ -89,11 +89,11 @@ class StateSeal:
         """The token for invocation ``inv`` of ``tool`` with ``arguments``."""
         payload = {"inv": inv, "args": self._digest(tool, arguments), "at": time.time()}
         body = json.dumps(payload, separators=(",", ":")).encode()
-        return (
-            base64.urlsafe_b64encode(body).decode()
-            + "."
-            + base64.urlsafe_b64encode(self._mac(body)).decode()
-        )
+        return self._token(body)
+
+    def _token(self, body: bytes) -> str:
+        encode = base64.urlsafe_b64encode
+        return encode(body).decode() + "." + encode(self._mac(body)).decode()
 
     def open(self, token: str, tool: str, arguments: Mapping[str, Any]) -> int | None:
         """The invocation ``token`` was sealed for, or None when it was not sealed here,
@@ -103,6 +103,8 @@ class StateSeal:
             body = base64.urlsafe_b64decode(body_text.encode())
             mac = base64.urlsafe_b64decode(mac_text.encode())
             if not hmac.compare_digest(mac, self._mac(body)):
+                return None
+            if token != self._token(body):  # one spelling per state (base64 has others)
                 return None
             payload = json.loads(body)
         except (ValueError, TypeError):

@@ -30,9 +30,8 @@ from __future__ import annotations
 
 import json
 import random
-import sys
 import time
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -163,9 +162,11 @@ def build_server(
     tools: Sequence[str] = (),
     page_size: int | None = None,
     trace: LiveTrace | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> tuple[Any, Simulation]:
-    """The SDK server for ``scenario`` (or only ``tools``) and its simulation state.
-    Raises :class:`InteropError` for an unknown tool or a scenario without tools."""
+    """The SDK server for ``scenario`` (or only ``tools``) and its simulation state;
+    ``log`` gets one line per approval decision. Raises :class:`InteropError` for an
+    unknown tool or a scenario without tools."""
     import mcp.types as mt
     from mcp.server.caching import CacheHint
     from mcp.server.lowlevel import Server
@@ -200,6 +201,7 @@ def build_server(
         {f"offset-{k}": k for k in range(page_size, len(models), page_size)} if page_size else {}
     )
     seal = el.StateSeal()
+    say = _unlogged if log is None else log
 
     def result(message: str, is_error: bool, structured: Any = None) -> mt.CallToolResult:
         return mt.CallToolResult(
@@ -308,10 +310,9 @@ def build_server(
                 return action
             approved = action == "accept"
             note("approve" if approved else "deny", inst=inst, inv=inv, name=name, reason=why)
-            print(
-                f"serve: approval of {name} (invocation {inv}): "
-                + ("accepted" if approved else f"refused ({action})"),
-                file=sys.stderr,
+            say(
+                f"approval of {name} (invocation {inv}): "
+                + ("accepted" if approved else f"refused ({action})")
             )
             if not approved:
                 if action == "incapable" and is_modern(ctx.protocol_version):
@@ -370,6 +371,10 @@ def build_server(
     )
     server.middleware.append(as_given)
     return server, sim
+
+
+def _unlogged(line: str) -> None:
+    """The ``log`` of a server nobody reads."""
 
 
 def run_stdio(server: Any, *, max_frame: int | None = None) -> None:

@@ -47,7 +47,13 @@ from sim.calculus.mcp.model import (
 from sim.calculus.mcp.view import ToolView
 from sim.calculus.sgd import EXECUTION_ERROR
 
-__all__ = ["tool_lts", "validates"]
+__all__ = ["RETRY_STATES", "tool_lts", "validates"]
+
+#: Retries counted in states per error type: a ``retry(k)`` with k above it folds its
+#: counter there (from the RETRY_STATES-th retry on, the state loops; the LTS then allows
+#: more than k retries, which the ``recovery`` check still counts), so ``retry: 1000000000``
+#: builds 101 counter values, not a billion. Every k up to it is exact.
+RETRY_STATES = 100
 
 CONSTRAINTS = ("type", "enum")
 """The property keywords an argument can violate (besides ``required``) that open the
@@ -56,9 +62,9 @@ CONSTRAINTS = ("type", "enum")
 
 def validates(schema: Mapping[str, Any]) -> bool:
     """Whether some argument can violate ``schema`` (paper §4.4 MCP-Validate-Err; an input
-    schema): it has required inputs,
-    or a top-level property declares a ``type`` or an ``enum``. An unconstrained schema
-    (``{}``, ``{"type": "object"}``, properties without either) accepts every object."""
+    schema): it has required inputs, or a top-level property declares a ``type`` or an
+    ``enum``. An unconstrained schema (``{}``, ``{"type": "object"}``, properties without
+    either) accepts every object."""
     if schema.get("required"):
         return True
     props = schema.get("properties")
@@ -186,7 +192,7 @@ def tool_lts(
             rec = modes.get(err, Abort())
             if isinstance(rec, Retry) and used[slot[err]] < rec.n:
                 more = list(used)
-                more[slot[err]] += 1
+                more[slot[err]] = min(more[slot[err]] + 1, RETRY_STATES)
                 back = "validating" if err == VALIDATION_ERROR else "ready"
                 go(src, label("retry", n), (back, "", tuple(more)))
             elif isinstance(rec, Fallback):
