@@ -154,7 +154,7 @@ def test_leftovers_are_temporary_names_only(tmp_path: Path) -> None:
 
 def _full_disk_after(monkeypatch: pytest.MonkeyPatch, calls: int) -> None:
     """The ``calls``-th series written and every later one fail with ENOSPC."""
-    real = runner.extract_series
+    real = runner.run_series
     count = {"n": 0}
 
     def extract(*args: Any) -> Any:
@@ -163,7 +163,7 @@ def _full_disk_after(monkeypatch: pytest.MonkeyPatch, calls: int) -> None:
             raise OSError(errno.ENOSPC, "No space left on device")
         return real(*args)
 
-    monkeypatch.setattr(runner, "extract_series", extract)
+    monkeypatch.setattr(runner, "run_series", extract)
 
 
 def test_a_full_disk_is_exit_2_with_the_path_the_reason_and_the_kept_runs(

@@ -17,7 +17,19 @@ from hypothesis import strategies as st
 from scipy.sparse import csr_matrix
 from test_routing_properties import PROPS, Mesh, endpoints, meshes
 
-from sim.mesh import DijkstraRouter, DownSet, NoRoute, Route
+from sim.mesh import (
+    Agent,
+    DijkstraRouter,
+    DownSet,
+    Link,
+    NoRoute,
+    Protocol,
+    ProtocolGraph,
+    ResilientRouter,
+    Route,
+    TranslationTable,
+)
+from sim.mesh.atlas import atlas_of
 from sim.mesh.discovery import cheapest_service
 from sim.mesh.reverse import Sink, Walker
 
@@ -97,3 +109,46 @@ def test_walk_declines_a_free_step_to_another_target(end_cost: float) -> None:
     reverse = csr_matrix((w, (cols, rows)), shape=(3, 3))
     assert Walker(forward).route(Sink(reverse, (1, 2)), (0,)) is None
     assert Walker(forward).route(Sink(reverse, (1,)), (0,)) == ([0, 1], 1.0)
+
+
+# --- the shared atlas ---------------------------------------------------------------------
+
+
+def _line_graph() -> ProtocolGraph:
+    table = TranslationTable([Protocol("A", frozenset({"name"}))])
+    agents = [Agent(n, "GATEWAY", {"A": 1.0}) for n in ("s", "v", "d")]
+    return ProtocolGraph(agents, [Link("s", "v", {"A": 0.01}), Link("v", "d", {"A": 0.01})], table)
+
+
+class Repriced(DijkstraRouter):
+    """A router with a cost hook: its state space is its own."""
+
+    def edge_cost(self, u: str, v: str, protocol: str, latency: float) -> float | None:
+        return 2 * latency
+
+
+def test_routers_of_one_graph_share_the_atlas_until_the_topology_changes() -> None:
+    graph = _line_graph()
+    dijkstra, resilient = DijkstraRouter(graph), ResilientRouter(graph)
+    assert dijkstra.route("s", "d").cost == pytest.approx(0.02)
+    assert resilient.space() is dijkstra.space() is atlas_of(graph).space
+    assert resilient._sinks is dijkstra._sinks and len(dijkstra._sinks) == 1
+    resilient.route("v", "d")  # another caller, the same target: no new search
+    assert len(dijkstra._sinks) == 1
+    # a later replication's router on the kept graph finds the trees already searched
+    again = DijkstraRouter(graph)
+    again.space()
+    assert again._sinks is dijkstra._sinks
+    graph.add_link(Link("s", "d", {"A": 0.005}))  # a topology change: a new atlas
+    assert again.route("s", "d").path == ("s", "d")
+    assert dijkstra.space() is atlas_of(graph).space and dijkstra.space().version == graph.version
+    assert dijkstra.route("s", "d").cost == pytest.approx(0.005)
+
+
+def test_a_repriced_router_keeps_its_own_space() -> None:
+    graph = _line_graph()
+    plain, repriced = DijkstraRouter(graph), Repriced(graph)
+    assert repriced.route("s", "d").cost == pytest.approx(0.04)
+    assert plain.route("s", "d").cost == pytest.approx(0.02)
+    assert repriced.space() is not plain.space()
+    assert repriced._sinks is not plain._sinks

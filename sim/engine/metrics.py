@@ -101,6 +101,28 @@ class Metrics:
         self.discoveries = 0
         self.outages = 0
         self.tasks_failed: dict[str, int] = {}
+        #: for the per-run series (:mod:`sim.experiments.series`), at trace times (rounded
+        #: to the trace's 6 decimals): succeeded instances per minute, the outage events
+        #: (kind, edge, element, t) in order, and the last time of either
+        self.completions: dict[int, int] = {}
+        self.outage_events: list[tuple[str, str, str, float]] = []
+        self.series_end = 0.0
+
+    def ended(self, t: float, succeeded: bool) -> None:
+        """An instance ended at ``t`` (for the series: completions per minute)."""
+        t = round(t, 6)
+        if t > self.series_end:
+            self.series_end = t
+        if succeeded:
+            minute = int(t // 60)
+            self.completions[minute] = self.completions.get(minute, 0) + 1
+
+    def outage_event(self, kind: str, edge: str, element: str, t: float) -> None:
+        """A ``node``/``link`` outage ``down``/``up`` at ``t`` (for the series)."""
+        t = round(t, 6)
+        if t > self.series_end:
+            self.series_end = t
+        self.outage_events.append((kind, edge, element, t))
 
     def workflow(self, name: str) -> WorkflowCounters:
         """The counters of workflow ``name`` (created on first use)."""

@@ -16,6 +16,7 @@ have methods here too, so no component touches the metrics directly.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from sim.engine.metrics import Metrics, WorkflowCounters
@@ -102,6 +103,7 @@ class Recorder:
         c: WorkflowCounters,
     ) -> None:
         m = self.metrics
+        m.ended(t, status == "succeeded")
         if status == "succeeded":
             m.wf_succeeded += 1
             m.latencies.append(latency)
@@ -355,20 +357,24 @@ class Recorder:
 
     def node_down(self, t: float, node: str) -> None:
         self.metrics.outages += 1
+        self.metrics.outage_event("node", "down", json.loads(node), t)
         if self.enabled:
             self.line(t, _L["node_down"], node, NO_OWNER, NULL, "{}")
 
     def node_up(self, t: float, node: str) -> None:
+        self.metrics.outage_event("node", "up", json.loads(node), t)
         if self.enabled:
             self.line(t, _L["node_up"], node, NO_OWNER, NULL, "{}")
 
     def link_down(self, t: float, a: str, link: str) -> None:
         """``a``: the link's first end; ``link``: the JSON of its two ends."""
         self.metrics.outages += 1
+        self.metrics.outage_event("link", "down", "|".join(sorted(json.loads(link))), t)
         if self.enabled:
             self.line(t, _L["link_down"], a, NO_OWNER, NULL, f'{{"link":{link}}}')
 
     def link_up(self, t: float, a: str, link: str) -> None:
+        self.metrics.outage_event("link", "up", "|".join(sorted(json.loads(link))), t)
         if self.enabled:
             self.line(t, _L["link_up"], a, NO_OWNER, NULL, f'{{"link":{link}}}')
 

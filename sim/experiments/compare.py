@@ -17,6 +17,9 @@ a second ``compare`` into it fails naming the holder's pid, or waits (``wait=Tru
 
 from __future__ import annotations
 
+import dataclasses
+import shutil
+import tempfile
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -24,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sim.engine.guard import DEFAULT_GUARD, Guard
 from sim.engine.metrics import dumps
 from sim.experiments import plots
 from sim.experiments.report import render_report
@@ -42,6 +46,7 @@ from sim.experiments.runner import (
 from sim.experiments.store import FolderLock, StorageError, write_atomic
 from sim.experiments.summary import Point, collect, series_of, summary_csv, summary_json
 from sim.experiments.sweep import SweepPoint
+from sim.experiments.worker import ship
 from sim.processes import Stopped
 from sim.scenario.model import Scenario
 
@@ -74,8 +79,10 @@ def build_tasks(
     routers: Sequence[str],
     replications: int,
     trace_level: str | None = None,
+    guard: Guard | None = None,
 ) -> list[Task]:
-    """Every (point, router, replication) as a task, in a fixed order."""
+    """Every (point, router, replication) as a task, in a fixed order (``guard``: the
+    budgets of each; default :class:`~sim.engine.guard.Guard`'s)."""
     tasks: list[Task] = []
     for point, scenario in points:
         fp = fingerprint(scenario)
@@ -90,6 +97,7 @@ def build_tasks(
                         point=point.id,
                         trace_level=trace_level,
                         fingerprint=fp,
+                        guard=guard if guard is not None else DEFAULT_GUARD,
                     )
                 )
     return tasks
@@ -117,6 +125,7 @@ def run_compare(
     on_plan: Callable[[Plan], None] | None = None,
     wait: bool = False,
     on_wait: Callable[[str], None] | None = None,
+    guard: Guard | None = None,
 ) -> Outcome:
     """Lock ``base``, run what is missing, then write the summary, the plots and the report.
 
@@ -139,6 +148,7 @@ def run_compare(
             on_start=on_start,
             on_record=on_record,
             on_plan=on_plan,
+            guard=guard,
         )
 
 
@@ -157,10 +167,21 @@ def _run_locked(
     on_start: Callable[[int, int], None] | None,
     on_record: Callable[[RunRecord], None] | None,
     on_plan: Callable[[Plan], None] | None,
+    guard: Guard | None,
 ) -> Outcome:
     started = time.perf_counter()
-    tasks = build_tasks(base, points, routers, replications, trace_level)
+    tasks = build_tasks(base, points, routers, replications, trace_level, guard)
     todo = plan(tasks, force=force)
+    shipped: Path | None = None
+    if handle.kind == "processes" and todo.todo:  # each worker loads each scenario once
+        shipped = Path(tempfile.mkdtemp(prefix="protomesh-scenarios-"))
+        files = ship({t.fingerprint: t.scenario for t in todo.todo}, shipped)
+        todo = dataclasses.replace(
+            todo,
+            todo=tuple(
+                dataclasses.replace(t, scenario_file=files[t.fingerprint]) for t in todo.todo
+            ),
+        )
     if on_plan is not None:
         on_plan(todo)
     if on_start is not None:
@@ -188,6 +209,9 @@ def _run_locked(
             f"{len(kept)} of {len(tasks)} run(s) finished and kept in {base}; "
             "the same command resumes",
         ) from None
+    finally:
+        if shipped is not None:
+            shutil.rmtree(shipped, ignore_errors=True)
 
 
 def _conclude(

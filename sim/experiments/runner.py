@@ -44,10 +44,11 @@ from typing import Any
 from sim import __version__
 from sim.conformance import TraceError, check_run_dir
 from sim.engine import ReplicationError, World, run_replication
+from sim.engine.guard import DEFAULT_GUARD, Guard
 from sim.engine.metrics import dumps
 from sim.experiments.properties import property_metrics, property_monitor
-from sim.experiments.series import extract_series
 from sim.experiments.store import StorageError, damage, digests, publish, temp_name
+from sim.experiments.worker import built, run_series, shipped_task
 from sim.processes import terminate, worker_start
 from sim.scenario.model import Scenario
 
@@ -84,6 +85,28 @@ class Task:
     point: str | None = None
     trace_level: str | None = None
     fingerprint: str = ""
+    #: where a pool worker loads the scenario from (:func:`sim.experiments.worker.ship`):
+    #: set, the task is pickled without its scenario
+    scenario_file: str = ""
+    #: the run's budgets (never part of its bytes: not in the fingerprint)
+    guard: Guard = DEFAULT_GUARD
+
+    def __reduce__(self) -> Any:
+        if not self.scenario_file:
+            return super().__reduce__()
+        return (
+            shipped_task,
+            (
+                self.scenario_file,
+                self.fingerprint,
+                self.router,
+                self.rep,
+                self.run_dir,
+                self.point,
+                self.trace_level,
+                self.guard,
+            ),
+        )
 
     @property
     def key(self) -> str:
@@ -204,9 +227,18 @@ def _execute(
         "fingerprint": task.fingerprint,
         "version": __version__,
     }
+    kept = built(task.scenario, task.fingerprint)
     try:
         run_replication(
-            task.scenario, task.router, task.rep, tmp, task.trace_level, hook=engine_hook
+            task.scenario,
+            task.router,
+            task.rep,
+            tmp,
+            task.trace_level,
+            graph=kept.graph,
+            compiled_router=kept.router(task.router),
+            hook=engine_hook,
+            guard=task.guard,
         )
     except ReplicationError as exc:
         if isinstance(exc.cause, OSError):
@@ -238,7 +270,9 @@ def _execute(
         stop.set()
         if sampler is not None:
             sampler.join()
-    _write_json(tmp / SERIES_FILE, extract_series(tmp / TRACE_FILE, task.scenario, task.rep))
+    world = world_box[0]
+    level = task.trace_level or task.scenario.trace.value
+    _write_json(tmp / SERIES_FILE, run_series(world, level, task.scenario, task.rep))
     _add_verdicts(tmp, task.scenario)
     record["status"] = "ok"
     record["files"] = digests(tmp, VERIFIED_FILES)

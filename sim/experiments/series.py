@@ -12,8 +12,11 @@ writes ``series.json`` beside it:
 * ``link_use``: hops per link (``"a|b"`` with a < b), all protocols together, taken
   from ``metrics.json`` (``hops_by_link``, counted by the engine at every trace level).
 
-Lines are filtered by their label with a substring test before any JSON parsing.
-A run with ``trace: off`` has an empty trace: its series are empty.
+The worker that ran the replication computes them from the engine's own counters
+(:func:`series_of_run`, no file read); :func:`extract_series` reads them back from a
+trace file (lines filtered by their label with a substring test before any JSON
+parsing), and both give the same object. A run with ``trace: off`` has an empty trace:
+its series are empty.
 """
 
 from __future__ import annotations
@@ -21,9 +24,12 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sim.scenario.model import Scenario
+
+if TYPE_CHECKING:
+    from sim.engine.metrics import Metrics
 
 MAX_LATENCIES = 5000
 
@@ -52,9 +58,8 @@ def extract_series(trace: Path, scenario: Scenario, rep: int) -> dict[str, Any]:
     except (OSError, ValueError):
         metrics = {}
     latencies: list[float] = []
-    minutes = [0] * max(1, math.ceil(float(scenario.duration) / 60.0))
-    open_outages: dict[tuple[str, str], list[float]] = {}
-    outages: list[list[Any]] = []
+    minutes: dict[int, int] = {}
+    events: list[tuple[str, str, str, float]] = []
     end = 0.0
     with open(trace, encoding="utf-8") as fh:
         for line in fh:
@@ -70,9 +75,7 @@ def extract_series(trace: Path, scenario: Scenario, rep: int) -> dict[str, Any]:
                     if detail.get("latency") is not None:
                         latencies.append(float(detail["latency"]))
                     minute = int(t // 60)
-                    if minute >= len(minutes):
-                        minutes.extend([0] * (minute + 1 - len(minutes)))
-                    minutes[minute] += 1
+                    minutes[minute] = minutes.get(minute, 0) + 1
             else:
                 kind, edge = label.split("_")
                 element = (
@@ -80,12 +83,53 @@ def extract_series(trace: Path, scenario: Scenario, rep: int) -> dict[str, Any]:
                     if kind == "link"
                     else str(event["agent"])
                 )
-                if edge == "down":
-                    open_outages.setdefault((kind, element), []).append(t)
-                else:
-                    starts = open_outages.get((kind, element))
-                    if starts:
-                        outages.append([kind, element, starts.pop(0), t])
+                events.append((kind, edge, element, t))
+    return _series(rep, scenario, latencies, minutes, events, end, metrics.get("hops_by_link", {}))
+
+
+def series_of_run(
+    metrics: Metrics, level: str, scenario: Scenario, rep: int, hops_by_link: dict[str, int]
+) -> dict[str, Any]:
+    """The series of a run just finished, from its engine counters (``level``: the trace
+    level it ran at; ``off`` gives the empty series of an empty trace)."""
+    if level == "off":
+        return _series(rep, scenario, [], {}, [], 0.0, hops_by_link)
+    latencies = [round(x, 6) for x in metrics.latencies]
+    return _series(
+        rep,
+        scenario,
+        latencies,
+        metrics.completions,
+        metrics.outage_events,
+        metrics.series_end,
+        hops_by_link,
+    )
+
+
+def _series(
+    rep: int,
+    scenario: Scenario,
+    latencies: list[float],
+    per_minute: dict[int, int],
+    events: list[tuple[str, str, str, float]],
+    end: float,
+    link_use: dict[str, int],
+) -> dict[str, Any]:
+    """The series object: ``events`` are (kind, edge, element, t) outage events in order."""
+    minutes = [0] * max(1, math.ceil(float(scenario.duration) / 60.0))
+    for minute, n in sorted(per_minute.items()):
+        if minute >= len(minutes):
+            minutes.extend([0] * (minute + 1 - len(minutes)))
+        minutes[minute] += n
+    open_outages: dict[tuple[str, str], list[float]] = {}
+    outages: list[list[Any]] = []
+    for kind, edge, element, t in events:
+        if edge == "down":
+            open_outages.setdefault((kind, element), []).append(t)
+        else:
+            starts = open_outages.get((kind, element))
+            if starts:
+                outages.append([kind, element, starts.pop(0), t])
     for (kind, element), starts in sorted(open_outages.items()):
         for start in starts:
             outages.append([kind, element, start, max(end, float(scenario.duration))])
@@ -97,5 +141,5 @@ def extract_series(trace: Path, scenario: Scenario, rep: int) -> dict[str, Any]:
         "latency_count": len(latencies),
         "completions_per_minute": minutes,
         "outages": outages,
-        "link_use": dict(metrics.get("hops_by_link", {})),
+        "link_use": dict(link_use),
     }

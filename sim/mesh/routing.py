@@ -28,6 +28,7 @@ from collections.abc import Sequence
 
 from scipy.sparse.csgraph import dijkstra as csgraph_dijkstra
 
+from sim.mesh.atlas import Atlas, atlas_of
 from sim.mesh.discovery import cheapest_service
 from sim.mesh.errors import NoRoute
 from sim.mesh.graph import ProtocolGraph
@@ -117,12 +118,13 @@ class Router:
     # -- caches --
 
     def space(self) -> StateSpace:
-        """The state space of the current topology (rebuilt after a change)."""
+        """The state space of the current topology (rebuilt after a change); without
+        cost hooks, the graph's shared :class:`~sim.mesh.atlas.Atlas`."""
         if self._space is None or self._space.version != self.graph.version:
-            self._space = StateSpace(self.graph, self if self._hooked() else None)
-            budget = max(2, int(64e6 // max(1, 12 * self._space.size)))
-            self._trees = LRU(budget)
-            self._sinks = LRU(max(2, int(64e6 // max(1, 8 * self._space.size))))
+            atlas = atlas_of(self.graph) if not self._hooked() else None
+            if atlas is None:  # a repriced space is this router's own
+                atlas = Atlas(StateSpace(self.graph, self))
+            self._space, self._trees, self._sinks = atlas.space, atlas.trees, atlas.sinks
             self._routes.clear()
         return self._space
 

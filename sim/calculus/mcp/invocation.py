@@ -44,7 +44,13 @@ from sim.calculus.mcp.model import (
 from sim.calculus.mcp.view import ToolView
 from sim.calculus.sgd import EXECUTION_ERROR
 
-__all__ = ["tool_lts"]
+__all__ = ["RETRY_STATES", "tool_lts"]
+
+#: Retries counted in states per error type: a ``retry(k)`` with k above it folds its
+#: counter there (from the RETRY_STATES-th retry on, the state loops; the LTS then allows
+#: more than k retries, which the ``recovery`` check still counts), so ``retry: 1000000000``
+#: builds 101 counter values, not a billion. Every k up to it is exact.
+RETRY_STATES = 100
 
 
 def tool_lts(
@@ -165,7 +171,7 @@ def tool_lts(
             rec = modes.get(err, Abort())
             if isinstance(rec, Retry) and used[slot[err]] < rec.n:
                 more = list(used)
-                more[slot[err]] += 1
+                more[slot[err]] = min(more[slot[err]] + 1, RETRY_STATES)
                 back = "validating" if err == VALIDATION_ERROR else "ready"
                 go(src, label("retry", n), (back, "", tuple(more)))
             elif isinstance(rec, Fallback):

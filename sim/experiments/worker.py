@@ -1,0 +1,122 @@
+"""What a worker keeps between the replications it runs: the scenario, its graph, its routers.
+
+A task sent to a process pool carries the path of its scenario's pickle and the
+scenario's fingerprint instead of the scenario (:func:`ship` writes one pickle per
+scenario, once per experiment): the worker loads each scenario once
+(:func:`load_scenario`). Per scenario fingerprint a worker also keeps (:func:`built`)
+the protocol graph and the built-in routers built on it, whose caches (state spaces,
+trees, routes) depend on the graph only, which no run changes; a plug-in router is
+built per replication, as ``run`` does. Kept per thread (Dask may run tasks in
+threads), one scenario at a time. None of it changes a run's bytes: replication ``k``
+writes what ``run`` writes for it (tested), whatever the executor and job count.
+"""
+
+from __future__ import annotations
+
+import pickle
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sim.experiments.series import series_of_run
+from sim.mesh.graph import ProtocolGraph
+from sim.mesh.routing import Router
+from sim.scenario.model import Scenario
+
+if TYPE_CHECKING:
+    from sim.engine import World
+    from sim.engine.guard import Guard
+    from sim.experiments.runner import Task
+
+#: the scenario pickles loaded in this process, by (path, fingerprint)
+_LOADED: dict[tuple[str, str], Scenario] = {}
+_LOCK = threading.Lock()
+#: per thread: the scenario built last, by fingerprint
+_LOCAL = threading.local()
+
+
+def ship(scenarios: dict[str, Scenario], folder: Path) -> dict[str, str]:
+    """Write each scenario (by fingerprint) to ``folder`` once; its path, by fingerprint."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths: dict[str, str] = {}
+    for fp, scenario in scenarios.items():
+        path = folder / f"{fp}.pickle"
+        path.write_bytes(pickle.dumps(scenario, protocol=pickle.HIGHEST_PROTOCOL))
+        paths[fp] = str(path)
+    return paths
+
+
+def load_scenario(path: str, fp: str) -> Scenario:
+    """The scenario shipped to ``path`` (loaded once per process and fingerprint)."""
+    with _LOCK:
+        hit = _LOADED.get((path, fp))
+        if hit is None:
+            hit = pickle.loads(Path(path).read_bytes())
+            if not isinstance(hit, Scenario):
+                raise TypeError(f"{path} does not hold a scenario")
+            _LOADED.clear()  # one experiment at a time per worker
+            _LOADED[(path, fp)] = hit
+        return hit
+
+
+@dataclass
+class Built:
+    """A scenario's protocol graph and the built-in routers built on it, in one worker."""
+
+    scenario: Scenario
+    graph: ProtocolGraph
+    routers: dict[str, Router] = field(default_factory=dict)
+
+    def router(self, name: str) -> Router | None:
+        """The built-in router ``name`` built once on the graph, or None for a plug-in
+        (built per replication)."""
+        from sim.plugins import BUILTIN_ROUTERS
+
+        entry = self.scenario.router(name)
+        if name not in BUILTIN_ROUTERS or (entry is not None and entry.plugin):
+            return None
+        hit = self.routers.get(name)
+        if hit is None:
+            from sim.mesh.registry import make_router
+
+            hit = self.routers[name] = make_router(name, self.graph, self.scenario)
+        return hit
+
+
+def built(scenario: Scenario, fp: str) -> Built:
+    """What this thread built for the scenario with fingerprint ``fp`` (built on first
+    use; an empty ``fp`` is never cached)."""
+    cache: dict[str, Built] | None = getattr(_LOCAL, "built", None)
+    if cache is None:
+        cache = _LOCAL.built = {}
+    hit = cache.get(fp) if fp else None
+    if hit is None:  # the fingerprint names the scenario's every byte
+        hit = Built(scenario, ProtocolGraph.from_scenario(scenario))
+        if fp:
+            cache.clear()  # one scenario at a time per worker thread
+            cache[fp] = hit
+    return hit
+
+
+def shipped_task(
+    path: str,
+    fp: str,
+    router: str,
+    rep: int,
+    directory: str,
+    point: str | None,
+    trace_level: str | None,
+    guard: Guard,
+) -> Task:
+    """A task unpickled in a worker: its scenario loaded once per worker from ``path``."""
+    from sim.experiments.runner import Task
+
+    scenario = load_scenario(path, fp)
+    return Task(scenario, router, rep, directory, point, trace_level, fp, path, guard)
+
+
+def run_series(world: World, level: str, scenario: Scenario, rep: int) -> dict[str, Any]:
+    """The ``series.json`` object of a run just finished at trace ``level``, from the
+    engine's counters (no trace read)."""
+    return series_of_run(world.metrics, level, scenario, rep, world.topology.hops_by_link())

@@ -1,0 +1,107 @@
+"""Workers that keep what they built: series from the engine's counters, scenarios
+shipped once, and a compare's runs byte for byte those of ``run``."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from sim.cli import main
+from sim.engine import World, run_replication
+from sim.experiments.runner import Task
+from sim.experiments.series import extract_series
+from sim.experiments.worker import built, run_series, ship
+from sim.scenario.load import load_scenario
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture()
+def outages(tmp_path: Path) -> Path:
+    """gateway_failover, 15 minutes, with node and link outages, one still open at the end."""
+    data = yaml.safe_load((REPO / "scenarios" / "gateway_failover.yaml").read_text())
+    data["duration"] = 900
+    data["replications"] = 2
+    data["routers"] = ["dijkstra", "resilient"]
+    data["failures"] = [
+        {"node": "gw-fast", "at": 300, "for": 300},
+        {"link": ["planner", "gw-slow"], "at": 100, "for": 50},
+        {"link": ["planner", "gw-slow"], "at": 120, "for": 100},  # overlapping
+        {"node": "gw-slow", "at": 800, "for": 10_000},  # open at the end
+    ]
+    path = tmp_path / "outages.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("level", ["full", "protocol", "off"])
+def test_series_from_the_counters_equal_the_series_read_from_the_trace(
+    outages: Path, tmp_path: Path, level: str
+) -> None:
+    scenario = load_scenario(outages)
+    box: list[World] = []
+    run_replication(scenario, "resilient", 1, tmp_path, level, hook=box.append)
+    mine = run_series(box[0], level, scenario, 1)
+    assert mine == extract_series(tmp_path / "trace.jsonl", scenario, 1)
+    if level != "off":
+        assert mine["outages"] == [
+            ["link", "gw-slow|planner", 100.0, 220.0],  # two overlapping outages, one span
+            ["node", "gw-fast", 300.0, 600.0],
+            ["node", "gw-slow", 800.0, 900.0],  # still down at the end: closed at duration
+        ]
+        assert mine["latency_count"] > 10
+        assert sum(mine["completions_per_minute"]) == mine["latency_count"]
+
+
+def test_a_shipped_task_is_pickled_without_its_scenario(outages: Path, tmp_path: Path) -> None:
+    scenario = load_scenario(outages)
+    files = ship({"fp1": scenario}, tmp_path / "ship")
+    task = Task(scenario, "dijkstra", 0, str(tmp_path / "r"), None, None, "fp1", files["fp1"])
+    whole = pickle.dumps(Task(scenario, "dijkstra", 0, str(tmp_path / "r"), None, None, "fp1"))
+    light = pickle.dumps(task)
+    assert len(light) < 400 < len(whole)
+    back = pickle.loads(light)
+    assert back == task and back.scenario == scenario
+    assert pickle.loads(pickle.dumps(task)).scenario is back.scenario  # loaded once
+
+
+def test_a_worker_builds_graph_and_routers_once_per_scenario(outages: Path) -> None:
+    scenario = load_scenario(outages)
+    first = built(scenario, "fp-a")
+    assert built(scenario, "fp-a") is first
+    assert first.router("dijkstra") is first.router("dijkstra") is not None
+    assert built(scenario, "fp-b") is not first
+    assert built(scenario, "") is not built(scenario, "")  # no fingerprint, no reuse
+
+
+def _files(base: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(base)): p.read_bytes()
+        for p in sorted(base.rglob("*"))
+        if p.name in ("trace.jsonl", "metrics.json", "series.json")
+    }
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_compare_runs_are_the_bytes_of_run(outages: Path, tmp_path: Path, jobs: str) -> None:
+    out = tmp_path / "cmp"
+    assert main(["compare", str(outages), "--out", str(out), "--quiet", "--jobs", jobs]) == 0
+    scenario = load_scenario(outages)
+    for router in ("dijkstra", "resilient"):
+        for rep in (0, 1):
+            alone = tmp_path / "alone" / router / f"rep-{rep}"
+            metrics: dict[str, Any] = run_replication(scenario, router, rep, alone)
+            mine = out / router / f"rep-{rep}"
+            assert (mine / "trace.jsonl").read_bytes() == (alone / "trace.jsonl").read_bytes()
+            kept = json.loads((mine / "metrics.json").read_text())
+            verdicts = ("violations", "violations_per_1000_instances", "conformance")
+            assert {k: v for k, v in kept.items() if k not in verdicts} == {
+                k: v for k, v in metrics.items() if k not in verdicts
+            }
+            series = json.loads((mine / "series.json").read_text())
+            assert series == extract_series(alone / "trace.jsonl", scenario, rep)
