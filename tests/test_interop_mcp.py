@@ -282,3 +282,15 @@ def test_bad_bytes_are_an_item_while_stdout_stays_open() -> None:
         "the server wrote bytes that are not UTF-8 on its stdout (byte b'\\xe9' at offset 13 "
         "of line 2)"
     )
+
+
+def test_a_pinned_modern_revision_refuses_a_legacy_server(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server = [sys.executable, str(SERVERS / "raw_server.py"), "vendor"]
+    assert main(["import", "mcp", "--revision", "2026-07-28", "--", *server]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().endswith(
+        "the server does not speak 2026-07-28 (server/discover: error -32601: Method not found: "
+        "server/discover); try --revision auto"
+    ), err
