@@ -34,7 +34,7 @@ SCHEMAS = st.recursive(
         st.builds(
             lambda s, n: {"type": "array", "items": s, "minItems": n}, inner, st.integers(0, 2)
         ),
-        st.builds(  # disjoint keys: two objects that constrain one key differently are unsatisfiable
+        st.builds(  # disjoint keys: one key typed two ways by two objects is unsatisfiable
             lambda a, b: {"allOf": [a, b]},
             st.dictionaries(NAMES.map("l".__add__), inner, max_size=2).map(_object),
             st.dictionaries(NAMES.map("r".__add__), inner, max_size=2).map(_object),
