@@ -35,7 +35,7 @@ import simpy
 from sim.approval import ApprovalPolicy, DescriptorRule, decide, reason
 from sim.calculus.lts import TAU, label
 from sim.calculus.mcp import VALIDATION_ERROR, Abort, Fallback, UserPrompt
-from sim.engine.clock import Later
+from sim.engine.clock import Deadlines, Later
 from sim.engine.failures import Suspicion
 from sim.engine.invocation import SGD, EngineBug, Invocation, backoff
 from sim.engine.paths import Path
@@ -119,6 +119,8 @@ class Caller:
         self._resume_cb = self._resume
         self._retry_cb = self._after_retry
         self._response_cb = self.on_response
+        #: the attempts' timers, by timeout (seconds): lazily queued, cancelled by replies
+        self._deadlines: dict[float, Deadlines] = {}
 
     # -- routes and the failure detector --
 
@@ -247,7 +249,11 @@ class Caller:
         inv.waiting = True
         server = inv.path.nodes[-1].server
         self.transport.send("request", inv, inv.path, inv.attempt, None, server.on_request)
-        self.later(inv.task.timeout, (inv, inv.attempt), self._timer_cb)
+        timeout = inv.task.timeout
+        deadlines = self._deadlines.get(timeout)
+        if deadlines is None:
+            deadlines = self._deadlines[timeout] = Deadlines(self.env, timeout)
+        inv.timer = deadlines.set((inv, inv.attempt), self._timer_cb)
 
     def on_response(self, msg: Message) -> None:
         """The reply to an attempt: ``result`` or ``error(t)`` then recovery."""
@@ -255,6 +261,8 @@ class Caller:
         if not inv.live or not inv.waiting or msg.attempt != inv.attempt or self.node.down:
             return  # late reply to an attempt the caller gave up
         inv.waiting = False
+        if inv.timer is not None:
+            inv.timer.cancel()  # its callback would return at once: no event for it
         outcome: str | None = msg.payload
         if outcome is None:
             inv.take(inv.view.labels.result)

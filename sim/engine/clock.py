@@ -9,11 +9,16 @@ reads).
 
 Timing: the callback runs at ``now + delay``, after every event already scheduled for
 that instant with the same priority (FIFO among equal times).
+
+:class:`Deadlines` holds timers of one delay that are usually cancelled before they
+fire (call timeouts), with the timing of ``later`` but one queued event at a time.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
+from heapq import heappush
 from typing import Any
 
 import simpy
@@ -41,3 +46,86 @@ def scheduler(env: simpy.Environment) -> Later:
         schedule(Due(value, callback), NORMAL, delay)
 
     return later
+
+
+class Timer:
+    """A timer of :class:`Deadlines`: ``cancel()`` makes it a no-op. SimPy pops it as an
+    event (``callbacks``, ``_ok``); its callback receives it (the value is ``_value``)."""
+
+    _ok = True
+
+    __slots__ = ("_value", "callback", "callbacks", "cancelled", "due", "eid")
+
+    def __init__(self, due: float, eid: int, value: Any, callback: Callable[[Any], None]):
+        self.due = due
+        self.eid = eid
+        self._value = value
+        self.callback = callback
+        self.callbacks: tuple[Callable[[Timer], None], ...] | None = None
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        """The timer will not run its callback (it costs no event if not yet queued)."""
+        self.cancelled = True
+
+
+class Deadlines:
+    """Timers of one fixed ``delay``, most of them cancelled before they fire (call
+    timeouts: the reply usually comes first), with at most one SimPy event queued.
+
+    Timing: exactly that of ``later(delay, value, callback)`` at the time of ``set``, and
+    in the same order among simultaneous events: ``set`` takes SimPy's next insertion
+    number then (as ``schedule`` would) but queues nothing while an earlier timer is
+    queued; timers are set in time order (``now + delay`` never decreases), kept in a
+    FIFO, and only the first one not cancelled is on SimPy's queue, under its own time
+    and number. A cancelled timer is dropped without an event unless it was already
+    queued (then it fires as a no-op). This reads SimPy's ``_now`` and ``_eid`` and
+    writes ``_queue`` (SimPy 4.1); without them every timer is scheduled at once."""
+
+    __slots__ = ("_armed", "_eid", "_env", "_fifo", "_fire_cbs", "_lazy", "_queue", "delay")
+
+    def __init__(self, env: simpy.Environment, delay: float) -> None:
+        self._env: Any = env
+        self.delay = delay
+        self._lazy = all(hasattr(env, a) for a in ("_queue", "_eid", "_now"))
+        self._queue: Any = getattr(env, "_queue", None)
+        self._eid: Any = getattr(env, "_eid", None)
+        self._fifo: deque[Timer] = deque()
+        self._armed = False
+        self._fire_cbs = (self._fire,)
+
+    def set(self, value: Any, callback: Callable[[Timer], None]) -> Timer:
+        """A timer running ``callback(timer)`` at ``now + delay`` unless cancelled."""
+        env = self._env
+        if not self._lazy:  # pragma: no cover - another SimPy
+            timer = Timer(env.now + self.delay, 0, value, callback)
+            timer.callbacks = (self._fire_now,)
+            env.schedule(timer, NORMAL, self.delay)
+            return timer
+        timer = Timer(env._now + self.delay, next(self._eid), value, callback)
+        self._fifo.append(timer)
+        if not self._armed:
+            self._arm()
+        return timer
+
+    def _arm(self) -> None:
+        fifo = self._fifo
+        while fifo and fifo[0].cancelled:
+            fifo.popleft()
+        if fifo:
+            head = fifo[0]
+            head.callbacks = self._fire_cbs
+            heappush(self._queue, (head.due, NORMAL, head.eid, head))
+            self._armed = True
+        else:
+            self._armed = False
+
+    def _fire(self, timer: Timer) -> None:
+        self._fifo.popleft()  # the queued one is always the first
+        self._arm()
+        if not timer.cancelled:
+            timer.callback(timer)
+
+    def _fire_now(self, timer: Timer) -> None:  # pragma: no cover - another SimPy
+        if not timer.cancelled:
+            timer.callback(timer)

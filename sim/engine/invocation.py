@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from sim.calculus.lts import LTS
+from sim.engine.clock import Timer
 from sim.engine.paths import Path
 from sim.engine.trace import owner_fragment, pjs
 from sim.engine.views import ToolRT, ViewRT
@@ -40,7 +41,7 @@ class EngineBug(RuntimeError):
 
 def backoff(k: int) -> float:
     """Delay before the ``k``-th retry or re-send (k ≥ 1), seconds."""
-    return min(BACKOFF_CAP, BACKOFF_BASE * (2.0 ** (k - 1)))
+    return min(BACKOFF_CAP, BACKOFF_BASE * (2.0 ** min(k - 1, 64)))  # 2**1024 overflows
 
 
 class Invocation:
@@ -70,6 +71,7 @@ class Invocation:
         "state",
         "task",
         "taskj",
+        "timer",
         "tool",
         "toolj",
         "view",
@@ -117,6 +119,7 @@ class Invocation:
         self.depth = depth
         self.rhoj = pjs(task.rho)
         self.frag = owner_fragment(self.wfj, self.inst, self.taskj, inv_id, self.toolj)
+        self.timer: Timer | None = None  # the current attempt's timeout
 
     def take(self, lab: str) -> None:
         """Take transition ``lab`` of the invocation's LTS; :class:`EngineBug` if not enabled."""
