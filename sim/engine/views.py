@@ -16,6 +16,7 @@ from typing import Any
 
 from sim.calculus.lts import LTS, label
 from sim.calculus.mcp import (
+    SERVICE_DOWN,
     Dialect,
     Relation,
     Retry,
@@ -27,9 +28,6 @@ from sim.calculus.mcp import (
 from sim.engine.randomness import Sampler
 from sim.engine.trace import js
 
-#: The error a timeout stands for (SPEC §4).
-SERVICE_DOWN = "ServiceDown"
-
 
 class ToolRT:
     """A tool's ground truth, compiled once per replication."""
@@ -40,7 +38,7 @@ class ToolRT:
         self.name: str = spec.name
         self.j = js(spec.name)
         self.truth: ToolPlus = spec.descriptor()
-        self.write = spec.side_effects.value in ("write", "delete")
+        self.write = spec.side_effects.writes
         self.service = service
         cumulative = 0.0
         errors: list[tuple[float, str]] = []
