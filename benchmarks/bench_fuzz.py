@@ -13,13 +13,25 @@ import collections
 import tempfile
 from pathlib import Path
 
-from benchmarks.mutation import DEADLINE, MUTATORS, SCENARIOS, SHORT, judge, mutants
+from benchmarks.mutation import (
+    DEADLINE,
+    GUARD_EVENTS,
+    MUTATORS,
+    SCENARIOS,
+    SHORT,
+    judge,
+    mutants,
+)
 from benchmarks.run import Section, table
 
 COUNT = 2_100
 QUICK_COUNT = 210
 SEED = 16
-OUTCOMES = ("rejected", "ran", "too long", "crash", "run crash", "invariant", "hang")
+OUTCOMES = ("rejected", "ran", "stopped", "too long", "crash", "run crash", "invariant", "hang")
+#: what the totals line counts as validated (exit 0) and as a replication that ran
+VALIDATED = ("ran", "stopped", "too long", "run crash", "invariant")
+RAN = ("ran", "stopped", "run crash", "invariant")
+FINDINGS = ("crash", "run crash", "invariant", "hang")
 COMMAND = "python -m benchmarks.run --only fuzz"
 
 
@@ -37,13 +49,21 @@ def run(quick: bool = False) -> Section:
             if verdict.finding:
                 findings.append(f"`{mutant.name}`: {verdict.outcome}: {verdict.detail}")
     rows = [[m, *(counts[m][o] for o in OUTCOMES), sum(counts[m].values())] for m in MUTATORS]
-    rows.append(["all", *(sum(c[o] for c in counts.values()) for o in OUTCOMES), count])
+    total = {o: sum(c[o] for c in counts.values()) for o in OUTCOMES}
+    rows.append(["all", *(total[o] for o in OUTCOMES), count])
     notes = [
+        f"Totals: {count:,} mutants; {sum(total[o] for o in VALIDATED):,} validated (exit 0), "
+        f"{total['rejected']:,} rejected (exit 2, located); "
+        f"{sum(total[o] for o in RAN):,} replications run, {total['stopped']:,} of them stopped "
+        f"by the progress guard ({GUARD_EVENTS:,} events) with the located element; "
+        f"findings (tracebacks, crashed replications, broken invariants, hangs): "
+        f"{sum(total[o] for o in FINDINGS)}.",
         f"{count:,} mutants (seed {SEED}) round-robin over the {len(SCENARIOS)} shipped "
         f"scenarios and the {len(MUTATORS)} mutators; a mutant that validates runs one "
         f"replication of at most {SHORT:g} simulated seconds (trace level full); each mutant "
         f"has {DEADLINE} s of CPU time.",
-        "Target: no finding (crash, run crash, invariant, hang).",
+        "Target: no finding (crash, run crash, invariant, hang). `stopped`: validated, and its "
+        "replication passed its event budget and stopped naming the element that drives it.",
         *findings[:20],
     ]
     if len(findings) > 20:

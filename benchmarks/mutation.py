@@ -2,9 +2,10 @@
 
 Mutators (each ``(text, rng) -> text``), the ones that found the defects of issue 16:
 
-- on the parsed document: ``delete`` a node, ``duplicate`` a list entry (duplicate ids),
-  ``swap`` a value's type (number, string, bool, null, list, mapping), ``extreme`` numbers
-  (0, -1, 1e308, 1e-300, 2**63, 1e9, .inf, .nan), ``nest`` a value 50 to 5,000 lists deep;
+- on the parsed document: ``delete`` a node, ``duplicate`` a list entry (duplicate ids) or a
+  line (a duplicate key), ``swap`` a value's type (number, string, bool, null, list,
+  mapping), ``extreme`` numbers (0, -1, ±1e308, 1e-300, 1e-6, 2**63, 1e9, .inf, .nan),
+  ``nest`` a value 50 to 5,000 lists or mappings deep;
 - on the text: ``control`` characters (NUL, ESC, DEL, ...) at a random place, ``alias``:
   a self-referencing alias, an alias reused across the document, or an alias bomb under an
   ignored ``x-`` key.
@@ -13,9 +14,10 @@ Mutators (each ``(text, rng) -> text``), the ones that found the defects of issu
 command line) must exit 0 or 2 and never raise; a mutant that validates runs one short
 replication (``duration`` set to at most :data:`SHORT` s, trace level full, a router drawn
 from its own) that must not crash, and its trace must keep ``conservation`` and
-``route_validity``. Every mutant is bounded by :data:`DEADLINE` seconds of this process's
-CPU time (``ITIMER_PROF``, so a loaded machine does not make findings): a mutant that takes
-longer is a finding too.
+``route_validity``; a replication past :data:`GUARD_EVENTS` events must stop with the
+located reason of its progress guard (``stopped``), never a traceback. Every mutant is
+bounded by :data:`DEADLINE` seconds of this process's CPU time (``ITIMER_PROF``, so a
+loaded machine does not make findings): a mutant that takes longer is a finding too.
 """
 
 from __future__ import annotations
@@ -41,7 +43,23 @@ DEADLINE = 30
 """CPU seconds allowed for validating and running one mutant."""
 
 Mutator = Callable[[str, random.Random], str]
-EXTREMES: tuple[Any, ...] = (0, -1, 1e308, -1e308, 1e-300, 2**63, 10**9, float("inf"), float("nan"))
+EXTREMES: tuple[Any, ...] = (
+    0,
+    -1,
+    1e308,
+    -1e308,
+    1e-300,
+    1e-6,
+    2**63,
+    10**9,
+    1e9,
+    float("inf"),
+    float("nan"),
+)
+GUARD_EVENTS = 200_000
+"""The event budget of a mutant's replication (``--max-events``): the shipped scenarios
+run under 50,000 events in a whole hour, so a 10-second run past 200,000 is a runaway,
+which must stop with its located reason (outcome ``stopped``)."""
 CONTROL = "\x00\x01\x07\x08\x0b\x0c\x1b\x7f\x85\ufeff"
 
 
@@ -87,6 +105,16 @@ def _duplicate(parent: Any, key: Any, rng: random.Random) -> bool:
     return True
 
 
+def duplicate(text: str, rng: random.Random) -> str:
+    """A list entry duplicated (duplicate ids), or a line repeated (a duplicate key)."""
+    if rng.randrange(2):
+        return _on_document(_duplicate)(text, rng)
+    lines = text.splitlines()
+    keyed = [i for i, ln in enumerate(lines) if ":" in ln and not ln.lstrip().startswith("#")]
+    at = rng.choice(keyed)
+    return "\n".join([*lines[: at + 1], lines[at], *lines[at + 1 :]]) + "\n"
+
+
 def _swap(parent: Any, key: Any, rng: random.Random) -> bool:
     value = parent[key]
     choices: list[Any] = [7, -3.5, "text", True, None, [value], {"k": value}, [], {}]
@@ -106,8 +134,8 @@ NEST = "protomesh-fuzz-nest"
 
 
 def nest(text: str, rng: random.Random) -> str:
-    """A value wrapped 50 to 5,000 lists deep (written as flow text: the YAML dumper is
-    recursive itself)."""
+    """A value wrapped 50 to 5,000 lists or mappings deep (written as flow text: the YAML
+    dumper is recursive itself)."""
     doc = yaml.safe_load(text)
     path = rng.choice(list(_paths(doc)))
     parent = _parent(doc, path)
@@ -115,7 +143,9 @@ def nest(text: str, rng: random.Random) -> str:
     parent[path[-1]] = NEST
     depth = rng.choice((50, 300, 1000, 5000))
     dumped = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=10**9)
-    return dumped.replace(NEST, "[" * depth + inner + "]" * depth, 1)
+    if rng.randrange(2):
+        return dumped.replace(NEST, "[" * depth + inner + "]" * depth, 1)
+    return dumped.replace(NEST, "{a: " * depth + inner + "}" * depth, 1)
 
 
 def control(text: str, rng: random.Random) -> str:
@@ -151,7 +181,7 @@ def alias(text: str, rng: random.Random) -> str:
 
 MUTATORS: dict[str, Mutator] = {
     "delete": _on_document(_delete),
-    "duplicate": _on_document(_duplicate),
+    "duplicate": duplicate,
     "swap": _on_document(_swap),
     "extreme": _on_document(_extreme),
     "nest": nest,
@@ -188,7 +218,9 @@ def mutants(count: int, seed: int) -> Iterator[Mutant]:
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """What became of a mutant: ``rejected`` (exit 2), ``ran`` (validated, ran, invariants
-    held), ``too long`` (validated, but not with the short duration), or a finding:
+    held), ``stopped`` (validated, ran into its event budget and stopped with the located
+    element that drives it), ``too long`` (validated, but not with the short duration), or a
+    finding:
     ``crash`` (validate raised or exited otherwise), ``run crash``, ``invariant``, ``hang``."""
 
     outcome: str
@@ -224,7 +256,8 @@ def judge(mutant: Mutant, workdir: Path) -> Verdict:
 def _judge(mutant: Mutant, workdir: Path) -> Verdict:
     from sim.cli import main
     from sim.conformance import check_trace
-    from sim.engine import run_replication
+    from sim.engine import ReplicationError, run_replication
+    from sim.engine.guard import Guard, Runaway
     from sim.scenario import ScenarioError, load_scenario_with_warnings
     from sim.scenario.load import Override
 
@@ -253,10 +286,16 @@ def _judge(mutant: Mutant, workdir: Path) -> Verdict:
     router = random.Random(mutant.seed).choice(scenario.router_names)
     out = workdir / f"run-{mutant.seed}"
     try:
-        run_replication(scenario, router, 0, out, "full")
+        run_replication(
+            scenario, router, 0, out, "full", guard=Guard(GUARD_EVENTS, None, str(path))
+        )
         report = check_trace(out / "trace.jsonl", scenario)
     except _Deadline:
         raise
+    except ReplicationError as exc:
+        if isinstance(exc.cause, Runaway) and f"({path}:" in str(exc.cause):
+            return Verdict("stopped", f"{router}: {exc.cause}")
+        return Verdict("run crash", f"{router}: {type(exc).__name__}: {str(exc)[:300]}")
     except BaseException as exc:
         return Verdict("run crash", f"{router}: {type(exc).__name__}: {str(exc)[:300]}")
     for v in report.verdicts:

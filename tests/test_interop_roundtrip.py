@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 import yaml
+from mcp_http import http_server
 
 from sim.calculus.mcp import MCP_PLUS_META, MCP_PLUS_META_LEGACY
 from sim.cli import main
-from sim.interop.client import fetch_tools
 from sim.interop.errors import InteropError
-from sim.interop.fragments import fragment_from_tools_list, imported_tools
+from sim.interop.fragments import imported_tools
 from sim.interop.tools_list import scenario_tools_list
 from sim.scenario import load_scenario, parse_scenario
 
@@ -41,24 +41,52 @@ def export_of_fragment(text: str, tmp_path: Path) -> tuple[Any, dict[str, Any]]:
     return scenario, exported(path)
 
 
-@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
-def test_every_shipped_scenario_comes_back_through_serve_and_import(
-    path: Path, tmp_path: Path
-) -> None:
-    serve = [sys.executable, "-m", "sim", "serve", "mcp", str(path)]
-    listing = fetch_tools(serve, timeout=60, cwd=str(REPO))
-    fragment = fragment_from_tools_list(
-        listing.tools, name=listing.server_name, agent="served", source="serve mcp"
-    )
-    scenario, back = export_of_fragment(fragment.text, tmp_path)
+def assert_comes_back(path: Path, text: str, tmp_path: Path) -> None:
+    """The fragment ``text`` imported from a server of ``path`` validates and gives back the
+    tools ``export mcp`` gives, field for field and in order, with the scenario's protocols,
+    errors and service times, nothing guessed."""
+    scenario, back = export_of_fragment(text, tmp_path)
     original = load_scenario(path)
-    assert back["tools"] == exported(path)["tools"]  # field for field, in order
+    assert back["tools"] == exported(path)["tools"]
     assert [p.name for p in scenario.protocols] == [p.name for p in original.protocols]
     by_name = {t.name: t for t in scenario.tools}
     for tool in original.tools:
         assert by_name[tool.name].errors == tool.errors
         assert by_name[tool.name].service_time == tool.service_time
-    assert fragment.guessed == {} or not any(fragment.guessed.values())
+    assert "# unknown:" not in text
+
+
+def imported(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """The fragment ``import mcp ARGV`` writes (exit 0 asserted)."""
+    capsys.readouterr()
+    code = main(["import", "mcp", "--timeout", "60", *argv])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return out
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
+def test_every_shipped_scenario_comes_back_through_serve_http_and_import(
+    path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``import mcp URL`` against ``serve mcp --http`` (2026-07-28 negotiated; for
+    train_booking also the 2025-11-25 handshake on the same server)."""
+    revisions = ["auto", "2025-11-25"] if path.stem == "train_booking" else ["auto"]
+    with http_server(path) as url:
+        for revision in revisions:
+            text = imported(["--revision", revision, url], capsys)
+            spoken = "2026-07-28" if revision == "auto" else revision
+            assert f"Streamable HTTP, protocol {spoken}," in text
+            assert_comes_back(path, text, tmp_path)
+
+
+def test_train_booking_comes_back_through_serve_stdio_and_import(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = REPO / "scenarios" / "train_booking.yaml"
+    text = imported(["--", sys.executable, "-m", "sim", "serve", "mcp", str(path)], capsys)
+    assert "stdio, protocol 2026-07-28," in text
+    assert_comes_back(path, text, tmp_path)
 
 
 def test_export_carries_simulation_under_the_mcp_plus_key() -> None:

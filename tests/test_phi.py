@@ -53,6 +53,16 @@ TRANSACTIONAL = (
     "Services_3__BookAppointment",
 )
 
+OPTIONAL_ONLY = ("Music_1__LookupSong", "Music_2__LookupMusic")
+"""The two train intents without required slots: all their slots are optional (typed, one an
+enum), so Φ's tool can fail validation and the intent has no MissingSlots to match it."""
+
+
+def in_schema_order(report: TheoremReport, *groups: tuple[str, ...]) -> tuple[str, ...]:
+    names = {n for g in groups for n in g}
+    return tuple(n for n in report.intents if n in names)
+
+
 FROM = Slot("from", "Departure station", True, ("8507000", "8508050"))
 TO = Slot("to", "Arrival station", True, ("8507000", "8508050"))
 CLASS = Slot("class", "Travel class", True, ("economy", "business"))
@@ -129,28 +139,41 @@ def test_real_schema_counts(report: TheoremReport) -> None:
     assert report.transactional == TRANSACTIONAL
 
 
-def test_theorem_4_3_with_approval_hidden_holds_for_every_intent(report: TheoremReport) -> None:
-    assert report.count("phi_hidden") == 53
-    assert report.count("phi_plus_hidden") == 53
+def test_theorem_4_3_with_approval_hidden_fails_exactly_without_required_slots(
+    report: TheoremReport, services: tuple[Service, ...]
+) -> None:
+    """Φ's tool offers error(n,ValidationError) for any constrained input (every Φ property
+    has a ``type``); SGD's MissingSlots exists only with required slots. So S ≁ Φ(S) exactly
+    for the intents with optional slots only, by the trace call(n) error(n,ValidationError)."""
+    assert report.fails("phi_hidden") == OPTIONAL_ONLY
+    assert report.fails("phi_plus_hidden") == OPTIONAL_ONLY
+    by_name = {i.qualified_name: i for s in services for i in s.intents}
+    for n in OPTIONAL_ONLY:
+        intent = by_name[n]
+        assert not intent.required and intent.optional
+        result = intent_tool_bisimilar(intent, phi(intent), approval="hidden")
+        assert result.distinction is not None
+        assert result.distinction.trace == (f"call({n})", f"error({n},ValidationError)")
 
 
 def test_theorem_5_7_with_approval_observable_phi_fails_exactly_on_t(report: TheoremReport) -> None:
-    assert report.fails("phi_observable") == TRANSACTIONAL
-    assert report.count("phi_observable") == 29
-    assert report.count("phi_plus_observable") == 53
+    assert report.fails("phi_observable") == in_schema_order(report, TRANSACTIONAL, OPTIONAL_ONLY)
+    assert report.count("phi_observable") == 27
+    assert report.fails("phi_plus_observable") == OPTIONAL_ONLY
 
 
 def test_a_denying_approver_breaks_theorem_4_3_on_transactional_intents(
     report: TheoremReport,
 ) -> None:
-    assert report.fails("phi_hidden_deny") == TRANSACTIONAL
+    assert report.fails("phi_hidden_deny") == in_schema_order(report, TRANSACTIONAL, OPTIONAL_ONLY)
 
 
 def test_what_an_mcp_caller_sees_depends_on_the_annotations(report: TheoremReport) -> None:
     """Plain Φ through MCP with mcp_policy=hints asks for every tool (readOnlyHint absent
-    = false): right for the 24 transactional intents only. Φ with annotations: all 53."""
+    = false): right for the 24 transactional intents only. Φ with annotations: all 53 but the
+    two whose optional-only slots can fail validation."""
     assert report.holds["phi_mcp_hints_observable"] == TRANSACTIONAL
-    assert report.count("phi_annotated_hints_observable") == 53
+    assert report.fails("phi_annotated_hints_observable") == OPTIONAL_ONLY
     assert report.count("unphi_phi_annotated_recovers_t") == 53
 
 
@@ -238,10 +261,12 @@ def test_intent_tool_bisimilar_distinguishes_on_the_gate(services: tuple[Service
     )
 
 
-def test_theorem_7_1_2_fails_exactly_for_tools_with_recovery_branches() -> None:
+def test_theorem_7_1_2_fails_exactly_for_recovery_branches_and_optional_only_inputs() -> None:
     """T ~ (Φ⁺)⁻¹(T) (paper Theorem 7.1.2) on scenarios/train_booking.yaml: false for the three
-    tools whose failure modes recover by Retry/UserPrompt/Fallback, true for the other three;
-    the distinguishing trace ends in an error type the recovered intent cannot have."""
+    tools whose failure modes recover by Retry/UserPrompt/Fallback (the trace ends in an error
+    type the recovered intent cannot have) and for the two whose only input is optional and
+    typed (``booking_id``: the tool can fail validation, the intent has no MissingSlots); true
+    for ``use_cached_data`` (a required input, every failure aborts)."""
     from sim.calculus.theorems import tool_unphi_plus_bisimilar
     from sim.scenario import load_scenario
 
@@ -252,15 +277,83 @@ def test_theorem_7_1_2_fails_exactly_for_tools_with_recovery_branches() -> None:
         result = tool_unphi_plus_bisimilar(tool)
         verdicts[tool.name] = result.equivalent
         recovers = any(fm.recovery != Abort() for fm in tool.failure_modes or ())
-        assert result.equivalent is not recovers, tool.name
+        schema = tool.input_schema or {}
+        optional_only = not schema.get("required") and bool(schema.get("properties"))
+        assert result.equivalent is not (recovers or optional_only), tool.name
         if not result.equivalent:
             assert result.distinction is not None
-            assert result.distinction.trace[-1].startswith(f"error({tool.name},")
+            trace = result.distinction.trace
+            assert trace[-1].startswith(f"error({tool.name},")
+            if optional_only:
+                assert trace == (f"call({tool.name})", f"error({tool.name},ValidationError)")
     assert sorted(n for n, ok in verdicts.items() if not ok) == [
         "book_train",
         "check_balance",
         "fetch_user",
+        "print_ticket",
+        "send_ticket",
     ]
+
+
+_TYPES = st.sampled_from([None, "string", "integer", "boolean"])
+
+
+@st.composite
+def input_schemas(draw: st.DrawFn) -> dict[str, object]:
+    """Input schemas with optional-only, enum-only, type-only and unconstrained properties."""
+    props: dict[str, object] = {}
+    for name in draw(st.lists(_NAMES, max_size=4, unique=True)):
+        prop: dict[str, object] = {"description": f"The {name}."}
+        kind = draw(_TYPES)
+        if kind is not None:
+            prop["type"] = kind
+        if draw(st.booleans()):
+            prop["enum"] = draw(st.lists(_NAMES, min_size=1, max_size=3, unique=True))
+        props[name] = prop
+    required = draw(st.lists(st.sampled_from(sorted(props) or ["x"]), max_size=2, unique=True))
+    schema: dict[str, object] = {"type": "object", "properties": props}
+    if props and required:
+        schema["required"] = [r for r in required if r in props]
+    return schema
+
+
+@given(input_schemas(), st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_a_validation_error_is_offered_iff_an_input_is_constrained(
+    schema: dict[str, object], declared: bool
+) -> None:
+    """Predicted from JSON Schema, not from the code: some argument violates the schema iff a
+    name is required or a property has a ``type`` or an ``enum`` (an ``enum`` alone rejects
+    any other value, a ``type`` any other type); a ValidationError failure mode opens the
+    branch too. The SGD dialect never validates."""
+    from sim.calculus.mcp import FailureMode, validates
+
+    props = schema["properties"]
+    assert isinstance(props, dict)
+    constrained = bool(schema.get("required")) or any(
+        "type" in p or "enum" in p for p in props.values()
+    )
+    modes = (FailureMode("ValidationError", Abort()),) if declared else ()
+    tool = ToolPlus("t", "Does t.", schema, failure_modes=modes)
+    lts = tool_lts(tool)
+    after_call = lts.step(lts.initial, "call(t)")
+    assert after_call is not None
+    offered = any(lab == "error(t,ValidationError)" for lab, _ in lts.enabled(after_call))
+    assert validates(schema) is constrained
+    assert offered is (constrained or declared)
+    sgd = tool_lts(tool, dialect="sgd")
+    assert all("ValidationError" not in t.label for t in sgd.transitions)
+
+
+def test_the_validation_branch_fails_on_an_unconstrained_schema_only() -> None:
+    """The named cases: an optional enum, an optional type, no constraint at all."""
+    from sim.calculus.mcp import validates
+
+    assert validates({"properties": {"class": {"enum": ["economy", "business"]}}})
+    assert validates({"properties": {"booking_id": {"type": "string"}}})
+    assert validates({"required": ["x"]})
+    assert not validates({"type": "object", "properties": {"note": {"description": "Free."}}})
+    assert not validates({})
 
 
 @pytest.mark.parametrize(
@@ -330,21 +423,37 @@ def adversarial_services(draw: st.DrawFn) -> tuple[Service, ...]:
 @given(adversarial_services())
 @settings(max_examples=25, deadline=None)
 def test_theorem_verdicts_match_their_independent_prediction(services: tuple[Service, ...]) -> None:
-    """Predicted from the paper's argument, not from the code: with approval observable,
-    S ~ Φ(S) iff S is not transactional (Φ drops t, so the gate is lost: Theorem 5.7); an MCP
-    caller deciding from absent hints asks for every tool, so S ~ Φ(S) seen through MCP iff S
-    is transactional; Φ⁺ keeps the gate (Theorem 7.1.1) and (Φ⁺)⁻¹ ∘ Φ⁺ = id (7.1.3) for every
-    intent; Φ⁻¹ ∘ Φ never recovers t; a granting hidden approver makes every S ~ Φ(S)."""
+    """Predicted from the paper's argument, not from the code. Errors first: MCP validation
+    (§4.4 MCP-Validate-Err) can reject an argument whenever the schema constrains an input,
+    and Φ gives every slot a ``type`` (``string``, categorical ones an ``enum``), so Φ(S) can
+    fail validation iff S has a slot; SGD's only input error, MissingSlots, needs a required
+    slot. The error behaviours match iff S has a required slot or no slot at all ("matched").
+    Then, on matched intents: with approval observable, S ~ Φ(S) iff S is not transactional
+    (Φ drops t, so the gate is lost: Theorem 5.7); an MCP caller deciding from absent hints
+    asks for every tool, so S ~ Φ(S) seen through MCP iff S is transactional; Φ_ann's hints
+    carry t; Φ⁺ keeps the gate (Theorem 7.1.1); a granting hidden approver makes S ~ Φ(S).
+    The round trips do not look at the LTS: (Φ⁺)⁻¹ ∘ Φ⁺ = id (7.1.3) for every intent, and
+    Φ⁻¹ ∘ Φ never recovers t."""
     report = theorem_report(services)
     intents = [i for s in services for i in s.intents]
     names = tuple(i.qualified_name for i in intents)
-    transactional = tuple(i.qualified_name for i in intents if i.transactional)
-    plain = tuple(n for n in names if n not in transactional)
-    assert report.holds["phi_observable"] == plain
-    assert report.holds["phi_mcp_hints_observable"] == transactional
-    assert report.holds["phi_hidden_deny"] == plain
-    for check in ("phi_hidden", "phi_plus_hidden", "phi_plus_observable"):
-        assert report.holds[check] == names, check
+    matched = {i.qualified_name for i in intents if i.required or not i.optional}
+    transactional = {i.qualified_name for i in intents if i.transactional}
+
+    def where(*conditions: set[str]) -> tuple[str, ...]:
+        return tuple(n for n in names if all(n in c for c in conditions))
+
+    plain = set(names) - transactional
+    assert report.holds["phi_observable"] == where(matched, plain)
+    assert report.holds["phi_mcp_hints_observable"] == where(matched, transactional)
+    assert report.holds["phi_hidden_deny"] == where(matched, plain)
+    for check in (
+        "phi_hidden",
+        "phi_plus_hidden",
+        "phi_plus_observable",
+        "phi_annotated_hints_observable",
+    ):
+        assert report.holds[check] == where(matched), check
     assert report.holds["unphi_plus_phi_plus_id"] == names
     assert report.holds["phi_plus_unphi_plus_id"] == names
     assert report.holds["unphi_phi_id"] == ()

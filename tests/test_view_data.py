@@ -335,3 +335,35 @@ def test_properties_are_listed_with_their_counterexamples(
     for ex in booked["examples"]:
         (key,) = ex["instances"]
         assert key in unbooked and ex["seqs"] == [by_inst[key][-1]["seq"]]
+
+
+def _verify_trace(events: list[dict[str, Any]]) -> str:
+    """A verify-style counterexample: one invocation's events, untimed, renumbered."""
+    return "".join(json.dumps({**e, "t": 0.0, "seq": k}) + "\n" for k, e in enumerate(events))
+
+
+def test_verify_counterexample_traces_are_listed(tmp_path: Path) -> None:
+    _write_run(tmp_path / "resilient" / "rep-0", 3)
+    cx = tmp_path / "verify" / "book" / "resilient"
+    cx.mkdir(parents=True)
+    events = _instance(0, 0, 0.0)
+    (cx / "approved-writes.jsonl").write_text(_verify_trace(events))
+    (cx / "trace.jsonl").write_text(_verify_trace(events[:2]))  # a property named "trace"
+    index = build_index(tmp_path, None)
+    assert [r["label"] for r in index["runs"]] == ["resilient/rep-0"]  # verify/ is no run
+    groups = {g["name"]: g for g in index["verify"]}
+    assert sorted(groups) == ["approved-writes", "trace"]
+    g = groups["approved-writes"]
+    assert (g["kind"], g["workflow"], g["router"], g["violations"]) == (
+        "verify",
+        "book",
+        "resilient",
+        1,
+    )
+    (ex,) = g["examples"]
+    assert ex["seqs"] == [4] and ex["context"] == [0, 1, 2, 3] and ex["instances"] == []
+    assert [e[2] for e in ex["events"]] == [e["label"] for e in events]
+    assert all(len(e) == 11 and e[9] == "book" for e in ex["events"])
+    (cx / "trace.jsonl").write_text('{"seq": 0}\nnot json\n')
+    with pytest.raises(ValueError, match=r"trace\.jsonl:2: not JSON"):
+        build_index(tmp_path, None)

@@ -15,7 +15,10 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sim.engine.guard import Guard
 
 EXIT_OK = 0
 EXIT_NEGATIVE = 1
@@ -59,6 +62,47 @@ class Choices(Sequence[str]):
 #: The trace levels (SPEC §5). Router names are checked once the scenario is loaded
 #: (the registry's names and the scenario's plug-ins: :func:`sim.mesh.registry.unknown_router`).
 TRACE_LEVEL_NAMES = Choices("sim.engine.trace", "TRACE_LEVELS")
+
+
+def add_guard_options(p: argparse.ArgumentParser) -> None:
+    """``--max-events`` and ``--max-wall``: the progress guard of each replication
+    (:mod:`sim.engine.guard`; its default budget is ``DEFAULT_MAX_EVENTS``)."""
+    p.add_argument(
+        "--max-events",
+        type=_budget(int),
+        metavar="N",
+        help="stop a replication after N simulation events with the scenario element that "
+        "drives them, located (default 20,000,000; 0: no limit)",
+    )
+    p.add_argument(
+        "--max-wall",
+        type=_budget(float),
+        metavar="SECONDS",
+        help="stop a replication after SECONDS of wall-clock time, the same way "
+        "(default: no limit)",
+    )
+
+
+def _budget(kind: type[int] | type[float]) -> Callable[[str], int | float]:
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not value >= 0 or value == float("inf"):
+            raise argparse.ArgumentTypeError("must be a finite number, at least 0")
+        return value
+
+    return parse
+
+
+def guard_of(args: argparse.Namespace, source: str) -> Guard:
+    """The :class:`sim.engine.guard.Guard` of ``--max-events``/``--max-wall`` (0: none),
+    locating its reasons in the scenario file ``source``."""
+    from sim.engine.guard import DEFAULT_MAX_EVENTS, Guard
+
+    events = DEFAULT_MAX_EVENTS if args.max_events is None else args.max_events or None
+    return Guard(events, args.max_wall or None, source)
 
 
 class BadInput(Exception):

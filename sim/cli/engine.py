@@ -13,6 +13,8 @@ from sim.cli.console import (
     EXIT_OK,
     TRACE_LEVEL_NAMES,
     BadInput,
+    add_guard_options,
+    guard_of,
     output_directory,
     print_table,
 )
@@ -73,6 +75,8 @@ def register(sub: Any) -> None:
         help="if another protomesh process is writing into the folder, wait for it "
         "(default: exit 2 naming its pid)",
     )
+    add_guard_options(p)
+    p.add_argument("--quiet", action="store_true", help="no progress display")
     p.set_defaults(handler=run)
 
 
@@ -120,6 +124,7 @@ def _overrides(settings: list[str]) -> list[Override]:
 
 def run(args: argparse.Namespace) -> int:
     """Run the replications; print the summary; 0, or 2 on bad input or a failed run."""
+    from sim.cli.progress import LiveProgress
     from sim.experiments.runner import (
         ERROR_FILE,
         METRICS_FILE,
@@ -186,22 +191,43 @@ def run(args: argparse.Namespace) -> int:
     failed = 0
     print(f"{scenario.name}: router {router}, {reps} replication(s), seed {scenario.seed}")
     fp = fingerprint(scenario)
+    guard = guard_of(args, args.file)
     tasks = [
-        Task(scenario, router, rep, str(run_dir(base, None, router, rep)), None, args.trace, fp)
+        Task(
+            scenario,
+            router,
+            rep,
+            str(run_dir(base, None, router, rep)),
+            None,
+            args.trace,
+            fp,
+            guard=guard,
+        )
         for rep in range(reps)
     ]
     handle = make_executor("local", min(args.jobs, reps))
+    progress = LiveProgress(
+        float(scenario.duration),
+        not args.quiet and sys.stderr.isatty(),
+        handle.kind,
+        say_errors=False,
+    )
     finished: list[RunRecord] = []
     try:
         with stop_on_signals(), FolderLock(base, wait=args.wait):
-            finished.extend(run_tasks(tasks, handle))
+            progress.start(len(tasks), 0)
+            for record in run_tasks(tasks, handle, report=progress.report):
+                finished.append(record)
+                progress.record(record)
     except Stopped as exc:
+        progress.stop()
         handle.terminate()
         done = sum(r.status == "ok" for r in finished)
         raise Stopped(
             exc.signum, f"{done} of {reps} replication(s) finished and kept in {base / router}"
         ) from None
     except (FolderBusy, StorageError) as exc:
+        progress.stop()
         handle.terminate()
         print(f"error: {exc}", file=sys.stderr)
         if isinstance(exc, StorageError):
@@ -213,6 +239,7 @@ def run(args: argparse.Namespace) -> int:
             )
         return EXIT_BAD_INPUT
     finally:
+        progress.stop()
         handle.close()
     records = sorted(finished, key=lambda r: r.rep)
     for record in records:

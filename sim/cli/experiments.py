@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
-import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,12 +13,15 @@ from sim.cli.console import (
     TRACE_LEVEL_NAMES,
     BadInput,
     Choices,
+    add_guard_options,
+    guard_of,
     output_directory,
     print_table,
 )
+from sim.cli.progress import LiveProgress
 
 if TYPE_CHECKING:
-    from sim.experiments.runner import ExecutorHandle, Plan, RunRecord
+    from sim.experiments.runner import ExecutorHandle, Plan
     from sim.experiments.sweep import Setting
 
 EXECUTOR_NAMES = Choices("sim.experiments.runner", "EXECUTORS")
@@ -140,6 +139,7 @@ def register(sub: Any) -> None:
         help="reuse finished runs (the default)",
     )
     resume.add_argument("--force", dest="force", action="store_true", help="redo every run")
+    add_guard_options(p)
     p.add_argument("--quiet", action="store_true", help="no progress display")
     p.add_argument(
         "--wait",
@@ -164,125 +164,13 @@ def _routers(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _fmt_eta(seconds: float) -> str:
-    seconds = max(0.0, seconds)
-    return f"{int(seconds // 60)}:{int(seconds % 60):02d}"
-
-
-class _Progress:
-    """runs done / total, the simulated time of the running runs, estimated time left."""
-
-    def __init__(self, duration: float, enabled: bool) -> None:
-        self.enabled = enabled
-        self.duration = duration
-        self.now: dict[str, float] = {}
-        self.lock = threading.Lock()
-        self.done = 0
-        self.total = 0
-        self.started = time.perf_counter()
-        self._live: Any = None
-        self._progress: Any = None
-        self._task: Any = None
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def report(self, key: str, now: float) -> None:
-        with self.lock:
-            self.now[key] = now
-
-    def start(self, todo: int, skipped: int) -> None:
-        self.total = todo
-        self.started = time.perf_counter()
-        if not self.enabled or todo == 0:
-            if skipped:
-                print(f"{skipped} finished run(s) reused", file=sys.stderr)
-            return
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-        )
-
-        self._progress = Progress(
-            TextColumn("[bold]runs"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("{task.fields[info]}"),
-            console=Console(stderr=True),
-            transient=False,
-        )
-        self._task = self._progress.add_task("runs", total=todo, info="")
-        self._progress.start()
-        if skipped:
-            self._progress.console.print(f"{skipped} finished run(s) reused")
-        self._thread = threading.Thread(target=self._refresh, daemon=True)
-        self._thread.start()
-
-    def _info(self) -> str:
-        with self.lock:
-            running = sorted(self.now.items())
-        elapsed = time.perf_counter() - self.started
-        parts = []
-        if running:
-            shown = ", ".join(f"{k} t={v:.0f}s" for k, v in running[:3])
-            more = f" +{len(running) - 3}" if len(running) > 3 else ""
-            parts.append(f"running: {shown}{more} of {self.duration:g}s")
-        if self.done:
-            # runs in flight count by their simulated progress
-            partial = sum(min(1.0, v / self.duration) for _, v in running) if self.duration else 0
-            rate = (self.done + partial) / elapsed if elapsed > 0 else 0
-            if rate > 0:
-                parts.append(f"ETA {_fmt_eta((self.total - self.done - partial) / rate)}")
-        return "  ".join(parts)
-
-    def _refresh(self) -> None:
-        while not self._stop.wait(0.5):
-            self._progress.update(self._task, info=self._info())
-
-    def record(self, rec: RunRecord) -> None:
-        self.done += 1
-        with self.lock:
-            self.now.pop(rec.key, None)
-        if rec.status == "error":
-            message = f"error: {rec.key}: {rec.error}"
-            if self._progress is not None:
-                self._progress.console.print(message, style="red")
-            else:
-                print(message, file=sys.stderr)
-        if self._progress is not None:
-            self._progress.update(self._task, advance=1, info=self._info())
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-        if self._progress is not None:
-            self._progress.stop()
-
-
-class _SharedReporter:
-    """A picklable reporter writing into a ``multiprocessing.Manager`` dict."""
-
-    def __init__(self, shared: Any) -> None:
-        self.shared = shared
-
-    def __call__(self, key: str, now: float) -> None:
-        # the manager may be gone (shutting down): progress is optional
-        with contextlib.suppress(Exception):
-            self.shared[key] = now
-
-
 def compare(args: argparse.Namespace) -> int:
     """Run the comparison; print where the report is; 0, or 2 on bad input or a crashed run."""
     from sim.experiments.compare import run_compare
     from sim.experiments.runner import default_jobs, make_executor
     from sim.experiments.store import FolderBusy, StorageError
     from sim.experiments.sweep import SweepError, expand, load_points, parse_set
-    from sim.processes import Stopped, stop_on_signals, worker_start
+    from sim.processes import Stopped, stop_on_signals
     from sim.scenario import ScenarioError, load_scenario_with_warnings
 
     try:
@@ -335,45 +223,11 @@ def compare(args: argparse.Namespace) -> int:
         + (f", {n_points} sweep points" if n_points > 1 else "")
         + f", seed {base_scenario.seed}, executor {handle.kind} ({handle.workers})"
     )
-    progress = _Progress(
+    progress = LiveProgress(
         float(max(s.duration for _, s in loaded)),
-        enabled=not args.quiet and sys.stderr.isatty(),
+        not args.quiet and sys.stderr.isatty(),
+        handle.kind,
     )
-    manager: Any = None
-    report: Callable[[str, float], None] | None = None
-    if progress.enabled:
-        if handle.kind == "inline":
-            report = progress.report
-        elif handle.kind == "processes":
-            import os
-            from multiprocessing.managers import SyncManager
-
-            manager = SyncManager()
-            manager.start(worker_start, (os.getpid(),))
-            shared = manager.dict()
-            report = _SharedReporter(shared)
-            poller = threading.Event()
-
-            def poll() -> None:
-                while not poller.wait(0.5):
-                    try:
-                        snapshot = dict(shared)
-                    except Exception:
-                        return
-                    with progress.lock:
-                        for key, now in snapshot.items():
-                            if key in progress.now or key not in _finished:
-                                progress.now[key] = now
-
-            _finished: set[str] = set()
-            threading.Thread(target=poll, daemon=True).start()
-
-    def on_record(rec: RunRecord) -> None:
-        if manager is not None:
-            _finished.add(rec.key)
-            with contextlib.suppress(Exception):
-                shared.pop(rec.key, None)
-        progress.record(rec)
 
     try:
         with stop_on_signals():
@@ -386,11 +240,12 @@ def compare(args: argparse.Namespace) -> int:
                 handle,
                 force=args.force,
                 trace_level=args.trace,
-                report=report,
+                report=progress.report,
                 on_start=progress.start,
-                on_record=on_record,
+                on_record=progress.record,
                 on_plan=say_damaged,
                 wait=args.wait,
+                guard=guard_of(args, args.file),
                 on_wait=lambda pid: print(
                     f"{base}: waiting for protomesh process {pid} to finish with it",
                     file=sys.stderr,
@@ -409,10 +264,6 @@ def compare(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     finally:
         progress.stop()
-        if manager is not None:
-            poller.set()
-            with contextlib.suppress(Exception):
-                manager.shutdown()
         handle.close()
     failed = outcome.failed
     for err in failed:

@@ -14,7 +14,14 @@ import shlex
 import sys
 from typing import TYPE_CHECKING, Any
 
-from sim.cli.console import EXIT_BAD_INPUT, EXIT_OK, TRACE_LEVEL_NAMES, print_table
+from sim.cli.console import (
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    TRACE_LEVEL_NAMES,
+    add_guard_options,
+    guard_of,
+    print_table,
+)
 
 if TYPE_CHECKING:
     from sim.experiments.smc_runner import Outcome
@@ -83,6 +90,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler, e.g. tcp://host:8786")
     p.add_argument("--json", action="store_true", help="one JSON object per (property, router)")
+    add_guard_options(p)
     p.set_defaults(handler=smc)
 
 
@@ -169,7 +177,7 @@ def smc(args: argparse.Namespace) -> int:
     if level == "off":
         return _bad("--trace off: the monitor would see no event (use protocol or full)")
     key = f"{fingerprint(scenario)}:{level}:" + ";".join(f"{p.name}={p.text}" for p in props)
-    job = SmcJob(scenario, props, level, key)
+    job = SmcJob(scenario, props, level, key, guard_of(args, args.file))
     try:
         handle = make_executor(args.executor, args.jobs, args.scheduler)
     except (ValueError, ImportError, OSError) as exc:

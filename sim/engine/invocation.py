@@ -41,7 +41,7 @@ class EngineBug(RuntimeError):
 
 def backoff(k: int) -> float:
     """Delay before the ``k``-th retry or re-send (k ≥ 1), seconds."""
-    return min(BACKOFF_CAP, BACKOFF_BASE * (2.0 ** (k - 1)))
+    return min(BACKOFF_CAP, BACKOFF_BASE * (2.0 ** min(k - 1, 64)))  # 2**1024 overflows
 
 
 class Invocation:

@@ -7,7 +7,8 @@ uses, nothing else): kernel → topology → route service → transport → too
 callers and their tool discovery → workflows → failures. Workflow arrivals stop at
 ``duration``; the run then drains: it stops as soon as no instance is running (never
 before ``duration``), or at the drain cap (:func:`sim.engine.workflows.drain_cap`),
-where the instances still running end ``failed`` with reason ``drain_cap``. An
+where the instances still running end ``failed`` with reason ``drain_cap``. A run past
+its guard's budget raises :class:`~sim.engine.guard.Runaway`, located. An
 exception inside the run becomes a :class:`ReplicationError` naming the scenario, the
 replication and the simulated time; the trace written so far is flushed and stays.
 
@@ -28,6 +29,7 @@ from sim.approval import make_policy
 from sim.engine.caller import Approval, Caller
 from sim.engine.discovery import ToolDiscovery
 from sim.engine.failures import Failures
+from sim.engine.guard import DEFAULT_GUARD, Guard, Runaway, explain, run_until
 from sim.engine.kernel import Kernel
 from sim.engine.metrics import dumps
 from sim.engine.randomness import sampler
@@ -74,10 +76,13 @@ class Replication:
         trace: TraceWriter,
         graph: ProtocolGraph | None = None,
         router: Router | None = None,
+        guard: Guard | None = None,
     ) -> None:
         """``graph`` and ``router`` reuse a prebuilt protocol graph and router of it (a
-        router whose answers depend on the graph only: ``smc`` compiles them once)."""
+        router whose answers depend on the graph only: ``smc`` compiles them once);
+        ``guard`` bounds the run (:mod:`sim.engine.guard`; default: its default budget)."""
         self.scenario = scenario
+        self.guard = guard if guard is not None else DEFAULT_GUARD
         self.rep = rep
         self.router_name = router_name
         self.kernel = kernel = Kernel(scenario.seed, rep, trace)
@@ -176,13 +181,17 @@ class Replication:
         self.workflows.initiator_down(node.id)
 
     def run(self) -> None:
-        """Run until every instance is over after ``duration``, or the drain cap."""
+        """Run until every instance is over after ``duration``, or the drain cap; raise
+        :class:`~sim.engine.guard.Runaway` (located) when the guard's budget is passed."""
         self.failures.schedule(self.scenario.failures)
         self.workflows.start()
         self._started = True
         self.kernel.later(self.duration, None, lambda _e: self.check_finished())
         cap = self.env.timeout(self.cap)
-        self.env.run(until=self.env.any_of([self.finished, cap]))
+        try:
+            run_until(self.env, self.env.any_of([self.finished, cap]), self.guard)
+        except Runaway as stop:
+            raise explain(stop, self.scenario, self.metrics, self.guard) from None
         if not self.finished.triggered:
             self.workflows.unfinished()
         self.transport.close()
@@ -203,12 +212,13 @@ def run_replication(
     graph: ProtocolGraph | None = None,
     compiled_router: Router | None = None,
     hook: Callable[[Replication], None] | None = None,
+    guard: Guard | None = None,
 ) -> dict[str, Any]:
     """Run replication ``rep`` of ``scenario`` with ``router_name``; write the trace and
     metrics to ``out_dir``; return the metrics. ``trace_level`` overrides the
     scenario's. ``graph`` reuses a prebuilt protocol graph and ``compiled_router`` a router built
     on it (benchmarks, experiment workers); ``hook`` is called with the built replication
-    before it runs (tests)."""
+    before it runs (tests); ``guard`` bounds the run."""
     level = trace_level or scenario.trace.value
     if level not in TRACE_LEVELS:
         raise ValueError(f"trace level must be one of {', '.join(TRACE_LEVELS)}, not '{level}'")
@@ -221,7 +231,9 @@ def run_replication(
     with open(out / "trace.jsonl", "w", encoding="utf-8", newline="\n") as fh:
         trace = TraceWriter(fh, rep, level)
         try:
-            world = Replication(scenario, router_name, rep, trace, graph, compiled_router)
+            world = Replication(
+                scenario, router_name, rep, trace, graph, compiled_router, guard=guard
+            )
             if hook is not None:
                 hook(world)
             world.run()

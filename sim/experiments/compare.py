@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sim.engine.guard import DEFAULT_GUARD, Guard
 from sim.engine.metrics import dumps
 from sim.experiments import plots
 from sim.experiments.report import render_report
@@ -78,8 +79,10 @@ def build_tasks(
     routers: Sequence[str],
     replications: int,
     trace_level: str | None = None,
+    guard: Guard | None = None,
 ) -> list[Task]:
-    """Every (point, router, replication) as a task, in a fixed order."""
+    """Every (point, router, replication) as a task, in a fixed order (``guard``: the
+    budgets of each; default :class:`~sim.engine.guard.Guard`'s)."""
     tasks: list[Task] = []
     for point, scenario in points:
         fp = fingerprint(scenario)
@@ -94,6 +97,7 @@ def build_tasks(
                         point=point.id,
                         trace_level=trace_level,
                         fingerprint=fp,
+                        guard=guard if guard is not None else DEFAULT_GUARD,
                     )
                 )
     return tasks
@@ -121,6 +125,7 @@ def run_compare(
     on_plan: Callable[[Plan], None] | None = None,
     wait: bool = False,
     on_wait: Callable[[str], None] | None = None,
+    guard: Guard | None = None,
 ) -> Outcome:
     """Lock ``base``, run what is missing, then write the summary, the plots and the report.
 
@@ -143,6 +148,7 @@ def run_compare(
             on_start=on_start,
             on_record=on_record,
             on_plan=on_plan,
+            guard=guard,
         )
 
 
@@ -161,9 +167,10 @@ def _run_locked(
     on_start: Callable[[int, int], None] | None,
     on_record: Callable[[RunRecord], None] | None,
     on_plan: Callable[[Plan], None] | None,
+    guard: Guard | None,
 ) -> Outcome:
     started = time.perf_counter()
-    tasks = build_tasks(base, points, routers, replications, trace_level)
+    tasks = build_tasks(base, points, routers, replications, trace_level, guard)
     todo = plan(tasks, force=force)
     shipped: Path | None = None
     if handle.kind == "processes" and todo.todo:  # each worker loads each scenario once

@@ -44,6 +44,7 @@ from typing import Any
 from sim import __version__
 from sim.conformance import TraceError, check_run_dir
 from sim.engine import ReplicationError, World, run_replication
+from sim.engine.guard import DEFAULT_GUARD, Guard
 from sim.engine.metrics import dumps
 from sim.experiments.properties import property_metrics, property_monitor
 from sim.experiments.store import StorageError, damage, digests, publish, temp_name
@@ -87,6 +88,8 @@ class Task:
     #: where a pool worker loads the scenario from (:func:`sim.experiments.worker.ship`):
     #: set, the task is pickled without its scenario
     scenario_file: str = ""
+    #: the run's budgets (never part of its bytes: not in the fingerprint)
+    guard: Guard = DEFAULT_GUARD
 
     def __reduce__(self) -> Any:
         if not self.scenario_file:
@@ -101,6 +104,7 @@ class Task:
                 self.run_dir,
                 self.point,
                 self.trace_level,
+                self.guard,
             ),
         )
 
@@ -234,6 +238,7 @@ def _execute(
             graph=kept.graph,
             compiled_router=kept.router(task.router),
             hook=engine_hook,
+            guard=task.guard,
         )
     except ReplicationError as exc:
         if isinstance(exc.cause, OSError):

@@ -25,6 +25,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sim.engine.guard import DEFAULT_GUARD, Guard
 from sim.experiments.smc import Estimation, Sprt, clopper_pearson
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ class SmcJob:
     properties: tuple[Property, ...]
     level: str  #: the trace level the monitor sees (protocol or full)
     key: str  #: identifies the job in a worker's cache (scenario fingerprint, level, properties)
+    guard: Guard = DEFAULT_GUARD  #: each replication's budgets (a stop is a ReplicationError)
 
 
 @dataclass
@@ -135,7 +137,7 @@ def replicate(c: Compiled, router: str, rep: int) -> tuple[bool, ...]:
     trace = TraceWriter(MonitorSink(monitor.step, c.decode), rep, c.job.level)
     world: Replication | None = None
     try:
-        world = Replication(scenario, router, rep, trace, c.graph, c.router(router))
+        world = Replication(scenario, router, rep, trace, c.graph, c.router(router), c.job.guard)
         world.run()
         trace.flush()
     except Exception as exc:

@@ -26,6 +26,7 @@ from sim.scenario.model import Scenario
 
 if TYPE_CHECKING:
     from sim.engine import World
+    from sim.engine.guard import Guard
     from sim.experiments.runner import Task
 
 #: the scenario pickles loaded in this process, by (path, fingerprint)
@@ -106,11 +107,13 @@ def shipped_task(
     directory: str,
     point: str | None,
     trace_level: str | None,
+    guard: Guard,
 ) -> Task:
     """A task unpickled in a worker: its scenario loaded once per worker from ``path``."""
     from sim.experiments.runner import Task
 
-    return Task(load_scenario(path, fp), router, rep, directory, point, trace_level, fp, path)
+    scenario = load_scenario(path, fp)
+    return Task(scenario, router, rep, directory, point, trace_level, fp, path, guard)
 
 
 def run_series(world: World, level: str, scenario: Scenario, rep: int) -> dict[str, Any]:

@@ -254,7 +254,13 @@ async def _exchange(server: Endpoint, revision: Revision, timeout: float, errlog
             ) as client:
                 session = client.session
                 if revision == MODERN:  # the server's identity, and proof that it is modern
-                    found = await session.send_discover(MODERN)
+                    try:
+                        found = await session.send_discover(MODERN)
+                    except MCPError as exc:
+                        raise InteropError(
+                            f"the server does not speak {MODERN} (server/discover: error "
+                            f"{exc.code}: {exc.message}); try --revision auto"
+                        ) from None
                     session.adopt(mt.DiscoverResult.model_validate(found))
                 tools, pages = await _pages(session)
                 info = session.server_info
@@ -294,7 +300,7 @@ async def _fetch(server: Endpoint, revision: Revision, timeout: float, errlog: A
     return result
 
 
-def _explain(leaf: BaseException, server: Endpoint, timeout: float, revision: Revision) -> str:
+def _explain(leaf: BaseException, server: Endpoint, timeout: float) -> str:
     """One line for a failure that is not already an :class:`InteropError`; '' if unknown."""
     from mcp.shared.exceptions import MCPError
     from pydantic import ValidationError
@@ -307,11 +313,6 @@ def _explain(leaf: BaseException, server: Endpoint, timeout: float, revision: Re
     if isinstance(leaf, MCPError):
         if "closed" in leaf.message.lower():
             return "the server closed the connection"
-        if revision == MODERN:
-            return (
-                f"the server does not speak {MODERN} (server/discover: error {leaf.code}: "
-                f"{leaf.message}); try --revision auto"
-            )
         return f"error {leaf.code}: {leaf.message}"
     if isinstance(leaf, ValidationError):
         first = leaf.errors()[0] if leaf.errors() else {"loc": (), "msg": str(leaf)}
@@ -375,7 +376,7 @@ def fetch_tools(
                 raise leaf from None
             if isinstance(leaf, InteropError):
                 raise InteropError(f"{shown}: {leaf}{stderr_tail()}") from None
-            what = _explain(leaf, server, timeout, revision)
+            what = _explain(leaf, server, timeout)
             if not what:
                 raise
             tail = "" if what.startswith("malformed") else stderr_tail()

@@ -21,7 +21,13 @@ import msgspec
 
 from sim.view.mesh import mesh_from_scenario, mesh_from_trace
 from sim.view.replay import FRAMES, Replay, compact, rounded
-from sim.view.violations import from_metrics, from_trace, reported_violation
+from sim.view.violations import (
+    VERIFY_DIR,
+    from_metrics,
+    from_trace,
+    from_verify,
+    reported_violation,
+)
 from sim.vocabulary.counterexamples import KEEP_COUNTEREXAMPLES
 
 if TYPE_CHECKING:
@@ -64,7 +70,9 @@ def discover_runs(target: Path) -> list[Run]:
         return [Run(target.parent.name, "", target, metrics if metrics.exists() else None)]
     if not target.is_dir():
         raise ViewError(f"{target}: no such file or folder")
-    traces = sorted(target.glob("**/trace.jsonl"))
+    traces = sorted(
+        t for t in target.glob("**/trace.jsonl") if VERIFY_DIR not in t.relative_to(target).parts
+    )
     if not traces:
         raise ViewError(f"{target}: no trace.jsonl under it")
     runs = []
@@ -173,6 +181,7 @@ def build_index(
     return {
         "mesh": mesh.to_json(),
         "runs": out_runs,
+        "verify": from_verify(target) if target.is_dir() else [],
         "summary": summary,
         "cdf": {name: _cdf(v) for name, v in sorted(latencies.items())},
         "frames": FRAMES,

@@ -128,3 +128,47 @@ def _monitor(scenario: Scenario) -> Any:
     from sim.scenario.properties_rules import compile_properties, tool_attributes
 
     return Monitor(compile_properties(scenario.properties, scenario), tool_attributes(scenario))
+
+
+#: Where ``verify`` writes its counterexamples, under a results folder:
+#: ``verify/<workflow>/<router>/<property>.jsonl`` (SPEC §11: §5 trace events, ``t`` 0).
+VERIFY_DIR = "verify"
+
+
+def from_verify(results: Path) -> list[dict[str, Any]]:
+    """One group per counterexample trace ``verify`` wrote under ``results``: the shortest
+    path of the untimed model that violates the property, its last event offending (the
+    violation is certain there), drawn from its own events. A line that is not a JSON
+    object raises :class:`ValueError` naming the file and line."""
+    import json
+
+    base = results / VERIFY_DIR
+    out: list[dict[str, Any]] = []
+    for path in sorted(base.glob("*/*/*.jsonl")) if base.is_dir() else []:
+        workflow, router = path.parent.parent.name, path.parent.name
+        events = []
+        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                e = json.loads(line)
+            except ValueError as exc:
+                raise ValueError(f"{path}:{lineno}: not JSON ({exc})") from None
+            if not isinstance(e, dict) or not isinstance(e.get("seq"), int):
+                raise ValueError(f"{path}:{lineno}: not a trace event (no integer seq)")
+            events.append(e)
+        seqs = _seqs(events)
+        message = (
+            f"shortest counterexample of {path.stem} for workflow {workflow} under {router} "
+            f"({len(events)} events, untimed)"
+        )
+        example = {
+            "message": message,
+            "seqs": seqs[-1:],
+            "context": seqs[:-1],
+            "instances": [],
+            "events": [compact(e, owner=True) for e in events],
+        }
+        group = _group("verify", path.stem, 1, [example])
+        out.append(group | {"workflow": workflow, "router": router, "path": str(path)})
+    return out

@@ -6,7 +6,7 @@
 * :mod:`~sim.calculus.mcp.invocation`: the LTS of one invocation, MCP and SGD dialects.
 """
 
-from sim.calculus.mcp.invocation import tool_lts
+from sim.calculus.mcp.invocation import tool_lts, validates
 from sim.calculus.mcp.model import (
     ALL_FIELDS,
     HINT_DEFAULTS,
@@ -63,4 +63,5 @@ __all__ = [
     "tool_lts",
     "tools_from_list",
     "tools_to_list",
+    "validates",
 ]

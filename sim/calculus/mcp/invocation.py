@@ -5,11 +5,13 @@ A tool invocation (paper §3.2.3 and §6.3 ``Tool_robust``, SPEC §4) is::
     call(n) . τ(validate) . [approve(n) | deny(n)] . execute(n) .
         (result(n) | error(n,t) . recovery)
 
-with ``error(n,ValidationError)`` instead of the τ when the schema has required inputs, the
-approval gate only when the caller's view asks for approval, one error branch per error type,
-and recovery ``retry(n)`` (back to the gate: an approval is consumed by one execute, at most
-``k`` times, then ``abort``), ``fallback(n,tool)``, ``prompt(n)`` or ``abort(n)``; an error
-type without a declared strategy aborts (SPEC §2).
+with ``error(n,ValidationError)`` beside the τ when the schema constrains an input (a
+required input, or a property with a ``type`` or an ``enum``: an argument can then violate
+it, paper §4.4 MCP-Validate-Err), the approval gate only when the caller's view asks for
+approval, one error branch per error type, and recovery ``retry(n)`` (back to the gate: an
+approval is consumed by one execute, at most ``k`` times, then ``abort``),
+``fallback(n,tool)``, ``prompt(n)`` or ``abort(n)``; an error type without a declared
+strategy aborts (SPEC §2).
 
 The same invocation issued in SGD (``dialect="sgd"``, SPEC §4's intent shape) is::
 
@@ -27,7 +29,8 @@ validation τ (collected slots cannot fail validation), and SGD's ``confirm`` tr
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from sim.calculus.lts import LTS, TAU, is_label_argument, label
 from sim.calculus.mcp.model import (
@@ -44,7 +47,30 @@ from sim.calculus.mcp.model import (
 from sim.calculus.mcp.view import ToolView
 from sim.calculus.sgd import EXECUTION_ERROR
 
-__all__ = ["tool_lts"]
+__all__ = ["RETRY_STATES", "tool_lts", "validates"]
+
+#: Retries counted in states per error type: a ``retry(k)`` with k above it folds its
+#: counter there (from the RETRY_STATES-th retry on, the state loops; the LTS then allows
+#: more than k retries, which the ``recovery`` check still counts), so ``retry: 1000000000``
+#: builds 101 counter values, not a billion. Every k up to it is exact.
+RETRY_STATES = 100
+
+CONSTRAINTS = ("type", "enum")
+"""The property keywords an argument can violate (besides ``required``) that open the
+``ValidationError`` branch."""
+
+
+def validates(schema: Mapping[str, Any]) -> bool:
+    """Whether some argument can violate ``schema`` (paper §4.4 MCP-Validate-Err; an input
+    schema): it has required inputs, or a top-level property declares a ``type`` or an
+    ``enum``. An unconstrained schema (``{}``, ``{"type": "object"}``, properties without
+    either) accepts every object."""
+    if schema.get("required"):
+        return True
+    props = schema.get("properties")
+    if not isinstance(props, Mapping):
+        return False
+    return any(isinstance(p, Mapping) and any(k in p for k in CONSTRAINTS) for p in props.values())
 
 
 def tool_lts(
@@ -61,8 +87,9 @@ def tool_lts(
     ``requires_approval is True`` (a plain :class:`Tool` has none). Errors after ``execute``:
     each declared failure mode's type plus ``error_types`` (undeclared ones abort). A
     ``ValidationError`` branch replaces nothing: it is offered beside the τ whenever the schema
-    has required inputs or the failure modes declare it. State names show the phase and the
-    retries used.
+    constrains an input (:func:`validates`: required inputs, or a property with ``type`` or
+    ``enum``) or the failure modes declare it. State names show the phase and the retries
+    used.
 
     ``dialect="sgd"``: ``invoke(n)`` opens, then the collecting states ``collect_i`` (``i``
     the next position in the schema's ``required`` list) where ``collect(r_j)`` for any
@@ -102,7 +129,7 @@ def tool_lts(
         else []
     )
     collecting = bool(slots or optional)
-    validation_fails = not sgd and (bool(schema.get("required")) or VALIDATION_ERROR in modes)
+    validation_fails = not sgd and (validates(schema) or VALIDATION_ERROR in modes)
     exec_errors = [e for e in modes if e != VALIDATION_ERROR]
     exec_errors.extend(e for e in error_types if e not in modes and e != VALIDATION_ERROR)
     retried = sorted(e for e, r in modes.items() if isinstance(r, Retry))
@@ -165,7 +192,7 @@ def tool_lts(
             rec = modes.get(err, Abort())
             if isinstance(rec, Retry) and used[slot[err]] < rec.n:
                 more = list(used)
-                more[slot[err]] += 1
+                more[slot[err]] = min(more[slot[err]] + 1, RETRY_STATES)
                 back = "validating" if err == VALIDATION_ERROR else "ready"
                 go(src, label("retry", n), (back, "", tuple(more)))
             elif isinstance(rec, Fallback):

@@ -162,8 +162,8 @@ def _dependencies(obj: Any, path: str) -> tuple[Dependency, ...]:
 
 
 def mcp_plus_key(meta: Mapping[str, Any]) -> str | None:
-    """The ``_meta`` key holding MCP⁺ metadata in ``meta``: :data:`MCP_PLUS_META`, else the
-    legacy :data:`MCP_PLUS_META_LEGACY`, else ``None`` (a plain MCP tool)."""
+    """The ``_meta`` key holding MCP⁺ metadata (paper §7.1) in ``meta``: :data:`MCP_PLUS_META`,
+    else the legacy :data:`MCP_PLUS_META_LEGACY`, else ``None`` (a plain MCP tool)."""
     for key in (MCP_PLUS_META, MCP_PLUS_META_LEGACY):
         if key in meta and meta[key] is not None:
             return key

@@ -24,7 +24,7 @@ function protoColor(p) { var i = D.mesh.protocols.indexOf(p); return i < 0 ? "#9
 var run = 0;
 var S = D.sampling;
 $("sampling").textContent = "events of " + S.kept + " of " + S.instances + " instances kept (" +
-  S.events_kept + " of " + S.events_total + " events; every violating instance, then a seeded sample, seed " +
+  S.events_kept + " of " + S.events_total + " events: every instance of a listed counterexample, then a seeded sample, seed " +
   S.seed + ", budget " + S.max_events + " events)";
 if (D.summary && D.summary.scenario) $("title").textContent = "protomesh · " + D.summary.scenario;
 D.runs.forEach(function (r, i) { h("option", {value: i}, $("run"), r.label); });
@@ -230,32 +230,38 @@ function drawChart(title, key, evs, highlight, context) {
 /* ---- Violations: each violated check and property, its kept counterexamples ---- */
 function plural(n, w) { return n + " " + w + (n === 1 ? "" : "s"); }
 function openExample(ri, g, ex) {
-  run = ri; $("run").value = ri; drawMesh(); fillInstances(); drawTimeline();
-  if (ex.events) drawChart(D.runs[ri].label + " · " + g.kind + " " + g.name + " · " + ex.message, null, ex.events, ex.seqs, ex.context);
+  if (ri !== null) { run = ri; $("run").value = ri; drawMesh(); fillInstances(); drawTimeline(); }
+  var where = ri === null ? "verify " + g.workflow + "/" + g.router : D.runs[ri].label;
+  if (ex.events) drawChart(where + " · " + g.kind + " " + g.name + " · " + ex.message, null, ex.events, ex.seqs, ex.context);
   else if (ex.instances.length) drawSequence(ex.instances[0], ex.seqs, ex.context);
+}
+function drawGroup(box, g, ri) {
+  var grp = h("div", {"class": "group", "data-run": ri === null ? "" : ri, "data-kind": g.kind, "data-name": g.name, "data-violations": g.violations, "data-kept": g.examples.length}, box);
+  var head = h("div", {"class": "ghead"}, grp), more = g.violations - g.examples.length;
+  h("b", {}, head, g.kind === "verify" ? "property " + g.name + " · workflow " + g.workflow + " · router " + g.router : g.kind + " " + g.name);
+  head.appendChild(document.createTextNode(g.kind === "verify" ? " — violated in the untimed model (" + g.path + ")" :
+    (g.formula ? " (" + g.scope + " scope: " + g.formula + ")" : "") + " — " + plural(g.violations, "violation") + " in this run, " + g.examples.length + " kept" +
+    (more > 0 ? ": the earliest by seq; " + more + " more not kept (cap " + D.keep_counterexamples + " per run)" : "")));
+  g.examples.forEach(function (ex, xi) {
+    var d = h("div", {"class": "cx", "data-run": ri === null ? "" : ri, "data-kind": g.kind, "data-check": g.name, "data-seqs": ex.seqs.join(","),
+      "data-context": ex.context.join(","), "data-inst": ex.instances.join(",")}, grp);
+    h("b", {}, d, "#" + (xi + 1) + " ");
+    d.appendChild(document.createTextNode(ex.message + " — " + (ex.seqs.length ? "events " + ex.seqs.join(", ") : "no single offending event") +
+      (ex.instances.length ? " · " + ex.instances.join(", ") : "") + (ex.elided ? " · " + ex.elided + " events of the scope left out" : "")));
+    d.onclick = function () { openExample(ri, g, ex); };
+  });
 }
 function drawViolations() {
   var box = $("violations"); box.innerHTML = "";
   D.runs.forEach(function (R, ri) {
     if (!R.violated.length) return;
     h("h3", {}, box, R.label);
-    R.violated.forEach(function (g) {
-      var grp = h("div", {"class": "group", "data-run": ri, "data-kind": g.kind, "data-name": g.name, "data-violations": g.violations, "data-kept": g.examples.length}, box);
-      var head = h("div", {"class": "ghead"}, grp), more = g.violations - g.examples.length;
-      h("b", {}, head, g.kind + " " + g.name);
-      head.appendChild(document.createTextNode((g.formula ? " (" + g.scope + " scope: " + g.formula + ")" : "") + " — " +
-        plural(g.violations, "violation") + " in this run, " + g.examples.length + " kept" +
-        (more > 0 ? ": the earliest by seq; " + more + " more not kept (cap " + D.keep_counterexamples + " per run)" : "")));
-      g.examples.forEach(function (ex, xi) {
-        var d = h("div", {"class": "cx", "data-run": ri, "data-kind": g.kind, "data-check": g.name, "data-seqs": ex.seqs.join(","),
-          "data-context": ex.context.join(","), "data-inst": ex.instances.join(",")}, grp);
-        h("b", {}, d, "#" + (xi + 1) + " ");
-        d.appendChild(document.createTextNode(ex.message + " — " + (ex.seqs.length ? "events " + ex.seqs.join(", ") : "no single offending event") +
-          (ex.instances.length ? " · " + ex.instances.join(", ") : "") + (ex.elided ? " · " + ex.elided + " events of the scope left out" : "")));
-        d.onclick = function () { openExample(ri, g, ex); };
-      });
-    });
+    R.violated.forEach(function (g) { drawGroup(box, g, ri); });
   });
+  if (D.verify.length) {
+    h("h3", {}, box, "verify: every execution of the untimed model (shortest counterexamples)");
+    D.verify.forEach(function (g) { drawGroup(box, g, null); });
+  }
   if (!box.children.length) h("p", {}, box, "No check or property is violated in these runs.");
 }
 
