@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 from test_engine_properties import scenarios
 
@@ -143,6 +143,7 @@ def test_every_simulated_instance_is_a_path_of_the_model(
         checked += 1
         if checked >= 8:
             break
+    event(f"instances replayed: {min(checked, 8)}")
 
 
 def test_train_booking_instances_replay_and_a_mutated_one_does_not(tmp_path: Path) -> None:
