@@ -69,6 +69,8 @@ RULES: list[tuple[str, set[str] | None]] = [
     ("mesh", {"engine", "experiments", "conformance", "cli"}),
     ("engine", {"experiments", "conformance", "cli"}),
     ("conformance", {"engine", "experiments", "cli"}),
+    # verify must be able to disagree with the engine it checks
+    ("verify", {"engine", "experiments", "cli"}),
 ]
 
 

@@ -3,6 +3,7 @@ bad servers: each gives one clear line, exit 2, and leaves no process behind."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
@@ -13,6 +14,8 @@ from pathlib import Path
 import anyio
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sim.calculus import ToolPlus, tools_from_list
 from sim.cli import main
@@ -294,3 +297,66 @@ def test_a_pinned_modern_revision_refuses_a_legacy_server(
         "the server does not speak 2026-07-28 (server/discover: error -32601: Method not found: "
         "server/discover); try --revision auto"
     ), err
+
+
+LINES = st.lists(
+    st.one_of(
+        st.integers(0, 99).map(lambda i: b'{"jsonrpc": "2.0", "id": %d, "result": {}}' % i),
+        st.just(b"not json at all"),
+        st.binary(min_size=1, max_size=6).filter(lambda b: not _utf8(b) and b"\n" not in b),
+    ),
+    max_size=8,
+)
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+@settings(max_examples=60, deadline=None)
+@given(lines=LINES, cuts=st.lists(st.integers(0, 400), max_size=6))
+def test_stdout_lines_do_not_depend_on_how_the_bytes_arrive(
+    lines: list[bytes], cuts: list[int]
+) -> None:
+    """Whatever the chunking, one item per line in order: a message for a JSON-RPC line, a
+    parse error for another UTF-8 line, and for the first line that is not UTF-8 a
+    ServerOutputError naming its number, after which nothing is read."""
+    from sim.interop.stdio_transport import ServerOutputError, read_lines
+
+    data = b"".join(line + b"\n" for line in lines)
+    bounds = sorted({0, len(data), *(c for c in cuts if c < len(data))})
+    chunks = [data[a:b] for a, b in itertools.pairwise(bounds)]
+    expected: list[str] = []
+    for number, line in enumerate(lines, 1):
+        if not _utf8(line):
+            expected.append(f"bad:{number}")
+            break
+        expected.append("message" if line.startswith(b'{"jsonrpc"') else "error")
+
+    async def scenario() -> list[str]:
+        send, source = anyio.create_memory_object_stream[bytes](len(chunks) + 1)
+        sink, items = anyio.create_memory_object_stream[object](len(lines) + 1)
+        got: list[str] = []
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(read_lines, source, sink)
+            for chunk in chunks:
+                await send.send(chunk)
+            await send.aclose()
+            with anyio.fail_after(20):  # a guard against a hang only
+                for _ in expected:
+                    item = await items.receive()
+                    if isinstance(item, ServerOutputError):
+                        got.append(f"bad:{str(item).rsplit(' ', 1)[-1].rstrip(')')}")
+                    elif type(item).__name__ == "SessionMessage":
+                        got.append("message")
+                    else:
+                        assert isinstance(item, ValueError)
+                        got.append("error")
+            tasks.cancel_scope.cancel()
+        return got
+
+    assert anyio.run(scenario) == expected

@@ -328,37 +328,39 @@ def test_a_property_counterexample_opens_its_chart_with_the_offending_event(
 
 
 def test_a_verify_counterexample_opens_its_chart(
-    browser: Any, train_mutations: dict[str, list[dict[str, Any]]], tmp_path: Path
+    browser: Any, results: Path, tmp_path: Path
 ) -> None:
-    """verify's counterexample traces (results/<scenario>/verify/<wf>/<router>/<p>.jsonl,
-    untimed §5 events) are listed; a click draws the chart, its last event lit."""
+    """verify's counterexample traces (written under the results folder, verify/<wf>/
+    <router>/<property>.jsonl, untimed §5 events) are listed; a click draws the path, its
+    last event lit, the rest marked, the MCP+→MCP translation at gw2 boxed."""
     from sim.view import write_page
 
-    events = train_mutations["drop_approve"]
-    rep = tmp_path / "r" / "dijkstra" / "rep-0"
-    rep.mkdir(parents=True)
-    (rep / "trace.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
-    execute = next(e for e in events if e["label"] == "execute" and e["tool"] == "book_train")
-    path = [e for e in events if e["inv"] == execute["inv"] and e["seq"] <= execute["seq"]]
-    folder = tmp_path / "r" / "verify" / "book" / "dijkstra"
-    folder.mkdir(parents=True)
-    lines = [{**e, "t": 0.0, "seq": k} for k, e in enumerate(path)]
-    text = "".join(json.dumps(e) + "\n" for e in lines)
-    (folder / "approved-writes.jsonl").write_text(text)
-    write_page(tmp_path / "r", tmp_path / "p.html", TRAIN)
+    folder = tmp_path / "train-booking"
+    shutil.copytree(results / "resilient" / "rep-0", folder / "resilient" / "rep-0")
+    cmd = [sys.executable, "-m", "sim", "verify", str(TRAIN), "--router", "resilient"]
+    cmd += ["--property", "recovery", "--counterexamples", str(folder / "verify")]
+    done = subprocess.run(cmd, cwd=REPO, capture_output=True)
+    assert done.returncode == 1, done.stderr  # recovery is violated in the untimed model
+    written = folder / "verify" / "book" / "resilient" / "recovery.jsonl"
+    lines = [json.loads(x) for x in written.read_text().splitlines()]
+    write_page(folder, tmp_path / "p.html", TRAIN)
     seen = _open(browser, tmp_path / "p.html")
     page = seen.page
     page.click("nav button[data-tab=viol]")
-    cx = page.locator(".cx[data-kind=verify][data-check=approved-writes]")
-    assert cx.count() == 1 and cx.get_attribute("data-seqs") == str(len(lines) - 1)
+    cx = page.locator(".cx[data-kind=verify][data-check=recovery]")
+    seqs = [e["seq"] for e in lines]
+    assert cx.count() == 1 and cx.get_attribute("data-seqs") == str(seqs[-1])
     cx.click()
-    assert _lit(page) == [len(lines) - 1]
-    assert _lit(page, "ctx") == list(range(len(lines) - 1))  # the rest of the path
-    assert "verify book/dijkstra" in (page.locator("#seq-title").text_content() or "")
-    assert page.locator("#seq .arrow").count() == sum(1 for e in lines if e["label"] == "hop")
+    assert _lit(page) == [seqs[-1]]
+    assert _lit(page, "ctx") == seqs[:-1]  # the rest of the path
+    assert "verify book/resilient" in (page.locator("#seq-title").text_content() or "")
+    translations = [e for e in lines if e["label"] == "translate"]
+    boxes = page.locator("#seq .box.translate").all_text_contents()
+    assert len(boxes) == len(translations) and translations
+    assert "translate MCP+→MCP" in " ".join(boxes)
     page.locator("#seq .hl").first.hover()
     tip = json.loads(page.locator("#tip").text_content() or "{}")
-    assert (tip["label"], tip["tool"], tip["wf"]) == ("execute", "book_train", execute["wf"])
+    assert tip == {k: lines[-1][k] for k in tip}
     assert seen.errors == [] and seen.blocked == []
     page.close()
 

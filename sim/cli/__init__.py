@@ -25,10 +25,11 @@ from sim.cli import (
     mesh,
     scenario,
     smc,
+    verify,
     view,
 )
 
-_GROUPS = (scenario, mesh, calculus, engine, interop, conformance, experiments, view, smc)
+_GROUPS = (scenario, mesh, calculus, engine, interop, conformance, experiments, view, smc, verify)
 
 
 def build_parser() -> argparse.ArgumentParser:

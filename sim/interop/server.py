@@ -334,7 +334,8 @@ def build_server(
         slot = sim.slots.get(name)
         queued = time.monotonic()
         host = sim.hosts.get(name, name)
-        extra = {"approved": True} if approved else {}
+        writes = sim.specs[name].side_effects.value in ("write", "delete")
+        extra = {"approved": True} if approved and writes else {}
         if slot is not None:
             async with slot:
                 waited = round(time.monotonic() - queued, 6)

@@ -298,6 +298,12 @@ class Monitor:
                     for inv in invs:
                         self._close(g, inv)
 
+    def mask(self, ev: Any, raw: bytes) -> int:
+        """The atom mask of one event (bit k: ``self.atoms[k]`` holds), as :meth:`step`
+        computes it, without advancing any scope (for ``verify``'s product)."""
+        atoms = self.by_label.get(ev.label)
+        return self._mask(atoms, ev, raw) if atoms else 0
+
     def _mask(self, atoms: list[tuple[int, tuple[Matcher, ...]]], ev: Any, raw: bytes) -> int:
         """The bits of the atoms ``ev`` satisfies."""
         cache: list[dict[str, Any]] = []

@@ -1,0 +1,237 @@
+"""``verify FILE``: exhaustive verification of the untimed model (SPEC §11).
+
+Per workflow, per property: holds / violated (shortest counterexample printed and
+written as a SPEC §5 trace) / undecided (``--max-states`` reached) / not-decidable
+(a time bound, the run scope, the transport checks). Exit 0 every decided property
+holds, 1 a violation, 2 bad input, 3 undecided. See docs/verify.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sim.cli.console import EXIT_BAD_INPUT, EXIT_NEGATIVE, EXIT_OK, print_table
+
+if TYPE_CHECKING:
+    from sim.verify import WorkflowVerdict
+
+#: Exit code when a search reached ``--max-states`` (SPEC §11).
+EXIT_UNDECIDED = 3
+#: The default bound (sim.verify.MAX_STATES; kept here so --help imports nothing).
+DEFAULT_MAX_STATES = 1_000_000
+
+
+def register(sub: Any) -> None:
+    """Add ``verify`` to ``sub`` (an argparse subparsers action)."""
+    p = sub.add_parser(
+        "verify",
+        help="explore every execution of the untimed model; prove or refute properties",
+        description="Exhaustive verification (SPEC §11): every execution of one instance "
+        "of each workflow in the untimed model (task interleavings, approval answers, "
+        "results and errors, recoveries, the caller's views per discovery route), "
+        "searched breadth-first; per property: holds, violated (shortest counterexample, "
+        "written as a SPEC §5 trace that `check` confirms), undecided (--max-states "
+        "reached) or not-decidable (time bounds, run scope, transport checks). Exit 0: "
+        "every decided property holds; 1: a violation; 2: bad input; 3: undecided. See "
+        "docs/verify.md.",
+    )
+    p.add_argument("file", metavar="FILE", help="scenario YAML file")
+    p.add_argument(
+        "--workflow",
+        metavar="W",
+        action="append",
+        dest="workflows",
+        help="verify this workflow (repeat for several; default: all)",
+    )
+    p.add_argument("--router", metavar="R", help="router (default: the scenario's first)")
+    p.add_argument(
+        "--property",
+        metavar="NAME",
+        action="append",
+        dest="property_names",
+        help="decide this property or check (repeat; default: the scenario's and the seven checks)",
+    )
+    p.add_argument(
+        "--properties",
+        metavar="FILE",
+        help="a YAML list of {name, scope, formula} besides the scenario's own",
+    )
+    p.add_argument(
+        "--max-states",
+        type=int,
+        default=DEFAULT_MAX_STATES,
+        metavar="N",
+        help=f"states stored per search before it stops undecided (default {DEFAULT_MAX_STATES:,})",
+    )
+    p.add_argument(
+        "--counterexamples",
+        type=Path,
+        metavar="DIR",
+        help="where counterexample traces go, DIR/<workflow>/<router>/<property>.jsonl "
+        "(default: results/<scenario>/verify)",
+    )
+    p.add_argument(
+        "--aut",
+        type=Path,
+        metavar="OUT.aut",
+        help="write the model's state space in Aldebaran form (one file per workflow: "
+        "OUT-<workflow>.aut when there are several)",
+    )
+    p.add_argument(
+        "--no-reduction",
+        action="store_true",
+        help="plain breadth-first search, without the partial-order reduction",
+    )
+    p.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="override a field, e.g. approval.mcp_policy=never",
+    )
+    p.add_argument("--json", action="store_true", help="print the verdicts as JSON (SPEC §11)")
+    p.set_defaults(handler=verify)
+
+
+def _bad(message: str) -> int:
+    print(message, file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def verify(args: argparse.Namespace) -> int:
+    """Decide the properties; print; write counterexamples; 0, 1, 2 or 3."""
+    from sim.cli.engine import _overrides
+    from sim.experiments.sweep import SweepError
+    from sim.mesh.registry import unknown_router
+    from sim.scenario import ScenarioError, load_scenario_with_warnings
+    from sim.scenario.properties_rules import load_properties
+    from sim.verify import UnknownProperty, decide, selected
+
+    if args.max_states < 1:
+        return _bad("--max-states: must be at least 1")
+    try:
+        overrides = _overrides(args.settings)
+        scenario, warnings = load_scenario_with_warnings(args.file, overrides)
+        extra = load_properties(args.properties, scenario) if args.properties else []
+    except SweepError as exc:
+        return _bad(str(exc))
+    except ScenarioError as exc:
+        for diag in (*exc.errors, *exc.warnings):
+            print(diag, file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as exc:
+        return _bad(f"{exc.filename or args.file}: {exc.strerror or exc}")
+    for diag in warnings:
+        print(diag, file=sys.stderr)
+    router = args.router or scenario.router_names[0]
+    problem = unknown_router(router, scenario)
+    if problem is not None:
+        return _bad(f"--router: {problem}")
+    names = [w.name for w in scenario.workflows]
+    wanted = list(dict.fromkeys(args.workflows or names))
+    unknown = [w for w in wanted if w not in names]
+    if unknown:
+        return _bad(
+            f"--workflow: unknown workflow {', '.join(unknown)} (known: {', '.join(names)})"
+        )
+    try:
+        props = selected(scenario, extra, args.property_names)
+    except UnknownProperty as exc:
+        return _bad(f"--property: {exc}")
+    try:
+        results = [
+            decide(scenario, w, router, props, args.max_states, not args.no_reduction)
+            for w in wanted
+        ]
+    except ValueError as exc:
+        return _bad(f"error: {exc}")
+    base = args.counterexamples or Path("results") / scenario.name / "verify"
+    for wv in results:
+        for pv in wv.properties:
+            if pv.events is not None:
+                pv.path = _write(base / wv.workflow / wv.router / f"{pv.name}.jsonl", pv.events)
+                pv.confirm = _confirm(args, pv.name, pv.path)
+    if args.aut is not None:
+        code = _aut(args, scenario, wanted, router)
+        if code:
+            return code
+    if args.json:
+        objs = [wv.to_json() for wv in results]
+        print(json.dumps(objs[0] if len(objs) == 1 else objs, indent=2))
+    else:
+        for wv in results:
+            _print(wv)
+    verdicts = {pv.verdict for wv in results for pv in wv.properties}
+    if "violated" in verdicts:
+        return EXIT_NEGATIVE
+    if "undecided" in verdicts:
+        return EXIT_UNDECIDED
+    return EXIT_OK
+
+
+def _write(path: Path, events: list[dict[str, Any]]) -> Path:
+    from sim.verify.counterexample import write_trace
+
+    write_trace(events, path)
+    return path
+
+
+def _confirm(args: argparse.Namespace, name: str, path: Path) -> str:
+    """The ``check`` command that reports the same violation."""
+    from sim.conformance.checks import CHECK_NAMES
+
+    cmd = ["python", "-m", "sim", "check", str(path), "--scenario", args.file]
+    if name in CHECK_NAMES:
+        cmd += ["--only", name]
+    else:
+        cmd += ["--property", name]
+        if args.properties:
+            cmd += ["--properties", args.properties]
+    return shlex.join(cmd)
+
+
+def _aut(args: argparse.Namespace, scenario: Any, workflows: list[str], router: str) -> int:
+    from sim.calculus.lts import write_aut
+    from sim.verify.aut import state_space
+    from sim.verify.model import Model
+
+    out: Path = args.aut
+    for w in workflows:
+        target = out if len(workflows) == 1 else out.with_name(f"{out.stem}-{w}{out.suffix}")
+        lts, complete = state_space(Model(scenario, w, router), args.max_states)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(write_aut(lts), encoding="utf-8")
+        except OSError as exc:
+            return _bad(f"--aut: {target}: {exc.strerror or exc}")
+        cut = "" if complete else f" (cut at --max-states {args.max_states:,})"
+        print(
+            f"{w}: state space written to {target}: {lts.n_states:,} states, "
+            f"{len(lts.transitions):,} transitions{cut}",
+            file=sys.stderr,
+        )
+    return EXIT_OK
+
+
+def _print(wv: WorkflowVerdict) -> None:
+    print(f"workflow {wv.workflow} (initiator {wv.initiator}), router {wv.router}:")
+    rows = [
+        [p.name, p.verdict, f"{p.states:,}", f"{p.transitions:,}", p.note or "-"]
+        for p in wv.properties
+    ]
+    print_table(["property", "verdict", "states", "transitions", "note"], rows, align="llrrl")
+    for p in wv.properties:
+        if p.events is None:
+            continue
+        print()
+        print(f"shortest counterexample of {p.name} ({len(p.events)} events), written to {p.path}:")
+        for ev in p.events:
+            print("  " + json.dumps(ev, separators=(",", ":"), ensure_ascii=False))
+        print(f"confirm: {p.confirm}")
+    print()

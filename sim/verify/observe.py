@@ -1,0 +1,264 @@
+"""The properties ``verify`` decides, stepped in product with the model (SPEC §9, §11).
+
+Three ways, chosen per property:
+
+* *online* (a conjunction of unbounded ``G ψ`` and ``ψ``, ψ past-only): each scope's
+  state is the tuple of :class:`~sim.properties.semantics.PastAutomaton` states the
+  property monitor itself builds (:class:`~sim.properties.Monitor`, whose ``mask``
+  gives an event's atoms); a violation is certain at the event where ψ fails;
+* *buffered* (any other unbounded formula): a scope keeps its atom masks and
+  :func:`~sim.properties.semantics.evaluate` decides it when the scope closes;
+* *check*: a SPEC §6 check without a formula (``recovery``, ``lts``): the check itself
+  is run (:func:`sim.conformance.checks.run_pass`) on the rendered path at each step
+  whose events it examines; a violation it counts during the pass is certain.
+
+Scopes: an instance (all its events), an invocation (its ``call``/``invoke`` and the
+events after it of the same task until the next), a discovery (its ``translate`` and
+``list`` events, or its ``timeout``). Not decidable untimed: a bound, the ``run``
+scope (it spans instances), an atom on a detail the model does not decide
+(``attempt``, times, ids), and the checks on messages (``conservation``,
+``route_validity``: the model has no transport). ``interleaving_free``: the verdict
+depends only on each task's own events (invocation scope, the two checks), the
+condition of the partial-order reduction.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sim.properties import Monitor, Property
+from sim.properties.ast import Atom, children, has_bound
+from sim.properties.semantics import evaluate
+from sim.verify.counterexample import render
+from sim.verify.model import Model
+from sim.verify.states import END, RUNNING, Event
+
+#: Detail keys the model decides (an atom on another detail key is not decidable).
+MODELED_KEYS = frozenset(
+    [
+        "error",
+        "missing",
+        "cause",
+        "to",
+        "message",
+        "slot",
+        "reason",
+        "status",
+        "host",
+        "fields",
+        "approval",
+        "approval_reason",
+        "exclusive_with",
+        "target",
+        "approved",
+        "executed",
+        "action",
+        "kind",
+        "at",
+        "chain",
+        "dropped",
+        "from_proto",
+        "to_proto",
+    ]
+)
+#: Checks on messages the untimed model has none of.
+TRANSPORT_CHECKS = ("conservation", "route_validity")
+_DISCOVERY = ("translate", "list")
+
+
+class _Ev:
+    """An event as the monitor's matchers read it (the SPEC §5 fields)."""
+
+    __slots__ = ("agent", "inst", "inv", "label", "proto", "seq", "t", "task", "tool", "wf")
+
+    def __init__(self, model: Model, ev: Event) -> None:
+        lab, ti, tool, agent, proto, _ = ev
+        self.label = lab
+        self.tool = tool
+        self.agent = agent
+        self.proto = proto
+        self.wf = model.workflow
+        self.task = model.tasks[ti].id if ti >= 0 else None
+        self.inst = 0
+        self.inv = 0
+        self.t = 0.0
+        self.seq = 0
+
+
+def undecidable_reason(prop: Property) -> str:
+    """Why ``prop`` cannot be decided untimed ('' when it can)."""
+    if has_bound(prop.formula):
+        return "a time bound (the model is untimed)"
+    if prop.scope == "run":
+        return "the run scope spans instances (the model is one instance)"
+    todo = [prop.formula]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, Atom):
+            for c in node.conditions:
+                if c.key.startswith("detail.") and c.key[7:] not in MODELED_KEYS:
+                    return f"detail.{c.key[7:]} is not decided by the untimed model"
+        todo.extend(children(node))
+    return ""
+
+
+class Tracker:
+    """One property in product with the model (see the module)."""
+
+    name: str
+    scope: str
+    interleaving_free: bool
+
+    def initial(self, model: Model) -> Any:
+        raise NotImplementedError
+
+    def step(
+        self,
+        model: Model,
+        ps: Any,
+        events: Sequence[Event],
+        nxt: Any,
+        path: Callable[[], list[Event]],
+    ) -> tuple[Any, int | None]:
+        """The property state after ``events`` (leading to model state ``nxt``) and the
+        index of the event where a violation became certain (None: none)."""
+        raise NotImplementedError
+
+
+class FormulaTracker(Tracker):
+    """A formula property: per open scope an online or a buffered state."""
+
+    def __init__(self, prop: Property, monitor: Monitor) -> None:
+        self.name = prop.name
+        self.scope = prop.scope
+        self.interleaving_free = prop.scope == "invocation"
+        self.monitor = monitor
+        check = monitor.checks[0]
+        self.obligations = check.obligations
+        self.program = check.program
+        self._masks: dict[Event, int] = {}
+
+    def mask(self, model: Model, ev: Event) -> int:
+        hit = self._masks.get(ev)
+        if hit is None:
+            raw = json.dumps({"label": ev[0], "detail": dict(ev[5])}).encode()
+            hit = self._masks[ev] = self.monitor.mask(_Ev(model, ev), raw)
+        return hit
+
+    def initial(self, model: Model) -> Any:
+        return (None, (None,) * len(model.tasks))
+
+    def _advance(self, st: Any, mask: int) -> tuple[Any, bool]:
+        if self.obligations is None:  # buffered
+            return ((*(st or ()), mask)), False
+        first = st is None
+        states = tuple(r.initial() for _, r, _ in self.obligations) if first else st
+        new = []
+        bad = False
+        for (always, runner, _), s in zip(self.obligations, states, strict=True):
+            s2, value = runner.advance(s, mask, 0.0)
+            new.append(s2)
+            if (first or always) and not value:
+                bad = True
+        return tuple(new), bad
+
+    def _close(self, st: Any) -> bool:
+        """Whether a closing scope's buffered formula is false (online: decided already)."""
+        if st is None or self.program is None or self.obligations is not None:
+            return False
+        cols = evaluate(self.program, st, [0.0] * len(st))
+        return not cols[self.program.root][0]
+
+    def step(
+        self,
+        model: Model,
+        ps: Any,
+        events: Sequence[Event],
+        nxt: Any,
+        path: Callable[[], list[Event]],
+    ) -> tuple[Any, int | None]:
+        inst, slots = ps
+        slots = list(slots)
+        instance = self.scope == "instance"
+        disc: Any = None
+        for k, ev in enumerate(events):
+            lab, ti = ev[0], ev[1]
+            if lab == "_failed":
+                continue
+            m = self.mask(model, ev)
+            if instance:
+                inst, bad = self._advance(inst, m)
+                if bad:
+                    return ps, k
+                continue
+            if lab in _DISCOVERY or (lab == "timeout" and dict(ev[5]).get("kind") == "list"):
+                disc, bad = self._advance(disc, m)
+                if bad:
+                    return ps, k
+                if lab != "translate":
+                    if self._close(disc):
+                        return ps, k
+                    disc = None
+                continue
+            if ti < 0 or lab == "skip":
+                continue
+            if lab in ("call", "invoke"):
+                if self._close(slots[ti]):
+                    return ps, k
+                slots[ti] = None
+            slots[ti], bad = self._advance(slots[ti], m)
+            if bad:
+                return ps, k
+        last = len(events) - 1
+        if nxt is END:
+            if instance and self._close(inst):
+                return ps, last
+            if any(self._close(s) for s in slots):
+                return ps, last
+            return (None, (None,) * len(slots)), None
+        tasks = nxt[0]
+        for ti, st in enumerate(slots):
+            if st is not None and not (isinstance(tasks[ti], tuple) and tasks[ti][0] == RUNNING):
+                if self._close(st):
+                    return ps, last
+                slots[ti] = None
+        return (inst, tuple(slots)), None
+
+
+class CheckTracker(Tracker):
+    """A SPEC §6 check run on the rendered path (see the module)."""
+
+    def __init__(self, name: str, scenario: Any) -> None:
+        from sim.conformance.checks import ALL_CHECKS
+        from sim.conformance.truth import from_scenario
+
+        self.name = name
+        self.scope = "invocation"
+        self.interleaving_free = True
+        self.cls = ALL_CHECKS[name]
+        self.labels = frozenset(self.cls.labels)
+        self.truth = from_scenario(scenario)
+
+    def initial(self, model: Model) -> Any:
+        return None
+
+    def step(
+        self,
+        model: Model,
+        ps: Any,
+        events: Sequence[Event],
+        nxt: Any,
+        path: Callable[[], list[Event]],
+    ) -> tuple[Any, int | None]:
+        if nxt is not END and not any(ev[0] in self.labels for ev in events):
+            return ps, None
+        from sim.conformance.checks import Context, run_pass
+        from sim.conformance.events import encode_event
+
+        lines = [encode_event(e) for e in render(model, [*path(), *events])]
+        ctx = Context()
+        check = self.cls(self.truth, ctx)
+        run_pass("verify", [lines], [check], ctx)
+        return ps, (len(events) - 1 if check.violations else None)

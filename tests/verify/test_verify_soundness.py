@@ -1,0 +1,187 @@
+"""Soundness of the untimed model (issue 13): every workflow instance the simulator runs
+is a path of ``verify``'s state space, so any violation the simulator can produce,
+``verify`` finds.
+
+Hypothesis draws the engine property test's small random scenarios (tools with failure
+modes, errors, approvals, dependencies, random ≺, outages) with up to six tasks; each
+is simulated under one of its routers, each instance's trace is projected onto the
+labels the model decides (the protocol labels, ``skip``, ``wf_start``, ``wf_end``) and
+replayed on the model: a search for a path whose projected events are exactly the
+instance's. Instances cut by the run's drain cap are left out (the model has no end of
+run). Where ``verify`` proves ``write_approval``, no simulated execute is unapproved.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import strategies as st
+from test_engine_properties import scenarios
+
+from sim.engine import run_replication
+from sim.scenario import ScenarioError, parse_scenario
+from sim.verify.model import Model
+from sim.verify.states import END, INIT, Event
+
+#: The labels the projection keeps, and the detail that tells their branches apart.
+KEPT = {
+    "wf_start": None,
+    "wf_end": "status",
+    "call": None,
+    "invoke": None,
+    "collect": "slot",
+    "validate": None,
+    "approve": None,
+    "deny": None,
+    "execute": None,
+    "result": None,
+    "error": "error",
+    "retry": None,
+    "fallback": "to",
+    "prompt": None,
+    "abort": None,
+    "skip": "exclusive_with",
+}
+
+Key = tuple[str, Any, Any, Any]
+
+
+def trace_key(ev: dict[str, Any]) -> Key:
+    arg = KEPT[ev["label"]]
+    return (
+        ev["label"],
+        ev["task"],
+        ev["tool"] if ev["task"] else None,
+        ev["detail"].get(arg) if arg else None,
+    )
+
+
+def model_keys(model: Model, events: tuple[Event, ...], status: str) -> list[Key]:
+    out = []
+    for lab, ti, tool, _, _, detail in events:
+        if lab not in KEPT:
+            continue
+        d = dict(detail)
+        task = model.tasks[ti].id if ti >= 0 else None
+        arg = KEPT[lab]
+        value = d.get(arg) if arg else None
+        if lab == "wf_end" and value is None:
+            value = status
+        out.append((lab, task, tool if task else None, value))
+    return out
+
+
+def replays(model: Model, keys: list[Key]) -> bool:
+    """Whether some path of ``model`` projects exactly onto ``keys``."""
+    status = next((k[3] for k in keys if k[0] == "wf_end"), None)
+    todo: list[tuple[Any, int]] = [(INIT, 0)]
+    seen = set(todo)
+    while todo:
+        state, i = todo.pop()
+        if state == END:
+            if i == len(keys):
+                return True
+            continue
+        for _, evs, nxt in model.successors(state):
+            proj = model_keys(model, evs, status or "")
+            if keys[i : i + len(proj)] == proj and (nxt, i + len(proj)) not in seen:
+                seen.add((nxt, i + len(proj)))
+                todo.append((nxt, i + len(proj)))
+    return False
+
+
+@st.composite
+def small_scenarios(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
+    doc = draw(scenarios())
+    wf = doc["workflows"][0]
+    names = [t["name"] for t in doc["tools"]]
+    for k in range(len(wf["tasks"]), len(wf["tasks"]) + draw(st.integers(0, 2))):
+        after = draw(st.lists(st.sampled_from([f"k{m}" for m in range(k)]), unique=True))
+        wf["tasks"].append({"id": f"k{k}", "tool": draw(st.sampled_from(names)), "after": after})
+    doc["duration"] = 20
+    doc["trace"] = "protocol"
+    return doc, draw(st.sampled_from(doc["routers"]))
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+@given(small_scenarios())
+def test_every_simulated_instance_is_a_path_of_the_model(
+    tmp_path_factory: Any, drawn: tuple[dict[str, Any], str]
+) -> None:
+    doc, router = drawn
+    try:
+        scenario, _ = parse_scenario(yaml.safe_dump(doc, sort_keys=False), "fuzz.yaml")
+    except ScenarioError:
+        assume(False)
+        return
+    out = tmp_path_factory.mktemp("run")
+    run_replication(scenario, router, 0, out, "protocol")
+    by_inst: dict[Any, list[dict[str, Any]]] = {}
+    for line in (Path(out) / "trace.jsonl").read_text().splitlines():
+        ev = json.loads(line)
+        if ev["label"] in KEPT and ev["inst"] is not None:
+            by_inst.setdefault(ev["inst"], []).append(ev)
+    model = Model(scenario, "w", router)
+    checked = 0
+    for inst, evs in sorted(by_inst.items()):
+        ends = [e for e in evs if e["label"] == "wf_end"]
+        if not ends or ends[0]["detail"].get("reason") == "drain_cap":
+            continue
+        keys = [trace_key(e) for e in evs]
+        assert replays(model, keys), (
+            f"instance {inst} under {router} is no path of the model:\n"
+            + ("\n".join(map(str, keys)))
+        )
+        checked += 1
+        if checked >= 8:
+            break
+    event(f"instances replayed: {min(checked, 8)}")
+
+
+def test_train_booking_instances_replay_and_a_mutated_one_does_not(tmp_path: Path) -> None:
+    from sim.scenario import load_scenario
+
+    scenario = load_scenario(Path(__file__).resolve().parents[2] / "scenarios/train_booking.yaml")
+    scenario = scenario.model_copy(update={"duration": 900.0})
+    for router in ("dijkstra", "resilient"):
+        out = tmp_path / router
+        run_replication(scenario, router, 0, out, "protocol")
+        by_inst: dict[Any, list[Key]] = {}
+        for line in (out / "trace.jsonl").read_text().splitlines():
+            ev = json.loads(line)
+            if ev["label"] in KEPT and ev["inst"] is not None:
+                by_inst.setdefault(ev["inst"], []).append(trace_key(ev))
+        model = Model(scenario, "book", router)
+        done = [k for k in by_inst.values() if k[-1][0] == "wf_end"]
+        assert len(done) > 100
+        for keys in done[:60]:
+            assert replays(model, keys), keys
+        # an execute of book_train without its approve is no path of the model
+        keys = next(k for k in done if ("approve", "book", "book_train", None) in k)
+        mutated = [k for k in keys if k != ("approve", "book", "book_train", None)]
+        assert not replays(model, mutated)
+
+
+def test_where_verify_proves_a_property_no_simulated_run_violates_it(tmp_path: Path) -> None:
+    from sim.conformance import check_trace
+    from sim.scenario import load_scenario
+    from sim.verify import decide, selected
+
+    scenario = load_scenario(Path(__file__).resolve().parents[2] / "scenarios/train_booking.yaml")
+    names = ["write_approval", "recovery"]
+    proved = decide(scenario, "book", "dijkstra", selected(scenario, [], names))
+    assert [p.verdict for p in proved.properties] == ["holds", "holds"]
+    for rep in range(3):
+        out = tmp_path / f"rep-{rep}"
+        run_replication(scenario, "dijkstra", rep, out, "protocol")
+        report = check_trace(out / "trace.jsonl", scenario, names)
+        assert report.instances > 1000
+        assert [(v.name, v.violations) for v in report.verdicts] == [(n, 0) for n in names]
