@@ -21,11 +21,10 @@ from sim.approval import ApprovalPolicy, decide
 from sim.calculus.lts import LTS
 from sim.calculus.mcp import (
     SERVICE_DOWN,
-    Relation,
-    Retry,
     ToolPlus,
     ToolView,
     caller_view,
+    knowledge,
     tool_lts,
 )
 from sim.mesh.errors import NoRoute
@@ -167,6 +166,7 @@ class ToolModel:
         "feeds",
         "fields",
         "name",
+        "recovery",
         "required",
         "requires",
         "sd_retries",
@@ -177,18 +177,13 @@ class ToolModel:
         self.name = truth.name
         self.fields = fields
         self.view: ToolView = caller_view(truth, fields, mcp_policy)
-        d = self.view.descriptor
-        schema = d.input_schema or {}
-        self.required: tuple[str, ...] = tuple(schema.get("required", ()) or ())
-        deps = d.dependencies or ()
-        self.requires = tuple(x.tool for x in deps if x.relation == Relation.REQUIRES)
-        self.feeds = tuple(x.tool for x in deps if x.relation == Relation.PRODUCES_INPUT_FOR)
-        self.exclusive = tuple(x.tool for x in deps if x.relation == Relation.EXCLUSIVE_WITH)
-        recovery: dict[str, Any] = {}
-        for fm in d.failure_modes or ():
-            recovery.setdefault(fm.error, fm.recovery)
-        sd = recovery.get(SERVICE_DOWN)
-        self.sd_retries = sd.n if isinstance(sd, Retry) else 0
+        known = knowledge(self.view)
+        self.required = known.required
+        self.requires = known.requires
+        self.feeds = known.feeds
+        self.exclusive = known.exclusive
+        self.recovery = known.recovery
+        self.sd_retries = known.sd_retries
         self.error_types: tuple[str, ...] = tuple(sorted({*errors, SERVICE_DOWN}))
         self._lts: dict[tuple[bool, bool], LTS] = {}
 

@@ -408,9 +408,7 @@ class Model:
         (lab, nxt), *rest = lts.enabled(s)
         assert not rest
         view = self.view(option)
-        strategy = view.view.descriptor.failure_modes
-        declared = {fm.error: fm.recovery for fm in reversed(strategy or ())}
-        chosen = declared.get(error)
+        chosen = view.recovery.get(error)
         if lab == label("retry", tool):
             evs.append(self._ev("retry", task, tool, ("error", error)))
             inv2 = (*inv[:3], nxt, *inv[4:])

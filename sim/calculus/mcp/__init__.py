@@ -36,7 +36,7 @@ from sim.calculus.mcp.model import (
     backoff,
 )
 from sim.calculus.mcp.parsing import load_tools, mcp_plus_key, tools_from_list, tools_to_list
-from sim.calculus.mcp.view import ToolView, approval_rule, caller_view
+from sim.calculus.mcp.view import Knowledge, ToolView, approval_rule, caller_view, knowledge
 
 __all__ = [
     "ALL_FIELDS",
@@ -56,6 +56,7 @@ __all__ = [
     "Dialect",
     "FailureMode",
     "Fallback",
+    "Knowledge",
     "RecoveryStrategy",
     "Relation",
     "Retry",
@@ -68,6 +69,7 @@ __all__ = [
     "approval_rule",
     "backoff",
     "caller_view",
+    "knowledge",
     "load_tools",
     "mcp_plus_key",
     "tool_lts",

@@ -146,7 +146,7 @@ MAX_FALLBACK_DEPTH = 8
 
 
 def backoff(k: int) -> float:
-    """Delay before the ``k``-th retry or re-send (k ≥ 1), seconds: 0.5 × 2^(k−1), ≤ 30."""
+    """Seconds before the ``k``-th retry or re-send (k ≥ 1, SPEC §4): 0.5 × 2^(k−1), ≤ 30."""
     return min(BACKOFF_CAP, BACKOFF_BASE * (2.0 ** min(k - 1, 64)))  # 2**1024 overflows
 
 
