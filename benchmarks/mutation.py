@@ -204,11 +204,12 @@ class Mutant:
         return f"{self.scenario}:{self.mutator}:{self.seed}"
 
 
-def mutants(count: int, seed: int) -> Iterator[Mutant]:
-    """``count`` mutants, round-robin over every shipped scenario and every mutator."""
+def mutants(count: int, seed: int, start: int = 0) -> Iterator[Mutant]:
+    """Mutants ``start`` .. ``count``-1, round-robin over every shipped scenario and every
+    mutator (mutant ``i`` depends on ``seed`` and ``i`` only)."""
     texts = {p.name: p.read_text(encoding="utf-8") for p in SCENARIOS}
     names = list(MUTATORS)
-    for i in range(count):
+    for i in range(start, count):
         scenario = SCENARIOS[i % len(SCENARIOS)].name
         mutator = names[(i // len(SCENARIOS)) % len(names)]
         rng = random.Random(f"{seed}:{i}")

@@ -91,3 +91,11 @@ def test_the_judge_bounds_a_mutant_in_time(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setattr(sim.engine, "run_replication", spin)
     verdict = judge(_valid(), tmp_path)
     assert verdict.outcome == "hang"
+
+
+def test_a_billion_generated_agents_is_rejected_not_built(tmp_path: Path) -> None:
+    # found by the long campaign: large_mesh with `topology.agents: 1000000000` hung loading
+    (mutant,) = mutants(860, seed=16, start=859)
+    assert "agents: 1000000000" in mutant.text
+    verdict = judge(mutant, tmp_path)
+    assert verdict.outcome == "rejected", verdict

@@ -28,6 +28,10 @@ GENERATORS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "watts_strogatz": (("k",), ("p",)),
 }
 
+#: The most agents a ``topology:`` block generates: 100 times the shipped large mesh; a
+#: bigger graph (``agents: 1000000000``) would exhaust memory while loading.
+MAX_GENERATED_AGENTS = 1_000_000
+
 
 class AffinityRangeSpec(Spec):
     """Affinities Γ(v, p) of generated agents: uniform in [min, max]."""
@@ -67,7 +71,11 @@ class TopologySpec(Spec):
     generator: Literal[
         "barabasi_albert", "waxman", "grid", "erdos_renyi", "random_regular", "watts_strogatz"
     ] = Field(description="networkx generator of the link structure.")
-    agents: Whole = Field(ge=2, description="Number of generated agents.")
+    agents: Whole = Field(
+        ge=2,
+        le=MAX_GENERATED_AGENTS,
+        description="Number of generated agents (at most 1,000,000).",
+    )
     params: dict[str, float] = Field(
         default_factory=dict,
         description="Generator parameters: barabasi_albert {m}; waxman {alpha, beta}; grid "
