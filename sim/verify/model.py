@@ -18,7 +18,9 @@ chooses each discovery's route and view, grant or deny, result or each error of 
 probability, a timeout before or after execution (always possible: service times,
 queueing and outages are abstracted), a failed discovery, and the initiator going down
 when a failure can take it down. The caller follows ``sim.engine`` (SPEC §4): the view's
-LTS and its one recovery, readiness under ≺ and known dependencies, ExclusiveWith skips.
+LTS and its one recovery, readiness under ≺ and known dependencies, ExclusiveWith skips,
+and a failure at once in a batch of ready tasks ending the instance
+(:func:`~sim.verify.states.batch_cuts`).
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ from sim.verify.states import (
     Event,
     Task,
     Transition,
+    batch_cuts,
     code_of,
     isolated_tasks,
 )
@@ -158,12 +161,8 @@ class Model:
             )
         return hit
 
-    # -- events --
-
     def _ev(self, lab: str, task: Task, tool: str | None, *detail: tuple[str, Any]) -> Event:
         return (lab, task.index, tool, self.initiator, task.rho, tuple(detail))
-
-    # -- successors --
 
     def successors(self, state: tuple[Any, ...]) -> list[Transition]:
         """Every transition enabled in ``state``: (task index or -1, events, next state)."""
@@ -181,12 +180,13 @@ class Model:
             if isinstance(ts, int):
                 continue
             if ts[0] == PREPARING:
+                first = len(out)
                 self._discover(state, task, ts, out)
+                out.extend(batch_cuts(out[first:], task.index, self.initiator, self.exact))
             else:
                 self._step(state, task, ts, out)
         if self.initiator_fails:
-            end = ("wf_end", -1, None, self.initiator, None, INITIATOR_DOWN)
-            out.append((-1, (end,), END))
+            out.append((-1, (("wf_end", -1, None, self.initiator, None, INITIATOR_DOWN),), END))
         return out
 
     def _advance(

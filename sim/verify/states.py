@@ -1,6 +1,7 @@
 """The vocabulary of the model's states: task codes, invocation phases, events, tasks.
 
-Plain values (see :mod:`sim.verify.model` for the state layout); no behaviour.
+Plain values (see :mod:`sim.verify.model` for the state layout), and the pure functions
+on them the model and its search share.
 """
 
 from __future__ import annotations
@@ -41,6 +42,30 @@ class Task:
 def code_of(state: Any) -> int:
     """A task state's code (its int, or the first member of its tuple)."""
     return state if isinstance(state, int) else state[0]
+
+
+def batch_cuts(
+    trs: Sequence[Transition], index: int, initiator: str, exact: bool
+) -> list[Transition]:
+    """The engine prepares the tasks made ready together in index order, each at once as
+    far as its view is known; a failure there with nothing else running ends the
+    instance before the later tasks of that batch start. So each transition of task
+    ``index``'s discovery that fails without discovering (no ``list``, no ``timeout``),
+    with every other task over, waiting or untouched after it, has a twin ending the
+    instance (the untouched tasks never start)."""
+    out: list[Transition] = []
+    for i, evs, nxt in trs:
+        if nxt is END or not nxt[1] or any(ev[0] in ("list", "timeout") for ev in evs):
+            continue
+        if any(
+            code_of(s) in (PREPARING, RUNNING) and not (j > index and s == (PREPARING, None, 0))
+            for j, s in enumerate(nxt[0])
+        ):
+            continue
+        status = nxt[1]
+        detail = (("status", status[0]), ("reason", status[1])) if exact else ()
+        out.append((i, (*evs, ("wf_end", -1, None, initiator, None, detail)), END))
+    return out
 
 
 def isolated_tasks(tasks: Sequence[Task], truth: Mapping[str, Any]) -> dict[int, frozenset[str]]:

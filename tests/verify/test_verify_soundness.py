@@ -185,3 +185,71 @@ def test_where_verify_proves_a_property_no_simulated_run_violates_it(tmp_path: P
         report = check_trace(out / "trace.jsonl", scenario, names)
         assert report.instances > 1000
         assert [(v.name, v.violations) for v in report.verdicts] == [(n, 0) for n in names]
+
+
+def failing_sibling_doc() -> dict[str, Any]:
+    """k0 succeeds; k1, k2, k3 (all t1, whose view k0 discovered) follow it; k1 lacks t1's
+    required ``id`` and aborts on ValidationError at once, so the engine ends the
+    instance ``failed`` before k2 and k3 (later in the batch) are ever prepared."""
+    schema = {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}}
+    return {
+        "name": "sibling",
+        "seed": 1,
+        "duration": 10,
+        "trace": "protocol",
+        "routers": ["dijkstra"],
+        "protocols": ["MCP"],
+        "approval": {"latency": {"dist": "constant", "value": 0.5}, "mcp_policy": "never"},
+        "agents": [
+            {"id": "a0", "type": "LLM_AGENT", "protocols": {"MCP": 1.0}},
+            {"id": "a1", "type": "TOOL_SERVER", "protocols": {"MCP": 1.0}, "tools": ["t1"]},
+        ],
+        "links": [{"between": ["a0", "a1"], "latency": {"MCP": 0.01}}],
+        "tools": [
+            {
+                "name": "t1",
+                "description": "Tool t1 does something useful with records.",
+                "input_schema": schema,
+                "side_effects": "read",
+                "service_time": {"dist": "constant", "value": 0.1},
+            }
+        ],
+        "workflows": [
+            {
+                "name": "w",
+                "initiator": "a0",
+                "protocol": "MCP",
+                "arrivals": {"process": "poisson", "rate": 0.5},
+                "timeout": 3,
+                "tasks": [
+                    {"id": "k0", "tool": "t1", "args": {"id": "x"}},
+                    {"id": "k1", "tool": "t1", "after": ["k0"]},
+                    {"id": "k2", "tool": "t1", "args": {"id": "y"}, "after": ["k0"]},
+                    {"id": "k3", "tool": "t1", "args": {"id": "z"}, "after": ["k0"]},
+                ],
+            }
+        ],
+    }
+
+
+def test_an_abort_at_once_ends_the_instance_before_ready_siblings_start(tmp_path: Path) -> None:
+    scenario, _ = parse_scenario(yaml.safe_dump(failing_sibling_doc(), sort_keys=False), "s.yaml")
+    run_replication(scenario, "dijkstra", 0, tmp_path, "protocol")
+    by_inst: dict[Any, list[Key]] = {}
+    for line in (tmp_path / "trace.jsonl").read_text().splitlines():
+        ev = json.loads(line)
+        if ev["label"] in KEPT and ev["inst"] is not None:
+            by_inst.setdefault(ev["inst"], []).append(trace_key(ev))
+    model = Model(scenario, "w", "dijkstra")
+    shaped = [
+        keys
+        for keys in by_inst.values()
+        if ("abort", "k1", "t1", None) in keys
+        and keys[-1] == ("wf_end", None, None, "failed")
+        and not any(k[1] in ("k2", "k3") for k in keys)
+    ]
+    assert shaped, "the simulator no longer produces the shape"
+    for keys in shaped:
+        assert replays(model, keys), keys
+    # without k1's failure the instance cannot end before k2 and k3 run
+    assert not replays(model, [k for k in shaped[0] if k[1] != "k1"])
