@@ -11,13 +11,12 @@ from pathlib import Path
 import pytest
 import simpy
 
-from sim.calculus.mcp import tool_lts
+from sim.calculus.mcp import BACKOFF_CAP, backoff, tool_lts
 from sim.calculus.mcp.invocation import RETRY_STATES
 from sim.cli import main
 from sim.cli.console import guard_of
 from sim.engine import ReplicationError, run_replication
 from sim.engine.guard import CHECK_EVERY, DEFAULT_MAX_EVENTS, UNBOUNDED, Guard, Runaway, run_until
-from sim.engine.invocation import BACKOFF_CAP, backoff
 from sim.scenario import load_scenario
 
 REPO = Path(__file__).resolve().parents[1]

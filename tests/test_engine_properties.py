@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -163,12 +164,18 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
-@settings(
-    max_examples=100,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
-@given(scenarios())
+def validates_and_runs(examples: int) -> Any:
+    """Hypothesis settings of the validate-then-run property: 30 examples in the default
+    suite, 100 in its slow variant (``..._exhaustively``, run by make bench)."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
+
+
+@validates_and_runs(30)
+@given(doc=scenarios())
 def test_a_scenario_that_validates_always_runs(tmp_path_factory: Any, doc: dict[str, Any]) -> None:
     try:
         scenario, _ = parse_scenario(yaml.safe_dump(doc, sort_keys=False), "fuzz.yaml")
@@ -182,3 +189,10 @@ def test_a_scenario_that_validates_always_runs(tmp_path_factory: Any, doc: dict[
         verdicts = {v.name: v for v in report.verdicts}
         for name in ("conservation", "route_validity"):
             assert verdicts[name].violations == 0, (router, name, verdicts[name].message)
+
+
+test_a_scenario_that_validates_always_runs_exhaustively = pytest.mark.slow(
+    validates_and_runs(100)(
+        given(doc=scenarios())(test_a_scenario_that_validates_always_runs.hypothesis.inner_test)
+    )
+)

@@ -65,7 +65,14 @@ def imported(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     return out
 
 
-@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
+def _shipped_case(path: Path) -> Any:
+    """train_booking (both revisions) in the default suite; every other shipped scenario
+    (one server start each, large_mesh the longest) is slow: run by make bench and .ci/run."""
+    marks = () if path.stem == "train_booking" else (pytest.mark.slow,)
+    return pytest.param(path, id=path.stem, marks=marks)
+
+
+@pytest.mark.parametrize("path", [_shipped_case(p) for p in SHIPPED])
 def test_every_shipped_scenario_comes_back_through_serve_http_and_import(
     path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -11,6 +11,7 @@ import itertools
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 import networkx as nx
 import pytest
@@ -316,7 +317,10 @@ def check_valid(
     assert not pending, f"translations where the protocol does not change: {pending}"
 
 
-PROPS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Each property runs 40 examples in the default suite and again 120 in its slow variant
+# (``*_exhaustively`` at the end of this module, run by make bench).
+PROPS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FULL = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def endpoints(data: st.DataObject, mesh: Mesh) -> tuple[str, str, str | None, str | None]:
@@ -663,12 +667,11 @@ def test_my_tokeniser() -> None:
     assert my_tokens("geo:lookup/data.store-x") == ["geo", "lookup", "data", "store", "x"]
 
 
+NEEDS = st.sampled_from(CAPABILITIES + TOOLS + ("ticket", "train lookup", "nothing_here"))
+
+
 @PROPS
-@given(
-    data=st.data(),
-    mesh=meshes(),
-    need=st.sampled_from(CAPABILITIES + TOOLS + ("ticket", "train lookup", "nothing_here")),
-)
+@given(data=st.data(), mesh=meshes(), need=NEEDS)
 def test_semantic_scores_match_the_formula(data: st.DataObject, mesh: Mesh, need: str) -> None:
     router = SemanticRouter(mesh.graph)
     ids = mesh.ids
@@ -715,3 +718,27 @@ def test_semantic_scores_match_the_formula(data: st.DataObject, mesh: Mesh, need
     else:
         with pytest.raises(NoRoute):
             router.resolve(source, need, source_protocol=sp, down=down)
+
+
+def exhaustively(test: Any, **strategies: Any) -> Any:
+    """The property checked by ``test`` at FULL examples, marked slow."""
+    return pytest.mark.slow(FULL(given(**strategies)(test.hypothesis.inner_test)))
+
+
+ROUTE_DRAWS = {"data": st.data(), "mesh": meshes()}
+test_dijkstra_is_exact_exhaustively = exhaustively(test_dijkstra_is_exact, **ROUTE_DRAWS)
+test_every_router_returns_valid_routes_exhaustively = exhaustively(
+    test_every_router_returns_valid_routes, **ROUTE_DRAWS
+)
+test_bfs_hops_match_networkx_exhaustively = exhaustively(
+    test_bfs_hops_match_networkx, **ROUTE_DRAWS
+)
+test_resilient_avoids_down_and_equals_dijkstra_on_residual_exhaustively = exhaustively(
+    test_resilient_avoids_down_and_equals_dijkstra_on_residual, **ROUTE_DRAWS
+)
+test_a_router_with_cost_hooks_is_exact_exhaustively = exhaustively(
+    test_a_router_with_cost_hooks_is_exact, **ROUTE_DRAWS
+)
+test_semantic_scores_match_the_formula_exhaustively = exhaustively(
+    test_semantic_scores_match_the_formula, **ROUTE_DRAWS, need=NEEDS
+)

@@ -19,6 +19,7 @@ from typing import Any
 
 from sim.calculus.lts import LTS, TAU, label
 from sim.calculus.mcp import (
+    SERVICE_DOWN,
     Abort,
     Fallback,
     RecoveryStrategy,
@@ -31,9 +32,6 @@ from sim.calculus.mcp import (
 )
 from sim.calculus.sgd import EXECUTION_ERROR, Service, intent_lts
 from sim.scenario.model import Scenario
-
-#: The error type a caller's timeout stands for (SPEC §4).
-SERVICE_DOWN = "ServiceDown"
 
 
 @dataclass(frozen=True)

@@ -34,10 +34,17 @@ import simpy
 
 from sim.approval import ApprovalPolicy, DescriptorRule, decide, reason
 from sim.calculus.lts import TAU, label
-from sim.calculus.mcp import VALIDATION_ERROR, Abort, Fallback, UserPrompt
+from sim.calculus.mcp import (
+    SERVICE_DOWN,
+    VALIDATION_ERROR,
+    Abort,
+    Fallback,
+    UserPrompt,
+    backoff,
+)
 from sim.engine.clock import Deadlines, Later
 from sim.engine.failures import Suspicion
-from sim.engine.invocation import SGD, EngineBug, Invocation, backoff
+from sim.engine.invocation import SGD, EngineBug, Invocation
 from sim.engine.paths import Path
 from sim.engine.randomness import Sampler
 from sim.engine.recorder import Recorder
@@ -45,7 +52,7 @@ from sim.engine.routes import RouteService
 from sim.engine.topology import Node
 from sim.engine.trace import js
 from sim.engine.transport import Message, Transport
-from sim.engine.views import SERVICE_DOWN, ViewRT
+from sim.engine.views import ViewRT
 from sim.mesh.errors import NoRoute
 from sim.mesh.routing import NO_DOWN
 

@@ -24,24 +24,14 @@ if TYPE_CHECKING:
 
 #: The protocol whose invocations take the LTS's ``sgd`` dialect (SPEC §4).
 SGD = "SGD"
-#: Seconds before the first retry or re-send; doubled each time, capped.
-BACKOFF_BASE = 0.5
-BACKOFF_CAP = 30.0
 #: Discovery attempts before the tasks waiting on it fail.
 DISCOVERY_ATTEMPTS = 3
-#: Fallback chains longer than this fail the task (guards against cycles).
-MAX_FALLBACK_DEPTH = 8
 
 Reply = Callable[["Message"], None]
 
 
 class EngineBug(RuntimeError):
     """The engine tried a transition its LTS does not enable (a bug, never user input)."""
-
-
-def backoff(k: int) -> float:
-    """Delay before the ``k``-th retry or re-send (k ≥ 1), seconds."""
-    return min(BACKOFF_CAP, BACKOFF_BASE * (2.0 ** min(k - 1, 64)))  # 2**1024 overflows
 
 
 class Invocation:

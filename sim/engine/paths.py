@@ -15,6 +15,7 @@ import itertools
 from sim.engine.topology import LinkState, Node, Topology
 from sim.engine.trace import js, members
 from sim.mesh.graph import ProtocolGraph
+from sim.mesh.route import arrival, route_fields, transformer_at
 from sim.mesh.routing import Route, Translation
 
 
@@ -128,25 +129,13 @@ class Path:
         self.start = start
         self.startj = js(start)
         steps: list[tuple[Step, ...] | None] = [None] * (self.last + 1)
-        seen: set[str] = {start, *self.protos}
         for tr in route.translations:
             pos = tr.position if tr.position >= 0 else ids.index(tr.at)
-            node = nodes[ids[pos]]
-            step = _step(graph, node, tr.source, tr.target)
-            seen.update(step_chain(graph, node, tr.source, tr.target))
+            step = _step(graph, nodes[ids[pos]], tr.source, tr.target)
             steps[pos] = (*(steps[pos] or ()), step)
         self.steps = tuple(steps)
-        end = start
-        for i in range(self.last + 1):
-            for step in steps[i] or ():
-                end = step.target
-            if i < self.last:
-                end = self.protos[i]
-        self.end = end
-        fields = frozenset(graph.table.fields(start))
-        for p in seen:
-            fields &= graph.table.fields(p)
-        self.fields = fields
+        self.end = arrival(route, start)
+        self.fields = route_fields(graph, route, start)
         self.key = (
             ids,
             route.protocols,
@@ -181,18 +170,11 @@ class Path:
         return self._reverse
 
 
-def step_chain(graph: ProtocolGraph, node: Node, source: str, target: str) -> tuple[str, ...]:
-    """The protocols of the cheapest chain ``source → target`` at ``node`` (or the pair)."""
-    hit = graph.table.chains_at(node.speaks, node.translation_delay).get((source, target))
-    return hit[1].chain if hit is not None else (source, target)
-
-
 def _step(graph: ProtocolGraph, node: Node, source: str, target: str) -> Step:
     table = graph.table
-    hit = table.chains_at(node.speaks, node.translation_delay).get((source, target))
-    if hit is None:
+    transformer = transformer_at(graph, node.id, source, target)
+    if transformer is None:
         return Step(node.id, source, target, 0.0, 1.0, (), "forbidden", False, (source, target))
-    transformer = hit[1]
     delay = 0.0
     chain = transformer.chain
     for a, b in itertools.pairwise(chain):

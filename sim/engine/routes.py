@@ -20,8 +20,8 @@ from typing import Any
 from sim.engine.paths import Path
 from sim.engine.topology import Topology
 from sim.mesh.errors import NoRoute
+from sim.mesh.graph import served_tool
 from sim.mesh.routing import NO_DOWN, DownSet, Route, Router
-from sim.scenario.capabilities import cosine, tokens
 
 #: Cached routes kept before the cache is cleared (memory bound on huge meshes).
 ROUTE_CACHE = 200_000
@@ -88,11 +88,4 @@ class RouteService:
     def tool_at(self, tool: str | None, capability: str | None, path: Path) -> str | None:
         """The tool a task calls at the end of ``path``: ``tool`` if hosted there, else
         for a ``capability`` the hosted tool whose name best matches its tokens."""
-        hosted = self.topology.hosted.get(path.nodes[-1].id, ())
-        if tool is not None:
-            return tool if tool in hosted else None
-        if not hosted:
-            return None
-        want = tokens(capability or "")
-        best = max(range(len(hosted)), key=lambda k: (cosine(want, tokens(hosted[k])), -k))
-        return hosted[best]
+        return served_tool(self.topology.hosted.get(path.nodes[-1].id, ()), tool, capability)

@@ -16,19 +16,16 @@ from typing import Any
 
 from sim.calculus.lts import LTS, label
 from sim.calculus.mcp import (
+    SERVICE_DOWN,
     Dialect,
-    Relation,
-    Retry,
     ToolPlus,
     ToolView,
     caller_view,
+    knowledge,
     tool_lts,
 )
 from sim.engine.randomness import Sampler
 from sim.engine.trace import js
-
-#: The error a timeout stands for (SPEC §4).
-SERVICE_DOWN = "ServiceDown"
 
 
 class ToolRT:
@@ -40,7 +37,7 @@ class ToolRT:
         self.name: str = spec.name
         self.j = js(spec.name)
         self.truth: ToolPlus = spec.descriptor()
-        self.write = spec.side_effects.value in ("write", "delete")
+        self.write = spec.side_effects.writes
         self.service = service
         cumulative = 0.0
         errors: list[tuple[float, str]] = []
@@ -114,20 +111,14 @@ class ViewRT:
         self.fields = view.fields
         self._lts: dict[tuple[bool, bool], LTS] = {}  # (gate, sgd) → LTS, built when first run
         self.labels = Labels.of(tool.name)
-        d = view.descriptor
-        schema = d.input_schema or {}
-        self.required: tuple[str, ...] = tuple(schema.get("required", ()) or ())
+        known = knowledge(view)
+        self.required = known.required
         self.collect: dict[str, str] = {}
-        deps = d.dependencies or ()
-        self.requires = tuple(x.tool for x in deps if x.relation == Relation.REQUIRES)
-        self.feeds = tuple(x.tool for x in deps if x.relation == Relation.PRODUCES_INPUT_FOR)
-        self.exclusive = tuple(x.tool for x in deps if x.relation == Relation.EXCLUSIVE_WITH)
-        recovery: dict[str, Any] = {}
-        for fm in d.failure_modes or ():
-            recovery.setdefault(fm.error, fm.recovery)
-        self.recovery = recovery
-        sd = recovery.get(SERVICE_DOWN)
-        self.sd_retries = sd.n if isinstance(sd, Retry) else 0
+        self.requires = known.requires
+        self.feeds = known.feeds
+        self.exclusive = known.exclusive
+        self.recovery = known.recovery
+        self.sd_retries = known.sd_retries
         #: the members of its ``list`` line after ``host``
         self.list_detail = (
             f'"fields":{js(sorted(view.fields))},"approval":{js(view.approval)},'

@@ -40,10 +40,11 @@ from typing import Any
 
 import simpy
 
+from sim.calculus.mcp import MAX_FALLBACK_DEPTH
 from sim.engine.caller import Caller
 from sim.engine.clock import Later
 from sim.engine.discovery import ToolDiscovery
-from sim.engine.invocation import MAX_FALLBACK_DEPTH, Invocation
+from sim.engine.invocation import Invocation
 from sim.engine.paths import Path
 from sim.engine.recorder import Recorder
 from sim.engine.routes import RouteService

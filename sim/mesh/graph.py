@@ -8,11 +8,12 @@ increases on every topology change, so routers know when their caches are stale.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sim.mesh.errors import NodeNotFound, ProtocolNotFound
 from sim.mesh.protocols import BUILTIN_FIELDS, PairRule, Protocol, TranslationTable
+from sim.scenario.capabilities import cosine, tokens
 from sim.scenario.model import Scenario
 
 
@@ -206,3 +207,16 @@ class ProtocolGraph:
         self._adjacent[link.b].remove(link)
         self.version += 1
         return link
+
+
+def served_tool(hosted: Sequence[str], tool: str | None, capability: str | None) -> str | None:
+    """The tool a task calls at an agent hosting ``hosted``: ``tool`` if hosted there,
+    else for a ``capability`` the hosted tool whose name matches its tokens best (the
+    first on ties); None when there is none."""
+    if tool is not None:
+        return tool if tool in hosted else None
+    if not hosted:
+        return None
+    want = tokens(capability or "")
+    best = max(range(len(hosted)), key=lambda k: (cosine(want, tokens(hosted[k])), -k))
+    return hosted[best]

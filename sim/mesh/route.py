@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sim.mesh.graph import ProtocolGraph
+from sim.mesh.protocols import Transformer
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,3 +142,35 @@ def _tau_at(graph: ProtocolGraph, at: str, source: str | None, target: str) -> f
     if tau is None:
         raise ValueError(f"'{at}' cannot translate {source} to {target}")
     return tau
+
+
+def transformer_at(graph: ProtocolGraph, at: str, source: str, target: str) -> Transformer | None:
+    """The cheapest chain ``source → target`` agent ``at`` can run (None: it cannot)."""
+    agent = graph.agent(at)
+    hit = graph.table.chains_at(agent.speaks, agent.translation_delay).get((source, target))
+    return hit[1] if hit is not None else None
+
+
+def route_fields(graph: ProtocolGraph, route: Route, start: str) -> frozenset[str]:
+    """The descriptor fields kept by every protocol a message issued in ``start`` passes
+    through on ``route`` (each translation's whole chain counts; SPEC §2): what a
+    discovery over the route can carry."""
+    table = graph.table
+    seen = {start, *route.protocols}
+    for tr in route.translations:
+        chain = transformer_at(graph, tr.at, tr.source, tr.target)
+        seen.update(chain.chain if chain is not None else (tr.source, tr.target))
+    fields = frozenset(table.fields(start))
+    for p in seen:
+        fields &= table.fields(p)
+    return fields
+
+
+def arrival(route: Route, start: str) -> str:
+    """The protocol a message issued in ``start`` arrives in at the route's end."""
+    end = route.protocols[-1] if route.protocols else start
+    last = len(route.path) - 1
+    for tr in route.translations:
+        if (tr.position if tr.position >= 0 else route.path.index(tr.at)) == last:
+            end = tr.target
+    return end

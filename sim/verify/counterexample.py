@@ -16,13 +16,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from sim.calculus.mcp import backoff
 from sim.verify.model import Model
 from sim.verify.states import CANCELLED, Event
 from sim.vocabulary import LABELS
-
-#: Seconds before the k-th retry (the engine's backoff, SPEC §4): 0.5 × 2^(k−1), ≤ 30.
-BACKOFF_BASE = 0.5
-BACKOFF_CAP = 30.0
 
 
 def _ordered(lab: str, detail: dict[str, Any]) -> dict[str, Any]:
@@ -88,7 +85,7 @@ def render(model: Model, path: Iterable[Event]) -> list[dict[str, Any]]:
             elif lab == "retry":
                 n = retries[inv] = retries.get(inv, 0) + 1
                 detail["n"] = n
-                detail["backoff"] = min(BACKOFF_CAP, BACKOFF_BASE * (2.0 ** (n - 1)))
+                detail["backoff"] = backoff(n)
         if lab == "wf_end":
             if "status" not in detail:
                 status, reason = first_failure or ("failed", "")

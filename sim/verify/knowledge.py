@@ -19,17 +19,21 @@ from typing import Any
 
 from sim.approval import ApprovalPolicy, decide
 from sim.calculus.lts import LTS
-from sim.calculus.mcp import Relation, Retry, ToolPlus, ToolView, caller_view, tool_lts
+from sim.calculus.mcp import (
+    SERVICE_DOWN,
+    ToolPlus,
+    ToolView,
+    caller_view,
+    knowledge,
+    tool_lts,
+)
 from sim.mesh.errors import NoRoute
-from sim.mesh.graph import ProtocolGraph
-from sim.mesh.route import NO_DOWN, DownSet, Route
+from sim.mesh.graph import ProtocolGraph, served_tool
+from sim.mesh.route import NO_DOWN, DownSet, Route, arrival, route_fields, transformer_at
 from sim.mesh.routing import Router
-from sim.scenario.capabilities import cosine, tokens
 from sim.scenario.model import Scenario
 from sim.verify.states import Event
 
-#: The error a timeout stands for (SPEC §4).
-SERVICE_DOWN = "ServiceDown"
 #: Failed elements combined at most (2^n down sets); more are reported as a limit.
 MAX_FAILED_ELEMENTS = 10
 
@@ -106,64 +110,16 @@ def down_sets(scenario: Scenario, static: bool) -> list[DownSet]:
     return out
 
 
-def path_fields(graph: ProtocolGraph, route: Route, start: str) -> frozenset[str]:
-    """The descriptor fields kept by every protocol a message issued in ``start`` passes
-    through on ``route`` (each translation's whole chain counts), SPEC §2."""
-    table = graph.table
-    seen = {start, *route.protocols}
-    for tr in route.translations:
-        seen.update(_chain(graph, tr.at, tr.source, tr.target))
-    fields = frozenset(table.fields(start))
-    for p in seen:
-        fields &= table.fields(p)
-    return fields
-
-
-def _chain(graph: ProtocolGraph, at: str, source: str, target: str) -> tuple[str, ...]:
-    agent = graph.agent(at)
-    hit = graph.table.chains_at(agent.speaks, agent.translation_delay).get((source, target))
-    return hit[1].chain if hit is not None else (source, target)
-
-
 def _hops(graph: ProtocolGraph, route: Route) -> tuple[Hop, ...]:
     out = []
     for tr in route.translations:
-        agent = graph.agent(tr.at)
-        hit = graph.table.chains_at(agent.speaks, agent.translation_delay).get(
-            (tr.source, tr.target)
-        )
-        if hit is None:
+        t = transformer_at(graph, tr.at, tr.source, tr.target)
+        if t is None:
             out.append(Hop(tr.at, tr.source, tr.target, (tr.source, tr.target), (), "forbidden"))
         else:
-            t = hit[1]
-            out.append(
-                Hop(tr.at, tr.source, tr.target, t.chain, tuple(sorted(t.dropped)), t.kind.label)
-            )
+            dropped = tuple(sorted(t.dropped))
+            out.append(Hop(tr.at, tr.source, tr.target, t.chain, dropped, t.kind.label))
     return tuple(out)
-
-
-def arrival(route: Route, start: str) -> str:
-    """The protocol a message issued in ``start`` arrives in at the route's end."""
-    end = route.protocols[-1] if route.protocols else start
-    for tr in route.translations:
-        if tr.position == len(route.path) - 1 or (tr.position < 0 and tr.at == route.path[-1]):
-            end = tr.target
-    return end
-
-
-def tool_at(
-    graph: ProtocolGraph, tool: str | None, capability: str | None, host: str
-) -> str | None:
-    """The tool a task calls at ``host``: ``tool`` if hosted there, else for a capability
-    the hosted tool whose name matches its tokens best (first on ties)."""
-    hosted = graph.agent(host).tools
-    if tool is not None:
-        return tool if tool in hosted else None
-    if not hosted:
-        return None
-    want = tokens(capability or "")
-    best = max(range(len(hosted)), key=lambda k: (cosine(want, tokens(hosted[k])), -k))
-    return hosted[best]
 
 
 def route_options(
@@ -184,13 +140,13 @@ def route_options(
             route = router.serve(source, need, source_protocol=rho, down=down)
         except NoRoute:
             continue
-        served = tool_at(graph, tool, capability, route.path[-1])
+        served = served_tool(graph.agent(route.path[-1]).tools, tool, capability)
         if served is None:
             continue
         option = RouteOption(
             route.path,
             served,
-            path_fields(graph, route, rho),
+            route_fields(graph, route, rho),
             arrival(route, rho),
             _hops(graph, route),
             down.describe() if down else "",
@@ -210,6 +166,7 @@ class ToolModel:
         "feeds",
         "fields",
         "name",
+        "recovery",
         "required",
         "requires",
         "sd_retries",
@@ -220,18 +177,13 @@ class ToolModel:
         self.name = truth.name
         self.fields = fields
         self.view: ToolView = caller_view(truth, fields, mcp_policy)
-        d = self.view.descriptor
-        schema = d.input_schema or {}
-        self.required: tuple[str, ...] = tuple(schema.get("required", ()) or ())
-        deps = d.dependencies or ()
-        self.requires = tuple(x.tool for x in deps if x.relation == Relation.REQUIRES)
-        self.feeds = tuple(x.tool for x in deps if x.relation == Relation.PRODUCES_INPUT_FOR)
-        self.exclusive = tuple(x.tool for x in deps if x.relation == Relation.EXCLUSIVE_WITH)
-        recovery: dict[str, Any] = {}
-        for fm in d.failure_modes or ():
-            recovery.setdefault(fm.error, fm.recovery)
-        sd = recovery.get(SERVICE_DOWN)
-        self.sd_retries = sd.n if isinstance(sd, Retry) else 0
+        known = knowledge(self.view)
+        self.required = known.required
+        self.requires = known.requires
+        self.feeds = known.feeds
+        self.exclusive = known.exclusive
+        self.recovery = known.recovery
+        self.sd_retries = known.sd_retries
         self.error_types: tuple[str, ...] = tuple(sorted({*errors, SERVICE_DOWN}))
         self._lts: dict[tuple[bool, bool], LTS] = {}
 

@@ -27,12 +27,17 @@ from typing import Any
 
 from sim.approval import make_policy, reason
 from sim.calculus.lts import LTS, TAU, label
-from sim.calculus.mcp import VALIDATION_ERROR, Fallback, UserPrompt
+from sim.calculus.mcp import (
+    MAX_FALLBACK_DEPTH,
+    SERVICE_DOWN,
+    VALIDATION_ERROR,
+    Fallback,
+    UserPrompt,
+)
 from sim.mesh.graph import ProtocolGraph
 from sim.mesh.registry import make_router
 from sim.scenario.model import Scenario
 from sim.verify.knowledge import (
-    SERVICE_DOWN,
     RouteOption,
     ToolModel,
     down_sets,
@@ -51,7 +56,6 @@ from sim.verify.states import (
     FLIGHT,
     INIT,
     INITIATOR_DOWN,
-    MAX_FALLBACK_DEPTH,
     PENDING,
     PREPARING,
     RESUME,
@@ -99,9 +103,7 @@ class Model:
         specs = {t.name: t for t in scenario.tools}
         self.truth = {name: s.descriptor() for name, s in specs.items()}
         self.errors = {name: dict(s.errors) for name, s in specs.items()}
-        self.write = {
-            name: s.side_effects.value in ("write", "delete") for name, s in specs.items()
-        }
+        self.write = {name: s.side_effects.writes for name, s in specs.items()}
         self.raised = {
             name: tuple(e for e in sorted(errs) if float(errs[e]) > 0)
             for name, errs in self.errors.items()
@@ -204,12 +206,10 @@ class Model:
         if running == 0:
             detail: tuple[tuple[str, Any], ...] = ()
             if not status:
-                ok = all(s in DONE_OK for s in tasks)
-                detail = (
-                    (("status", "succeeded"),)
-                    if ok
-                    else (("status", "failed"), ("reason", "blocked"))
-                )
+                if all(s in DONE_OK for s in tasks):
+                    detail = (("status", "succeeded"),)
+                else:
+                    detail = (("status", "failed"), ("reason", "blocked"))
             elif self.exact:
                 detail = (("status", status[0]), ("reason", status[1]))
             evs.append(("wf_end", -1, None, self.initiator, None, detail))
@@ -408,9 +408,7 @@ class Model:
         (lab, nxt), *rest = lts.enabled(s)
         assert not rest
         view = self.view(option)
-        strategy = view.view.descriptor.failure_modes
-        declared = {fm.error: fm.recovery for fm in reversed(strategy or ())}
-        chosen = declared.get(error)
+        chosen = view.recovery.get(error)
         if lab == label("retry", tool):
             evs.append(self._ev("retry", task, tool, ("error", error)))
             inv2 = (*inv[:3], nxt, *inv[4:])

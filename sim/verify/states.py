@@ -13,8 +13,6 @@ PENDING, SUCCEEDED, FAILED, CANCELLED, SKIPPED, WAITING, PREPARING, RUNNING = ra
 DONE_OK = (SUCCEEDED, SKIPPED)
 # invocation phases
 ASK, FLIGHT, EXEC, RESUME, COLLECT = range(5)
-#: Fallback chains longer than this fail the task (the engine's MAX_FALLBACK_DEPTH).
-MAX_FALLBACK_DEPTH = 8
 SGD = "SGD"
 INIT: tuple[Any, ...] = ("init",)
 END: tuple[Any, ...] = ("end",)

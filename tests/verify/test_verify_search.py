@@ -1,5 +1,5 @@
 """The search (sim.verify.search): reduction gives the plain search's verdicts on fewer
-states, the bound, shortest counterexamples; constants shared with the engine."""
+states, the bound, shortest counterexamples."""
 
 from __future__ import annotations
 
@@ -81,15 +81,3 @@ def test_bfs_explores_each_state_once(tmp_path: Path) -> None:
                 seen.add(nxt)
                 todo.append(nxt)
     assert out.states >= len(seen)
-
-
-def test_the_model_shares_the_engines_constants() -> None:
-    from sim.engine import invocation
-    from sim.engine.invocation import MAX_FALLBACK_DEPTH
-    from sim.engine.views import SERVICE_DOWN
-    from sim.verify.counterexample import BACKOFF_BASE, BACKOFF_CAP
-    from sim.verify.knowledge import SERVICE_DOWN as MODEL_SD
-    from sim.verify.states import MAX_FALLBACK_DEPTH as MODEL_DEPTH
-
-    assert (MODEL_DEPTH, MODEL_SD) == (MAX_FALLBACK_DEPTH, SERVICE_DOWN)
-    assert (BACKOFF_BASE, BACKOFF_CAP) == (invocation.BACKOFF_BASE, invocation.BACKOFF_CAP)

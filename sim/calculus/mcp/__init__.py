@@ -9,10 +9,14 @@
 from sim.calculus.mcp.invocation import tool_lts, validates
 from sim.calculus.mcp.model import (
     ALL_FIELDS,
+    BACKOFF_BASE,
+    BACKOFF_CAP,
     HINT_DEFAULTS,
+    MAX_FALLBACK_DEPTH,
     MCP_PLUS_META,
     MCP_PLUS_META_LEGACY,
     PROTOCOL_FIELDS,
+    SERVICE_DOWN,
     VALIDATION_ERROR,
     Abort,
     Annotations,
@@ -29,16 +33,21 @@ from sim.calculus.mcp.model import (
     ToolPlus,
     ToolsListError,
     UserPrompt,
+    backoff,
 )
 from sim.calculus.mcp.parsing import load_tools, mcp_plus_key, tools_from_list, tools_to_list
-from sim.calculus.mcp.view import ToolView, approval_rule, caller_view
+from sim.calculus.mcp.view import Knowledge, ToolView, approval_rule, caller_view, knowledge
 
 __all__ = [
     "ALL_FIELDS",
+    "BACKOFF_BASE",
+    "BACKOFF_CAP",
     "HINT_DEFAULTS",
+    "MAX_FALLBACK_DEPTH",
     "MCP_PLUS_META",
     "MCP_PLUS_META_LEGACY",
     "PROTOCOL_FIELDS",
+    "SERVICE_DOWN",
     "VALIDATION_ERROR",
     "Abort",
     "Annotations",
@@ -47,6 +56,7 @@ __all__ = [
     "Dialect",
     "FailureMode",
     "Fallback",
+    "Knowledge",
     "RecoveryStrategy",
     "Relation",
     "Retry",
@@ -57,7 +67,9 @@ __all__ = [
     "ToolsListError",
     "UserPrompt",
     "approval_rule",
+    "backoff",
     "caller_view",
+    "knowledge",
     "load_tools",
     "mcp_plus_key",
     "tool_lts",

@@ -10,10 +10,14 @@ from typing import Any, Literal, get_args
 
 __all__ = [
     "ALL_FIELDS",
+    "BACKOFF_BASE",
+    "BACKOFF_CAP",
     "HINT_DEFAULTS",
+    "MAX_FALLBACK_DEPTH",
     "MCP_PLUS_META",
     "MCP_PLUS_META_LEGACY",
     "PROTOCOL_FIELDS",
+    "SERVICE_DOWN",
     "VALIDATION_ERROR",
     "Abort",
     "Annotations",
@@ -30,6 +34,7 @@ __all__ = [
     "ToolPlus",
     "ToolsListError",
     "UserPrompt",
+    "backoff",
 ]
 
 MCP_PLUS_META = "protomesh/mcp-plus"
@@ -43,6 +48,8 @@ Dialect = Literal["mcp", "sgd"]
 """The shape of an invocation: issued in MCP/MCP⁺/A2A/ANP (``call``) or in SGD (``invoke``)."""
 VALIDATION_ERROR = "ValidationError"
 """The MCP error of a failed input validation (paper §4.4, MCP-Validate-Err)."""
+SERVICE_DOWN = "ServiceDown"
+"""The error a caller's timeout stands for (SPEC §4): its recovery is the view's for it."""
 
 DescriptorField = Literal[
     "name",
@@ -87,6 +94,11 @@ class SideEffect(StrEnum):
     WRITE = "write"
     DELETE = "delete"
 
+    @property
+    def writes(self) -> bool:
+        """Whether the tool changes state (``write`` or ``delete``)."""
+        return self in (SideEffect.WRITE, SideEffect.DELETE)
+
 
 class Relation(StrEnum):
     """``relation ::= Requires | ProducesInputFor | ExclusiveWith`` (paper §6.4)."""
@@ -124,6 +136,18 @@ class Abort:
 
 RecoveryStrategy = Retry | Fallback | UserPrompt | Abort
 """``RecoveryStrategy ::= Retry(n) | Fallback(tool) | UserPrompt(m) | Abort`` (paper §6.3)."""
+
+BACKOFF_BASE = 0.5
+"""Seconds before the first retry or re-send (SPEC §4); doubled each time, capped."""
+BACKOFF_CAP = 30.0
+"""The longest backoff, seconds."""
+MAX_FALLBACK_DEPTH = 8
+"""Fallback chains longer than this fail the task (``fallback_depth``; guards against cycles)."""
+
+
+def backoff(k: int) -> float:
+    """Seconds before the ``k``-th retry or re-send (k ≥ 1, SPEC §4): 0.5 × 2^(k−1), ≤ 30."""
+    return min(BACKOFF_CAP, BACKOFF_BASE * (2.0 ** min(k - 1, 64)))  # 2**1024 overflows
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,13 +4,23 @@ it)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sim.calculus.mcp.model import ALL_FIELDS, Annotations, SideEffect, Tool, ToolPlus
+from sim.calculus.mcp.model import (
+    ALL_FIELDS,
+    SERVICE_DOWN,
+    Annotations,
+    RecoveryStrategy,
+    Relation,
+    Retry,
+    SideEffect,
+    Tool,
+    ToolPlus,
+)
 
-__all__ = ["ToolView", "approval_rule", "caller_view"]
+__all__ = ["Knowledge", "ToolView", "approval_rule", "caller_view", "knowledge"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,3 +80,38 @@ def approval_rule(known: ToolPlus, mcp_policy: str = "hints") -> tuple[bool, str
         read_only = (known.annotations or Annotations()).effective("readOnlyHint")
         return not read_only, f"mcp_policy=hints, readOnlyHint={read_only}"
     return mcp_policy == "always", f"mcp_policy={mcp_policy}"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Knowledge:
+    """What a view tells its caller to do (SPEC §4): the inputs the schema requires, the
+    tools it ``Requires``, feeds (``ProducesInputFor``) and excludes (``ExclusiveWith``),
+    the recovery of each error (the first failure mode declared for it wins) and the
+    re-sends ``Retry(n)`` allows for ServiceDown (0: none)."""
+
+    required: tuple[str, ...]
+    requires: tuple[str, ...]
+    feeds: tuple[str, ...]
+    exclusive: tuple[str, ...]
+    recovery: Mapping[str, RecoveryStrategy]
+    sd_retries: int
+
+
+def knowledge(view: ToolView) -> Knowledge:
+    """The :class:`Knowledge` of ``view`` (SPEC §2, §4; unknown fields: nothing required,
+    no dependency, no recovery)."""
+    d = view.descriptor
+    schema = d.input_schema or {}
+    deps = d.dependencies or ()
+    recovery: dict[str, RecoveryStrategy] = {}
+    for fm in d.failure_modes or ():
+        recovery.setdefault(fm.error, fm.recovery)
+    sd = recovery.get(SERVICE_DOWN)
+    return Knowledge(
+        tuple(schema.get("required", ()) or ()),
+        tuple(x.tool for x in deps if x.relation == Relation.REQUIRES),
+        tuple(x.tool for x in deps if x.relation == Relation.PRODUCES_INPUT_FOR),
+        tuple(x.tool for x in deps if x.relation == Relation.EXCLUSIVE_WITH),
+        recovery,
+        sd.n if isinstance(sd, Retry) else 0,
+    )
