@@ -132,9 +132,14 @@ def test_routers_of_one_graph_share_the_atlas_until_the_topology_changes() -> No
     dijkstra, resilient = DijkstraRouter(graph), ResilientRouter(graph)
     assert dijkstra.route("s", "d").cost == pytest.approx(0.02)
     assert resilient.space() is dijkstra.space() is atlas_of(graph).space
-    assert resilient._sinks is dijkstra._sinks and len(dijkstra._sinks) == 1
-    resilient.route("v", "d")  # another caller, the same target: no new search
-    assert len(dijkstra._sinks) == 1
+    # the first route of a caller and a target never asked for: the caller's forward tree
+    assert resilient._trees is dijkstra._trees and len(dijkstra._trees) == 1
+    assert resilient._sinks is dijkstra._sinks and len(dijkstra._sinks) == 0
+    resilient.route("v", "d")  # another caller, the same target: the target's reverse tree
+    assert (len(dijkstra._trees), len(dijkstra._sinks)) == (1, 1)
+    resilient.route("s", "d")  # kept: no new search
+    dijkstra.route("v", "d")
+    assert (len(dijkstra._trees), len(dijkstra._sinks)) == (1, 1)
     # a later replication's router on the kept graph finds the trees already searched
     again = DijkstraRouter(graph)
     again.space()

@@ -591,3 +591,18 @@ def test_booleans_and_infinities_are_not_numbers(
     file, errors, _ = load(tmp_path, text)
     assert len(errors) == 1
     check(errors[0], file, where, *words)
+
+
+def test_a_scenario_without_tools_declares_none(tmp_path: Path) -> None:
+    """An absent ``tools:`` is an empty one (the fuzzer's ``large_mesh.yaml:delete:2059``:
+    validated, then every replication failed with KeyError): each tool named is unknown,
+    where it is named."""
+    start, end = MINIMAL.index("tools:\n  - name: lookup"), MINIMAL.index("workflows:")
+    file, errors, _ = load(tmp_path, MINIMAL[:start] + MINIMAL[end:])
+    assert [str(e).split(": ", 1)[1] for e in errors] == [
+        "agents[2].tools[0]: unknown tool 'lookup' (none declared)",
+        "agents[2].tools[1]: unknown tool 'store' (none declared)",
+        "workflows[0].tasks[0].tool: unknown tool 'lookup' (none declared)",
+        "workflows[0].tasks[1].tool: unknown tool 'store' (none declared)",
+    ]
+    check(errors[2], file, "28:23: workflows[0].tasks[0].tool", "unknown tool 'lookup'")

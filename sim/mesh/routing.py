@@ -68,6 +68,8 @@ class Router:
         self._trees: LRU[tuple[tuple[int, ...], DownSet], Tree] = LRU(8)
         self._sinks: LRU[tuple[tuple[int, ...], DownSet], Sink] = LRU(8)
         self._routes: LRU[tuple[str, str, str | None, str | None, DownSet], Route] = LRU(4096)
+        self._asked_from: dict[tuple[int, ...], int] = {}
+        self._asked_to: dict[tuple[int, ...], int] = {}
 
     # -- cost hooks (SPEC §12) --
 
@@ -125,6 +127,7 @@ class Router:
             if atlas is None:  # a repriced space is this router's own
                 atlas = Atlas(StateSpace(self.graph, self))
             self._space, self._trees, self._sinks = atlas.space, atlas.trees, atlas.sinks
+            self._asked_from, self._asked_to = atlas.asked_from, atlas.asked_to
             self._routes.clear()
         return self._space
 
@@ -154,6 +157,19 @@ class Router:
             hit = Sink(space.reverse(down), targets)
             self._sinks.put(key, hit)
         return hit
+
+    def _by_sink(self, sources: tuple[int, ...], targets: tuple[int, ...], down: DownSet) -> bool:
+        """Whether to route by the target's reverse tree rather than the source's
+        forward tree: a tree already built wins; otherwise the side asked for more
+        often so far (targets shared by many callers: reverse; callers asking for many
+        targets: forward). Either answer gives the same route, bit for bit."""
+        if (targets, down) in self._sinks:
+            return True
+        if (sources, down) in self._trees:
+            return False
+        to = self._asked_to[targets] = self._asked_to.get(targets, 0) + 1
+        by = self._asked_from[sources] = self._asked_from.get(sources, 0) + 1
+        return to > by
 
     def _walk(
         self, sources: tuple[int, ...], targets: tuple[int, ...], down: DownSet
@@ -196,6 +212,8 @@ class Router:
         targets = tuple(
             sorted(space.index[h] * k + j for h in live for j in space.speaks[space.index[h]])
         )
+        if not self._by_sink(sources, targets, down):
+            return None
         walked = self._walk(sources, targets, down)
         if walked is None:
             return None
@@ -298,7 +316,7 @@ class Router:
             targets: tuple[int, ...] = (d * k + space.pindex[target_protocol],)
         else:
             targets = tuple(d * k + j for j in space.speaks[d])
-        if towards:
+        if towards and self._by_sink(sources, targets, down):
             walked = self._walk(sources, targets, down)
             if walked is not None:
                 return self._route_of(walked[0], walked[1], source_protocol)

@@ -82,8 +82,15 @@ def _raw_hosted(data: Mapping[str, Any]) -> set[str]:
 
 
 def _raw_sections(data: Mapping[str, Any]) -> frozenset[str]:
-    """The sections given as lists: names they declare can be checked as known or not."""
-    return frozenset(k for k in ("agents", "tools", "protocols") if isinstance(data.get(k), list))
+    """The sections given as lists: names they declare can be checked as known or not.
+
+    An absent ``tools:`` declares none (every tool, generated placements included, is
+    declared there), so a task's tool is then certainly unknown; absent ``agents:`` or
+    ``protocols:`` may still be generated or built in."""
+    given = {k for k in ("agents", "tools", "protocols") if isinstance(data.get(k), list)}
+    if "tools" not in data:
+        given.add("tools")
+    return frozenset(given)
 
 
 def parse_scenario(
@@ -171,6 +178,8 @@ def _parse(
                     known.hosted.update(agent.tools)
     warnings: list[Diagnostic] = []
     for finding in check_rules(checked, known):
+        if _placed_tool(finding, n_agents):
+            continue  # the placement under topology.tools says it, once
         finding = _generated_finding(finding, checked, n_agents, n_links)
         path = remap(finding.path, origin)
         message = finding.message
@@ -188,6 +197,19 @@ def _parse(
     if errors or scenario is None:
         raise ScenarioError(errors, warnings)
     return checked, warnings
+
+
+def _placed_tool(finding: Finding, n_agents: int) -> bool:
+    """Whether ``finding`` is an unknown tool of a generated agent (a placement's)."""
+    path = finding.path
+    return (
+        len(path) == 4
+        and path[0] == "agents"
+        and isinstance(path[1], int)
+        and path[1] >= n_agents
+        and path[2] == "tools"
+        and finding.message.startswith("unknown tool")
+    )
 
 
 def _generated_finding(finding: Finding, scn: Scenario, n_agents: int, n_links: int) -> Finding:
