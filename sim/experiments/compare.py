@@ -39,6 +39,7 @@ from sim.experiments.runner import (
     RunRecord,
     Task,
     fingerprint,
+    is_complete,
     plan,
     run_dir,
     run_tasks,
@@ -204,9 +205,13 @@ def _run_locked(
     except StorageError as exc:
         raise StorageError(exc.path, exc.reason, tuple(kept)) from None
     except Stopped as exc:
+        # Counted on disk once no worker can write any more: a run a worker renamed into
+        # place after its last record reached us is kept too, and resumed from.
+        handle.terminate()
+        done = sum(1 for t in tasks if is_complete(Path(t.run_dir), t.fingerprint))
         raise Stopped(
             exc.signum,
-            f"{len(kept)} of {len(tasks)} run(s) finished and kept in {base}; "
+            f"{max(done, len(kept))} of {len(tasks)} run(s) finished and kept in {base}; "
             "the same command resumes",
         ) from None
     finally:
