@@ -178,8 +178,6 @@ def _parse(
                     known.hosted.update(agent.tools)
     warnings: list[Diagnostic] = []
     for finding in check_rules(checked, known):
-        if _placed_tool(finding, n_agents):
-            continue  # the placement under topology.tools says it, once
         finding = _generated_finding(finding, checked, n_agents, n_links)
         path = remap(finding.path, origin)
         message = finding.message
@@ -197,19 +195,6 @@ def _parse(
     if errors or scenario is None:
         raise ScenarioError(errors, warnings)
     return checked, warnings
-
-
-def _placed_tool(finding: Finding, n_agents: int) -> bool:
-    """Whether ``finding`` is an unknown tool of a generated agent (a placement's)."""
-    path = finding.path
-    return (
-        len(path) == 4
-        and path[0] == "agents"
-        and isinstance(path[1], int)
-        and path[1] >= n_agents
-        and path[2] == "tools"
-        and finding.message.startswith("unknown tool")
-    )
 
 
 def _generated_finding(finding: Finding, scn: Scenario, n_agents: int, n_links: int) -> Finding:
