@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from sim.cli import property_verdicts
-from sim.cli.console import EXIT_BAD_INPUT
+from sim.cli.console import EXIT_BAD_INPUT, scenario_error
 
 if TYPE_CHECKING:
     from sim.conformance.checks import Report
@@ -82,9 +82,7 @@ def run(args: argparse.Namespace) -> int:
             except property_verdicts.UnknownProperty as exc:
                 return _bad(str(exc))
             except ScenarioError as exc:
-                for diag in (*exc.errors, *exc.warnings):
-                    print(diag, file=sys.stderr)
-                return EXIT_BAD_INPUT
+                return scenario_error(exc)
             except OSError as exc:
                 return _bad(f"{args.scenario}: {exc.strerror or exc}")
             for diag in warnings:

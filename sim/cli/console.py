@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sim.engine.guard import Guard
+    from sim.scenario import ScenarioError
 
 EXIT_OK = 0
 EXIT_NEGATIVE = 1
@@ -184,3 +185,10 @@ def print_table(
         print(indent + line.rstrip())
         if k == 0:
             print(indent + "  ".join("-" * w for w in widths))
+
+
+def scenario_error(exc: ScenarioError) -> int:
+    """Print every located error and warning of a scenario that did not load; exit 2."""
+    for diag in (*exc.errors, *exc.warnings):
+        print(diag, file=sys.stderr)
+    return EXIT_BAD_INPUT

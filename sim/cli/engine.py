@@ -17,6 +17,7 @@ from sim.cli.console import (
     guard_of,
     output_directory,
     print_table,
+    scenario_error,
 )
 from sim.plugins import BUILTIN_ROUTERS
 
@@ -148,9 +149,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         scenario, warnings = load_scenario_with_warnings(args.file, overrides)
     except ScenarioError as exc:
-        for diag in (*exc.errors, *exc.warnings):
-            print(diag, file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return scenario_error(exc)
     except OSError as exc:
         print(f"{args.file}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

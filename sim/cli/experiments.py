@@ -17,6 +17,7 @@ from sim.cli.console import (
     guard_of,
     output_directory,
     print_table,
+    scenario_error,
 )
 from sim.cli.progress import LiveProgress
 
@@ -183,9 +184,7 @@ def compare(args: argparse.Namespace) -> int:
         points = expand(base_scenario, settings)
         loaded, more = load_points(args.file, base_scenario, points)
     except ScenarioError as exc:
-        for diag in (*exc.errors, *exc.warnings):
-            print(diag, file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return scenario_error(exc)
     except SweepError as exc:
         print(f"{args.file}: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

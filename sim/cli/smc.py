@@ -21,6 +21,7 @@ from sim.cli.console import (
     add_guard_options,
     guard_of,
     print_table,
+    scenario_error,
 )
 
 if TYPE_CHECKING:
@@ -140,9 +141,7 @@ def smc(args: argparse.Namespace) -> int:
             scenario = scenario.model_copy(update={"seed": args.seed})
         monitor = monitor_for(args, scenario)
     except ScenarioError as exc:
-        for diag in (*exc.errors, *exc.warnings):
-            print(diag, file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return scenario_error(exc)
     except UnknownProperty as exc:
         return _bad(f"--property: {exc}")
     except OSError as exc:

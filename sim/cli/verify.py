@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sim.cli.console import EXIT_BAD_INPUT, EXIT_NEGATIVE, EXIT_OK, print_table
+from sim.cli.console import EXIT_BAD_INPUT, EXIT_NEGATIVE, EXIT_OK, print_table, scenario_error
 
 if TYPE_CHECKING:
     from sim.verify import WorkflowVerdict
@@ -122,9 +122,7 @@ def verify(args: argparse.Namespace) -> int:
     except SweepError as exc:
         return _bad(str(exc))
     except ScenarioError as exc:
-        for diag in (*exc.errors, *exc.warnings):
-            print(diag, file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return scenario_error(exc)
     except OSError as exc:
         return _bad(f"{exc.filename or args.file}: {exc.strerror or exc}")
     for diag in warnings:
