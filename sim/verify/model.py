@@ -280,7 +280,7 @@ class Model:
             # this instance's own `list` exchange, or (no event, at once) the caller's
             # view from an earlier instance: views outlive instances (engine discovery)
             self._discovered(state, task, ts, oid, self._list_events(task, option), k2, l2, out)
-            self._discovered(state, task, ts, oid, [], k2, latest, out)
+            self._discovered(state, task, ts, oid, [], k2, l2, out)
         if unknown:
             fail = self._ev(
                 "timeout", task, need or task.tool, ("action", "give_up"), ("kind", "list")
