@@ -345,7 +345,7 @@ def _add_verdicts(directory: Path, kept: Built) -> None:
         page = PagePass(mesh, float(metrics["duration"]), events)
         try:
             report = check_trace(
-                directory / TRACE_FILE, scenario, consumers=[c for c in (monitor, page) if c]
+                directory / TRACE_FILE, kept.truth(), consumers=[c for c in (monitor, page) if c]
             )
         except TraceError as exc:
             metrics["conformance"] = {"ok": False, "error": str(exc)}

@@ -25,6 +25,7 @@ from sim.mesh.routing import Router
 from sim.scenario.model import Scenario
 
 if TYPE_CHECKING:
+    from sim.conformance.truth import Truth
     from sim.engine import World
     from sim.engine.guard import Guard
     from sim.engine.topology import Topology
@@ -72,6 +73,15 @@ class Built:
     routers: dict[str, Router] = field(default_factory=dict)
     _topology: Topology | None = None
     _page: tuple[Mesh, str] | None = None
+    _truth: Truth | None = None
+
+    def truth(self) -> Truth:
+        """The checks' ground truth of the scenario (:mod:`sim.conformance.truth`), built once."""
+        if self._truth is None:
+            from sim.conformance.truth import from_scenario
+
+            self._truth = from_scenario(self.scenario)
+        return self._truth
 
     def page(self) -> tuple[Mesh, str]:
         """The explorer's mesh of the scenario and the scenario's digest
