@@ -7,7 +7,8 @@ times, errors and failures.
 
 Layout under ``base`` (``results/<scenario>`` or ``--out``)::
 
-    <router>/rep-<k>/{trace.jsonl, metrics.json, series.json, run.json[, error.json]}
+    <router>/rep-<k>/{trace.jsonl, metrics.json, series.json, view.json, view_events.jsonl,
+                      run.json[, error.json]}
     p<i>/<router>/rep-<k>/...          (with a sweep; points.json maps p<i> to values)
     summary.json  summary.csv  plots/*.png  report.md
 
