@@ -268,8 +268,10 @@ class Caller:
         if not inv.live or not inv.waiting or msg.attempt != inv.attempt or self.node.down:
             return  # late reply to an attempt the caller gave up
         inv.waiting = False
-        if inv.timer is not None:
-            inv.timer.cancel()  # its callback would return at once: no event for it
+        timer = inv.timer
+        if timer is not None:
+            timer.cancel()  # its callback would return at once: no event for it
+            inv.timer = None  # (the timer holds the invocation: no cycle left for the GC)
         outcome: str | None = msg.payload
         if outcome is None:
             inv.take(inv.view.labels.result)
@@ -280,6 +282,8 @@ class Caller:
 
     def _timer(self, event: Any) -> None:
         inv, attempt = event._value
+        if inv.timer is event:
+            inv.timer = None  # fired (the timer holds the invocation: no cycle left)
         if not inv.live or not inv.waiting or inv.attempt != attempt or self.node.down:
             return
         inv.waiting = False
