@@ -289,7 +289,8 @@ class Caller:
         inv.timer = deadlines.set((inv, inv.attempt), self._timer_cb)
 
     def on_response(self, msg: Message) -> None:
-        """The reply to an attempt: ``result`` or ``error(t)`` then recovery."""
+        """The reply to an attempt: ``result`` or ``error(t)`` then recovery (``msg.t``, the
+        delivery time, is now)."""
         inv: Invocation = msg.owner
         if not inv.live or not inv.waiting or msg.attempt != inv.attempt or self.node.down:
             return  # late reply to an attempt the caller gave up

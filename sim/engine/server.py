@@ -59,7 +59,7 @@ class ToolServer:
         node.server = self
 
     def on_request(self, msg: Message) -> None:
-        """A ``tools/call`` request delivered here."""
+        """A ``tools/call`` request delivered here (``msg.t``, the delivery time, is now)."""
         if self.busy < self.concurrency:
             self._start(msg, msg.t, msg.t)  # a delivered message's t is now
         else:
