@@ -218,7 +218,10 @@ def _aut(args: argparse.Namespace, scenario: Any, workflows: list[str], router: 
 
 
 def _print(wv: WorkflowVerdict) -> None:
-    print(f"workflow {wv.workflow} (initiator {wv.initiator}), router {wv.router}:")
+    who = f"initiator {wv.initiator}"
+    if len(wv.initiators) > 1:
+        who = f"{len(wv.initiators)} initiators, {wv.models} distinct models"
+    print(f"workflow {wv.workflow} ({who}), router {wv.router}:")
     rows = [
         [p.name, p.verdict, f"{p.states:,}", f"{p.transitions:,}", p.note or "-"]
         for p in wv.properties
@@ -228,7 +231,11 @@ def _print(wv: WorkflowVerdict) -> None:
         if p.events is None:
             continue
         print()
-        print(f"shortest counterexample of {p.name} ({len(p.events)} events), written to {p.path}:")
+        who = f"initiator {p.initiator}, " if len(wv.initiators) > 1 else ""
+        print(
+            f"shortest counterexample of {p.name} ({who}{len(p.events)} events), "
+            f"written to {p.path}:"
+        )
         for ev in p.events:
             print("  " + json.dumps(ev, separators=(",", ":"), ensure_ascii=False))
         print(f"confirm: {p.confirm}")

@@ -34,6 +34,8 @@ from typing import Any
 from sim.approval import make_policy
 from sim.mesh.graph import ProtocolGraph
 from sim.mesh.registry import make_router
+from sim.mesh.route import DownSet
+from sim.mesh.routing import Router
 from sim.scenario.model import Scenario
 from sim.verify.invocation import Steps
 from sim.verify.knowledge import (
@@ -66,9 +68,11 @@ from sim.verify.states import (
 
 
 class Model(Steps):
-    """One instance of ``workflow`` started by ``initiator`` under ``router`` (see the
-    module). ``exact``: keep the instance's status and reason in the state (needed
-    when a property reads ``wf_end``; partial-order reduction runs without it)."""
+    """One instance of ``workflow`` started by ``initiator`` (default: its first)
+    under ``router`` (see the module). ``exact``: keep the instance's status and reason
+    in the state (needed when a property reads ``wf_end``; partial-order reduction runs
+    without it). ``mesh``: another model of the scenario and router whose graph, router
+    and down sets this one reuses (they do not depend on the initiator)."""
 
     def __init__(
         self,
@@ -77,6 +81,7 @@ class Model(Steps):
         router: str,
         initiator: str | None = None,
         exact: bool = True,
+        mesh: Model | None = None,
     ) -> None:
         wf = next(w for w in scenario.workflows if w.name == workflow)
         self.scenario = scenario
@@ -87,9 +92,15 @@ class Model(Steps):
         self.initiator = initiator if initiator is not None else initiators[0]
         order = {t.id: i for i, t in enumerate(wf.tasks)}
         self.tasks = tuple(Task(i, t, wf, order) for i, t in enumerate(wf.tasks))
-        self.graph = ProtocolGraph.from_scenario(scenario)
-        self.router = make_router(router, self.graph, scenario)
-        self.downs = down_sets(scenario, self.router.static)
+        self.graph: ProtocolGraph
+        self.router: Router
+        self.downs: list[DownSet]
+        if mesh is not None:
+            self.graph, self.router, self.downs = mesh.graph, mesh.router, mesh.downs
+        else:
+            self.graph = ProtocolGraph.from_scenario(scenario)
+            self.router = make_router(router, self.graph, scenario)
+            self.downs = down_sets(scenario, self.router.static)
         self.policy = make_policy(scenario.approval)
         self.mcp_policy = scenario.approval.mcp_policy.value
         self.grant = float(scenario.approval.grant_probability)
@@ -120,6 +131,28 @@ class Model(Steps):
         )
 
     # -- knowledge --
+
+    def signature(self) -> tuple[Any, ...]:
+        """What the model can see that depends on its initiator: whether a failure can
+        take it down, and the key of every route option (host, tool, fields, arrival
+        protocol, translations) of every tool and of every task's capability, in every
+        protocol a task of the scenario speaks (the needs :meth:`options_for` and
+        :meth:`_fed` ask for). Two initiators with the same signature have the same
+        state space up to the initiator's name in the events."""
+        rhos = sorted({t.protocol or w.protocol for w in self.scenario.workflows for t in w.tasks})
+        needs: list[tuple[str | None, str | None]] = [(name, None) for name in sorted(self.truth)]
+        needs += sorted({(None, t.capability) for t in self.tasks if t.capability is not None})
+        keys = tuple(
+            tuple(
+                o.key()
+                for o in route_options(
+                    self.router, self.graph, self.downs, self.initiator, tool, capability, rho
+                )
+            )
+            for tool, capability in needs
+            for rho in rhos
+        )
+        return (self.initiator_fails, keys)
 
     def options_for(self, task: Task, need: str | None) -> tuple[int, ...]:
         """The route options (ids) of ``task``'s own need (``need`` None) or a fallback."""

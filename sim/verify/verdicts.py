@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.properties import Monitor, Property
+from sim.properties.ast import Atom, Formula, children
 from sim.scenario.model import Scenario
 from sim.verify.counterexample import render
 from sim.verify.model import Model
@@ -45,9 +46,10 @@ class UnknownProperty(ValueError):
 
 @dataclass
 class PropertyVerdict:
-    """One property on one workflow: the verdict, the search's size, and the
-    counterexample (§5 events) when violated; ``note`` says why not decidable or how
-    the search ran; ``path`` is where the counterexample was written."""
+    """One property on one workflow: the verdict, the searches' size (summed over the
+    initiators' models), and the counterexample (§5 events) when violated; ``note`` says
+    why not decidable or how the search ran; ``initiator`` is the one whose model gave
+    the verdict (the counterexample's); ``path`` is where the counterexample was written."""
 
     name: str
     verdict: str
@@ -55,6 +57,7 @@ class PropertyVerdict:
     transitions: int = 0
     events: list[dict[str, Any]] | None = None
     note: str = ""
+    initiator: str = ""
     path: Path | None = None
     confirm: str = ""
 
@@ -70,12 +73,15 @@ class PropertyVerdict:
 
 @dataclass
 class WorkflowVerdict:
-    """The verdicts of every selected property on one workflow."""
+    """The verdicts of every selected property on one workflow, decided for every
+    initiator (``initiators``, in ``models`` distinct models; ``initiator``: the first)."""
 
     workflow: str
     router: str
     initiator: str
     properties: list[PropertyVerdict] = field(default_factory=list)
+    initiators: tuple[str, ...] = ()
+    models: int = 1
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -119,6 +125,47 @@ def _tracker(name: str, prop: Property | None, scenario: Scenario) -> Tracker | 
     return FormulaTracker(prop, Monitor([prop], tool_attributes(scenario)))
 
 
+def _names_agents(prop: Property | None) -> bool:
+    """Whether ``prop``'s formula constrains an event's ``agent`` (then the
+    initiator's name matters and initiators cannot share a search)."""
+    if prop is None:
+        return False
+    todo: list[Formula] = [prop.formula]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, Atom) and any(c.key == "agent" for c in node.conditions):
+            return True
+        todo.extend(children(node))
+    return False
+
+
+def initiator_groups(
+    scenario: Scenario, workflow: str, router: str, by_name: bool = False
+) -> list[tuple[Model, tuple[str, ...]]]:
+    """The exact model of each distinct initiator of ``workflow``, with the initiators
+    it stands for (those of the same :meth:`Model.signature`; each its own with
+    ``by_name``), in the scenario's initiator order."""
+    first = Model(scenario, workflow, router, exact=True)
+    wf = next(w for w in scenario.workflows if w.name == workflow)
+    initiators = scenario.initiators_of(wf)
+    if len(initiators) == 1:
+        return [(first, (first.initiator,))]
+    groups: dict[Any, tuple[Model, list[str]]] = {}
+    for name in initiators:
+        model = (
+            first
+            if name == first.initiator
+            else Model(scenario, workflow, router, name, exact=True, mesh=first)
+        )
+        key = (name,) if by_name else model.signature()
+        hit = groups.get(key)
+        if hit is None:
+            groups[key] = (model, [name])
+        else:
+            hit[1].append(name)
+    return [(model, tuple(names)) for model, names in groups.values()]
+
+
 def decide(
     scenario: Scenario,
     workflow: str,
@@ -127,35 +174,77 @@ def decide(
     max_states: int = MAX_STATES,
     reduce: bool = True,
 ) -> WorkflowVerdict:
-    """Decide each property on one instance of ``workflow`` under ``router``."""
-    exact = Model(scenario, workflow, router, exact=True)
-    loose: Model | None = None
-    out = WorkflowVerdict(workflow, router, exact.initiator)
+    """Decide each property on one instance of ``workflow`` under ``router``, for every
+    initiator: one search per distinct initiator model (:func:`initiator_groups`);
+    violated if any is (the shortest counterexample, first initiator on a tie),
+    else undecided if any is, else holds; states and transitions summed."""
+    by_name = any(_names_agents(p) for _, p in properties)
+    groups = initiator_groups(scenario, workflow, router, by_name)
+    out = WorkflowVerdict(workflow, router, groups[0][0].initiator)
+    out.initiators = tuple(n for _, names in groups for n in names)
+    out.models = len(groups)
+    loose: dict[int, Model] = {}
     for name, prop in properties:
         tracker = _tracker(name, prop, scenario)
         if isinstance(tracker, str):
             out.properties.append(PropertyVerdict(name, "not-decidable", note=tracker))
             continue
-        if reduce and tracker.interleaving_free:
-            if loose is None:
-                loose = Model(scenario, workflow, router, exact=False)
-            first = explore(loose, tracker, max_states, reduce=True)
-            result, model, note = first, loose, "partial-order reduction"
-            if first.verdict == "violated":
-                plain = explore(exact, tracker, max_states, reduce=False)
-                if plain.verdict == "violated":
-                    result, model = plain, exact
-                    note = "partial-order reduction; counterexample from the full search"
-                else:
-                    note = (
-                        "partial-order reduction (the full search for a shortest one hit the bound)"
-                    )
-        else:
-            result, model, note = explore(exact, tracker, max_states, reduce=False), exact, ""
-        out.properties.append(_verdict(name, result, model, note))
+        found = []
+        for k, (exact, _) in enumerate(groups):
+            if reduce and tracker.interleaving_free and k not in loose:
+                loose[k] = Model(
+                    scenario, workflow, router, exact.initiator, exact=False, mesh=exact
+                )
+            found.append(_search(name, tracker, exact, loose.get(k), max_states, reduce))
+        out.properties.append(_combined(found, len(groups)))
     return out
+
+
+def _search(
+    name: str,
+    tracker: Tracker,
+    exact: Model,
+    loose: Model | None,
+    max_states: int,
+    reduce: bool,
+) -> PropertyVerdict:
+    """One property on one initiator's model (reduced search first where it may)."""
+    if reduce and tracker.interleaving_free and loose is not None:
+        first = explore(loose, tracker, max_states, reduce=True)
+        result, model, note = first, loose, "partial-order reduction"
+        if first.verdict == "violated":
+            plain = explore(exact, tracker, max_states, reduce=False)
+            if plain.verdict == "violated":
+                result, model = plain, exact
+                note = "partial-order reduction; counterexample from the full search"
+            else:
+                note = "partial-order reduction (the full search for a shortest one hit the bound)"
+    else:
+        result, model, note = explore(exact, tracker, max_states, reduce=False), exact, ""
+    return _verdict(name, result, model, note)
+
+
+def _combined(found: list[PropertyVerdict], models: int) -> PropertyVerdict:
+    """One verdict over every initiator's: the shortest violation, else the first
+    undecided, else holds; sizes summed over the searches."""
+    violated = [p for p in found if p.verdict == "violated"]
+    undecided = [p for p in found if p.verdict == "undecided"]
+    if violated:
+        best = min(violated, key=lambda p: len(p.events or ()))
+    else:
+        best = undecided[0] if undecided else found[0]
+    best.states = sum(p.states for p in found)
+    best.transitions = sum(p.transitions for p in found)
+    if models > 1:
+        about = f"{models} initiator models"
+        if best.verdict != "holds":
+            about += f", initiator {best.initiator}"
+        best.note = f"{about}; {best.note}" if best.note else about
+    return best
 
 
 def _verdict(name: str, result: Outcome, model: Model, note: str) -> PropertyVerdict:
     events = render(model, result.path) if result.verdict == "violated" else None
-    return PropertyVerdict(name, result.verdict, result.states, result.transitions, events, note)
+    return PropertyVerdict(
+        name, result.verdict, result.states, result.transitions, events, note, model.initiator
+    )

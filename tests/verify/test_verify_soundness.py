@@ -105,6 +105,13 @@ def small_scenarios(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
     for k in range(len(wf["tasks"]), len(wf["tasks"]) + draw(st.integers(0, 2))):
         after = draw(st.lists(st.sampled_from([f"k{m}" for m in range(k)]), unique=True))
         wf["tasks"].append({"id": f"k{k}", "tool": draw(st.sampled_from(names)), "after": after})
+    if draw(st.booleans()):
+        # a second initiator, on the gateway a1 only: it may reach the tools over other
+        # routes (and views) than the first, so each instance replays on its own's model
+        rho = wf["protocol"]
+        doc["agents"].append({"id": "b0", "type": "LLM_AGENT", "protocols": {rho: 1.0}})
+        doc["links"].append({"between": ["b0", "a1"], "latency": {rho: 0.01}})
+        wf["initiators"] = {"agents": [wf.pop("initiator"), "b0"]}
     doc["duration"] = 20
     doc["trace"] = "protocol"
     return doc, draw(st.sampled_from(doc["routers"]))
@@ -132,13 +139,15 @@ def test_every_simulated_instance_is_a_path_of_the_model(
         ev = json.loads(line)
         if ev["label"] in KEPT and ev["inst"] is not None:
             by_inst.setdefault(ev["inst"], []).append(ev)
-    model = Model(scenario, "w", router)
+    models: dict[str, Model] = {}  # by initiator: each instance replays on its own's
     checked = 0
     for inst, evs in sorted(by_inst.items()):
         ends = [e for e in evs if e["label"] == "wf_end"]
         if not ends or ends[0]["detail"].get("reason") == "drain_cap":
             continue
         keys = [trace_key(e) for e in evs]
+        who = next(e["agent"] for e in evs if e["label"] == "wf_start")
+        model = models.get(who) or models.setdefault(who, Model(scenario, "w", router, who))
         assert replays(model, keys), (
             f"instance {inst} under {router} is no path of the model:\n"
             + ("\n".join(map(str, keys)))
@@ -147,6 +156,7 @@ def test_every_simulated_instance_is_a_path_of_the_model(
         if checked >= 8:
             break
     event(f"instances replayed: {min(checked, 8)}")
+    event(f"initiators: {len(models)}")
 
 
 def test_train_booking_instances_replay_and_a_mutated_one_does_not(tmp_path: Path) -> None:
