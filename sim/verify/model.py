@@ -137,14 +137,30 @@ class Model(Steps):
         take it down, and the key of every route option (host, tool, fields, arrival
         protocol, translations) of every tool and of every task's capability, in every
         protocol a task of the scenario speaks (the needs :meth:`options_for` and
-        :meth:`_fed` ask for). Two initiators with the same signature have the same
-        state space up to the initiator's name in the events."""
+        :meth:`_fed` ask for), with the agents' names (the initiator's, the hosts', the
+        translating agents') replaced by their order of first appearance. Two initiators
+        with the same signature have the same state space up to a one-to-one renaming
+        of the agents in the events."""
         rhos = sorted({t.protocol or w.protocol for w in self.scenario.workflows for t in w.tasks})
         needs: list[tuple[str | None, str | None]] = [(name, None) for name in sorted(self.truth)]
         needs += sorted({(None, t.capability) for t in self.tasks if t.capability is not None})
+        names: dict[str, int] = {self.initiator: 0}
+
+        def agent(name: str) -> int:
+            return names.setdefault(name, len(names))
+
         keys = tuple(
             tuple(
-                o.key()
+                (
+                    agent(o.host),
+                    o.tool,
+                    o.fields,
+                    o.arrives,
+                    tuple(
+                        (agent(h.at), h.source, h.target, h.chain, h.dropped, h.kind)
+                        for h in o.translations
+                    ),
+                )
                 for o in route_options(
                     self.router, self.graph, self.downs, self.initiator, tool, capability, rho
                 )

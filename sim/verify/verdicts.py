@@ -125,16 +125,20 @@ def _tracker(name: str, prop: Property | None, scenario: Scenario) -> Tracker | 
     return FormulaTracker(prop, Monitor([prop], tool_attributes(scenario)))
 
 
-def _names_agents(prop: Property | None) -> bool:
-    """Whether ``prop``'s formula constrains an event's ``agent`` (then the
-    initiator's name matters and initiators cannot share a search)."""
+def _names_agents(prop: Property | None, agents: frozenset[str]) -> bool:
+    """Whether ``prop``'s formula names an agent (a condition's value is one of
+    ``agents``, whatever its key: ``agent``, ``detail.host``, ``detail.target``…):
+    then the agents' names matter and initiators cannot share a search."""
     if prop is None:
         return False
     todo: list[Formula] = [prop.formula]
     while todo:
         node = todo.pop()
-        if isinstance(node, Atom) and any(c.key == "agent" for c in node.conditions):
-            return True
+        if isinstance(node, Atom):
+            for c in node.conditions:
+                values = c.value if isinstance(c.value, frozenset) else {c.value}
+                if any(isinstance(v, str) and v in agents for v in values):
+                    return True
         todo.extend(children(node))
     return False
 
@@ -143,8 +147,9 @@ def initiator_groups(
     scenario: Scenario, workflow: str, router: str, by_name: bool = False
 ) -> list[tuple[Model, tuple[str, ...]]]:
     """The exact model of each distinct initiator of ``workflow``, with the initiators
-    it stands for (those of the same :meth:`Model.signature`; each its own with
-    ``by_name``), in the scenario's initiator order."""
+    it stands for (those of the same :meth:`Model.signature`: the same state space up
+    to renaming the agents; each its own with ``by_name``), in the scenario's initiator
+    order."""
     first = Model(scenario, workflow, router, exact=True)
     wf = next(w for w in scenario.workflows if w.name == workflow)
     initiators = scenario.initiators_of(wf)
@@ -178,7 +183,8 @@ def decide(
     initiator: one search per distinct initiator model (:func:`initiator_groups`);
     violated if any is (the shortest counterexample, first initiator on a tie),
     else undecided if any is, else holds; states and transitions summed."""
-    by_name = any(_names_agents(p) for _, p in properties)
+    agents = frozenset(a.id for a in scenario.agents)
+    by_name = any(_names_agents(p, agents) for _, p in properties)
     groups = initiator_groups(scenario, workflow, router, by_name)
     out = WorkflowVerdict(workflow, router, groups[0][0].initiator)
     out.initiators = tuple(n for _, names in groups for n in names)

@@ -30,11 +30,14 @@ agents:
   - {id: far, type: LLM_AGENT, protocols: {MCP+: 1.0}}
   - {id: gw, type: GATEWAY, protocols: {MCP+: 1.0, MCP: 1.0}}
   - {id: shop, type: TOOL_SERVER, protocols: {MCP+: 1.0, MCP: 1.0}, tools: [buy]}
+  - {id: near3, type: LLM_AGENT, protocols: {MCP+: 1.0}}
+  - {id: shop2, type: TOOL_SERVER, protocols: {MCP+: 1.0}, tools: [buy]}
 links:
   - {between: [near, shop], latency: {MCP+: 0.01}}
   - {between: [near2, shop], latency: {MCP+: 0.01}}
   - {between: [far, gw], latency: {MCP+: 0.01}}
   - {between: [gw, shop], latency: {MCP: 0.01}}
+  - {between: [near3, shop2], latency: {MCP+: 0.01}}
 tools:
   - name: buy
     description: Buys the chosen item and charges the card on file.
@@ -113,12 +116,13 @@ def test_the_text_output_names_the_initiator_of_the_counterexample(
 
 def test_initiators_with_the_same_views_share_one_search(tmp_path: Path) -> None:
     doc = yaml.safe_load(TWO)
-    doc["workflows"][0]["initiators"] = {"agents": ["near", "near2", "far"]}
+    # near3 reaches its own server shop2 as near reaches shop: the same up to renaming
+    doc["workflows"][0]["initiators"] = {"agents": ["near", "near2", "far", "near3"]}
     scenario, _ = parse_scenario(yaml.safe_dump(doc), "three.yaml")
     props = selected(scenario, [], ["write_approval", "recovery"])
     wv = decide(scenario, "order", "dijkstra", props)
-    assert wv.initiators == ("near", "near2", "far") and wv.models == 2
-    # near2 adds no search: the sizes are those of near and far alone
+    assert wv.initiators == ("near", "near2", "near3", "far") and wv.models == 2
+    # near2 and near3 add no search: the sizes are those of near and far alone
     doc["workflows"][0]["initiators"] = {"agents": ["near", "far"]}
     pair, _ = parse_scenario(yaml.safe_dump(doc), "pair.yaml")
     alone = decide(pair, "order", "dijkstra", selected(pair, [], ["write_approval", "recovery"]))
@@ -141,3 +145,16 @@ def test_a_property_naming_an_agent_decides_each_initiator_on_its_own(tmp_path: 
     (p,) = wv.properties
     assert p.verdict == "violated" and p.initiator == "near2"
     assert p.events is not None and p.events[0]["agent"] == "near2"
+
+
+def test_a_property_naming_a_host_decides_each_initiator_on_its_own() -> None:
+    doc = yaml.safe_load(TWO)
+    doc["workflows"][0]["initiators"] = {"agents": ["near", "near3"]}
+    doc["properties"] = [
+        {"name": "not-shop2", "scope": "instance", "formula": "G !call(detail.target=shop2)"}
+    ]
+    scenario, _ = parse_scenario(yaml.safe_dump(doc), "host.yaml")
+    wv = decide(scenario, "order", "dijkstra", selected(scenario, [], ["not-shop2"]))
+    assert wv.models == 2
+    (p,) = wv.properties
+    assert p.verdict == "violated" and p.initiator == "near3"
