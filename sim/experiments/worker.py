@@ -11,8 +11,9 @@ trees, routes) depend on the graph only, which no run changes (a plug-in router 
 built per replication, as ``run`` does); the run-time topology, each replication
 getting a fresh copy (its trace encodings built once); the checks' ground truth (the
 tools' LTSs compiled once); the explorer's mesh the page fragments are built on.
-Kept per thread (Dask may run tasks in threads), one scenario at a time. None of it changes a run's bytes: replication ``k``
-writes what ``run`` writes for it (tested), whatever the executor and job count.
+Kept per thread (Dask may run tasks in threads), one scenario at a time. None of it
+changes a run's bytes: replication ``k`` writes what ``run`` writes for it (tested),
+whatever the executor and job count.
 """
 
 from __future__ import annotations
