@@ -26,7 +26,10 @@ class LtsReplay(Check):
     def __init__(self, truth: Truth, ctx: Context) -> None:
         super().__init__(truth, ctx)
         self.tools = truth.tools
-        self.state: dict[Any, tuple[ToolFacts, list[tuple[LTS, int]]] | None] = {}
+        # inv → (facts, candidate (LTS, state)s, the step table and state when there is
+        # one candidate; else None, 0), or _BROKEN
+        self.state: dict[Any, tuple[ToolFacts, list[tuple[LTS, int]], Any, int] | None] = {}
+        self._tables: dict[int, tuple[dict[str, int], ...]] = {}  # the LTSs live in truth
         self._labels: dict[tuple[str, bool, str, Any], str | None] = {}
 
     def handlers(self) -> Mapping[str, Handler]:
@@ -57,6 +60,15 @@ class LtsReplay(Check):
         self._labels[key] = out
         return out
 
+    def _steps(self, m: LTS) -> tuple[dict[str, int], ...]:
+        """``m``'s (first) successor of each state per label: ``LTS.step`` as a table."""
+        table = self._tables.get(id(m))  # by identity: an LTS hashes its transitions
+        if table is None:
+            table = self._tables[id(m)] = tuple(
+                {lab: dst for lab, dst in reversed(m.enabled(s))} for s in range(m.n_states)
+            )
+        return table
+
     def on_open(self, ev: Any, raw: bytes) -> None:
         inv = ev.inv
         if inv in self.state:
@@ -74,7 +86,11 @@ class LtsReplay(Check):
         if not cands:
             self._fail(ev, raw, f"{where(ev)} cannot start with {ev.label}")
             return
-        self.state[inv] = (facts, cands)
+        if len(cands) == 1:
+            m, s = cands[0]
+            self.state[inv] = (facts, cands, self._steps(m), s)
+        else:
+            self.state[inv] = (facts, cands, None, 0)
 
     def on_step(self, ev: Any, raw: bytes) -> None:
         inv = ev.inv
@@ -89,21 +105,22 @@ class LtsReplay(Check):
             return
         if st is _BROKEN:
             return
-        facts, cands = st
-        lab = facts.plain.get(ev.label) or self._label(facts, ev)
-        if lab is not None and len(cands) == 1:  # the common case: one candidate LTS
-            m, s0 = cands[0]
-            s = m.step(s0, lab)
+        facts, cands, table, s0 = st
+        evlab = ev.label
+        lab = facts.plain.get(evlab) or self._label(facts, ev)
+        if table is not None:  # the common case: one candidate LTS, stepped by its table
+            s = table[s0].get(lab) if lab is not None else None
             if s is not None:
-                if ev.label in TERMINAL:
+                if evlab in TERMINAL:
                     del self.state[inv]
                 else:
-                    cands[0] = (m, s)
+                    self.state[inv] = (facts, cands, table, s)
                 return
+            cands = [(cands[0][0], s0)]
         new = []
         if lab is not None:
-            for m, s0 in cands:
-                s = m.step(s0, lab)
+            for m, c0 in cands:
+                s = m.step(c0, lab)
                 if s is not None:
                     new.append((m, s))
         if not new:
@@ -112,15 +129,17 @@ class LtsReplay(Check):
             self._fail(
                 ev,
                 raw,
-                f"{where(ev)}: {lab or ev.label} (seq {ev.seq}) is not enabled "
+                f"{where(ev)}: {lab or evlab} (seq {ev.seq}) is not enabled "
                 f"in state {m.name(s0)} of the ground-truth LTS (enabled: "
                 f"{enabled})",
             )
             return
-        if ev.label in TERMINAL:
+        if evlab in TERMINAL:
             del self.state[inv]
+        elif len(new) == 1:
+            self.state[inv] = (facts, new, self._steps(new[0][0]), new[0][1])
         else:
-            self.state[inv] = (facts, new)
+            self.state[inv] = (facts, new, None, 0)
 
     def _fail(self, ev: Any, raw: bytes, message: str) -> None:
         self.state[ev.inv] = _BROKEN
