@@ -12,6 +12,9 @@ from sim.conformance.truth import ToolFacts, Truth
 
 _BROKEN = None  # an invocation already reported: its later events are not counted again
 _ABSENT: Any = object()
+#: A candidate LTS of an invocation: its step table (per state, label → the first
+#: successor), the invocation's state in it, the LTS.
+Cand = tuple[tuple[dict[str, int], ...], int, LTS]
 
 
 class LtsReplay(Check):
@@ -26,10 +29,9 @@ class LtsReplay(Check):
     def __init__(self, truth: Truth, ctx: Context) -> None:
         super().__init__(truth, ctx)
         self.tools = truth.tools
-        # inv → (facts, candidate (LTS, state)s, the step table and state when there is
-        # one candidate; else None, 0), or _BROKEN
-        self.state: dict[Any, tuple[ToolFacts, list[tuple[LTS, int]], Any, int] | None] = {}
-        self._tables: dict[int, tuple[dict[str, int], ...]] = {}  # the LTSs live in truth
+        # inv → (facts, candidates), or _BROKEN once reported
+        self.state: dict[Any, tuple[ToolFacts, list[Cand]] | None] = {}
+        self._starts: dict[tuple[int, str], tuple[Cand, ...]] = {}
         self._labels: dict[tuple[str, bool, str, Any], str | None] = {}
 
     def handlers(self) -> Mapping[str, Handler]:
@@ -60,14 +62,23 @@ class LtsReplay(Check):
         self._labels[key] = out
         return out
 
-    def _steps(self, m: LTS) -> tuple[dict[str, int], ...]:
-        """``m``'s (first) successor of each state per label: ``LTS.step`` as a table."""
-        table = self._tables.get(id(m))  # by identity: an LTS hashes its transitions
-        if table is None:
-            table = self._tables[id(m)] = tuple(
-                {lab: dst for lab, dst in reversed(m.enabled(s))} for s in range(m.n_states)
-            )
-        return table
+    def _start(self, facts: ToolFacts, opening: str) -> tuple[Cand, ...]:
+        """The candidates of an invocation of ``facts`` opened by ``opening``: each LTS
+        (with its step table: ``LTS.step`` as one dict per state) after that label."""
+        key = (id(facts), opening)  # by identity: facts and LTSs live as long as truth
+        hit = self._starts.get(key)
+        if hit is None:
+            lab = facts.plain.get(opening) or ""
+            out = []
+            for m in facts.ltss:
+                s = m.step(m.initial, lab)
+                if s is not None:
+                    table = tuple(
+                        {a: dst for a, dst in reversed(m.enabled(q))} for q in range(m.n_states)
+                    )
+                    out.append((table, s, m))
+            hit = self._starts[key] = tuple(out)
+        return hit
 
     def on_open(self, ev: Any, raw: bytes) -> None:
         inv = ev.inv
@@ -81,16 +92,11 @@ class LtsReplay(Check):
             return
         if ev.label == "invoke" and facts.sgd_dialect is not None:
             facts = facts.sgd_dialect
-        lab = facts.plain.get(ev.label)
-        cands = [(m, s) for m in facts.ltss if (s := m.step(m.initial, lab or "")) is not None]
+        cands = self._start(facts, ev.label)
         if not cands:
             self._fail(ev, raw, f"{where(ev)} cannot start with {ev.label}")
             return
-        if len(cands) == 1:
-            m, s = cands[0]
-            self.state[inv] = (facts, cands, self._steps(m), s)
-        else:
-            self.state[inv] = (facts, cands, None, 0)
+        self.state[inv] = (facts, list(cands))
 
     def on_step(self, ev: Any, raw: bytes) -> None:
         inv = ev.inv
@@ -105,41 +111,39 @@ class LtsReplay(Check):
             return
         if st is _BROKEN:
             return
-        facts, cands, table, s0 = st
+        facts, cands = st
         evlab = ev.label
         lab = facts.plain.get(evlab) or self._label(facts, ev)
-        if table is not None:  # the common case: one candidate LTS, stepped by its table
-            s = table[s0].get(lab) if lab is not None else None
+        if lab is not None and len(cands) == 1:  # the common case: one candidate LTS
+            table, s0, m = cands[0]
+            s = table[s0].get(lab)
             if s is not None:
                 if evlab in TERMINAL:
                     del self.state[inv]
                 else:
-                    self.state[inv] = (facts, cands, table, s)
+                    cands[0] = (table, s, m)
                 return
-            cands = [(cands[0][0], s0)]
         new = []
         if lab is not None:
-            for m, c0 in cands:
-                s = m.step(c0, lab)
+            for table, s0, m in cands:
+                s = table[s0].get(lab)
                 if s is not None:
-                    new.append((m, s))
+                    new.append((table, s, m))
         if not new:
-            m, s0 = cands[0]
-            enabled = ", ".join(sorted({a for c, s in cands for a, _ in c.enabled(s)})) or "none"
+            _, s0, m = cands[0]
+            enabled = ", ".join(sorted({a for _, q, c in cands for a, _ in c.enabled(q)}))
             self._fail(
                 ev,
                 raw,
                 f"{where(ev)}: {lab or evlab} (seq {ev.seq}) is not enabled "
                 f"in state {m.name(s0)} of the ground-truth LTS (enabled: "
-                f"{enabled})",
+                f"{enabled or 'none'})",
             )
             return
         if evlab in TERMINAL:
             del self.state[inv]
-        elif len(new) == 1:
-            self.state[inv] = (facts, new, self._steps(new[0][0]), new[0][1])
         else:
-            self.state[inv] = (facts, new, None, 0)
+            self.state[inv] = (facts, new)
 
     def _fail(self, ev: Any, raw: bytes, message: str) -> None:
         self.state[ev.inv] = _BROKEN
