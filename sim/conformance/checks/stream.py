@@ -193,7 +193,8 @@ def _stream(
     ctx: Context,
     ordered: bool,
 ) -> list[int]:
-    """The loop: per line one decode, two order comparisons, one dispatch lookup."""
+    """The loop: per block one ``map`` of the decoder; per line two order comparisons, one
+    dispatch lookup and a call of each handler registered for its label."""
     hist = ctx.hist
     by_inst: dict[InstanceKey, list[Any]] = {}
     live: set[Any] = set()  # open invocations, when no history is kept
@@ -206,7 +207,7 @@ def _stream(
     gc.disable()  # the checks build no reference cycles; collections would only cost
     try:
         for evs, raws, base, linenos in _decoded(name, blocks, decoder()):
-            for ev, raw in zip(evs, raws):
+            for ev, raw in zip(evs, raws, strict=True):
                 # SPEC §5 order: two comparisons per event (t may be None: TypeError)
                 seq = ev.seq
                 if seq <= last_seq and ordered:
