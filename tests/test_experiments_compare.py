@@ -67,6 +67,18 @@ def test_summary_identical_with_one_and_two_jobs(small: Path, tmp_path: Path) ->
             a = tmp_path / "one" / router / f"rep-{rep}" / "metrics.json"
             b = tmp_path / "two" / router / f"rep-{rep}" / "metrics.json"
             assert a.read_bytes() == b.read_bytes()
+    # the figures a pool draws while the page is written, and the page, are the same too
+    drawn = sorted(p.name for p in (tmp_path / "one" / "plots").glob("*.png"))
+    assert drawn == sorted(p.name for p in (tmp_path / "two" / "plots").glob("*.png"))
+    assert len(drawn) == 6
+    for name in [f"plots/{n}" for n in drawn] + ["report.html"]:
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+    def timeless(name: str) -> list[str]:  # the report less its wall-clock rows
+        lines = (tmp_path / name / "report.md").read_text().splitlines()
+        return [x for x in lines if not x.startswith(("| run time ", "| date ", "| runs "))]
+
+    assert timeless("one") == timeless("two")
+    assert all(f"plots/{n}" in "\n".join(timeless("two")) for n in drawn)
 
 
 def test_summary_identical_on_a_dask_local_cluster(small: Path, tmp_path: Path) -> None:

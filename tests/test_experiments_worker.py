@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from sim.cli import main
-from sim.engine import World, run_replication
+from sim.engine import ReplicationError, World, run_replication
 from sim.experiments.runner import Task
 from sim.experiments.series import extract_series
 from sim.experiments.worker import built, run_series, ship
@@ -105,3 +105,38 @@ def test_compare_runs_are_the_bytes_of_run(outages: Path, tmp_path: Path, jobs: 
             }
             series = json.loads((mine / "series.json").read_text())
             assert series == extract_series(alone / "trace.jsonl", scenario, rep)
+
+
+def test_a_worker_builds_the_topology_once_and_each_run_gets_it_fresh(
+    outages: Path, tmp_path: Path
+) -> None:
+    scenario = load_scenario(outages)
+    kept = built(scenario, "fp-topology")
+    box: list[World] = []
+    first = kept.topology()
+    run_replication(
+        scenario, "resilient", 0, tmp_path / "a", graph=kept.graph, topology=first, hook=box.append
+    )
+    assert box[0].topology is first
+    assert any(ls.hops for ls in first.links.values())  # the run changed its copy...
+    assert any(n.epoch for n in first.nodes.values()) and any(
+        n.server for n in first.nodes.values()
+    )
+    again = kept.topology()
+    assert again is not first and again.graph is kept.graph
+    for key, node in again.nodes.items():  # ...never the next one's
+        assert (node.down, node.epoch, node.server) == (0, 0, None)
+        assert node.j is first.nodes[key].j  # the trace encodings are built once
+    assert all(ls.hops == 0 and ls.down == 0 for ls in again.links.values())
+    run_replication(scenario, "resilient", 0, tmp_path / "b", graph=kept.graph, topology=again)
+    run_replication(scenario, "resilient", 0, tmp_path / "c")
+    for name in ("trace.jsonl", "metrics.json"):
+        assert (tmp_path / "b" / name).read_bytes() == (tmp_path / "c" / name).read_bytes()
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "c" / name).read_bytes()
+
+
+def test_a_topology_of_another_graph_is_refused(outages: Path, tmp_path: Path) -> None:
+    scenario = load_scenario(outages)
+    other = built(scenario, "fp-other").topology()
+    with pytest.raises(ReplicationError, match="ValueError: the topology given is not one of"):
+        run_replication(scenario, "dijkstra", 0, tmp_path, topology=other)

@@ -77,10 +77,12 @@ class Replication:
         graph: ProtocolGraph | None = None,
         router: Router | None = None,
         guard: Guard | None = None,
+        topology: Topology | None = None,
     ) -> None:
         """``graph`` and ``router`` reuse a prebuilt protocol graph and router of it (a
         router whose answers depend on the graph only: ``smc`` compiles them once);
-        ``guard`` bounds the run (:mod:`sim.engine.guard`; default: its default budget)."""
+        ``guard`` bounds the run (:mod:`sim.engine.guard`; default: its default budget);
+        ``topology`` is a topology of ``graph`` never run (:meth:`Topology.fresh`)."""
         self.scenario = scenario
         self.guard = guard if guard is not None else DEFAULT_GUARD
         self.rep = rep
@@ -92,7 +94,9 @@ class Replication:
         later, streams = kernel.later, kernel.streams
         self.duration = float(scenario.duration)
         self.graph = graph if graph is not None else ProtocolGraph.from_scenario(scenario)
-        self.topology = topology = Topology(self.graph)
+        if topology is not None and topology.graph is not self.graph:
+            raise ValueError("the topology given is not one of the replication's graph")
+        self.topology = topology = topology if topology is not None else Topology(self.graph)
         self.routes = routes = RouteService(
             topology,
             router if router is not None else make_router(router_name, self.graph, scenario),
@@ -213,12 +217,14 @@ def run_replication(
     compiled_router: Router | None = None,
     hook: Callable[[Replication], None] | None = None,
     guard: Guard | None = None,
+    topology: Topology | None = None,
 ) -> dict[str, Any]:
     """Run replication ``rep`` of ``scenario`` with ``router_name``; write the trace and
     metrics to ``out_dir``; return the metrics. ``trace_level`` overrides the
     scenario's. ``graph`` reuses a prebuilt protocol graph and ``compiled_router`` a router built
-    on it (benchmarks, experiment workers); ``hook`` is called with the built replication
-    before it runs (tests); ``guard`` bounds the run."""
+    on it (benchmarks, experiment workers) and ``topology`` a fresh topology of it
+    (:meth:`Topology.fresh`); ``hook`` is called with the built replication before it runs
+    (tests); ``guard`` bounds the run."""
     level = trace_level or scenario.trace.value
     if level not in TRACE_LEVELS:
         raise ValueError(f"trace level must be one of {', '.join(TRACE_LEVELS)}, not '{level}'")
@@ -232,7 +238,7 @@ def run_replication(
         trace = TraceWriter(fh, rep, level)
         try:
             world = Replication(
-                scenario, router_name, rep, trace, graph, compiled_router, guard=guard
+                scenario, router_name, rep, trace, graph, compiled_router, guard, topology
             )
             if hook is not None:
                 hook(world)

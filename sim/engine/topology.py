@@ -6,6 +6,10 @@ may overlap); a node's ``epoch`` is bumped each time it goes down, so work start
 before (an execution, a translation) can tell it was lost. Outputs: ``hops_by_link``
 for the metrics. Timing: none of its own; :mod:`sim.engine.failures` changes the
 state at outage times, the transport reads it at every hop.
+
+Building one encodes every agent id and link for the trace (the costly part on a big
+mesh); :meth:`Topology.fresh` gives another replication its own state (all up, no hop
+counted, no server) sharing those encodings, so a worker builds them once per graph.
 """
 
 from __future__ import annotations
@@ -21,9 +25,16 @@ class Node:
 
     __slots__ = ("down", "epoch", "id", "j", "server", "speaks", "translation_delay", "type")
 
-    def __init__(self, agent_id: str, type_: str, speaks: frozenset[str], delay: float | None):
+    def __init__(
+        self,
+        agent_id: str,
+        type_: str,
+        speaks: frozenset[str],
+        delay: float | None,
+        j: str | None = None,
+    ) -> None:
         self.id = agent_id
-        self.j = js(agent_id)
+        self.j = js(agent_id) if j is None else j  # the id as the trace writes it
         self.type = type_
         self.speaks = speaks
         self.translation_delay = delay
@@ -38,14 +49,16 @@ class LinkState:
 
     __slots__ = ("a", "b", "down", "hops", "j", "jitter", "latency")
 
-    def __init__(self, a: str, b: str, latency: dict[str, float], jitter: float) -> None:
+    def __init__(
+        self, a: str, b: str, latency: dict[str, float], jitter: float, j: str | None = None
+    ) -> None:
         self.a = a
         self.b = b
         self.latency = latency
         self.jitter = jitter
         self.down = 0
         self.hops = 0
-        self.j = js([a, b])
+        self.j = js([a, b]) if j is None else j
 
 
 class Topology:
@@ -65,6 +78,20 @@ class Topology:
         self.hosted: dict[str, tuple[str, ...]] = {
             a.id: tuple(a.tools) for a in graph.agents if a.tools
         }
+
+    def fresh(self) -> Topology:
+        """A topology of the same graph in the initial state (every node and link up, no
+        hop counted, no server), sharing this one's encoded ids and static tables."""
+        other = Topology.__new__(Topology)
+        other.graph = self.graph
+        other.nodes = {
+            k: Node(n.id, n.type, n.speaks, n.translation_delay, n.j) for k, n in self.nodes.items()
+        }
+        other.links = {
+            k: LinkState(ls.a, ls.b, ls.latency, ls.jitter, ls.j) for k, ls in self.links.items()
+        }
+        other.hosted = self.hosted
+        return other
 
     def link(self, a: str, b: str) -> LinkState:
         """The link between ``a`` and ``b``."""

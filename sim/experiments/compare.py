@@ -7,7 +7,8 @@ times, errors and failures.
 
 Layout under ``base`` (``results/<scenario>`` or ``--out``)::
 
-    <router>/rep-<k>/{trace.jsonl, metrics.json, series.json, run.json[, error.json]}
+    <router>/rep-<k>/{trace.jsonl, metrics.json, series.json, view.json, view_events.jsonl,
+                      run.json[, error.json]}
     p<i>/<router>/rep-<k>/...          (with a sweep; points.json maps p<i> to values)
     summary.json  summary.csv  plots/*.png  report.md
 
@@ -29,7 +30,6 @@ from typing import Any
 
 from sim.engine.guard import DEFAULT_GUARD, Guard
 from sim.engine.metrics import dumps
-from sim.experiments import plots
 from sim.experiments.report import render_report
 from sim.experiments.runner import (
     ExecutorHandle,
@@ -47,7 +47,7 @@ from sim.experiments.runner import (
 from sim.experiments.store import FolderLock, StorageError, write_atomic
 from sim.experiments.summary import Point, collect, series_of, summary_csv, summary_json
 from sim.experiments.sweep import SweepPoint
-from sim.experiments.worker import ship
+from sim.experiments.worker import load_scenario, ship
 from sim.processes import Stopped
 from sim.scenario.model import Scenario
 
@@ -174,6 +174,7 @@ def _run_locked(
     tasks = build_tasks(base, points, routers, replications, trace_level, guard)
     todo = plan(tasks, force=force)
     shipped: Path | None = None
+    files: dict[str, str] = {}
     if handle.kind == "processes" and todo.todo:  # each worker loads each scenario once
         shipped = Path(tempfile.mkdtemp(prefix="protomesh-scenarios-"))
         files = ship({t.fingerprint: t.scenario for t in todo.todo}, shipped)
@@ -196,8 +197,18 @@ def _run_locked(
                 kept.append(record.key)
             if on_record is not None:
                 on_record(record)
+        first = tasks[0].fingerprint if tasks else ""
         return _conclude(
-            base_scenario, points, routers, replications, base, handle, ran, todo, started
+            base_scenario,
+            points,
+            routers,
+            replications,
+            base,
+            handle,
+            ran,
+            todo,
+            started,
+            (files[first], first) if first in files else None,
         )
     except OSError as exc:
         error = StorageError.of(exc, base)
@@ -229,8 +240,11 @@ def _conclude(
     ran: list[RunRecord],
     todo: Plan,
     started: float,
+    shipped: tuple[str, str] | None = None,
 ) -> Outcome:
-    """Summary, plots and report of the runs in ``base``."""
+    """Summary, plots, page and report of the runs in ``base`` (``shipped``: the first
+    point's scenario as shipped to a process pool, which then draws the plots while
+    this process writes the page)."""
     swept = [p for p, _ in points if p.id is not None]
     summary_points = [Point(p.id, p.params) for p, _ in points]
     summary = collect(base, summary_points, routers, replications)
@@ -247,7 +261,14 @@ def _conclude(
             base / "points.json",
             dumps({str(p.id): p.params for p in swept}),
         )
-    plot_paths = write_plots(base, summary, points, routers, replications)
+    figures = start_plots(base, summary, points, routers, replications, handle, shipped)
+    try:  # the explorer beside report.md (sim.view); its failure loses no result above
+        from sim.view import write_page
+
+        write_page(base, base / "report.html", base_scenario)
+    except Exception as exc:
+        warnings.warn(f"report.html not written: {exc}", RuntimeWarning, stacklevel=2)
+    plot_paths = figures()
     wall = time.perf_counter() - started
     report_path = base / "report.md"
     _write(
@@ -264,13 +285,24 @@ def _conclude(
             skipped=len(todo.done),
         ),
     )
-    try:  # the explorer beside report.md (sim.view); its failure loses no result above
-        from sim.view import write_page
-
-        write_page(base, base / "report.html", base_scenario)
-    except Exception as exc:
-        warnings.warn(f"report.html not written: {exc}", RuntimeWarning, stacklevel=2)
     return Outcome(base, summary, report_path, plot_paths, ran, len(todo.done), wall)
+
+
+#: The figures of an experiment, in the report's order (``sweep``: one per SWEEP_METRICS).
+FIGURES: tuple[str, ...] = (
+    "latency_cdf",
+    "success_rate",
+    "violations",
+    "drops_reroutes",
+    "timeline",
+    "mesh",
+    "sweep",
+)
+#: How a pool draws them: two tasks, the per-run figures and the summary's.
+FIGURE_TASKS: tuple[tuple[str, ...], ...] = (
+    ("latency_cdf", "timeline", "mesh"),
+    ("success_rate", "violations", "drops_reroutes", "sweep"),
+)
 
 
 def write_plots(
@@ -285,11 +317,29 @@ def write_plots(
     With a sweep, the per-router figures are drawn for the first point and the sweep
     figures show every point.
     """
+    if not points:
+        return []
+    first, scenario = points[0]
+    return draw(base, summary, first, scenario, routers, replications, len(points) > 1, FIGURES)
+
+
+def draw(
+    base: Path,
+    summary: dict[str, Any],
+    first: SweepPoint,
+    scenario: Scenario,
+    routers: Sequence[str],
+    replications: int,
+    swept: bool,
+    names: Sequence[str],
+) -> list[Path]:
+    """The figures ``names`` (of :data:`FIGURES`) as ``base/plots/*.png``, in that order;
+    ``first`` is the sweep point (and ``scenario`` its scenario) the per-router figures
+    show; ``swept``: the experiment has more than one point."""
+    from sim.experiments import plots
+
     out = base / "plots"
     written: list[Path] = []
-    if not points:
-        return written
-    first, scenario = points[0]
     pid = first.id
     point = Point(pid, first.params)
 
@@ -299,15 +349,71 @@ def write_plots(
         written.append(path)
 
     runs = {r: series_of(base, point, r, replications) for r in routers}
-    emit("latency_cdf", plots.latency_cdf_figure(runs))
-    emit("success_rate", plots.success_rate_figure(summary, routers, pid))
-    emit("violations", plots.violations_figure(summary, routers, pid))
-    emit("drops_reroutes", plots.drops_reroutes_figure(summary, routers, pid))
     first_runs = {r: runs[r][0] for r in routers if runs[r]}
-    emit("timeline", plots.timeline_figure(first_runs, float(scenario.duration)))
-    link_use = {r: dict(run.get("link_use", {})) for r, run in first_runs.items()}
-    emit("mesh", plots.mesh_figure(scenario, link_use))
-    if len(points) > 1:
-        for metric in SWEEP_METRICS:
-            emit(f"sweep_{metric}", plots.sweep_figure(summary, routers, metric))
+    for name in names:
+        if name == "latency_cdf":
+            emit(name, plots.latency_cdf_figure(runs))
+        elif name == "success_rate":
+            emit(name, plots.success_rate_figure(summary, routers, pid))
+        elif name == "violations":
+            emit(name, plots.violations_figure(summary, routers, pid))
+        elif name == "drops_reroutes":
+            emit(name, plots.drops_reroutes_figure(summary, routers, pid))
+        elif name == "timeline":
+            emit(name, plots.timeline_figure(first_runs, float(scenario.duration)))
+        elif name == "mesh":
+            link_use = {r: dict(run.get("link_use", {})) for r, run in first_runs.items()}
+            emit(name, plots.mesh_figure(scenario, link_use))
+        elif name == "sweep" and swept:
+            for metric in SWEEP_METRICS:
+                emit(f"sweep_{metric}", plots.sweep_figure(summary, routers, metric))
     return written
+
+
+def draw_shipped(
+    base: Path,
+    summary: dict[str, Any],
+    first: SweepPoint,
+    shipped: tuple[str, str],
+    routers: Sequence[str],
+    replications: int,
+    swept: bool,
+    names: Sequence[str],
+) -> list[Path]:
+    """:func:`draw` in a pool worker, the scenario loaded from its shipped ``(path,
+    fingerprint)`` (:func:`sim.experiments.worker.ship`)."""
+    scenario = load_scenario(*shipped)
+    return draw(base, summary, first, scenario, routers, replications, swept, names)
+
+
+def start_plots(
+    base: Path,
+    summary: dict[str, Any],
+    points: Sequence[tuple[SweepPoint, Scenario]],
+    routers: Sequence[str],
+    replications: int,
+    handle: ExecutorHandle,
+    shipped: tuple[str, str] | None,
+) -> Callable[[], list[Path]]:
+    """Start drawing the figures; the returned function waits for their paths (in
+    :data:`FIGURES` order). A process pool draws them (:data:`FIGURE_TASKS`) while this
+    process writes the page, when the first point's scenario was shipped to it; else
+    they are drawn here, now. The PNGs are the same bytes either way."""
+    if handle.kind != "processes" or shipped is None or not points:
+        paths = write_plots(base, summary, points, routers, replications)
+        return lambda: paths
+    first = points[0][0]
+    swept = len(points) > 1
+    futures = [
+        handle.executor.submit(
+            draw_shipped, base, summary, first, shipped, list(routers), replications, swept, names
+        )
+        for names in FIGURE_TASKS
+    ]
+
+    def wait() -> list[Path]:
+        drawn = {p.stem: p for f in futures for p in f.result()}
+        order = [n for n in FIGURES if n != "sweep"] + [f"sweep_{m}" for m in SWEEP_METRICS]
+        return [drawn[n] for n in order if n in drawn]
+
+    return wait

@@ -42,13 +42,14 @@ from pathlib import Path
 from typing import Any
 
 from sim import __version__
-from sim.conformance import TraceError, check_run_dir
+from sim.conformance import TraceError, check_trace
+from sim.conformance.checks import run_dir_verdicts
 from sim.engine import ReplicationError, World, run_replication
 from sim.engine.guard import DEFAULT_GUARD, Guard
 from sim.engine.metrics import dumps
 from sim.experiments.properties import property_metrics, property_monitor
 from sim.experiments.store import StorageError, damage, digests, publish, temp_name
-from sim.experiments.worker import built, run_series, shipped_task
+from sim.experiments.worker import Built, built, run_series, shipped_task
 from sim.processes import terminate, worker_start
 from sim.scenario.model import Scenario
 
@@ -57,7 +58,8 @@ METRICS_FILE = "metrics.json"
 ERROR_FILE = "error.json"
 SERIES_FILE = "series.json"
 TRACE_FILE = "trace.jsonl"
-#: The files of a finished run whose digests ``run.json`` records.
+#: The files of a finished run whose digests ``run.json`` records (with the page
+#: fragment's, :data:`sim.view.fragment.VIEW_FILE` and ``EVENTS_FILE``, when written).
 VERIFIED_FILES = (TRACE_FILE, METRICS_FILE, SERIES_FILE)
 
 #: Keys a complete ``metrics.json`` has (a truncated file fails to parse or lacks one).
@@ -239,6 +241,7 @@ def _execute(
             compiled_router=kept.router(task.router),
             hook=engine_hook,
             guard=task.guard,
+            topology=kept.topology(),
         )
     except ReplicationError as exc:
         if isinstance(exc.cause, OSError):
@@ -273,9 +276,12 @@ def _execute(
     world = world_box[0]
     level = task.trace_level or task.scenario.trace.value
     _write_json(tmp / SERIES_FILE, run_series(world, level, task.scenario, task.rep))
-    _add_verdicts(tmp, task.scenario)
+    _add_verdicts(tmp, kept)
     record["status"] = "ok"
-    record["files"] = digests(tmp, VERIFIED_FILES)
+    from sim.view.fragment import EVENTS_FILE, VIEW_FILE
+
+    page = [n for n in (VIEW_FILE, EVENTS_FILE) if (tmp / n).exists()]
+    record["files"] = digests(tmp, [*VERIFIED_FILES, *page])
     _write_json(tmp / RUN_FILE, record)
     publish(tmp, final)
     return RunRecord(
@@ -318,20 +324,40 @@ def record_failure(task: Task, reason: str) -> None:
         raise StorageError.of(exc, final) from None
 
 
-def _add_verdicts(directory: Path, scenario: Scenario) -> None:
-    """Check the run's trace (SPEC §6) and merge the verdicts into its ``metrics.json``.
+def _add_verdicts(directory: Path, kept: Built) -> None:
+    """Check the run's trace (SPEC §6) and merge the verdicts into its ``metrics.json``;
+    in the same pass, build the run's page fragment (:mod:`sim.view.fragment`: replay,
+    instances and their events, violated checks and properties with counterexamples)
+    beside it.
 
-    An unreadable trace is recorded as ``conformance.error``, never fatal to the run.
+    An unreadable trace is recorded as ``conformance.error`` (and no fragment), never
+    fatal to the run.
     """
+    from sim.view.fragment import EVENTS_FILE, PagePass, store
+    from sim.view.violations import groups
+
+    scenario = kept.scenario
     path = directory / METRICS_FILE
     metrics = json.loads(path.read_text(encoding="utf-8"))
     monitor = property_monitor(scenario) if scenario.properties else None
-    try:
-        metrics.update(check_run_dir(directory, scenario, [monitor] if monitor else []))
+    mesh, digest = kept.page()
+    with open(directory / EVENTS_FILE, "wb") as events:
+        page = PagePass(mesh, float(metrics["duration"]), events)
+        try:
+            report = check_trace(
+                directory / TRACE_FILE, kept.truth(), consumers=[c for c in (monitor, page) if c]
+            )
+        except TraceError as exc:
+            metrics["conformance"] = {"ok": False, "error": str(exc)}
+            report = None
+    if report is None:
+        (directory / EVENTS_FILE).unlink()
+    else:
+        metrics.update(run_dir_verdicts(report))
+        found = monitor.finish() if monitor is not None else []
         if monitor is not None:  # the scenario's properties (SPEC §9), same pass
             metrics["properties"] = property_metrics(monitor, metrics["conformance"]["checked"])
-    except TraceError as exc:
-        metrics["conformance"] = {"ok": False, "error": str(exc)}
+        store(directory, page.fragment(groups(report.verdicts, found), digest))
     _write_json(path, metrics)
 
 

@@ -25,9 +25,12 @@ from sim.mesh.routing import Router
 from sim.scenario.model import Scenario
 
 if TYPE_CHECKING:
+    from sim.conformance.truth import Truth
     from sim.engine import World
     from sim.engine.guard import Guard
+    from sim.engine.topology import Topology
     from sim.experiments.runner import Task
+    from sim.view.mesh import Mesh
 
 #: the scenario pickles loaded in this process, by (path, fingerprint)
 _LOADED: dict[tuple[str, str], Scenario] = {}
@@ -62,11 +65,41 @@ def load_scenario(path: str, fp: str) -> Scenario:
 
 @dataclass
 class Built:
-    """A scenario's protocol graph and the built-in routers built on it, in one worker."""
+    """A scenario's protocol graph, the built-in routers built on it and its run-time
+    topology, in one worker."""
 
     scenario: Scenario
     graph: ProtocolGraph
     routers: dict[str, Router] = field(default_factory=dict)
+    _topology: Topology | None = None
+    _page: tuple[Mesh, str] | None = None
+    _truth: Truth | None = None
+
+    def truth(self) -> Truth:
+        """The checks' ground truth of the scenario (:mod:`sim.conformance.truth`), built once."""
+        if self._truth is None:
+            from sim.conformance.truth import from_scenario
+
+            self._truth = from_scenario(self.scenario)
+        return self._truth
+
+    def page(self) -> tuple[Mesh, str]:
+        """The explorer's mesh of the scenario and the scenario's digest
+        (:mod:`sim.view.fragment`), built once."""
+        if self._page is None:
+            from sim.view.fragment import scenario_digest
+            from sim.view.mesh import mesh_from_scenario
+
+            self._page = (mesh_from_scenario(self.scenario), scenario_digest(self.scenario))
+        return self._page
+
+    def topology(self) -> Topology:
+        """A fresh run-time topology of the graph (one never run: its copy is built once)."""
+        if self._topology is None:
+            from sim.engine.topology import Topology
+
+            self._topology = Topology(self.graph)
+        return self._topology.fresh()
 
     def router(self, name: str) -> Router | None:
         """The built-in router ``name`` built once on the graph, or None for a plug-in

@@ -14,7 +14,8 @@ A state is a plain tuple ``(tasks, status, known, latest)``:
 Initial state :data:`INIT`, final :data:`END`. A transition is one group of events the
 engine writes at one instant, synchronously (``error`` and its recovery), with its task's
 index (-1: the instance's). Events: :data:`~sim.verify.states.Event`. The environment
-chooses each discovery's route and view, grant or deny, result or each error of non-zero
+chooses each discovery's route and view (its own ``list``, or with no event the view
+the caller learned in an earlier instance), grant or deny, result or each error of non-zero
 probability, a timeout before or after execution (always possible: service times,
 queueing and outages are abstracted), a failed discovery, and the initiator going down
 when a failure can take it down. The caller follows ``sim.engine`` (SPEC §4): the view's
@@ -259,7 +260,7 @@ class Model:
         return (tuple(new), status, kw.get("known", known), kw.get("latest", latest))
 
     def _discover(self, state: tuple[Any, ...], task: Task, ts: Any, out: list[Transition]) -> None:
-        _, need, depth = ts
+        _, need, _depth = ts
         _tasks, _status, known, latest = state
         options = self.options_for(task, need)
         if not options:
@@ -268,25 +269,44 @@ class Model:
         unknown = False
         for oid in options:
             option = self.option_list[oid]
-            evs: list[Event] = []
-            k2, l2 = known, latest
-            if oid not in known:
-                unknown = True
-                evs.extend(self._list_events(task, option))
-                k2 = tuple(sorted((*known, oid)))
-                if self.feeds_known:
-                    l2 = tuple(sorted({**dict(latest), option.tool: oid}.items()))
-            st = self._with(state, task, ts, known=k2, latest=l2)
-            if depth == 0:
-                self._ready(st, task, oid, evs, out)
-            else:
-                evs_t, nxt = self._invoke(st, task, oid, depth, evs)
-                out.append((task.index, evs_t, nxt))
+            if oid in known:
+                self._discovered(state, task, ts, oid, [], known, latest, out)
+                continue
+            unknown = True
+            k2 = tuple(sorted((*known, oid)))
+            l2 = latest
+            if self.feeds_known:
+                l2 = tuple(sorted({**dict(latest), option.tool: oid}.items()))
+            # this instance's own `list` exchange, or (no event, at once) the caller's
+            # view from an earlier instance: views outlive instances (engine discovery)
+            self._discovered(state, task, ts, oid, self._list_events(task, option), k2, l2, out)
+            self._discovered(state, task, ts, oid, [], k2, l2, out)
         if unknown:
             fail = self._ev(
                 "timeout", task, need or task.tool, ("action", "give_up"), ("kind", "list")
             )
             out.append((task.index, *self._over(state, task, FAILED, "discovery_timeout", [fail])))
+            # the exchange that gave up was another instance's (its events are in that one)
+            out.append((task.index, *self._over(state, task, FAILED, "discovery_timeout", [])))
+
+    def _discovered(
+        self,
+        state: tuple[Any, ...],
+        task: Task,
+        ts: Any,
+        oid: int,
+        evs: list[Event],
+        known: tuple[int, ...],
+        latest: tuple[Any, ...],
+        out: list[Transition],
+    ) -> None:
+        """The view of option ``oid`` is known after ``evs``: go on as the engine does."""
+        st = self._with(state, task, ts, known=known, latest=latest)
+        if ts[2] == 0:
+            self._ready(st, task, oid, evs, out)
+        else:
+            evs_t, nxt = self._invoke(st, task, oid, ts[2], evs)
+            out.append((task.index, evs_t, nxt))
 
     def _list_events(self, task: Task, option: RouteOption) -> list[Event]:
         view = self.view(option).view

@@ -52,10 +52,13 @@ def batch_cuts(
     instance before the later tasks of that batch start. So each transition of task
     ``index``'s discovery that fails without discovering (no ``list``, no ``timeout``),
     with every other task over, waiting or untouched after it, has a twin ending the
-    instance (the untouched tasks never start)."""
+    instance (the untouched tasks never start). A discovery that gives up is never at
+    once (even when the exchange was another instance's and left no event here)."""
     out: list[Transition] = []
     for i, evs, nxt in trs:
         if nxt is END or not nxt[1] or any(ev[0] in ("list", "timeout") for ev in evs):
+            continue
+        if any(ev[0] == "_failed" and ("reason", "discovery_timeout") in ev[5] for ev in evs):
             continue
         if any(
             code_of(s) in (PREPARING, RUNNING) and not (j > index and s == (PREPARING, None, 0))

@@ -1,7 +1,9 @@
 """Read what the runs wrote (traces, metrics.json, summary.json, the scenario) into the
 compact, JSON-ready index the explorer page embeds.
 
-Reads files only: never imports ``sim.engine`` or ``sim.experiments``. Deterministic:
+Reads files only: never imports ``sim.engine`` or ``sim.experiments``. Per run it takes
+the fragment the worker stored beside the trace (:mod:`sim.view.fragment`), or builds it
+from the trace when there is none for the scenario given. Deterministic:
 the same files give the same index (sorted keys, seeded sampling, rounded floats).
 Times are simulated seconds. Events kept in the page are those of the sampled
 instances; every instance that holds a kept counterexample's event is always kept (at
@@ -13,19 +15,24 @@ from __future__ import annotations
 
 import json
 import random
+import tempfile
+from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, overload
 
 import msgspec
 
-from sim.view.mesh import mesh_from_scenario, mesh_from_trace
-from sim.view.replay import FRAMES, Replay, compact, rounded
+from sim.view.fragment import EVENTS_FILE, PagePass, read_segments, scenario_digest, stored
+from sim.view.mesh import Mesh, mesh_from_scenario, mesh_from_trace
+from sim.view.replay import FRAMES, rounded
 from sim.view.violations import (
     VERIFY_DIR,
     from_metrics,
-    from_trace,
     from_verify,
+    groups,
+    property_monitor,
     reported_violation,
 )
 from sim.vocabulary.counterexamples import KEEP_COUNTEREXAMPLES
@@ -115,8 +122,10 @@ def build_index(
     with their counterexamples, timeline), the events of the sampled instances, summary
     tables, latency CDFs, what was sampled. ``scenario`` (a file or a loaded one) gives
     agent types and lets each violating run be checked again for every counterexample up
-    to the cap; without it the mesh is the one the traces' hops name and the Violations tab
-    has the first counterexample each ``metrics.json`` keeps."""
+    to the cap (or its fragment stored by the worker that checked it with that scenario be
+    used, :mod:`sim.view.fragment`); without it the mesh is the one the traces' hops name
+    and the Violations tab has the first counterexample each ``metrics.json`` keeps. The
+    sampled instances' events are :class:`Encoded` (their JSON text)."""
     runs = discover_runs(target)
     summary_file = target / "summary.json" if target.is_dir() else None
     summary = _read_json(summary_file) if summary_file and summary_file.exists() else None
@@ -130,54 +139,41 @@ def build_index(
         if scenario is not None
         else mesh_from_trace([r.trace for r in runs])
     )
-    passes: list[Replay] = []
-    found: list[list[dict[str, Any]]] = []
-    for run, m in zip(runs, metrics, strict=True):
-        violated = _violated(run, m, scenario)
-        wanted = {s for g in violated for ex in g["examples"] for s in _all_seqs(ex)}
-        p = Replay(mesh, float(m.get("duration") or 0.0) or _last_t(run.trace), wanted)
-        with run.trace.open("rb") as stream:
-            for line in stream:
-                if line.strip():
-                    p.feed(_decode(line))
-        p.finish()
-        for g in violated:
-            for ex in g["examples"]:
-                keys = sorted({p.seq_inst[s] for s in _all_seqs(ex) if s in p.seq_inst})
-                ex["instances"] = [f"{wf}#{inst}" for wf, inst in keys]
-        passes.append(p)
-        found.append(violated)
-    keep = _sample(passes, found, budget)
-    events = _collect(runs, keep)
+    digest = scenario_digest(scenario) if scenario is not None else None
+    with ExitStack() as files:
+        parts = [
+            _part(run, m, mesh, scenario, digest, files)
+            for run, m in zip(runs, metrics, strict=True)
+        ]
+        keep = _sample(parts, budget)
+        events = [_collect(part, k, files) for part, k in zip(parts, keep, strict=True)]
     out_runs = []
     latencies: dict[str, list[float]] = {}
-    for i, (run, p, violated) in enumerate(zip(runs, passes, found, strict=True)):
+    for run, part, k, evs in zip(runs, parts, keep, events, strict=True):
+        violated = part.data["violated"]
         by_inst: dict[str, set[str]] = {}
         for g in violated:
             for ex in g["examples"]:
-                for k in ex["instances"]:
-                    by_inst.setdefault(k, set()).add(g["name"])
+                for key in ex["instances"]:
+                    by_inst.setdefault(key, set()).add(g["name"])
         rows = []
-        for (wf, inst), rec in sorted(p.instances.items()):
+        for wf, inst, status, n, hops, start, end, _segments in part.data["instances"]:
             key = f"{wf}#{inst}"
-            names = sorted(by_inst.get(key, ()))
-            rows.append([wf, inst, rec["status"], rec["n"], rec["hops"], names, key in keep[i]])
-            if rec["end"] is not None and rec["status"] == "succeeded":
-                latencies.setdefault(run.router or run.label, []).append(rec["end"] - rec["start"])
+            rows.append([wf, inst, status, n, hops, sorted(by_inst.get(key, ())), key in k])
+            if end is not None and status == "succeeded":
+                latencies.setdefault(run.router or run.label, []).append(end - start)
         out_runs.append(
             {
                 "label": run.label,
                 "router": run.router,
-                "duration": rounded(p.duration),
+                "duration": rounded(part.data["duration"]),
                 "instances": rows,
                 "violating": sorted(by_inst),
                 "violated": violated,
-                **p.to_json(),
-                "events": events[i],
+                **part.data["replay"],
+                "events": evs,
             }
         )
-    total = sum(len(p.instances) for p in passes)
-    kept = sum(len(k) for k in keep)
     return {
         "mesh": mesh.to_json(),
         "runs": out_runs,
@@ -187,30 +183,105 @@ def build_index(
         "frames": FRAMES,
         "keep_counterexamples": KEEP_COUNTEREXAMPLES,
         "sampling": {
-            "instances": total,
-            "kept": kept,
-            "events_total": sum(sum(r["n"] for r in p.instances.values()) for p in passes),
-            "events_kept": sum(len(evs) for ev in events for evs in ev.values()),
+            "instances": sum(len(p.sizes) for p in parts),
+            "kept": sum(len(k) for k in keep),
+            "events_total": sum(sum(p.sizes.values()) for p in parts),
+            "events_kept": sum(len(v) for ev in events for v in ev.values()),
             "max_events": budget.max_events,
             "seed": budget.seed,
         },
     }
 
 
-def _violated(run: Run, metrics: dict[str, Any], scenario: Scenario | None) -> list[dict[str, Any]]:
-    """The run's violated checks and properties: checked again with the scenario (every
-    counterexample up to the cap) when its metrics report a violation, else as the
-    metrics give them."""
-    if scenario is None:
-        return from_metrics(metrics)
-    if run.metrics is not None and not reported_violation(metrics):
-        return []
-    from sim.conformance.checks import TraceError
+class Encoded(Sequence[Any]):
+    """A JSON array kept as its text (an instance's events from an events file): the page
+    embeds the text as it is; indexing or iterating decodes it once."""
 
+    __slots__ = ("_items", "size", "text")
+
+    def __init__(self, text: str, size: int) -> None:
+        self.text = text
+        self.size = size
+        self._items: list[Any] | None = None
+
+    def _decoded(self) -> list[Any]:
+        if self._items is None:
+            self._items = json.loads(self.text)
+        return self._items
+
+    def __len__(self) -> int:
+        return self.size
+
+    @overload
+    def __getitem__(self, i: int) -> Any: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Any]: ...
+    def __getitem__(self, i: int | slice) -> Any:
+        return self._decoded()[i]
+
+
+@dataclass
+class Part:
+    """One run's fragment (:mod:`sim.view.fragment`) and where its events file is."""
+
+    data: dict[str, Any]
+    events: Path | IO[bytes]
+    #: events per instance key ``wf#inst``
+    sizes: dict[str, int]
+    #: segments per instance key
+    segments: dict[str, list[list[int]]]
+
+
+def _part(
+    run: Run,
+    metrics: dict[str, Any],
+    mesh: Mesh,
+    scenario: Scenario | None,
+    digest: str | None,
+    files: ExitStack,
+) -> Part:
+    """The run's fragment: the one stored beside its trace when it was checked with this
+    scenario, else built now from the trace (events in a temporary file)."""
+    data = stored(run.trace.parent, digest) if digest is not None else None
+    events: Path | IO[bytes] = run.trace.parent / EVENTS_FILE
+    if data is None:
+        events = files.enter_context(tempfile.TemporaryFile())  # noqa: SIM115
+        data = _fragment_now(run, metrics, mesh, scenario, events)
+    rows = data["instances"]
+    return Part(
+        data,
+        events,
+        {f"{r[0]}#{r[1]}": r[3] for r in rows},
+        {f"{r[0]}#{r[1]}": r[7] for r in rows},
+    )
+
+
+def _fragment_now(
+    run: Run, metrics: dict[str, Any], mesh: Mesh, scenario: Scenario | None, events: IO[bytes]
+) -> dict[str, Any]:
+    """Build the run's fragment from its trace: checked again with the scenario (every
+    counterexample up to the cap) when its metrics report a violation, else with the
+    violated checks and properties as the metrics give them."""
+    from sim.conformance.checks import Context, TraceError, check_trace, run_pass
+    from sim.conformance.events import read_blocks
+
+    duration = float(metrics.get("duration") or 0.0) or _last_t(run.trace)
+    check = scenario is not None and (run.metrics is None or reported_violation(metrics))
+    violated = [] if scenario is not None else from_metrics(metrics)
+    wanted = frozenset(s for g in violated for ex in g["examples"] for s in _all_seqs(ex))
+    page = PagePass(mesh, duration, events, wanted)
     try:
-        return from_trace(run.trace, scenario)
+        if check and scenario is not None:
+            monitor = property_monitor(scenario)
+            consumers = [monitor, page] if monitor is not None else [page]
+            report = check_trace(run.trace, scenario, consumers=consumers)
+            violated = groups(report.verdicts, monitor.finish() if monitor is not None else [])
+        else:
+            name, blocks = read_blocks(run.trace)
+            run_pass(name, blocks, [page], Context())
     except TraceError as exc:
         raise ViewError(str(exc)) from exc
+    return page.fragment(violated)
 
 
 def _all_seqs(example: dict[str, Any]) -> list[int]:
@@ -226,22 +297,21 @@ def _last_t(trace: Path) -> float:
     return last
 
 
-def _sample(
-    passes: list[Replay], found: list[list[dict[str, Any]]], budget: Budget
-) -> list[set[str]]:
+def _sample(parts: list[Part], budget: Budget) -> list[set[str]]:
     """Per run, the instance keys whose events the page holds: every one a kept
     counterexample touches, then a seeded shuffle of the others while the budget lasts."""
     keep: list[set[str]] = [
-        {k for g in violated for ex in g["examples"] for k in ex["instances"]} for violated in found
+        {k for g in p.data["violated"] for ex in g["examples"] for k in ex["instances"]}
+        for p in parts
     ]
     used = 0
-    for p, k in zip(passes, keep, strict=True):
-        used += sum(p.instances[_key(s)]["n"] for s in k if _key(s) in p.instances)
+    for p, k in zip(parts, keep, strict=True):
+        used += sum(p.sizes[s] for s in k if s in p.sizes)
     pool = [
-        (i, f"{wf}#{inst}", rec["n"])
-        for i, p in enumerate(passes)
-        for (wf, inst), rec in sorted(p.instances.items())
-        if f"{wf}#{inst}" not in keep[i]
+        (i, f"{r[0]}#{r[1]}", r[3])
+        for i, p in enumerate(parts)
+        for r in p.data["instances"]
+        if f"{r[0]}#{r[1]}" not in keep[i]
     ]
     random.Random(budget.seed).shuffle(pool)
     for i, key, n in pool:
@@ -252,28 +322,15 @@ def _sample(
     return keep
 
 
-def _key(s: str) -> tuple[str, int]:
-    wf, _, inst = s.rpartition("#")
-    return wf, int(inst)
+def _collect(part: Part, keep: set[str], files: ExitStack) -> dict[str, Encoded]:
+    """The encoded events of the kept instances of one run, by instance key (sorted)."""
+    wanted = sorted(k for k in keep if part.segments.get(k))
+    if not wanted:
+        return {}
+    stream = part.events
+    if isinstance(stream, Path):
+        stream = files.enter_context(stream.open("rb"))
+    return {k: Encoded(read_segments(stream, part.segments[k]), part.sizes[k]) for k in wanted}
 
 
-def _collect(runs: list[Run], keep: list[set[str]]) -> list[dict[str, list[list[Any]]]]:
-    """The second pass: the compact events of the kept instances, per run and instance."""
-    out: list[dict[str, list[list[Any]]]] = []
-    for run, k in zip(runs, keep, strict=True):
-        wanted = {_key(s) for s in k}
-        found: dict[str, list[list[Any]]] = {}
-        with run.trace.open("rb") as stream:
-            for line in stream:
-                if not line.strip():
-                    continue
-                e = _decode(line)
-                wf, inst = e.get("wf"), e.get("inst")
-                if wf is None or inst is None or (wf, inst) not in wanted:
-                    continue
-                found.setdefault(f"{wf}#{inst}", []).append(compact(e))
-        out.append(dict(sorted(found.items())))
-    return out
-
-
-__all__ = ["Budget", "Run", "ViewError", "build_index"]
+__all__ = ["Budget", "Encoded", "Run", "ViewError", "build_index"]

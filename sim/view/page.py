@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import html
 import json
+import re
+import secrets
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sim.view.data import DEFAULT_BUDGET, Budget, build_index
+from sim.view.data import DEFAULT_BUDGET, Budget, Encoded, build_index
 
 if TYPE_CHECKING:
     from sim.scenario import Scenario
@@ -19,10 +21,30 @@ def _static(name: str) -> str:
     return resources.files("sim.view").joinpath("static", name).read_text(encoding="utf-8")
 
 
+def encode_index(index: dict[str, Any]) -> str:
+    """``index`` as JSON (sorted keys, no spaces, ASCII), each :class:`Encoded` value
+    spliced in as its text: the bytes of the same index holding plain lists."""
+    texts: list[str] = []
+    mark = f"\x00{secrets.token_hex(8)}:"  # no string of the data holds it
+
+    def splice(value: Any) -> str:
+        if not isinstance(value, Encoded):
+            raise TypeError(f"{type(value).__name__} is not JSON serializable")
+        texts.append(value.text)
+        return f"{mark}{len(texts) - 1}"
+
+    data = json.dumps(
+        index, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=splice
+    )
+    if not texts:
+        return data
+    quoted = re.escape(json.dumps(mark)[:-1])
+    return re.sub(quoted + r'(\d+)"', lambda m: texts[int(m.group(1))], data)
+
+
 def render_page(index: dict[str, Any], title: str) -> str:
     """The HTML text of the explorer for ``index`` (from :func:`build_index`)."""
-    data = json.dumps(index, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    data = data.replace("</", "<\\/")  # no "</script>" inside the data block
+    data = encode_index(index).replace("</", "<\\/")  # no "</script>" inside the data block
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title>"

@@ -10,7 +10,8 @@ kept.
 
 An example's ``seqs`` are its offending events, lit in its chart: every event of a
 check's counterexample; for a property, the event at which the violation became certain
-(the last of the scope's events kept), the others being its ``context``.
+(the last of the scope's events kept), the others being its ``context``; its
+``instances`` the ``wf#inst`` those events belong to.
 """
 
 from __future__ import annotations
@@ -35,8 +36,24 @@ def _group(kind: str, name: str, violations: int, examples: list[dict[str, Any]]
     return {"kind": kind, "name": name, "violations": violations, "examples": examples}
 
 
+def _instances(events: list[dict[str, Any]]) -> list[str]:
+    """``wf#inst`` of the instances the events (those with a ``seq``) belong to, sorted by
+    (workflow, instance)."""
+    keys = {
+        (str(e["wf"]), int(e["inst"]))
+        for e in events
+        if isinstance(e.get("seq"), int) and e.get("wf") is not None and e.get("inst") is not None
+    }
+    return [f"{wf}#{inst}" for wf, inst in sorted(keys)]
+
+
 def _check_example(c: Counterexample) -> dict[str, Any]:
-    return {"message": c.message, "seqs": _seqs(c.events), "context": []}
+    return {
+        "message": c.message,
+        "seqs": _seqs(c.events),
+        "context": [],
+        "instances": _instances(c.events),
+    }
 
 
 def _property_example(c: Counterexample, scope: str) -> dict[str, Any]:
@@ -47,6 +64,7 @@ def _property_example(c: Counterexample, scope: str) -> dict[str, Any]:
         "message": c.message,
         "seqs": offending,
         "context": [s for s in seqs if s not in offending],
+        "instances": _instances(c.events),
     }
     if c.elided:
         ex["elided"] = c.elided
@@ -97,7 +115,7 @@ def from_trace(trace: Path, scenario: Scenario) -> list[dict[str, Any]]:
     properties in one pass), every counterexample up to the cap."""
     from sim.conformance.checks import check_trace
 
-    monitor = _monitor(scenario)
+    monitor = property_monitor(scenario)
     report = check_trace(trace, scenario, consumers=[monitor] if monitor else [])
     return groups(report.verdicts, monitor.finish() if monitor else [])
 
@@ -121,7 +139,8 @@ def groups(checks: list[Verdict], properties: list[PropertyVerdict]) -> list[dic
     return sorted(out, key=lambda g: (g["kind"], g["name"]))
 
 
-def _monitor(scenario: Scenario) -> Any:
+def property_monitor(scenario: Scenario) -> Any:
+    """A monitor of the scenario's properties (SPEC §9), or None when it has none."""
     if not scenario.properties:
         return None
     from sim.properties import Monitor

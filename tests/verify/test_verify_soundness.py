@@ -253,3 +253,62 @@ def test_an_abort_at_once_ends_the_instance_before_ready_siblings_start(tmp_path
         assert replays(model, keys), keys
     # without k1's failure the instance cannot end before k2 and k3 run
     assert not replays(model, [k for k in shaped[0] if k[1] != "k1"])
+
+
+ABORTED = ("error", "k2", "t1", "ValidationError")
+
+
+def known_view_doc() -> dict[str, Any]:
+    """k0 and k1 (t0) first, then k2 (t1, lacking its required ``id``) and k3 (t0), both
+    after k0 and k1. Instance 0 discovers t1 for k2 (a ``list`` exchange, so k3 starts
+    meanwhile); a later instance's caller already knows t1's view, so k2 aborts at once
+    in the batch and the instance ends ``failed`` before k3 is ever prepared."""
+    doc = failing_sibling_doc()
+    doc["name"] = "known-view"
+    doc["tools"].insert(
+        0,
+        {
+            "name": "t0",
+            "description": "Tool t0 does something useful with records.",
+            "input_schema": {"type": "object"},
+            "side_effects": "read",
+            "service_time": {"dist": "constant", "value": 0.1},
+        },
+    )
+    doc["agents"][1]["tools"] = ["t0", "t1"]
+    doc["workflows"][0]["tasks"] = [
+        {"id": "k0", "tool": "t0"},
+        {"id": "k1", "tool": "t0"},
+        {"id": "k2", "tool": "t1", "after": ["k0", "k1"]},
+        {"id": "k3", "tool": "t0", "after": ["k0", "k1"]},
+    ]
+    return doc
+
+
+def test_a_view_known_from_an_earlier_instance_answers_a_batch_discovery_at_once(
+    tmp_path: Path,
+) -> None:
+    scenario, _ = parse_scenario(yaml.safe_dump(known_view_doc(), sort_keys=False), "k.yaml")
+    run_replication(scenario, "dijkstra", 0, tmp_path, "protocol")
+    lists: dict[Any, int] = {}
+    by_inst: dict[Any, list[Key]] = {}
+    for line in (tmp_path / "trace.jsonl").read_text().splitlines():
+        ev = json.loads(line)
+        if ev["label"] == "list" and ev["task"] == "k2":
+            lists[ev["inst"]] = lists.get(ev["inst"], 0) + 1
+        if ev["label"] in KEPT and ev["inst"] is not None:
+            by_inst.setdefault(ev["inst"], []).append(trace_key(ev))
+    model = Model(scenario, "w", "dijkstra")
+    cut = [
+        inst
+        for inst, keys in by_inst.items()
+        if keys[-3:] == [ABORTED, ("abort", "k2", "t1", None), ("wf_end", None, None, "failed")]
+        and not any(k[1] == "k3" for k in keys)
+    ]
+    assert lists == {0: 1}, "only instance 0 discovers t1"
+    assert cut and 0 not in cut, "the simulator no longer produces the shape"
+    for inst in sorted(by_inst):
+        keys = by_inst[inst]
+        assert replays(model, keys), f"instance {inst} is no path of the model:\n" + "\n".join(
+            map(str, keys)
+        )

@@ -28,7 +28,7 @@ line; the monitor keeps its own results.
 
 from sim.conformance.checks.base import Check, Consumer, Context, Handler, InstanceKey
 from sim.conformance.checks.families import ALL_CHECKS, CHECK_NAMES, SGD_CHECKS
-from sim.conformance.checks.stream import check_run_dir, check_trace, run_pass
+from sim.conformance.checks.stream import check_run_dir, check_trace, run_dir_verdicts, run_pass
 from sim.conformance.checks.verdict import Report, Verdict
 from sim.conformance.events import TraceError, encode_event
 
@@ -47,5 +47,6 @@ __all__ = [
     "check_run_dir",
     "check_trace",
     "encode_event",
+    "run_dir_verdicts",
     "run_pass",
 ]

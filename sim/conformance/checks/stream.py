@@ -296,7 +296,13 @@ def check_run_dir(
     with no ``send`` events, trace level ``protocol``) has None as its count and rate, and
     every rate is None when the trace holds no workflow instance. ``consumers`` (a property
     monitor) join the pass, as in :func:`check_trace`."""
-    report = check_trace(Path(rep_dir) / "trace.jsonl", scenario, consumers=consumers)
+    return run_dir_verdicts(
+        check_trace(Path(rep_dir) / "trace.jsonl", scenario, consumers=consumers)
+    )
+
+
+def run_dir_verdicts(report: Report) -> dict[str, Any]:
+    """The keys :func:`check_run_dir` merges into ``metrics.json``, from a run's report."""
     if report.events == 0:
         return {
             "violations": {},

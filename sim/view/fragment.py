@@ -1,0 +1,175 @@
+"""One run's part of the explorer page, built in the pass that checks the run.
+
+:class:`PagePass` is a consumer of the conformance pass (:mod:`sim.conformance.checks`):
+fed every event of a trace in the same pass as the checks, it builds the run's replay
+(:class:`~sim.view.replay.Replay`: instance index, per-frame counts, outages, timeline)
+and writes each instance's compact events, JSON-encoded as the page embeds them, to an
+events file as the instance ends. :func:`fragment` then adds the violated checks and
+properties with their counterexamples. The worker that ran a replication stores both
+beside its trace (:data:`VIEW_FILE`, :data:`EVENTS_FILE`, with their digests in
+``run.json``), so the page of a results folder never reads a trace again: it picks the
+sampled instances' events from the events files by offset.
+
+A stored fragment is used only for the scenario it was checked with
+(``checked_with``: :func:`scenario_digest`); otherwise the page builds it again from
+the trace, in memory, with the same code. Times are simulated seconds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+import msgspec
+
+from sim.view.mesh import Mesh
+from sim.view.replay import Replay, compact
+from sim.vocabulary import LABEL_NAMES
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from sim.scenario import Scenario
+
+#: The run's page fragment (JSON): replay, instances with their event segments, violated.
+VIEW_FILE = "view.json"
+#: The compact events of each instance, JSON-encoded (one segment a line, no brackets).
+EVENTS_FILE = "view_events.jsonl"
+
+#: The encoding of the page's data block (:func:`sim.view.page.render_page`): a value
+#: encoded alone is the text it has inside the whole index.
+encode_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode
+
+InstanceKey = tuple[str, int]
+
+
+#: Scenario fields a fragment does not depend on (the checks' ground truth, the property
+#: monitor and the page's mesh never read them; the run's length is in its metrics).
+NOT_READ = frozenset(
+    ("description", "seed", "duration", "replications", "routers", "trace", "sweep")
+)
+
+
+def scenario_digest(scenario: Scenario) -> str:
+    """A digest of what a fragment checked with ``scenario`` depends on: every field but
+    :data:`NOT_READ` (a stored fragment is used only for a scenario with the same)."""
+    text = scenario.model_dump_json(by_alias=True, exclude=set(NOT_READ))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class PagePass:
+    """A consumer of the conformance pass building one run's page data (see the module
+    docstring). ``wanted``: the ``seq``\\ s whose instance the replay notes (the
+    counterexamples known before the pass); ``events``: the binary file the instances'
+    encoded events are appended to."""
+
+    history = False
+
+    def __init__(
+        self, mesh: Mesh, duration: float, events: IO[bytes], wanted: frozenset[int] = frozenset()
+    ) -> None:
+        self.replay = Replay(mesh, duration, set(wanted))
+        self.events = events
+        self.offset = 0
+        self.open: dict[InstanceKey, list[list[Any]]] = {}
+        #: per instance, its ``[offset, length]`` segments in the events file, in order
+        self.segments: dict[InstanceKey, list[list[int]]] = {}
+        self._decode = msgspec.json.Decoder().decode
+
+    def handlers(self) -> Mapping[str, Any]:
+        return dict.fromkeys(LABEL_NAMES, self.on_event)
+
+    def on_event(self, ev: Any, raw: bytes) -> None:
+        e = self._decode(raw)
+        self.replay.feed(e)
+        wf, inst = e.get("wf"), e.get("inst")
+        if wf is None or inst is None:
+            return
+        key = (str(wf), int(inst))
+        evs = self.open.get(key)
+        if evs is None:
+            evs = self.open[key] = []
+        evs.append(compact(e))
+        if e["label"] == "wf_end":
+            self._write(key, self.open.pop(key))
+
+    def end_instance(self, key: Any, invs: Sequence[Any]) -> None:
+        """Nothing: an instance's events are written at its ``wf_end`` (a later event of it
+        starts a new segment)."""
+
+    def end_trace(self) -> None:
+        for key in sorted(self.open):
+            self._write(key, self.open[key])
+        self.open.clear()
+        self.events.flush()
+        self.replay.finish()
+
+    def _write(self, key: InstanceKey, evs: list[list[Any]]) -> None:
+        text = encode_json(evs)[1:-1].encode("ascii")
+        self.events.write(text + b"\n")
+        self.segments.setdefault(key, []).append([self.offset, len(text)])
+        self.offset += len(text) + 1
+
+    def fragment(
+        self, violated: list[dict[str, Any]], checked_with: str | None = None
+    ) -> dict[str, Any]:
+        """The run's fragment: ``violated`` are the groups of :mod:`sim.view.violations`
+        (their examples' ``instances`` set here from the replay when it noted them)."""
+        p = self.replay
+        for g in violated:
+            for ex in g["examples"]:
+                if "instances" not in ex:
+                    seqs = [*ex["seqs"], *ex["context"]]
+                    keys = sorted({p.seq_inst[s] for s in seqs if s in p.seq_inst})
+                    ex["instances"] = [f"{wf}#{inst}" for wf, inst in keys]
+        instances = [
+            [
+                wf,
+                inst,
+                r["status"],
+                r["n"],
+                r["hops"],
+                r["start"],
+                r["end"],
+                self.segments.get((wf, inst), []),
+            ]
+            for (wf, inst), r in sorted(p.instances.items())
+        ]
+        return {
+            "checked_with": checked_with,
+            "duration": p.duration,
+            "replay": p.to_json(),
+            "instances": instances,
+            "violated": violated,
+        }
+
+
+def store(directory: Path, data: dict[str, Any]) -> None:
+    """Write ``data`` (a fragment) as ``directory/view.json``."""
+    (directory / VIEW_FILE).write_text(encode_json(data), encoding="utf-8")
+
+
+def stored(directory: Path, checked_with: str) -> dict[str, Any] | None:
+    """The fragment stored in ``directory`` for the scenario digest ``checked_with``, or
+    None (none there, unreadable, or checked with another scenario)."""
+    if not (directory / EVENTS_FILE).is_file():
+        return None
+    try:
+        data = json.loads((directory / VIEW_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("checked_with") != checked_with:
+        return None
+    return data
+
+
+def read_segments(events: IO[bytes], segments: Sequence[Sequence[int]]) -> str:
+    """The JSON array of an instance's events from its segments of the events file."""
+    parts = []
+    for offset, length in segments:
+        events.seek(offset, os.SEEK_SET)
+        parts.append(events.read(length).decode("ascii"))
+    return "[" + ",".join(p for p in parts if p) + "]"
