@@ -72,9 +72,10 @@ class Outcomes(Protocol):
 
 class Approval:
     """The approval gate: the policy deciding whether a call asks (default: the built-in
-    rule with ``mcp_policy`` hints), the answer's latency and the grant draw."""
+    rule with ``mcp_policy`` hints), the answer's latency and the grant draw. The
+    built-in rule's answers depend on the view only: they are kept per view."""
 
-    __slots__ = ("grant_probability", "latency", "policy", "rng")
+    __slots__ = ("_asks", "_by_view", "_reasons", "grant_probability", "latency", "policy", "rng")
 
     def __init__(
         self,
@@ -87,10 +88,36 @@ class Approval:
         self.grant_probability = grant_probability
         self.rng = rng
         self.policy = policy if policy is not None else DescriptorRule()
+        #: the policy's answers depend on the view alone (the built-in rule, exactly)
+        self._by_view = type(self.policy) is DescriptorRule
+        self._asks: dict[ViewRT, bool] = {}
+        self._reasons: dict[ViewRT, str] = {}
+
+    def asks(self, view: ViewRT, args: dict[str, Any]) -> bool:
+        """Whether a call of ``view``'s tool with ``args`` asks (the policy's checked answer)."""
+        if not self._by_view:
+            return decide(self.policy, view.view, MappingProxyType(args))
+        hit = self._asks.get(view)
+        if hit is None:
+            hit = self._asks[view] = decide(self.policy, view.view, MappingProxyType(args))
+        return hit
+
+    def reason(self, view: ViewRT, args: dict[str, Any]) -> str:
+        """The ``{"reason":..}`` detail of an ``approve`` or ``deny`` of that call."""
+        if not self._by_view:
+            return _reason(self.policy, view, args)
+        hit = self._reasons.get(view)
+        if hit is None:
+            hit = self._reasons[view] = _reason(self.policy, view, args)
+        return hit
 
     def granted(self) -> bool:
         """One draw: whether the human grants this approval."""
         return self.rng.random() < self.grant_probability
+
+
+def _reason(policy: ApprovalPolicy, view: ViewRT, args: dict[str, Any]) -> str:
+    return f'{{"reason":{js(reason(policy, view.view, MappingProxyType(args)))}}}'
 
 
 class Caller:
@@ -170,7 +197,7 @@ class Caller:
         """Start an invocation: ``call``, then validation, then the approval gate (if the
         policy asks for this call); issued in SGD: ``invoke``, then collecting the missing
         required slots, then the gate."""
-        gate = decide(self.approval.policy, view.view, MappingProxyType(task.args))
+        gate = self.approval.asks(view, task.args)
         inv = Invocation(
             self.new_id(), self._response_cb, instance, task, view, path, need, parent, depth, gate
         )
@@ -229,8 +256,7 @@ class Caller:
             return
         labels = inv.view.labels
         now = self.env.now
-        why = reason(self.approval.policy, inv.view.view, MappingProxyType(inv.task.args))
-        detail = f'{{"reason":{js(why)}}}'
+        detail = self.approval.reason(inv.view, inv.task.args)
         if self.approval.granted():
             inv.take(labels.approve)
             inv.approved = True
@@ -263,23 +289,28 @@ class Caller:
         inv.timer = deadlines.set((inv, inv.attempt), self._timer_cb)
 
     def on_response(self, msg: Message) -> None:
-        """The reply to an attempt: ``result`` or ``error(t)`` then recovery."""
+        """The reply to an attempt: ``result`` or ``error(t)`` then recovery (``msg.t``, the
+        delivery time, is now)."""
         inv: Invocation = msg.owner
         if not inv.live or not inv.waiting or msg.attempt != inv.attempt or self.node.down:
             return  # late reply to an attempt the caller gave up
         inv.waiting = False
-        if inv.timer is not None:
-            inv.timer.cancel()  # its callback would return at once: no event for it
+        timer = inv.timer
+        if timer is not None:
+            timer.cancel()  # its callback would return at once: no event for it
+            inv.timer = None  # (the timer holds the invocation: no cycle left for the GC)
         outcome: str | None = msg.payload
         if outcome is None:
             inv.take(inv.view.labels.result)
-            self.rec.result(self.env.now, self.node.j, inv.frag, inv.rhoj, msg.attempt)
+            self.rec.result(msg.t, self.node.j, inv.frag, inv.rhoj, msg.attempt)
             self._finish(inv, "succeeded", "")
         else:
             self._error(inv, outcome, f',"attempt":{msg.attempt}')
 
     def _timer(self, event: Any) -> None:
         inv, attempt = event._value
+        if inv.timer is event:
+            inv.timer = None  # fired (the timer holds the invocation: no cycle left)
         if not inv.live or not inv.waiting or inv.attempt != attempt or self.node.down:
             return
         inv.waiting = False

@@ -2,9 +2,13 @@
 the reason located at the scenario element that drives its events (issue 16, item 7).
 
 :func:`run_until` steps SimPy itself, exactly as ``Environment.run(until=event)`` does
-(the same ``step()`` calls in the same order), so a run the guard does not stop is
-byte-identical to an unguarded one. The budget is looked at once every
-:data:`CHECK_EVERY` events, never per event.
+(``Environment.step``'s body inlined: the same events popped in the same order, the same
+callbacks, the same crash of a failed event nobody defused; it reads SimPy 4's
+``_queue`` and writes its ``_now``), so a run the guard does not stop is byte-identical
+to an unguarded one. The budget is looked at once every :data:`CHECK_EVERY` events,
+never per event. While it runs, the objects that existed before it are frozen out of
+the garbage collector's scans (``gc.freeze``; the world is built by then), unless
+someone froze objects already; it unfreezes them at the end.
 
 Timing: ``max_events`` counts SimPy events processed (every hop, timer, arrival and
 outage is one); a run stops at the first multiple of :data:`CHECK_EVERY` at or past it,
@@ -15,11 +19,13 @@ it stops depends on the machine.
 
 from __future__ import annotations
 
+import gc
 import math
 import time
 from dataclasses import dataclass
+from heapq import heappop
 from itertools import repeat
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from simpy.core import EmptySchedule, StopSimulation
 
@@ -74,12 +80,40 @@ def run_until(env: simpy.Environment, until: Event, guard: Guard) -> None:
     limit = guard.max_events if guard.max_events is not None else math.inf
     started = time.perf_counter()
     deadline = started + guard.max_wall if guard.max_wall is not None else math.inf
-    step = env.step
+    freeze = gc.get_freeze_count() == 0
+    if freeze:
+        gc.freeze()
+    try:
+        _steps(env, until, limit, deadline, started, guard)
+    finally:
+        if freeze:
+            gc.unfreeze()
+
+
+def _steps(
+    env: Any, until: Event, limit: float, deadline: float, started: float, guard: Guard
+) -> None:
+    """The loop of :func:`run_until` (``Environment.step`` inlined, see the module)."""
+    queue = env._queue
     events = 0
+    event: Any = None
+    callbacks: Any = ()
+    callback: Any = None
     try:
         while True:
             for _ in repeat(None, CHECK_EVERY):
-                step()
+                try:
+                    env._now, _, _, event = heappop(queue)
+                except IndexError:
+                    raise EmptySchedule from None
+                callbacks, event.callbacks = event.callbacks, None
+                for callback in callbacks:
+                    callback(event)
+                if not event._ok and not hasattr(event, "_defused"):
+                    # a failed event nobody defused crashes the run, as in SimPy
+                    exc = type(event._value)(*event._value.args)
+                    exc.__cause__ = event._value
+                    raise exc
             events += CHECK_EVERY
             if events >= limit:
                 raise Runaway(
@@ -90,6 +124,9 @@ def run_until(env: simpy.Environment, until: Event, guard: Guard) -> None:
                 if now >= deadline:
                     raise Runaway(f"--max-wall {guard.max_wall:g}", events, now - started)
     except StopSimulation:
+        # as SimPy's step: the event's remaining callbacks run when the simulation resumes
+        event.callbacks = callbacks[callbacks.index(callback) + 1 :]
+        env.schedule(event, -1)  # SimPy's EventPriority(-1): before URGENT
         return
     except EmptySchedule:
         raise RuntimeError(

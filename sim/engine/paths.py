@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 
 from sim.engine.topology import LinkState, Node, Topology
-from sim.engine.trace import js, members
+from sim.engine.trace import around, js, members
 from sim.mesh.graph import ProtocolGraph
 from sim.mesh.route import arrival, route_fields, transformer_at
 from sim.mesh.routing import Route, Translation
@@ -73,22 +73,22 @@ class Step:
 
 
 class Hop:
-    """Crossing one link of a path: from ``node_j`` over ``link`` in ``proto``.
+    """Crossing one link of a path: from ``frm`` over ``link`` in ``proto``.
 
     ``latency`` is the link's weight for ``proto`` (seconds); ``rate`` is 1/jitter (0:
-    no jitter), the rate of the exponential delay added per crossing; ``detail`` is the
-    members of the ``hop`` line after ``msg``."""
+    no jitter), the rate of the exponential delay added per crossing. ``at``, ``via``
+    and ``tail`` are the constant text of its ``hop`` line (:func:`around`: before and
+    after the owner fields; after ``msg``: the hop's members and the line's end)."""
 
-    __slots__ = ("detail", "latency", "link", "node_j", "proto", "proto_j", "rate")
+    __slots__ = ("at", "latency", "link", "proto", "rate", "tail", "via")
 
     def __init__(self, link: LinkState, latency: float, proto: str, frm: str, to: str) -> None:
         self.link = link
         self.latency = latency
         self.rate = 1.0 / link.jitter if link.jitter > 0 else 0.0
         self.proto = proto
-        self.proto_j = js(proto)
-        self.detail = members({"from": frm, "to": to, "proto": proto})
-        self.node_j = js(frm)
+        self.at, self.via = around(js(frm), js(proto))
+        self.tail = f",{members({'from': frm, 'to': to, 'proto': proto})}}}}}\n"
 
 
 class Path:

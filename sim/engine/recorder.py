@@ -17,16 +17,34 @@ have methods here too, so no component touches the metrics directly.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sim.engine.metrics import Metrics, WorkflowCounters
-from sim.engine.trace import NO_OWNER, NULL, TraceWriter, js, owner_fragment, seconds
+from sim.engine.trace import (
+    AFTER_T,
+    LINE_OPEN,
+    NO_OWNER,
+    NULL,
+    TraceWriter,
+    heads,
+    js,
+    owner_fragment,
+    seconds,
+)
+from sim.engine.trace import (
+    BEFORE_DETAIL as _DETAIL,
+)
+from sim.engine.trace import (
+    BEFORE_PROTO as _PROTO,
+)
 from sim.vocabulary import FIELD_NAMES, LABELS
 
-# the line template of Recorder.line writes the fields in the vocabulary's order
-assert FIELD_NAMES[:5] == ("t", "seq", "rep", "label", "agent")
+if TYPE_CHECKING:
+    from sim.engine.paths import Hop
+
+# the line templates below write the fields in the vocabulary's order
+assert FIELD_NAMES[:2] == ("t", "seq") and (LINE_OPEN, AFTER_T) == ('{"t":', ',"seq":')
 assert FIELD_NAMES[5:10] == ("wf", "inst", "task", "inv", "tool")  # owner_fragment
-assert FIELD_NAMES[10:] == ("proto", "detail")
 _L = {name: name for name in LABELS}  # the label names, from the vocabulary
 
 
@@ -35,10 +53,13 @@ class Recorder:
 
     __slots__ = (
         "_buffer",
-        "_head",
+        "_deliver",
+        "_heads",
+        "_hop",
         "_last_t",
         "_last_ts",
         "_limit",
+        "_send",
         "enabled",
         "full",
         "metrics",
@@ -53,25 +74,33 @@ class Recorder:
         self.full = writer.full
         self._buffer = writer.buffer
         self._limit = writer.limit
-        self._head = f',"rep":{writer.replication},"label":"'
+        #: per label, the text from ``seq``'s value to ``agent``'s (:func:`heads`)
+        self._heads = heads(writer.replication)
+        self._hop = self._heads[_L["hop"]]
+        self._send = self._heads[_L["send"]]
+        self._deliver = self._heads[_L["deliver"]]
         self._last_t = -1.0
         self._last_ts = ""
         self.seq = 0
 
-    def line(self, t: float, label: str, agent: str, owner: str, proto: str, detail: str) -> None:
-        """Append one line: ``owner`` from :func:`owner_fragment`; ``agent``, ``proto`` and
-        ``detail`` JSON fragments (``detail`` a whole object). Callers check the level."""
+    def emit(self, t: float, head: str, rest: str) -> None:
+        """Append one line: ``head`` from :func:`heads`, ``rest`` the text after it (the
+        agent's value to the end of the line). Callers check the level."""
         if t != self._last_t:
             self._last_t = t
             self._last_ts = seconds(t)
         seq = self.seq
         self.seq = seq + 1
-        self._buffer.append(
-            f'{{"t":{self._last_ts},"seq":{seq}{self._head}{label}","agent":{agent},{owner},'
-            f'"proto":{proto},"detail":{detail}}}\n'
-        )
-        if len(self._buffer) >= self._limit:
+        buffer = self._buffer
+        buffer.append(f'{{"t":{self._last_ts},"seq":{seq}{head}{rest}')
+        if len(buffer) >= self._limit:
             self.writer.flush()
+
+    def line(self, t: float, label: str, agent: str, owner: str, proto: str, detail: str) -> None:
+        """Append one line: ``owner`` from :func:`owner_fragment`; ``agent``, ``proto`` and
+        ``detail`` JSON fragments (``detail`` a whole object). Callers check the level."""
+        rest = f"{agent},{owner}{_PROTO}{proto}{_DETAIL}{detail}}}\n"
+        self.emit(t, self._heads[label], rest)
 
     def flush(self) -> None:
         """Write the buffered lines."""
@@ -319,13 +348,16 @@ class Recorder:
         """``path``: the members of the path (``to`` and ``path``)."""
         self.metrics.sent += 1
         if self.full:
-            self.line(t, _L["send"], agent, owner, proto, f'{{"msg":{msg},"kind":"{kind}",{path}}}')
+            detail = f'{{"msg":{msg},"kind":"{kind}",{path}}}}}\n'
+            self.emit(t, self._send, f"{agent},{owner}{_PROTO}{proto}{_DETAIL}{detail}")
 
-    def hop(self, t: float, agent: str, owner: str, proto: str, msg: int, hop: str) -> None:
-        """``hop``: the members of the hop (``from``, ``proto``, ``to``)."""
+    def hop(self, t: float, owner: str, msg: int, hop: Hop) -> None:
+        """A message of ``owner`` crosses ``hop`` (its line's constant text: ``hop.at``,
+        ``hop.via``, ``hop.tail``). The transport counts the hops of the other levels
+        itself (:meth:`hops_untraced`)."""
         self.metrics.hops += 1
         if self.full:
-            self.line(t, _L["hop"], agent, owner, proto, f'{{"msg":{msg},{hop}}}')
+            self.emit(t, self._hop, f'{hop.at}{owner}{hop.via}{{"msg":{msg}{hop.tail}')
 
     def hops_untraced(self, n: int) -> None:
         """``n`` hops crossed at a level without hop lines (the transport counts them and
@@ -345,8 +377,8 @@ class Recorder:
     def deliver(self, t: float, agent: str, owner: str, proto: str, msg: int, kind: str) -> None:
         self.metrics.delivered += 1
         if self.full:
-            detail = f'{{"msg":{msg},"kind":"{kind}"}}'
-            self.line(t, _L["deliver"], agent, owner, proto, detail)
+            detail = f'{{"msg":{msg},"kind":"{kind}"}}}}\n'
+            self.emit(t, self._deliver, f"{agent},{owner}{_PROTO}{proto}{_DETAIL}{detail}")
 
     def drop(self, t: float, agent: str, owner: str, proto: str, msg: int, reason: str) -> None:
         self.metrics.drop(reason)

@@ -59,13 +59,13 @@ class ToolServer:
         node.server = self
 
     def on_request(self, msg: Message) -> None:
-        """A ``tools/call`` request delivered here."""
+        """A ``tools/call`` request delivered here (``msg.t``, the delivery time, is now)."""
         if self.busy < self.concurrency:
-            self._start(msg, self.env.now)
+            self._start(msg, msg.t, msg.t)  # a delivered message's t is now
         else:
-            self.queue.append((msg, self.env.now))
+            self.queue.append((msg, msg.t))
 
-    def _start(self, msg: Message, queued_at: float) -> None:
+    def _start(self, msg: Message, queued_at: float, now: float) -> None:
         inv: Invocation = msg.owner
         if not inv.live or not inv.waiting or inv.attempt != msg.attempt:
             return  # the caller cancelled this attempt (it timed out): discard
@@ -74,7 +74,6 @@ class ToolServer:
         tool = inv.tool
         approved = inv.approved
         inv.approved = False  # an approval is consumed by one execute
-        now = self.env.now
         self.rec.execute(
             now,
             self.node.j,
@@ -110,9 +109,10 @@ class ToolServer:
 
     def _next(self) -> None:
         queue = self.queue
+        now = self.env.now
         while queue and self.busy < self.concurrency:
             msg, at = queue.popleft()
-            self._start(msg, at)
+            self._start(msg, at, now)
 
     def on_list(self, msg: Message) -> None:
         """A ``tools/list`` request: answered at once (no slot), along the reverse path."""

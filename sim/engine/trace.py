@@ -15,9 +15,33 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
+from sim.vocabulary import FIELD_NAMES, LABELS
 from sim.vocabulary import TRACE_LEVELS as TRACE_LEVELS
 
 NULL = "null"
+
+_T, _SEQ, _REP, _LABEL, _AGENT, _WF, _INST, _TASK, _INV, _TOOL, _PROTO, _DETAIL = FIELD_NAMES
+#: What a line starts with, up to the value of ``t``; what follows ``t``, up to ``seq``'s.
+LINE_OPEN = f'{{"{_T}":'
+AFTER_T = f',"{_SEQ}":'
+
+
+def heads(replication: int) -> dict[str, str]:
+    """Per label, the constant text between a line's ``seq`` and its ``agent`` value:
+    ``,"rep":R,"label":"L","agent":`` (built once per replication from the vocabulary)."""
+    return {name: f',"{_REP}":{replication},"{_LABEL}":{js(name)},"{_AGENT}":' for name in LABELS}
+
+
+#: What precedes the value of ``proto`` (after the owner fields), and of ``detail``.
+BEFORE_PROTO = f',"{_PROTO}":'
+BEFORE_DETAIL = f',"{_DETAIL}":'
+
+
+def around(agent: str, proto: str) -> tuple[str, str]:
+    """The constant text of a line at ``agent`` in ``proto`` (JSON fragments) around its
+    owner fields: (``agent`` and the comma after it, ``,"proto":P,"detail":``)."""
+    return f"{agent},", f"{BEFORE_PROTO}{proto}{BEFORE_DETAIL}"
+
 
 #: Where :func:`seconds` formats with ``%.6f``: every 6-decimal number here has at most
 #: 15 significant digits, so it is the shortest text of the double nearest to it.
@@ -82,16 +106,24 @@ class TextSink(Protocol):
     def flush(self) -> None: ...
 
 
+#: Lines a :class:`TraceWriter` buffers before writing them as one block.
+BLOCK_LINES = 2048
+
+
 class TraceWriter:
     """The trace file of one replication: a buffer of finished lines, written in blocks.
 
     ``enabled`` is False at level ``off``; ``full`` is True at level ``full`` (transport
-    lines are kept). ``lines`` counts the lines written so far.
+    lines are kept). ``lines`` counts the lines written so far. Blocks of
+    :data:`BLOCK_LINES` lines (about 600 KB) stay in the CPU's caches from the join to
+    the write: writing 600,000 lines costs half what blocks of 8,192 lines cost.
     """
 
     __slots__ = ("buffer", "enabled", "file", "full", "level", "limit", "lines", "replication")
 
-    def __init__(self, file: TextSink, replication: int, level: str, buffer_lines: int = 8192):
+    def __init__(
+        self, file: TextSink, replication: int, level: str, buffer_lines: int = BLOCK_LINES
+    ):
         if level not in TRACE_LEVELS:
             raise ValueError(f"trace level must be one of {', '.join(TRACE_LEVELS)}")
         self.file = file

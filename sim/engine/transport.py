@@ -17,13 +17,18 @@ one ``deliver`` or ``drop``. Each hop is one scheduled event and the message is 
 event itself (SimPy's ``step`` reads ``callbacks`` and ``_ok``; the callbacks are one
 shared tuple): no process, no event object per message. A message carries ``t``, the
 simulated time of its current step (the time SimPy pops it at, ``now + delay`` computed
-as SimPy computes it), so the transport never reads the clock per hop.
+as SimPy computes it), so the transport never reads the clock per hop; it puts the
+message on SimPy's queue itself, as ``Environment.schedule`` does (time, ``NORMAL``,
+SimPy's next insertion number: it reads SimPy 4's ``_queue`` and ``_eid``), and draws
+the jitter as ``random.expovariate`` does (``-log(1 - u) / rate``, one uniform).
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from heapq import heappush
+from math import log
 from typing import Any
 
 import simpy
@@ -85,6 +90,22 @@ class Message:
 class Transport:
     """Moves messages hop by hop for one replication (see the module's timing)."""
 
+    __slots__ = (
+        "_arrive_cbs",
+        "_eid",
+        "_queue",
+        "_translated_cbs",
+        "_uniform",
+        "env",
+        "full",
+        "in_flight",
+        "later",
+        "next_id",
+        "rec",
+        "translation_rng",
+        "untraced_hops",
+    )
+
     def __init__(
         self,
         env: simpy.Environment,
@@ -95,10 +116,11 @@ class Transport:
     ) -> None:
         self.env = env
         self.later = later
-        self._schedule: Any = env.schedule  # takes a Message (what SimPy pops), not only an Event
+        self._queue: Any = env._queue  # SimPy's event heap
+        self._eid: Any = env._eid  # its insertion counter
         self.rec = recorder
         self.translation_rng = translation
-        self.expovariate = latency.expovariate
+        self._uniform = latency.random  # the jitter's one draw per crossing
         self.next_id = 0
         self._arrive_cbs = (self._arrive,)  # what a message waiting for its arrival runs
         self._translated_cbs = (self._translated,)
@@ -173,7 +195,7 @@ class Transport:
             if delay > 0.0:
                 msg.t += delay
                 msg.callbacks = self._translated_cbs
-                self._schedule(msg, NORMAL, delay)
+                heappush(self._queue, (msg.t, NORMAL, next(self._eid), msg))
                 return
         self._leave(msg)
 
@@ -200,18 +222,20 @@ class Transport:
             self._drop(msg, path.nodes[i], "link_down")
             return
         delay = hop.latency
-        if hop.rate:
-            delay += self.expovariate(hop.rate)
+        rate = hop.rate
+        if rate:
+            delay += -log(1.0 - self._uniform()) / rate  # expovariate(rate)
         msg.proto = hop.proto
         link.hops += 1
         t = msg.t
         if self.full:
-            self.rec.hop(t, hop.node_j, msg.owner.frag, hop.proto_j, msg.id, hop.detail)
+            self.rec.hop(t, msg.owner.frag, msg.id, hop)
         else:
             self.untraced_hops += 1
-        msg.t = t + delay  # what SimPy's schedule computes: now + delay
+        t += delay  # what SimPy's schedule computes: now + delay
+        msg.t = t
         msg.callbacks = self._arrive_cbs
-        self._schedule(msg, NORMAL, delay)
+        heappush(self._queue, (t, NORMAL, next(self._eid), msg))
 
     def _arrive(self, msg: Message) -> None:
         i = msg.i + 1

@@ -258,8 +258,12 @@ class Workflows:
         state = inst.state
         if not inst.status:
             for task in inst.wf.tasks:
-                i = task.index
-                if state[i] == PENDING and all(state[j] in _DONE_OK for j in task.after):
+                if state[task.index] != PENDING:
+                    continue
+                for j in task.after:
+                    if state[j] != SUCCEEDED and state[j] != SKIPPED:
+                        break  # a predecessor is not done (_DONE_OK)
+                else:
                     self._prepare(inst, task)
                     if inst.ended:
                         return

@@ -19,27 +19,23 @@ the caller learned in an earlier instance), grant or deny, result or each error 
 probability, a timeout before or after execution (always possible: service times,
 queueing and outages are abstracted), a failed discovery, and the initiator going down
 when a failure can take it down. The caller follows ``sim.engine`` (SPEC §4): the view's
-LTS and its one recovery, readiness under ≺ and known dependencies, ExclusiveWith skips,
+LTS and its one recovery (the steps are :mod:`sim.verify.invocation`'s), readiness
+under ≺ and known dependencies (``ProducesInputFor`` through any latest view the caller
+can hold, :meth:`Model._fed`), ExclusiveWith skips,
 and a failure at once in a batch of ready tasks ending the instance
 (:func:`~sim.verify.states.batch_cuts`).
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
-from sim.approval import make_policy, reason
-from sim.calculus.lts import LTS, TAU, label
-from sim.calculus.mcp import (
-    MAX_FALLBACK_DEPTH,
-    SERVICE_DOWN,
-    VALIDATION_ERROR,
-    Fallback,
-    UserPrompt,
-)
+from sim.approval import make_policy
 from sim.mesh.graph import ProtocolGraph
 from sim.mesh.registry import make_router
 from sim.scenario.model import Scenario
+from sim.verify.invocation import Steps
 from sim.verify.knowledge import (
     RouteOption,
     ToolModel,
@@ -49,21 +45,14 @@ from sim.verify.knowledge import (
     route_options,
 )
 from sim.verify.states import (
-    ASK,
     CANCELLED,
-    COLLECT,
-    DONE_OK,
     END,
-    EXEC,
     FAILED,
-    FLIGHT,
     INIT,
     INITIATOR_DOWN,
     PENDING,
     PREPARING,
-    RESUME,
     RUNNING,
-    SGD,
     SKIPPED,
     SUCCEEDED,
     WAITING,
@@ -76,7 +65,7 @@ from sim.verify.states import (
 )
 
 
-class Model:
+class Model(Steps):
     """One instance of ``workflow`` started by ``initiator`` under ``router`` (see the
     module). ``exact``: keep the instance's status and reason in the state (needed
     when a property reads ``wf_end``; partial-order reduction runs without it)."""
@@ -125,6 +114,7 @@ class Model:
         #: tasks whose outcome no other task reads: with ``exact`` off their final code is
         #: kept as SUCCEEDED (the failure is in ``status``), so outcomes do not multiply
         self.isolated = isolated_tasks(self.tasks, self.truth)
+        self._feeding: dict[tuple[str, str], frozenset[bool]] = {}
         self.feeds_known = any(
             d.relation.value == "ProducesInputFor" for s in specs.values() for d in s.dependencies
         )
@@ -152,19 +142,6 @@ class Model:
             self.option_list.append(option)
         return hit
 
-    def view(self, option: RouteOption) -> ToolModel:
-        """The caller's view of the option's tool through its fields."""
-        key = (option.tool, option.fields)
-        hit = self.views.get(key)
-        if hit is None:
-            hit = self.views[key] = ToolModel(
-                self.truth[option.tool], option.fields, self.mcp_policy, self.errors[option.tool]
-            )
-        return hit
-
-    def _ev(self, lab: str, task: Task, tool: str | None, *detail: tuple[str, Any]) -> Event:
-        return (lab, task.index, tool, self.initiator, task.rho, tuple(detail))
-
     def successors(self, state: tuple[Any, ...]) -> list[Transition]:
         """Every transition enabled in ``state``: (task index or -1, events, next state)."""
         if state is END:
@@ -189,75 +166,6 @@ class Model:
         if self.initiator_fails:
             out.append((-1, (("wf_end", -1, None, self.initiator, None, INITIATOR_DOWN),), END))
         return out
-
-    def _advance(
-        self,
-        evs: list[Event],
-        tasks: list[Any],
-        status: Any,
-        known: tuple[int, ...],
-        latest: tuple[Any, ...],
-    ) -> tuple[list[Event], tuple[Any, ...]]:
-        """Prepare every task that can start; end the instance when nothing runs."""
-        if not status:
-            for task in self.tasks:
-                if tasks[task.index] == PENDING and all(tasks[j] in DONE_OK for j in task.after):
-                    tasks[task.index] = (PREPARING, None, 0)
-        running = sum(1 for s in tasks if code_of(s) in (PREPARING, RUNNING))
-        if running == 0:
-            detail: tuple[tuple[str, Any], ...] = ()
-            if not status:
-                if all(s in DONE_OK for s in tasks):
-                    detail = (("status", "succeeded"),)
-                else:
-                    detail = (("status", "failed"), ("reason", "blocked"))
-            elif self.exact:
-                detail = (("status", status[0]), ("reason", status[1]))
-            evs.append(("wf_end", -1, None, self.initiator, None, detail))
-            return evs, END
-        return evs, (tuple(tasks), status, known, latest)
-
-    def _over(
-        self,
-        state: tuple[Any, ...],
-        task: Task,
-        code: int,
-        reason: str,
-        evs: list[Event],
-        known: tuple[int, ...] | None = None,
-        latest: tuple[Any, ...] | None = None,
-    ) -> tuple[tuple[Event, ...], tuple[Any, ...]]:
-        """Task ``task`` is over with ``code``: waiting tasks re-examined, status set."""
-        tasks, status, k0, l0 = state
-        new = [PENDING if s == WAITING else s for s in tasks]
-        new[task.index] = code
-        if not self.exact and task.index in self.isolated:
-            new[task.index] = SUCCEEDED
-            mine = self.isolated[task.index]
-            held = known if known is not None else k0
-            known = tuple(o for o in held if self.option_list[o].tool not in mine)
-        if code in (FAILED, CANCELLED):
-            evs.append(
-                ("_failed", task.index, None, "", None, (("code", code), ("reason", reason)))
-            )
-            if not status:
-                status = (
-                    (("failed" if code == FAILED else "cancelled"), reason) if self.exact else "x"
-                )
-        out, nxt = self._advance(
-            evs,
-            new,
-            status,
-            known if known is not None else k0,
-            latest if latest is not None else l0,
-        )
-        return tuple(out), nxt
-
-    def _with(self, state: tuple[Any, ...], task: Task, ts: Any, **kw: Any) -> tuple[Any, ...]:
-        tasks, status, known, latest = state
-        new = list(tasks)
-        new[task.index] = ts
-        return (tuple(new), status, kw.get("known", known), kw.get("latest", latest))
 
     def _discover(self, state: tuple[Any, ...], task: Task, ts: Any, out: list[Transition]) -> None:
         _, need, _depth = ts
@@ -329,7 +237,57 @@ class Model:
         evs: list[Event],
         out: list[Transition],
     ) -> None:
-        """As the engine's ``_ready``: wait for known dependencies, skip, or invoke."""
+        """As the engine's ``_ready``: wait for known dependencies, skip, or invoke; once
+        per way the caller's latest views can order the task by ``ProducesInputFor``."""
+        tasks, latest = state[0], state[3]
+        me = self.option_list[oid].tool
+        fed: dict[int, frozenset[bool]] = {}
+        if self.feeds_known:
+            requires = self.view(self.option_list[oid]).requires
+            for j in range(len(self.tasks)):
+                other = self._tool_of(tasks, j)
+                if j != task.index and other is not None and other not in requires:
+                    fed[j] = self._fed(other, me, latest)
+        js = sorted(fed)
+        for values in itertools.product(*(sorted(fed[j]) for j in js)):
+            chosen = dict(zip(js, values, strict=True))
+            self._ready_as(state, task, oid, list(evs), out, chosen)
+
+    def _fed(self, other: str, me: str, latest: tuple[Any, ...]) -> frozenset[bool]:
+        """Whether the caller's latest view of ``other`` says it produces input for ``me``:
+        as any view of ``other`` the caller can learn says (the engine keeps the latest
+        view per caller across instances: another one may have learned it last), or not
+        known while this instance has not discovered ``other``."""
+        values = self._feeding.get((other, me))
+        if values is None:
+            rhos = sorted(
+                {t.protocol or w.protocol for w in self.scenario.workflows for t in w.tasks}
+            )
+            found = [
+                o
+                for rho in rhos
+                for o in route_options(
+                    self.router, self.graph, self.downs, self.initiator, other, None, rho
+                )
+            ]
+            for t in self.tasks:
+                if t.capability is not None:
+                    options = (self.option_list[o] for o in self.options_for(t, None))
+                    found.extend(o for o in options if o.tool == other)
+            values = frozenset(me in self.view(o).feeds for o in found)
+            self._feeding[(other, me)] = values
+        return values if other in dict(latest) else values | {False}
+
+    def _ready_as(
+        self,
+        state: tuple[Any, ...],
+        task: Task,
+        oid: int,
+        evs: list[Event],
+        out: list[Transition],
+        fed: dict[int, bool],
+    ) -> None:
+        """``_ready`` where ``fed[j]`` says whether task j's tool is known to feed it."""
         tasks, status, known, latest = state
         option = self.option_list[oid]
         view = self.view(option)
@@ -339,11 +297,7 @@ class Model:
             other = self._tool_of(tasks, j)
             if j == task.index or other is None:
                 continue
-            required = other in view.requires
-            if not required and latest:
-                theirs = dict(latest).get(other)
-                if theirs is not None:
-                    required = me in self.view(self.option_list[theirs]).feeds
+            required = other in view.requires or fed.get(j, False)
             code = code_of(tasks[j])
             if required:
                 if code in (FAILED, CANCELLED, SKIPPED):
@@ -363,156 +317,3 @@ class Model:
             return
         evs_t, nxt = self._invoke(state, task, oid, 0, evs)
         out.append((task.index, evs_t, nxt))
-
-    def lts_of(self, option: RouteOption, gate: bool, task: Task) -> LTS:
-        return self.view(option).lts(gate, task.rho == SGD)
-
-    def _invoke(
-        self, state: tuple[Any, ...], task: Task, oid: int, depth: int, evs: list[Event]
-    ) -> tuple[tuple[Event, ...], tuple[Any, ...]]:
-        """Start an invocation: call (or invoke), validation, then the gate."""
-        option = self.option_list[oid]
-        view = self.view(option)
-        gate = view.gate(self.policy, task.args)
-        lts = self.lts_of(option, gate, task)
-        tool = option.tool
-        sgd = task.rho == SGD
-        opening = "invoke" if sgd else "call"
-        evs.append(self._ev(opening, task, tool, ("target", option.host), ("depth", depth)))
-        s = lts.step(lts.initial, label(opening, tool))
-        assert s is not None
-        inv = (RUNNING, oid, gate, s, ASK, 0, depth, ())
-        if sgd:
-            pending = tuple(k for k in view.required if k not in task.args)
-            if pending:
-                return tuple(evs), self._with(state, task, (*inv[:4], COLLECT, 0, depth, pending))
-            return self._gate(state, task, inv, evs)
-        return self._validate(state, task, inv, evs)
-
-    def _validate(
-        self, state: tuple[Any, ...], task: Task, inv: tuple[Any, ...], evs: list[Event]
-    ) -> tuple[tuple[Event, ...], tuple[Any, ...]]:
-        option = self.option_list[inv[1]]
-        view = self.view(option)
-        missing = [k for k in view.required if k not in task.args]
-        lts = self.lts_of(option, inv[2], task)
-        if missing:
-            return self._error(state, task, inv, VALIDATION_ERROR, evs, ("missing", tuple(missing)))
-        s = lts.step(inv[3], TAU)
-        assert s is not None
-        evs.append(self._ev("validate", task, option.tool))
-        return self._gate(state, task, (*inv[:3], s, *inv[4:]), evs)
-
-    def _gate(
-        self, state: tuple[Any, ...], task: Task, inv: tuple[Any, ...], evs: list[Event]
-    ) -> tuple[tuple[Event, ...], tuple[Any, ...]]:
-        phase = ASK if inv[2] else FLIGHT
-        return tuple(evs), self._with(state, task, (*inv[:4], phase, *inv[5:]))
-
-    def _error(
-        self,
-        state: tuple[Any, ...],
-        task: Task,
-        inv: tuple[Any, ...],
-        error: str,
-        evs: list[Event],
-        *more: tuple[str, Any],
-    ) -> tuple[tuple[Event, ...], tuple[Any, ...]]:
-        """``error(t)`` and the one recovery the view's LTS enables after it."""
-        option = self.option_list[inv[1]]
-        tool = option.tool
-        lts = self.lts_of(option, inv[2], task)
-        s = lts.step(inv[3], label("error", tool, error))
-        assert s is not None, f"error {error} not enabled for {tool}"
-        evs.append(self._ev("error", task, tool, ("error", error), *more))
-        (lab, nxt), *rest = lts.enabled(s)
-        assert not rest
-        view = self.view(option)
-        chosen = view.recovery.get(error)
-        if lab == label("retry", tool):
-            evs.append(self._ev("retry", task, tool, ("error", error)))
-            inv2 = (*inv[:3], nxt, *inv[4:])
-            if lts.step(nxt, TAU) is not None:
-                return tuple(evs), self._with(state, task, (*inv2[:4], RESUME, *inv2[5:]))
-            return self._gate(state, task, inv2, evs)
-        if lab == label("prompt", tool):
-            message = chosen.message if isinstance(chosen, UserPrompt) else ""
-            evs.append(self._ev("prompt", task, tool, ("error", error), ("message", message)))
-            return self._over(state, task, FAILED, "prompt", evs)
-        if lab == label("abort", tool):
-            evs.append(self._ev("abort", task, tool, ("error", error)))
-            return self._over(state, task, FAILED, "abort", evs)
-        assert isinstance(chosen, Fallback) and lab == label("fallback", tool, chosen.tool)
-        evs.append(self._ev("fallback", task, tool, ("error", error), ("to", chosen.tool)))
-        depth = inv[6]
-        if depth + 1 > MAX_FALLBACK_DEPTH:
-            return self._over(state, task, FAILED, "fallback_depth", evs)
-        return tuple(evs), self._with(state, task, (PREPARING, chosen.tool, depth + 1))
-
-    def _step(
-        self, state: tuple[Any, ...], task: Task, inv: tuple[Any, ...], out: list[Transition]
-    ) -> None:
-        """The enabled steps of ``task``'s running invocation."""
-        _, oid, gate, s, phase, resends, _depth, pending = inv
-        option = self.option_list[oid]
-        tool = option.tool
-        lts = self.lts_of(option, gate, task)
-        i = task.index
-        if phase == COLLECT:
-            slot = pending[0]
-            s2 = lts.step(s, label("collect", slot))
-            assert s2 is not None
-            evs = [self._ev("collect", task, tool, ("slot", slot))]
-            inv2 = (*inv[:3], s2, *inv[4:7], pending[1:])
-            if len(pending) > 1:
-                out.append((i, tuple(evs), self._with(state, task, inv2)))
-            else:
-                out.append((i, *self._gate(state, task, inv2, evs)))
-        elif phase == ASK:
-            why = ("reason", reason(self.policy, self.view(option).view, task.args))
-            if self.grant > 0:
-                s2 = lts.step(s, label("approve", tool))
-                assert s2 is not None
-                evs = [self._ev("approve", task, tool, why)]
-                out.append(
-                    (i, tuple(evs), self._with(state, task, (*inv[:3], s2, FLIGHT, *inv[5:])))
-                )
-            if self.grant < 1:
-                s2 = lts.step(s, label("deny", tool))
-                assert s2 is not None
-                out.append(
-                    (
-                        i,
-                        *self._over(
-                            state, task, CANCELLED, "denied", [self._ev("deny", task, tool, why)]
-                        ),
-                    )
-                )
-        elif phase == FLIGHT:
-            s2 = lts.step(s, label("execute", tool))
-            assert s2 is not None
-            approved = (("approved", gate),) if self.write[tool] else ()
-            evs = [("execute", i, tool, option.host, option.arrives, approved)]
-            out.append((i, tuple(evs), self._with(state, task, (*inv[:3], s2, EXEC, *inv[5:]))))
-            view = self.view(option)
-            if resends < view.sd_retries:
-                t_ev = self._ev("timeout", task, tool, ("executed", False), ("action", "resend"))
-                out.append((i, (t_ev,), self._with(state, task, (*inv[:5], resends + 1, *inv[6:]))))
-            else:
-                t_ev = self._ev("timeout", task, tool, ("executed", False), ("action", "give_up"))
-                out.append((i, *self._over(state, task, FAILED, "timeout", [t_ev])))
-        elif phase == EXEC:
-            if self.result_possible[tool]:
-                s2 = lts.step(s, label("result", tool))
-                assert s2 is not None
-                out.append(
-                    (i, *self._over(state, task, SUCCEEDED, "", [self._ev("result", task, tool)]))
-                )
-            for error in self.raised[tool]:
-                out.append((i, *self._error(state, task, inv, error, [])))
-            t_ev = self._ev("timeout", task, tool, ("executed", True), ("action", "error"))
-            out.append(
-                (i, *self._error(state, task, inv, SERVICE_DOWN, [t_ev], ("cause", "timeout")))
-            )
-        else:  # RESUME: validation again after a ValidationError's retry
-            out.append((i, *self._validate(state, task, inv, [])))

@@ -9,8 +9,10 @@ from parts import lines, make_kernel
 
 from sim.engine.kernel import Kernel
 from sim.engine.metrics import WorkflowCounters
+from sim.engine.paths import Hop
 from sim.engine.recorder import METHODS, Recorder
-from sim.engine.trace import NULL, members, owner_fragment
+from sim.engine.topology import LinkState
+from sim.engine.trace import NULL, owner_fragment
 from sim.vocabulary import LABELS, line_problems
 
 
@@ -40,11 +42,13 @@ def test_every_label_has_a_recorder_method() -> None:
 
 
 OWNER = owner_fragment('"w"', 3, '"k"', 7, '"read_it"')
+#: the hop a -> g in MCP (a link of constant latency)
+A_TO_G = Hop(LinkState("a", "g", {"MCP": 0.25}, 0.0), 0.25, "MCP", "a", "g")
 
 
 def test_hop_line_and_count(kernel: Kernel) -> None:
     rec = kernel.recorder
-    rec.hop(0.1234567, '"a"', OWNER, '"MCP"', 5, members({"from": "a", "to": "g", "proto": "MCP"}))
+    rec.hop(0.1234567, OWNER, 5, A_TO_G)
     (line,) = lines(kernel)
     assert line == {
         "t": 0.123457,
@@ -68,7 +72,7 @@ def test_hop_line_and_count(kernel: Kernel) -> None:
 def test_levels_keep_counting_but_write_less(level: str) -> None:
     k = make_kernel(level)
     rec = k.recorder
-    rec.hop(1.0, '"a"', OWNER, '"MCP"', 5, members({"from": "a", "to": "g", "proto": "MCP"}))
+    rec.hop(1.0, OWNER, 5, A_TO_G)
     rec.drop(2.0, '"g"', OWNER, '"MCP"', 5, "link_down")
     written = [x["label"] for x in lines(k)]
     assert written == ([] if level == "off" else ["drop"])

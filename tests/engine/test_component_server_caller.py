@@ -67,7 +67,9 @@ def test_server_queues_fifo_at_its_concurrency(
     invs = [invocation(w, kernel, 0) for _ in range(2)]
     for inv in invs:
         ready_to_execute(inv)
-        server.on_request(Message(inv.id, "request", inv, inv.path, 1, None, server.on_request))
+        server.on_request(
+            Message(inv.id, "request", inv, inv.path, 1, None, server.on_request, 0.0)
+        )
     assert server.busy == 1 and len(server.queue) == 1
     kernel.env.run()
     # service time 1.5 s each, one slot: the second waits for the first
@@ -92,7 +94,9 @@ def test_server_discards_a_cancelled_attempt_and_loses_work_when_down(
         ready_to_execute(inv)
     cancelled.waiting = False  # the caller timed out
     for inv in (cancelled, running, queued):
-        server.on_request(Message(inv.id, "request", inv, inv.path, 1, None, server.on_request))
+        server.on_request(
+            Message(inv.id, "request", inv, inv.path, 1, None, server.on_request, 0.0)
+        )
     kernel.env.run(until=1.0)
     node.epoch += 1  # what Failures does when the node goes down
     server.on_down()
@@ -143,9 +147,12 @@ def test_caller_reports_a_result_to_the_workflows(
     assert sent.sent == [(0.0, "request", 1, None)]
     kernel.env.run(until=1.0)
     inv.take(inv.view.labels.execute)  # the server's step
-    c.on_response(Message(9, "response", inv, inv.path.reverse(), 1, None, c.on_response))
+    # a delivered message's t is the time of delivery (the transport's contract)
+    reply = Message(9, "response", inv, inv.path.reverse(), 1, None, c.on_response, 1.0)
+    c.on_response(reply)
     assert outcomes.done == [(1.0, "r", "succeeded", "")]
-    assert [x["label"] for x in lines(kernel)] == ["call", "validate", "result"]
+    got = [(x["t"], x["label"]) for x in lines(kernel)]
+    assert got == [(0.0, "call"), (0.0, "validate"), (1.0, "result")]
     kernel.env.run()  # the attempt's timer fires later as a no-op
     assert outcomes.done == [(1.0, "r", "succeeded", "")]
 

@@ -38,8 +38,9 @@ def test_paths_are_compiled_once_with_named_hops(kernel: Kernel, graph: Protocol
     assert [n.id for n in path.nodes] == ["a", "g", "s"]
     first, second = path.hops
     assert isinstance(first, Hop)
-    assert (first.latency, first.rate, first.proto, first.node_j) == (0.25, 0.0, "MCP", '"a"')
-    assert first.detail == '"from":"a","proto":"MCP","to":"g"'
+    assert (first.latency, first.rate, first.proto) == (0.25, 0.0, "MCP")
+    assert (first.at, first.via) == ('"a",', ',"proto":"MCP","detail":')
+    assert first.tail == ',"from":"a","proto":"MCP","to":"g"}}\n'
     assert (second.latency, second.link.a, second.link.b) == (0.5, "g", "s")
     back = path.reverse()
     assert isinstance(back, Path) and back.reverse() is path

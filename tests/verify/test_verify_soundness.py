@@ -5,7 +5,8 @@ is a path of ``verify``'s state space, so any violation the simulator can produc
 Hypothesis draws the engine property test's small random scenarios (tools with failure
 modes, errors, approvals, dependencies, random ≺, outages) with up to six tasks; each
 is simulated under one of its routers, each instance's trace is projected onto the
-labels the model decides (the protocol labels, ``skip``, ``wf_start``, ``wf_end``) and
+labels the model decides (the protocol labels, ``skip``, ``wf_start``, ``wf_end`` with
+its status and reason) and
 replayed on the model: a search for a path whose projected events are exactly the
 instance's. Instances cut by the run's drain cap are left out (the model has no end of
 run). Where ``verify`` proves ``write_approval``, no simulated execute is unapproved.
@@ -30,7 +31,7 @@ from sim.verify.states import END, INIT, Event
 #: The labels the projection keeps, and the detail that tells their branches apart.
 KEPT = {
     "wf_start": None,
-    "wf_end": "status",
+    "wf_end": ("status", "reason"),
     "call": None,
     "invoke": None,
     "collect": "slot",
@@ -50,34 +51,36 @@ KEPT = {
 Key = tuple[str, Any, Any, Any]
 
 
+def detail_key(arg: Any, detail: dict[str, Any]) -> Any:
+    """The detail that tells a label's branches apart (a tuple of values for a tuple)."""
+    if isinstance(arg, tuple):
+        return tuple(detail.get(a) for a in arg)
+    return detail.get(arg) if arg else None
+
+
 def trace_key(ev: dict[str, Any]) -> Key:
-    arg = KEPT[ev["label"]]
     return (
         ev["label"],
         ev["task"],
         ev["tool"] if ev["task"] else None,
-        ev["detail"].get(arg) if arg else None,
+        detail_key(KEPT[ev["label"]], ev["detail"]),
     )
 
 
-def model_keys(model: Model, events: tuple[Event, ...], status: str) -> list[Key]:
+def model_keys(model: Model, events: tuple[Event, ...]) -> list[Key]:
     out = []
     for lab, ti, tool, _, _, detail in events:
         if lab not in KEPT:
             continue
         d = dict(detail)
         task = model.tasks[ti].id if ti >= 0 else None
-        arg = KEPT[lab]
-        value = d.get(arg) if arg else None
-        if lab == "wf_end" and value is None:
-            value = status
+        value = detail_key(KEPT[lab], d)
         out.append((lab, task, tool if task else None, value))
     return out
 
 
 def replays(model: Model, keys: list[Key]) -> bool:
     """Whether some path of ``model`` projects exactly onto ``keys``."""
-    status = next((k[3] for k in keys if k[0] == "wf_end"), None)
     todo: list[tuple[Any, int]] = [(INIT, 0)]
     seen = set(todo)
     while todo:
@@ -87,7 +90,7 @@ def replays(model: Model, keys: list[Key]) -> bool:
                 return True
             continue
         for _, evs, nxt in model.successors(state):
-            proj = model_keys(model, evs, status or "")
+            proj = model_keys(model, evs)
             if keys[i : i + len(proj)] == proj and (nxt, i + len(proj)) not in seen:
                 seen.add((nxt, i + len(proj)))
                 todo.append((nxt, i + len(proj)))
@@ -232,20 +235,26 @@ def failing_sibling_doc() -> dict[str, Any]:
     }
 
 
-def test_an_abort_at_once_ends_the_instance_before_ready_siblings_start(tmp_path: Path) -> None:
-    scenario, _ = parse_scenario(yaml.safe_dump(failing_sibling_doc(), sort_keys=False), "s.yaml")
-    run_replication(scenario, "dijkstra", 0, tmp_path, "protocol")
+def simulated(doc: dict[str, Any], out: Path) -> tuple[Any, dict[Any, list[Key]]]:
+    """The scenario of ``doc`` and its replication 0 under dijkstra, projected per instance."""
+    scenario, _ = parse_scenario(yaml.safe_dump(doc, sort_keys=False), f"{doc['name']}.yaml")
+    run_replication(scenario, "dijkstra", 0, out, "protocol")
     by_inst: dict[Any, list[Key]] = {}
-    for line in (tmp_path / "trace.jsonl").read_text().splitlines():
+    for line in (out / "trace.jsonl").read_text().splitlines():
         ev = json.loads(line)
         if ev["label"] in KEPT and ev["inst"] is not None:
             by_inst.setdefault(ev["inst"], []).append(trace_key(ev))
+    return scenario, by_inst
+
+
+def test_an_abort_at_once_ends_the_instance_before_ready_siblings_start(tmp_path: Path) -> None:
+    scenario, by_inst = simulated(failing_sibling_doc(), tmp_path)
     model = Model(scenario, "w", "dijkstra")
     shaped = [
         keys
         for keys in by_inst.values()
         if ("abort", "k1", "t1", None) in keys
-        and keys[-1] == ("wf_end", None, None, "failed")
+        and keys[-1] == ("wf_end", None, None, ("failed", "abort"))
         and not any(k[1] in ("k2", "k3") for k in keys)
     ]
     assert shaped, "the simulator no longer produces the shape"
@@ -256,6 +265,7 @@ def test_an_abort_at_once_ends_the_instance_before_ready_siblings_start(tmp_path
 
 
 ABORTED = ("error", "k2", "t1", "ValidationError")
+FAILED = ("failed", "abort")
 
 
 def known_view_doc() -> dict[str, Any]:
@@ -288,21 +298,17 @@ def known_view_doc() -> dict[str, Any]:
 def test_a_view_known_from_an_earlier_instance_answers_a_batch_discovery_at_once(
     tmp_path: Path,
 ) -> None:
-    scenario, _ = parse_scenario(yaml.safe_dump(known_view_doc(), sort_keys=False), "k.yaml")
-    run_replication(scenario, "dijkstra", 0, tmp_path, "protocol")
+    scenario, by_inst = simulated(known_view_doc(), tmp_path)
     lists: dict[Any, int] = {}
-    by_inst: dict[Any, list[Key]] = {}
     for line in (tmp_path / "trace.jsonl").read_text().splitlines():
         ev = json.loads(line)
         if ev["label"] == "list" and ev["task"] == "k2":
             lists[ev["inst"]] = lists.get(ev["inst"], 0) + 1
-        if ev["label"] in KEPT and ev["inst"] is not None:
-            by_inst.setdefault(ev["inst"], []).append(trace_key(ev))
     model = Model(scenario, "w", "dijkstra")
     cut = [
         inst
         for inst, keys in by_inst.items()
-        if keys[-3:] == [ABORTED, ("abort", "k2", "t1", None), ("wf_end", None, None, "failed")]
+        if keys[-3:] == [ABORTED, ("abort", "k2", "t1", None), ("wf_end", None, None, FAILED)]
         and not any(k[1] == "k3" for k in keys)
     ]
     assert lists == {0: 1}, "only instance 0 discovers t1"
@@ -312,3 +318,57 @@ def test_a_view_known_from_an_earlier_instance_answers_a_batch_discovery_at_once
         assert replays(model, keys), f"instance {inst} is no path of the model:\n" + "\n".join(
             map(str, keys)
         )
+
+
+def test_a_feeding_order_learned_in_an_earlier_instance_can_block_a_later_one(
+    tmp_path: Path,
+) -> None:
+    """t1 produces input for t0 (MCP+ keeps ``dependencies``); k0 (t0) comes before k1
+    (t1) by ≺. Instance 0 learns t1's view; from then on the caller's latest view makes
+    k0 wait for k1, which waits for k0: the instance ends ``failed``, ``blocked``."""
+    doc = known_view_doc()
+    doc["name"] = "fed-later"
+    for agent in doc["agents"]:
+        agent["protocols"] = {"MCP+": 1.0}
+    doc["links"][0]["latency"] = {"MCP+": 0.01}
+    doc["protocols"] = ["MCP+"]
+    doc["tools"][1]["input_schema"] = {"type": "object"}
+    doc["tools"][1]["dependencies"] = [{"tool": "t0", "relation": "ProducesInputFor"}]
+    wf = doc["workflows"][0]
+    wf["protocol"] = "MCP+"
+    wf["tasks"] = [{"id": "k0", "tool": "t0"}, {"id": "k1", "tool": "t1", "after": ["k0"]}]
+    scenario, by_inst = simulated(doc, tmp_path)
+    blocked = [("wf_start", None, None, None), ("wf_end", None, None, ("failed", "blocked"))]
+    assert by_inst[0][-1] == ("wf_end", None, None, ("succeeded", None))
+    assert by_inst[1] == blocked, "the simulator no longer produces the shape"
+    model = Model(scenario, "w", "dijkstra")
+    for inst in sorted(by_inst):
+        keys = by_inst[inst]
+        assert replays(model, keys), f"instance {inst} is no path of the model:\n" + "\n".join(
+            map(str, keys)
+        )
+
+
+def test_a_later_task_of_the_batch_still_starts_after_a_failure_at_once(tmp_path: Path) -> None:
+    """The engine as it is (its ``_advance`` reads the status once, before the batch): after
+    k0, k1 starts, k2 aborts at once (status ``failed``) and k3, later in the same batch,
+    is still called. The model keeps every task of a batch ready, so it replays that."""
+    doc = known_view_doc()
+    doc["name"] = "late-sibling"
+    doc["workflows"][0]["tasks"] = [
+        {"id": "k0", "tool": "t0"},
+        {"id": "k1", "tool": "t0", "after": ["k0"]},
+        {"id": "k2", "tool": "t1", "after": ["k0"]},
+        {"id": "k3", "tool": "t0", "after": ["k0"]},
+    ]
+    scenario, by_inst = simulated(doc, tmp_path)
+    late = [
+        keys
+        for keys in by_inst.values()
+        if ("abort", "k2", "t1", None) in keys
+        and keys.index(("call", "k3", "t0", None)) > keys.index(("abort", "k2", "t1", None))
+    ]
+    assert late, "the engine no longer starts a batch's later task after a failure"
+    model = Model(scenario, "w", "dijkstra")
+    for keys in late:
+        assert replays(model, keys), keys
