@@ -347,3 +347,28 @@ def test_a_feeding_order_learned_in_an_earlier_instance_can_block_a_later_one(
         assert replays(model, keys), f"instance {inst} is no path of the model:\n" + "\n".join(
             map(str, keys)
         )
+
+
+def test_a_later_task_of_the_batch_still_starts_after_a_failure_at_once(tmp_path: Path) -> None:
+    """The engine as it is (its ``_advance`` reads the status once, before the batch): after
+    k0, k1 starts, k2 aborts at once (status ``failed``) and k3, later in the same batch,
+    is still called. The model keeps every task of a batch ready, so it replays that."""
+    doc = known_view_doc()
+    doc["name"] = "late-sibling"
+    doc["workflows"][0]["tasks"] = [
+        {"id": "k0", "tool": "t0"},
+        {"id": "k1", "tool": "t0", "after": ["k0"]},
+        {"id": "k2", "tool": "t1", "after": ["k0"]},
+        {"id": "k3", "tool": "t0", "after": ["k0"]},
+    ]
+    scenario, by_inst = simulated(doc, tmp_path)
+    late = [
+        keys
+        for keys in by_inst.values()
+        if ("abort", "k2", "t1", None) in keys
+        and keys.index(("call", "k3", "t0", None)) > keys.index(("abort", "k2", "t1", None))
+    ]
+    assert late, "the engine no longer starts a batch's later task after a failure"
+    model = Model(scenario, "w", "dijkstra")
+    for keys in late:
+        assert replays(model, keys), keys
