@@ -1,6 +1,7 @@
 """Conformance checks: trace events checked per second, against ``json.loads`` alone.
 
-``python -m benchmarks.run --only conformance`` (``--quick``: a smaller trace).
+``python -m benchmarks.run --only conformance`` (``--quick``: a smaller trace);
+``python -m benchmarks.bench_conformance [--quick]`` prints the events/s rows only.
 
 A real trace of ``scenarios/train_booking.yaml`` (one replication, router dijkstra, trace
 level full) is written once, then concatenated with itself (every instance, invocation
@@ -75,45 +76,75 @@ def _decode_only(path: Path) -> float:
     return time.process_time() - started
 
 
-def run(quick: bool) -> Section:
+@dataclass(frozen=True)
+class Rates:
+    """The events/s measurement: median CPU seconds of (a), (b) and (c), the trace."""
+
+    json_s: float
+    decode_s: float
+    check_s: float
+    events: int
+    copies: int
+    size: int
+    violations: int
+
+    def rows(self) -> list[list[str]]:
+        tj, td, tc, events = self.json_s, self.decode_s, self.check_s, self.events
+        decoder_name = "msgspec typed decode" if HAVE_MSGSPEC else "json fallback decode"
+        return [
+            ["json.loads per line (stdlib, no checks)", f"{tj:.3f}", f"{events / tj:,.0f}",
+             "1.00×", f"{td / tj:.2f}×"],
+            [f"the checker's decoder alone ({decoder_name}, no checks)", f"{td:.3f}",
+             f"{events / td:,.0f}", f"{tj / td:.2f}×", "1.00×"],
+            ["check_trace, all seven checks", f"{tc:.3f}", f"{events / tc:,.0f}",
+             f"{tj / tc:.2f}×", f"{td / tc:.2f}×"],
+        ]  # fmt: skip
+
+
+def rates(quick: bool, tmp: Path) -> Rates:
+    """(a), (b) and (c) on the concatenated trace, built in ``tmp`` (the replication's
+    own trace stays in ``tmp/rep/trace.jsonl``)."""
     from sim.engine import run_replication
 
     scenario = load_scenario(SCENARIO)
     want = 200_000 if quick else 1_000_000
+    out = tmp / "rep"
+    run_replication(scenario, "dijkstra", 0, out, "full")
+    one = (out / "trace.jsonl").read_bytes()
+    lines = one.count(b"\n")
+    copies = max(1, -(-want // lines))
+    big = tmp / "big.jsonl"
+    with open(big, "wb") as fh:  # copies with fresh ids, in time and seq order
+        fh.writelines(line + b"\n" for line in Replay.from_trace(one).lines(copies))
+    json_t, decode_t, check_t = [], [], []
+    report = None
+    for _ in range(ROUNDS):
+        json_t.append(_json_loads(big))
+        decode_t.append(_decode_only(big))
+        started = time.process_time()
+        report = check_trace(big, scenario)
+        check_t.append(time.process_time() - started)
+    assert report is not None
+    return Rates(
+        statistics.median(json_t),
+        statistics.median(decode_t),
+        statistics.median(check_t),
+        lines * copies,
+        copies,
+        big.stat().st_size,
+        sum(v.violations for v in report.verdicts),
+    )
+
+
+def run(quick: bool) -> Section:
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "rep"
-        run_replication(scenario, "dijkstra", 0, out, "full")
-        one = (out / "trace.jsonl").read_bytes()
-        lines = one.count(b"\n")
-        copies = max(1, -(-want // lines))
-        big = Path(tmp) / "big.jsonl"
-        with open(big, "wb") as fh:  # copies with fresh ids, in time and seq order
-            fh.writelines(line + b"\n" for line in Replay.from_trace(one).lines(copies))
-        events = lines * copies
-        size = big.stat().st_size
-        json_t, decode_t, check_t = [], [], []
-        report = None
-        for _ in range(ROUNDS):
-            json_t.append(_json_loads(big))
-            decode_t.append(_decode_only(big))
-            started = time.process_time()
-            report = check_trace(big, scenario)
-            check_t.append(time.process_time() - started)
-        assert report is not None
-        mem_table, mem_notes, flat = _memory(out / "trace.jsonl", quick)
-    tj, td, tc = statistics.median(json_t), statistics.median(decode_t), statistics.median(check_t)
+        r = rates(quick, Path(tmp))
+        mem_table, mem_notes, flat = _memory(Path(tmp) / "rep" / "trace.jsonl", quick)
+    td, tc, events, copies, size = r.decode_s, r.check_s, r.events, r.copies, r.size
     rate = events / tc
-    decoder_name = "msgspec typed decode" if HAVE_MSGSPEC else "json fallback decode"
-    rows = [
-        ["json.loads per line (stdlib, no checks)", f"{tj:.3f}", f"{events / tj:,.0f}",
-         "1.00×", f"{td / tj:.2f}×"],
-        [f"the checker's decoder alone ({decoder_name}, no checks)", f"{td:.3f}",
-         f"{events / td:,.0f}", f"{tj / td:.2f}×", "1.00×"],
-        ["check_trace, all seven checks", f"{tc:.3f}", f"{rate:,.0f}", f"{tj / tc:.2f}×",
-         f"{td / tc:.2f}×"],
-    ]  # fmt: skip
+    rows = r.rows()
     decode_ok = td / tc >= DECODE_TARGET
-    violations = sum(v.violations for v in report.verdicts)
+    violations = r.violations
     notes = [
         f"Trace: {copies} copies of one train_booking replication, one after the other with "
         f"`seq`, `t` and the ids continued (a valid trace), {events:,} "
@@ -345,3 +376,14 @@ def _memory(trace: Path, quick: bool) -> tuple[str, list[str], bool]:
         "templates are built: the checks' state plus the 4,096-line block in flight.",
     ]
     return text, notes, flat
+
+
+if __name__ == "__main__":  # the events/s rows only: python -m benchmarks.bench_conformance
+    quick_run = "--quick" in sys.argv[1:]
+    with tempfile.TemporaryDirectory() as tmp_dir:
+        measured = rates(quick_run, Path(tmp_dir))
+    print(table(["Reader", "Time (s)", "Events/s", "Speed vs json.loads", "Speed vs decoder"],
+                measured.rows()))  # fmt: skip
+    print(f"\ncheck / decoder alone: {measured.decode_s / measured.check_s:.2f}× "
+          f"(target {DECODE_TARGET:.1f}×); {measured.events:,} events, "
+          f"{measured.violations} violations")  # fmt: skip

@@ -73,6 +73,7 @@ def test_summary_identical_with_one_and_two_jobs(small: Path, tmp_path: Path) ->
     assert len(drawn) == 6
     for name in [f"plots/{n}" for n in drawn] + ["report.html"]:
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+
     def timeless(name: str) -> list[str]:  # the report less its wall-clock rows
         lines = (tmp_path / name / "report.md").read_text().splitlines()
         return [x for x in lines if not x.startswith(("| run time ", "| date ", "| runs "))]

@@ -17,7 +17,7 @@ from sim.cli import main
 from sim.scenario import Scenario, load_scenario
 from sim.view import ViewError, build_index, write_page
 from sim.view.data import Encoded
-from sim.view.fragment import EVENTS_FILE, VIEW_FILE, encode_json, scenario_digest
+from sim.view.fragment import EVENTS_FILE, VIEW_FILE, encode_events, encode_json, scenario_digest
 from sim.view.page import encode_index
 
 REPO = Path(__file__).resolve().parents[1]
@@ -158,3 +158,34 @@ def test_encoded_values_are_spliced_as_the_plain_lists_encode(
     assert encode_index(encoded) == want
     for k, v in events.items():
         assert list(encoded["runs"][0]["events"][k]) == json.loads(json.dumps(v))
+
+
+_scalar = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from([1e-5, 1.5e-7, 1e15, 1e16, 2.0**60, 0.0001, -0.0, 5e-324, 1e300])
+    | st.text()
+    | st.sampled_from(["é", "\x7f", "\x01", "\\u0041", "2e-3", "</script>"])
+)
+_value = st.recursive(
+    _scalar,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=16,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_value, max_size=6))
+def test_events_encode_as_the_page_encodes_them(events: list[Any]) -> None:
+    assert encode_events(events) == encode_json(events).encode("ascii")
+
+
+def test_a_trace_s_events_take_the_fast_encoding(results: Path) -> None:
+    from sim.view.fragment import _MAY_DIFFER, _fast
+
+    lines = (results / "resilient" / "rep-0" / "trace.jsonl").read_bytes().splitlines()
+    events = [json.loads(line) for line in lines]
+    fast = sum(1 for e in events if _MAY_DIFFER.search(_fast([e])) is None)
+    assert fast >= 0.9 * len(events)

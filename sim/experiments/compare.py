@@ -47,7 +47,7 @@ from sim.experiments.runner import (
 from sim.experiments.store import FolderLock, StorageError, write_atomic
 from sim.experiments.summary import Point, collect, series_of, summary_csv, summary_json
 from sim.experiments.sweep import SweepPoint
-from sim.experiments.worker import load_scenario, ship
+from sim.experiments.worker import forget, load_scenario, remember, ship
 from sim.processes import Stopped
 from sim.scenario.model import Scenario
 
@@ -177,7 +177,10 @@ def _run_locked(
     files: dict[str, str] = {}
     if handle.kind == "processes" and todo.todo:  # each worker loads each scenario once
         shipped = Path(tempfile.mkdtemp(prefix="protomesh-scenarios-"))
-        files = ship({t.fingerprint: t.scenario for t in todo.todo}, shipped)
+        scenarios = {t.fingerprint: t.scenario for t in todo.todo}
+        files = ship(scenarios, shipped)
+        for fp, path in files.items():  # a forked worker finds it loaded already
+            remember(path, fp, scenarios[fp])
         todo = dataclasses.replace(
             todo,
             todo=tuple(
@@ -227,6 +230,7 @@ def _run_locked(
         ) from None
     finally:
         if shipped is not None:
+            forget(files)
             shutil.rmtree(shipped, ignore_errors=True)
 
 

@@ -22,8 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scipy import stats
-
 from sim.engine.metrics import dumps
 from sim.experiments.runner import ERROR_FILE, METRICS_FILE, SERIES_FILE
 
@@ -155,6 +153,8 @@ def describe(
     if n == 1:
         return Stat(1, mean, None, None, None)
     std = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1))
+    from scipy import stats  # imported when a summary is made, not with the command
+
     half = float(stats.t.ppf((1 + CONFIDENCE) / 2, n - 1)) * std / math.sqrt(n)
     lo, hi = mean - half, mean + half
     if low is not None:

@@ -1,14 +1,19 @@
-"""What a worker keeps between the replications it runs: the scenario, its graph, its routers.
+"""What a worker keeps between the replications it runs: the scenario, its graph, its
+routers, its topology, the checks' ground truth and the page's mesh.
 
 A task sent to a process pool carries the path of its scenario's pickle and the
 scenario's fingerprint instead of the scenario (:func:`ship` writes one pickle per
 scenario, once per experiment): the worker loads each scenario once
-(:func:`load_scenario`). Per scenario fingerprint a worker also keeps (:func:`built`)
-the protocol graph and the built-in routers built on it, whose caches (state spaces,
-trees, routes) depend on the graph only, which no run changes; a plug-in router is
-built per replication, as ``run`` does. Kept per thread (Dask may run tasks in
-threads), one scenario at a time. None of it changes a run's bytes: replication ``k``
-writes what ``run`` writes for it (tested), whatever the executor and job count.
+(:func:`load_scenario`), or finds it in memory when it was forked after the parent
+noted it (:func:`remember`). Per scenario fingerprint a worker also keeps (:func:`built`)
+the protocol graph; the built-in routers built on it, whose caches (state spaces,
+trees, routes) depend on the graph only, which no run changes (a plug-in router is
+built per replication, as ``run`` does); the run-time topology, each replication
+getting a fresh copy (its trace encodings built once); the checks' ground truth (the
+tools' LTSs compiled once); the explorer's mesh the page fragments are built on.
+Kept per thread (Dask may run tasks in threads), one scenario at a time. None of it
+changes a run's bytes: replication ``k`` writes what ``run`` writes for it (tested),
+whatever the executor and job count.
 """
 
 from __future__ import annotations
@@ -48,6 +53,20 @@ def ship(scenarios: dict[str, Scenario], folder: Path) -> dict[str, str]:
         path.write_bytes(pickle.dumps(scenario, protocol=pickle.HIGHEST_PROTOCOL))
         paths[fp] = str(path)
     return paths
+
+
+def remember(path: str, fp: str, scenario: Scenario) -> None:
+    """Note ``scenario`` as the one shipped to ``path``: a worker forked after this finds
+    it in memory (a spawned one loads the file)."""
+    with _LOCK:
+        _LOADED[(path, fp)] = scenario
+
+
+def forget(files: dict[str, str]) -> None:
+    """Drop what :func:`remember` noted for ``files`` (fingerprint → path)."""
+    with _LOCK:
+        for fp, path in files.items():
+            _LOADED.pop((path, fp), None)
 
 
 def load_scenario(path: str, fp: str) -> Scenario:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -42,6 +43,25 @@ EVENTS_FILE = "view_events.jsonl"
 #: The encoding of the page's data block (:func:`sim.view.page.render_page`): a value
 #: encoded alone is the text it has inside the whole index.
 encode_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode
+
+_fast = msgspec.json.Encoder(order="sorted").encode
+#: What msgspec may write otherwise than :func:`encode_json`: a byte outside printable
+#: ASCII, a ``\u`` escape, a number in exponent form or below 1e-4 in fixed form (Python
+#: writes ``1e-05`` and ``1e+16``), a long run of digits.
+_MAY_DIFFER = re.compile(rb"[^\x20-\x7e]|\\u|[0-9][eE]|0\.0000|[0-9]{16}")
+
+
+def encode_events(events: list[Any]) -> bytes:
+    """:func:`encode_json` of ``events`` (finite numbers only, as a trace holds), as ASCII
+    bytes: msgspec's encoding when it cannot differ, else the standard library's."""
+    try:
+        text = _fast(events)
+    except (TypeError, OverflowError, ValueError):
+        return encode_json(events).encode("ascii")
+    if _MAY_DIFFER.search(text) is None:
+        return text
+    return encode_json(events).encode("ascii")
+
 
 InstanceKey = tuple[str, int]
 
@@ -108,7 +128,7 @@ class PagePass:
         self.replay.finish()
 
     def _write(self, key: InstanceKey, evs: list[list[Any]]) -> None:
-        text = encode_json(evs)[1:-1].encode("ascii")
+        text = encode_events(evs)[1:-1]
         self.events.write(text + b"\n")
         self.segments.setdefault(key, []).append([self.offset, len(text)])
         self.offset += len(text) + 1

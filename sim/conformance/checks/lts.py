@@ -12,6 +12,9 @@ from sim.conformance.truth import ToolFacts, Truth
 
 _BROKEN = None  # an invocation already reported: its later events are not counted again
 _ABSENT: Any = object()
+#: A candidate LTS of an invocation: its step table (per state, label → the first
+#: successor), the invocation's state in it, the LTS.
+Cand = tuple[tuple[dict[str, int], ...], int, LTS]
 
 
 class LtsReplay(Check):
@@ -26,7 +29,9 @@ class LtsReplay(Check):
     def __init__(self, truth: Truth, ctx: Context) -> None:
         super().__init__(truth, ctx)
         self.tools = truth.tools
-        self.state: dict[Any, tuple[ToolFacts, list[tuple[LTS, int]]] | None] = {}
+        # inv → (facts, candidates), or _BROKEN once reported
+        self.state: dict[Any, tuple[ToolFacts, list[Cand]] | None] = {}
+        self._starts: dict[tuple[int, str], tuple[Cand, ...]] = {}
         self._labels: dict[tuple[str, bool, str, Any], str | None] = {}
 
     def handlers(self) -> Mapping[str, Handler]:
@@ -57,6 +62,24 @@ class LtsReplay(Check):
         self._labels[key] = out
         return out
 
+    def _start(self, facts: ToolFacts, opening: str) -> tuple[Cand, ...]:
+        """The candidates of an invocation of ``facts`` opened by ``opening``: each LTS
+        (with its step table: ``LTS.step`` as one dict per state) after that label."""
+        key = (id(facts), opening)  # by identity: facts and LTSs live as long as truth
+        hit = self._starts.get(key)
+        if hit is None:
+            lab = facts.plain.get(opening) or ""
+            out = []
+            for m in facts.ltss:
+                s = m.step(m.initial, lab)
+                if s is not None:
+                    table = tuple(
+                        {a: dst for a, dst in reversed(m.enabled(q))} for q in range(m.n_states)
+                    )
+                    out.append((table, s, m))
+            hit = self._starts[key] = tuple(out)
+        return hit
+
     def on_open(self, ev: Any, raw: bytes) -> None:
         inv = ev.inv
         if inv in self.state:
@@ -69,12 +92,11 @@ class LtsReplay(Check):
             return
         if ev.label == "invoke" and facts.sgd_dialect is not None:
             facts = facts.sgd_dialect
-        lab = facts.plain.get(ev.label)
-        cands = [(m, s) for m in facts.ltss if (s := m.step(m.initial, lab or "")) is not None]
+        cands = self._start(facts, ev.label)
         if not cands:
             self._fail(ev, raw, f"{where(ev)} cannot start with {ev.label}")
             return
-        self.state[inv] = (facts, cands)
+        self.state[inv] = (facts, list(cands))
 
     def on_step(self, ev: Any, raw: bytes) -> None:
         inv = ev.inv
@@ -90,34 +112,35 @@ class LtsReplay(Check):
         if st is _BROKEN:
             return
         facts, cands = st
-        lab = facts.plain.get(ev.label) or self._label(facts, ev)
+        evlab = ev.label
+        lab = facts.plain.get(evlab) or self._label(facts, ev)
         if lab is not None and len(cands) == 1:  # the common case: one candidate LTS
-            m, s0 = cands[0]
-            s = m.step(s0, lab)
+            table, s0, m = cands[0]
+            s = table[s0].get(lab)
             if s is not None:
-                if ev.label in TERMINAL:
+                if evlab in TERMINAL:
                     del self.state[inv]
                 else:
-                    cands[0] = (m, s)
+                    cands[0] = (table, s, m)
                 return
         new = []
         if lab is not None:
-            for m, s0 in cands:
-                s = m.step(s0, lab)
+            for table, s0, m in cands:
+                s = table[s0].get(lab)
                 if s is not None:
-                    new.append((m, s))
+                    new.append((table, s, m))
         if not new:
-            m, s0 = cands[0]
-            enabled = ", ".join(sorted({a for c, s in cands for a, _ in c.enabled(s)})) or "none"
+            _, s0, m = cands[0]
+            enabled = ", ".join(sorted({a for _, q, c in cands for a, _ in c.enabled(q)}))
             self._fail(
                 ev,
                 raw,
-                f"{where(ev)}: {lab or ev.label} (seq {ev.seq}) is not enabled "
+                f"{where(ev)}: {lab or evlab} (seq {ev.seq}) is not enabled "
                 f"in state {m.name(s0)} of the ground-truth LTS (enabled: "
-                f"{enabled})",
+                f"{enabled or 'none'})",
             )
             return
-        if ev.label in TERMINAL:
+        if evlab in TERMINAL:
             del self.state[inv]
         else:
             self.state[inv] = (facts, new)

@@ -53,7 +53,7 @@ class RequiresOrder(Check):
         return st
 
     def on_call(self, ev: Any, raw: bytes) -> None:
-        st = self._state(ev)
+        st = self.inst.get((ev.wf, ev.inst)) or self._state(ev)  # a state is true
         tool = ev.tool
         tools = st.task_tools.get(ev.task)
         if tools is None:
@@ -74,7 +74,7 @@ class RequiresOrder(Check):
                 )
 
     def on_result(self, ev: Any, raw: bytes) -> None:
-        st = self._state(ev)
+        st = self.inst.get((ev.wf, ev.inst)) or self._state(ev)  # a state is true
         st.succeeded.add(ev.tool)
         # a fallback's success is its task's: the tools the task called succeeded
         tools = st.task_tools.get(ev.task)

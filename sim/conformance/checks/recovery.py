@@ -69,8 +69,12 @@ class Recovery(Check):
                 del by_task[ev.task]
 
     def on_next(self, ev: Any, raw: bytes) -> None:
+        if not self.pending:  # the common case: no error awaits its strategy
+            if self.retries and ev.label in TERMINAL:
+                self.retries.pop(ev.inv, None)
+            return
         inv = ev.inv
-        exp = self.pending.pop(inv, None) if self.pending else None
+        exp = self.pending.pop(inv, None)
         if exp is not None:
             want, arg, err, _, _ = exp
             lab = ev.label

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -77,40 +77,6 @@ def check_trace(
     )
 
 
-def _fanout(handlers: list[Handler]) -> Handler:
-    """One handler calling ``handlers`` in order (unrolled for two and three)."""
-    if len(handlers) == 1:
-        return handlers[0]
-    if len(handlers) == 2:
-        a, b = handlers
-
-        def call_two(ev: Any, raw: bytes) -> None:
-            a(ev, raw)
-            b(ev, raw)
-
-        return call_two
-    if len(handlers) == 3:
-        a, b, c = handlers
-
-        def call_three(ev: Any, raw: bytes) -> None:
-            a(ev, raw)
-            b(ev, raw)
-            c(ev, raw)
-
-        return call_three
-    hs = tuple(handlers)
-
-    def call_all(ev: Any, raw: bytes) -> None:
-        for h in hs:
-            h(ev, raw)
-
-    return call_all
-
-
-def _noop(ev: Any, raw: bytes) -> None:
-    return None
-
-
 def _disorder(key: str, value: Any, previous: Any) -> str:
     how = "smaller than" if key == "t" else "not larger than"
     return (
@@ -156,8 +122,8 @@ def run_pass(
 #: in its invocation's history then call the handler, note only which instance opened
 #: its invocation then call the handler, or end its workflow instance.
 COUNT, HANDLE, INVOCATION, OPENS, END = 0, 1, 2, 3, 4
-#: label → (label id, what to do, handler)
-Plan = dict[str, tuple[int, int, Handler]]
+#: label → (label id, what to do, its handlers in consumer order)
+Plan = dict[str, tuple[int, int, tuple[Handler, ...]]]
 
 
 def _plan(table: dict[str, list[Handler]], history: bool, track: bool) -> Plan:
@@ -166,8 +132,7 @@ def _plan(table: dict[str, list[Handler]], history: bool, track: bool) -> Plan:
     invocation (for ``end_instance``)."""
     plan: Plan = {}
     for lab, i in LABEL_IDS.items():
-        hs = table.get(lab)
-        h = _fanout(hs) if hs else _noop
+        hs = tuple(table.get(lab, ()))
         if lab == "wf_end" and (history or track):
             what = END
         elif lab in PROTOCOL_LABELS and history:
@@ -176,8 +141,48 @@ def _plan(table: dict[str, list[Handler]], history: bool, track: bool) -> Plan:
             what = OPENS
         else:
             what = HANDLE if hs else COUNT
-        plan[lab] = (i, what, h)
+        plan[lab] = (i, what, hs)
     return plan
+
+
+def _decoded(
+    name: str, blocks: Iterable[list[bytes]], fast: Callable[[bytes], Any]
+) -> Iterator[tuple[list[Any], list[bytes], int, list[int] | None]]:
+    """Per block: its events (one C-level ``map`` of the decoder), their raw lines, the
+    number of the line before the block and, when the block has a blank or malformed
+    line (then decoded line by line, blank lines dropped), each event's line number
+    (else event ``j`` is on line ``base + j + 1``). A malformed line raises
+    :class:`TraceError` after the lines before it were yielded."""
+    base = 0
+    for block in blocks:
+        try:
+            yield list(map(fast, block)), block, base, None
+        except Exception:
+            evs: list[Any] = []
+            raws: list[bytes] = []
+            linenos: list[int] = []
+            for lineno, raw in enumerate(block, base + 1):
+                try:
+                    ev = fast(raw)
+                except Exception:
+                    if not raw.strip():
+                        continue
+                    try:
+                        ev = decode_line(raw, name, lineno, fast)
+                    except TraceError:
+                        yield evs, raws, base, linenos  # the lines before it come first
+                        raise
+                evs.append(ev)
+                raws.append(raw)
+                linenos.append(lineno)
+            yield evs, raws, base, linenos
+        base += len(block)
+
+
+def _lineno(raws: list[bytes], raw: bytes, base: int, linenos: list[int] | None) -> int:
+    """The line number of ``raw`` (an item of ``raws``, found by identity)."""
+    j = next(j for j, r in enumerate(raws) if r is raw)
+    return linenos[j] if linenos is not None else base + j + 1
 
 
 def _stream(
@@ -188,49 +193,45 @@ def _stream(
     ctx: Context,
     ordered: bool,
 ) -> list[int]:
-    """The loop: per line one decode, two order comparisons, one dispatch lookup."""
-    fast = decoder()
+    """The loop: per block one ``map`` of the decoder; per line two order comparisons, one
+    dispatch lookup and a call of each handler registered for its label."""
     hist = ctx.hist
     by_inst: dict[InstanceKey, list[Any]] = {}
     live: set[Any] = set()  # open invocations, when no history is kept
     counts = [0] * len(LABEL_IDS)
     opening = OPENING
     terminal = TERMINAL
-    lineno = 0
     last_seq = -(1 << 63)
     last_t = -float("inf")
     was_enabled = gc.isenabled()
     gc.disable()  # the checks build no reference cycles; collections would only cost
     try:
-        for block in blocks:
-            for raw in block:
-                lineno += 1
-                try:
-                    ev = fast(raw)
-                except Exception:
-                    if not raw.strip():
-                        continue
-                    ev = decode_line(raw, name, lineno, fast)
+        for evs, raws, base, linenos in _decoded(name, blocks, decoder()):
+            for ev, raw in zip(evs, raws, strict=True):
                 # SPEC §5 order: two comparisons per event (t may be None: TypeError)
                 seq = ev.seq
                 if seq <= last_seq and ordered:
-                    raise TraceError(name, lineno, _disorder("seq", seq, last_seq))
+                    where = _lineno(raws, raw, base, linenos)
+                    raise TraceError(name, where, _disorder("seq", seq, last_seq))
                 last_seq = seq
                 t = ev.t
                 try:
                     if t < last_t and ordered:
-                        raise TraceError(name, lineno, _disorder("t", t, last_t))
+                        where = _lineno(raws, raw, base, linenos)
+                        raise TraceError(name, where, _disorder("t", t, last_t))
                     last_t = t
                 except TypeError:
                     pass
                 lab = ev.label
                 try:
-                    i, what, h = plan[lab]
+                    i, what, hs = plan[lab]
                 except KeyError:
-                    raise TraceError(name, lineno, _unknown_label(lab)) from None
+                    where = _lineno(raws, raw, base, linenos)
+                    raise TraceError(name, where, _unknown_label(lab)) from None
                 counts[i] += 1
                 if what == HANDLE:
-                    h(ev, raw)
+                    for h in hs:
+                        h(ev, raw)
                 elif what == INVOCATION:
                     inv = ev.inv
                     past = hist.get(inv)
@@ -247,7 +248,8 @@ def _stream(
                     else:
                         del past[1 : HISTORY_CAP // 2]
                         past.append(raw)
-                    h(ev, raw)
+                    for h in hs:
+                        h(ev, raw)
                     if lab in terminal:
                         del hist[inv]
                 elif what == OPENS:
@@ -260,11 +262,13 @@ def _stream(
                             by_inst[key] = [inv]
                         else:
                             opened.append(inv)
-                    h(ev, raw)
+                    for h in hs:
+                        h(ev, raw)
                     if lab in terminal:
                         live.discard(inv)
                 elif what == END:
-                    h(ev, raw)
+                    for h in hs:
+                        h(ev, raw)
                     key = (ev.wf, ev.inst)
                     invs = by_inst.pop(key, [])
                     for end in enders:
