@@ -1,9 +1,10 @@
 """``verify FILE``: exhaustive verification of the untimed model (SPEC §11).
 
-Per workflow, per property: holds / violated (shortest counterexample printed and
-written as a SPEC §5 trace) / undecided (``--max-states`` reached) / not-decidable
-(a time bound, the run scope, the transport checks). Exit 0 every decided property
-holds, 1 a violation, 2 bad input, 3 undecided. See docs/verify.md.
+Per workflow (decided for every initiator), per property: holds / violated (shortest
+counterexample printed and written as a SPEC §5 trace) / undecided (``--max-states``
+reached) / not-decidable (a time bound, the run scope, the transport checks). Exit 0
+every decided property holds, 1 a violation, 2 bad input, 3 undecided. See
+docs/verify.md.
 """
 
 from __future__ import annotations

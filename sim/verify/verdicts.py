@@ -1,10 +1,11 @@
 """``verify``'s decisions: each selected property on each selected workflow (SPEC §11).
 
-Which properties: the scenario's own (``properties:``), those of a ``--properties``
-file, and the seven checks of SPEC §6 under their names (``write_approval``,
-``requires_order`` and ``exclusive`` by their formulas, :mod:`sim.properties.builtin`;
-``recovery`` and ``lts`` by the checks themselves; ``conservation`` and
-``route_validity`` are not decidable: the untimed model has no messages).
+Each workflow is decided for every initiator (:func:`decide`). Which properties: the
+scenario's own (``properties:``), those of a ``--properties`` file, and the seven checks
+of SPEC §6 under their names (``write_approval``, ``requires_order`` and ``exclusive``
+by their formulas, :mod:`sim.properties.builtin`; ``recovery`` and ``lts`` by the checks
+themselves; ``conservation`` and ``route_validity`` are not decidable: the untimed model
+has no messages).
 """
 
 from __future__ import annotations
