@@ -64,6 +64,10 @@ class ToolDiscovery:
         self._timer_cb = self._timer
         self._reply_cb = self.on_list_reply
 
+    def known(self, tool: str, path: Path) -> ViewRT | None:
+        """The view of ``tool`` at ``path`` the caller holds, if any (no discovery)."""
+        return self.views.get((tool, path))
+
     def ensure_view(
         self, instance: Instance, task: TaskRT, need: str, tool: ToolRT, path: Path, then: Then
     ) -> None:

@@ -290,6 +290,11 @@ class Workflows:
             self._task_over(inst, task, FAILED, "no_tool")
             return
         inst.tool_of[task.index] = tool
+        view = inst.known.known(tool, path)
+        if view is not None:  # known: what ensure_view would answer at once, no closure
+            if not (inst.ended or inst.dead):
+                self._ready(inst, task, view, path)
+            return
 
         def then(view: ViewRT | None, where: Path | str) -> None:
             if inst.ended or inst.dead:
@@ -308,12 +313,13 @@ class Workflows:
         caller = inst.caller
         me = tools[task.index]
         wait = False
+        requires, latest = view.requires, inst.known.latest
         for j, other in enumerate(tools):
             if j == task.index or other is None:
                 continue
-            required = other in view.requires
+            required = other in requires
             if not required:
-                theirs = inst.known.latest.get(other)
+                theirs = latest.get(other)
                 required = theirs is not None and me in theirs.feeds
             if required:
                 if state[j] in (FAILED, CANCELLED, SKIPPED):

@@ -28,6 +28,9 @@ class Known:
         self.views = views
         self.latest = views
 
+    def known(self, tool: str, path: Any) -> Any:
+        return self.views[tool]
+
     def ensure_view(self, inst: Any, task: Any, need: str, tool: Any, path: Any, then: Any) -> None:
         then(self.views[tool.name], path)
 
