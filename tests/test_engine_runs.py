@@ -64,10 +64,10 @@ def test_an_error_inside_a_run_names_scenario_replication_and_time(
 ) -> None:
     original = ToolServer._start
 
-    def broken(self: ToolServer, msg: object, queued_at: float) -> None:
-        if self.env.now > 5.0:
+    def broken(self: ToolServer, msg: object, queued_at: float, now: float) -> None:
+        if now > 5.0:
             raise ValueError("injected failure")
-        original(self, msg, queued_at)  # type: ignore[arg-type]
+        original(self, msg, queued_at, now)  # type: ignore[arg-type]
 
     monkeypatch.setattr(ToolServer, "_start", broken)
     with pytest.raises(ReplicationError) as info:

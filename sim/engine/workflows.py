@@ -16,9 +16,11 @@ caller knows:
 
 Unknown dependencies (a descriptor that lost ``dependencies`` on its way) add no order.
 A failed task (abort, prompt, time-out given up, no route) fails the instance, a denied
-approval cancels it (the first such outcome decides the status); no new task starts
-after that, and the instance ends (``wf_end``) when its running tasks are over. The
-end-to-end latency is ``wf_end.t − wf_start.t``.
+approval cancels it (the first such outcome decides the status); no readiness pass
+after that starts a task (the pass under way when a task fails at once, e.g. a call
+refused by validation, still starts the rest of its batch), and the instance ends
+(``wf_end``) when its running tasks are over. The end-to-end latency is
+``wf_end.t − wf_start.t``.
 
 Inputs: the compiled workflows, the callers and their tool discovery (by initiator),
 the route service, the tools; from each caller, a task's outcome through
@@ -252,7 +254,10 @@ class Workflows:
     # -- readiness --
 
     def _advance(self, inst: Instance) -> None:
-        """Start every task that can start; end the instance when nothing is left."""
+        """Start every task that can start; end the instance when nothing is left.
+
+        The status is read once, before the pass: a task failing at once inside the pass
+        does not stop its siblings (sim/verify models exactly this; docs/verify.md)."""
         if inst.ended or inst.dead:
             return
         state = inst.state

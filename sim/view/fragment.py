@@ -45,10 +45,20 @@ EVENTS_FILE = "view_events.jsonl"
 encode_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode
 
 _fast = msgspec.json.Encoder(order="sorted").encode
-#: What msgspec may write otherwise than :func:`encode_json`: a byte outside printable
-#: ASCII, a ``\u`` escape, a number in exponent form or below 1e-4 in fixed form (Python
-#: writes ``1e-05`` and ``1e+16``), a long run of digits.
-_MAY_DIFFER = re.compile(rb"[^\x20-\x7e]|\\u|[0-9][eE]|0\.0000|[0-9]{16}")
+#: msgspec writes what :func:`encode_json` writes but for: a byte outside printable
+#: ASCII, a ``\\u`` escape, a number below 1e-4 (``0.00001``, Python ``1e-05``) or
+#: in exponent form (``1e16``, Python ``1e+16``; the same threshold otherwise).
+_PRINTABLE = bytes(range(0x20, 0x7F))
+_EXPONENT = re.compile(rb"[0-9][eE]")
+
+
+def _may_differ(text: bytes) -> bool:
+    return bool(
+        text.translate(None, _PRINTABLE)
+        or b"\\u" in text
+        or b"0.0000" in text
+        or _EXPONENT.search(text) is not None
+    )
 
 
 def encode_events(events: list[Any]) -> bytes:
@@ -58,7 +68,7 @@ def encode_events(events: list[Any]) -> bytes:
         text = _fast(events)
     except (TypeError, OverflowError, ValueError):
         return encode_json(events).encode("ascii")
-    if _MAY_DIFFER.search(text) is None:
+    if not _may_differ(text):
         return text
     return encode_json(events).encode("ascii")
 
