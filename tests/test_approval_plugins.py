@@ -171,7 +171,10 @@ def test_the_example_policy_asks_only_for_business_fares(tmp_path: Path) -> None
     )
     assert done.returncode == 0, done.stderr
     out = tmp_path / "p"
-    done = sim("compare", str(SCENARIO), "--replications", "1", "--jobs", "2", "--out", str(out))
+    done = sim(
+        "compare",
+        *(str(SCENARIO), "--replications", "1", "--jobs", "2", "--no-plots", "--out", str(out)),
+    )
     assert done.returncode == 0, done.stderr
 
     base_trace = tmp_path / "b" / "dijkstra" / "rep-0" / "trace.jsonl"

@@ -50,6 +50,11 @@ def _compare(file: Path, out: Path, *extra: str) -> int:
     return main(["compare", str(file), "--out", str(out), "--quiet", *extra])
 
 
+def _bare(file: Path, out: Path, *extra: str) -> int:
+    """``compare`` without figures, for the tests that never look at them."""
+    return _compare(file, out, "--no-plots", *extra)
+
+
 def test_summary_identical_with_one_and_two_jobs(small: Path, tmp_path: Path) -> None:
     assert _compare(small, tmp_path / "one", "--jobs", "1") == 0
     assert _compare(small, tmp_path / "two", "--jobs", "2") == 0
@@ -82,9 +87,21 @@ def test_summary_identical_with_one_and_two_jobs(small: Path, tmp_path: Path) ->
     assert all(f"plots/{n}" in "\n".join(timeless("two")) for n in drawn)
 
 
+def test_no_plots_draws_nothing_and_changes_nothing_else(small: Path, tmp_path: Path) -> None:
+    assert _compare(small, tmp_path / "with", "--jobs", "1", "--replications", "1") == 0
+    assert _bare(small, tmp_path / "without", "--jobs", "1", "--replications", "1") == 0
+    assert list((tmp_path / "with" / "plots").glob("*.png"))
+    assert not (tmp_path / "without" / "plots").exists()
+    for name in ("summary.json", "summary.csv", "report.html"):
+        with_plots = (tmp_path / "with" / name).read_bytes()
+        assert with_plots == (tmp_path / "without" / name).read_bytes(), name
+    assert "plots/" in (tmp_path / "with" / "report.md").read_text()
+    assert "plots/" not in (tmp_path / "without" / "report.md").read_text()
+
+
 def test_summary_identical_on_a_dask_local_cluster(small: Path, tmp_path: Path) -> None:
     distributed = pytest.importorskip("distributed")
-    assert _compare(small, tmp_path / "local", "--jobs", "1") == 0
+    assert _bare(small, tmp_path / "local", "--jobs", "1") == 0
     with distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
     ) as cluster:
@@ -103,7 +120,7 @@ def test_summary_identical_on_a_dask_local_cluster(small: Path, tmp_path: Path) 
 
 
 def test_common_random_numbers_same_arrivals(small: Path, tmp_path: Path) -> None:
-    assert _compare(small, tmp_path / "out", "--jobs", "1", "--replications", "2") == 0
+    assert _bare(small, tmp_path / "out", "--jobs", "1", "--replications", "2") == 0
     for rep in range(2):
         started = {
             json.loads((tmp_path / "out" / r / f"rep-{rep}" / "metrics.json").read_text())[
@@ -122,7 +139,7 @@ def test_resume_runs_only_the_missing_runs(tmp_path: Path) -> None:
     file = tmp_path / "sweep.yaml"
     file.write_text(SWEEP, encoding="utf-8")
     out = tmp_path / "out"
-    assert _compare(file, out, "--jobs", "1", "--replications", "2") == 0
+    assert _bare(file, out, "--jobs", "1", "--replications", "2") == 0
     assert json.loads((out / "points.json").read_text()) == {
         "p0": {"failures.0.for": 30},
         "p1": {"failures.0.for": 120},
@@ -165,19 +182,19 @@ def test_resume_runs_only_the_missing_runs(tmp_path: Path) -> None:
 
 def test_force_redoes_every_run(small: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    assert _compare(small, out, "--jobs", "1", "--replications", "1") == 0
+    assert _bare(small, out, "--jobs", "1", "--replications", "1") == 0
     before = _mtimes(out)
-    assert _compare(small, out, "--jobs", "1", "--replications", "1", "--force") == 0
+    assert _bare(small, out, "--jobs", "1", "--replications", "1", "--force") == 0
     after = _mtimes(out)
     assert all(after[k] != v for k, v in before.items())
 
 
 def test_a_stale_run_of_another_scenario_is_redone(small: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    assert _compare(small, out, "--jobs", "1", "--replications", "1") == 0
+    assert _bare(small, out, "--jobs", "1", "--replications", "1") == 0
     before = _mtimes(out)
     small.write_text(SMALL.replace("seed: 5", "seed: 6"), encoding="utf-8")
-    assert _compare(small, out, "--jobs", "1", "--replications", "1") == 0
+    assert _bare(small, out, "--jobs", "1", "--replications", "1") == 0
     assert all(_mtimes(out)[k] != v for k, v in before.items())
 
 
@@ -301,7 +318,7 @@ def test_gateway_failover_separates_resilient_from_dijkstra(tmp_path: Path) -> N
 def test_compare_prints_the_headline_of_each_router(
     small: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert _compare(small, tmp_path / "out", "--jobs", "1") == 0
+    assert _bare(small, tmp_path / "out", "--jobs", "1") == 0
     out = capsys.readouterr().out
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     header = next(line for line in out.splitlines() if "success rate" in line)

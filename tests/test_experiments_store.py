@@ -32,7 +32,10 @@ def small(tmp_path: Path) -> Path:
 
 
 def compare(file: Path, out: Path, *extra: str) -> int:
-    return main(["compare", str(file), "--out", str(out), "--quiet", "--jobs", "1", *extra])
+    """``compare`` in this process, without figures (no test here looks at them)."""
+    return main(
+        ["compare", str(file), "--out", str(out), "--quiet", "--jobs", "1", "--no-plots", *extra]
+    )
 
 
 def test_a_held_folder_is_refused_naming_the_holder(tmp_path: Path) -> None:

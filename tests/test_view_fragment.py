@@ -43,7 +43,7 @@ def scenario_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def results(scenario_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("cmp") / "r"
-    assert main(["compare", str(scenario_file), "--out", str(out), "--quiet"]) == 0
+    assert main(["compare", str(scenario_file), "--out", str(out), "--quiet", "--no-plots"]) == 0
     return out
 
 
@@ -123,7 +123,7 @@ def test_a_reused_run_gives_the_same_page(
         (old / name).unlink()
         del record["files"][name]
     (old / "run.json").write_text(json.dumps(record))
-    assert main(["compare", str(scenario_file), "--out", str(again), "--quiet"]) == 0
+    assert main(["compare", str(scenario_file), "--out", str(again), "--quiet", "--no-plots"]) == 0
     assert not (old / VIEW_FILE).exists()  # reused, not run again
     assert (again / "report.html").read_bytes() == (results / "report.html").read_bytes()
 

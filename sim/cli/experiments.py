@@ -143,6 +143,12 @@ def register(sub: Any) -> None:
     add_guard_options(p)
     p.add_argument("--quiet", action="store_true", help="no progress display")
     p.add_argument(
+        "--no-plots",
+        dest="plots",
+        action="store_false",
+        help="draw no figures (summary, report and page as usual; plots/ left as it is)",
+    )
+    p.add_argument(
         "--wait",
         action="store_true",
         help="if another protomesh process is writing into the folder, wait for it "
@@ -244,6 +250,7 @@ def compare(args: argparse.Namespace) -> int:
                 on_record=progress.record,
                 on_plan=say_damaged,
                 wait=args.wait,
+                plots=args.plots,
                 guard=guard_of(args, args.file),
                 on_wait=lambda pid: print(
                     f"{base}: waiting for protomesh process {pid} to finish with it",

@@ -127,8 +127,10 @@ def run_compare(
     wait: bool = False,
     on_wait: Callable[[str], None] | None = None,
     guard: Guard | None = None,
+    plots: bool = True,
 ) -> Outcome:
-    """Lock ``base``, run what is missing, then write the summary, the plots and the report.
+    """Lock ``base``, run what is missing, then write the summary, the plots (unless not
+    ``plots``: ``plots/`` is then left as it is and the report shows none) and the report.
 
     Raises :class:`~sim.experiments.store.FolderBusy` when another process holds ``base``
     (unless ``wait``), :class:`~sim.experiments.store.StorageError` when a write fails
@@ -150,6 +152,7 @@ def run_compare(
             on_record=on_record,
             on_plan=on_plan,
             guard=guard,
+            plots=plots,
         )
 
 
@@ -169,6 +172,7 @@ def _run_locked(
     on_record: Callable[[RunRecord], None] | None,
     on_plan: Callable[[Plan], None] | None,
     guard: Guard | None,
+    plots: bool,
 ) -> Outcome:
     started = time.perf_counter()
     tasks = build_tasks(base, points, routers, replications, trace_level, guard)
@@ -212,6 +216,7 @@ def _run_locked(
             todo,
             started,
             (files[first], first) if first in files else None,
+            plots,
         )
     except OSError as exc:
         error = StorageError.of(exc, base)
@@ -245,6 +250,7 @@ def _conclude(
     todo: Plan,
     started: float,
     shipped: tuple[str, str] | None = None,
+    plots: bool = True,
 ) -> Outcome:
     """Summary, plots, page and report of the runs in ``base`` (``shipped``: the first
     point's scenario as shipped to a process pool, which then draws the plots while
@@ -265,7 +271,11 @@ def _conclude(
             base / "points.json",
             dumps({str(p.id): p.params for p in swept}),
         )
-    figures = start_plots(base, summary, points, routers, replications, handle, shipped)
+    figures: Callable[[], list[Path]] = (
+        start_plots(base, summary, points, routers, replications, handle, shipped)
+        if plots
+        else list
+    )
     try:  # the explorer beside report.md (sim.view); its failure loses no result above
         from sim.view import write_page
 
