@@ -13,7 +13,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sim.properties import Monitor
+    from collections.abc import Sequence
+
+    from sim.properties import Monitor, PropertyVerdict
     from sim.scenario.model import Scenario
 
 
@@ -25,11 +27,14 @@ def property_monitor(scenario: Scenario) -> Monitor:
     return Monitor(compile_properties(scenario.properties, scenario), tool_attributes(scenario))
 
 
-def property_metrics(monitor: Monitor, checked: bool) -> dict[str, dict[str, Any]]:
+def property_metrics(
+    verdicts: Sequence[PropertyVerdict], checked: bool
+) -> dict[str, dict[str, Any]]:
     """``{name: {scope, formula, examined, violations, violations_per_1000_scopes[,
-    first]}}`` of a monitor fed a whole trace (``checked`` False: the trace was empty)."""
+    first]}}`` from the verdicts of a monitor fed a whole trace (``Monitor.finish()``;
+    ``checked`` False: the trace was empty)."""
     out: dict[str, dict[str, Any]] = {}
-    for v in monitor.finish():
+    for v in verdicts:
         entry: dict[str, Any] = {"scope": v.scope, "formula": v.formula}
         if not checked:
             entry |= {"examined": 0, "violations": None, "violations_per_1000_scopes": None}

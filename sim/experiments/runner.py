@@ -356,7 +356,7 @@ def _add_verdicts(directory: Path, kept: Built) -> None:
         metrics.update(run_dir_verdicts(report))
         found = monitor.finish() if monitor is not None else []
         if monitor is not None:  # the scenario's properties (SPEC §9), same pass
-            metrics["properties"] = property_metrics(monitor, metrics["conformance"]["checked"])
+            metrics["properties"] = property_metrics(found, metrics["conformance"]["checked"])
         store(directory, page.fragment(groups(report.verdicts, found), digest))
     _write_json(path, metrics)
 
