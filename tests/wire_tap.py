@@ -133,13 +133,13 @@ def http_tap(log: list[tuple[str, Any]]) -> Any:
 def _relay(log: IO[str], lock: threading.Lock, direction: str, src: IO[bytes],
            dst: IO[bytes]) -> None:  # fmt: skip
     for line in iter(src.readline, b""):
-        dst.write(line)
-        dst.flush()
-        if line.strip():
+        if line.strip():  # logged before it is passed on: a request precedes its answer
             with lock:
                 item = {"dir": direction, "msg": json.loads(line)}
                 log.write(json.dumps(item) + "\n")
                 log.flush()
+        dst.write(line)
+        dst.flush()
     dst.close()
 
 
