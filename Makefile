@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 SCENARIO ?= scenarios/train_booking.yaml
 
-.PHONY: install sim test bench lint schema clean
+.PHONY: install sim test fuzz bench lint schema clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,13 @@ sim: $(STAMP)
 test: $(STAMP)
 	$(PY) -m compileall -q sim benchmarks
 	$(PY) -m pytest -q -n 2
+
+# The default suite draws hypothesis's examples the same way every run; `make fuzz` runs
+# it ROUNDS times with new random drawings (a failure prints the blob that reproduces it).
+ROUNDS ?= 3
+fuzz: $(STAMP)
+	$(PY) -m compileall -q sim benchmarks
+	for i in $$(seq $(ROUNDS)); do HYPOTHESIS_PROFILE=explore $(PY) -m pytest -q -n 2 -x || exit 1; done
 
 bench: $(STAMP)
 	$(PY) -m compileall -q sim benchmarks

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 EXIT_UNDECIDED = 3
 #: The default bound (sim.verify.MAX_STATES; kept here so --help imports nothing).
 DEFAULT_MAX_STATES = 1_000_000
+#: The default of --suspect-sets (sim.verify.knowledge.MAX_SUSPECT_SETS).
+DEFAULT_SUSPECT_SETS = 256
 
 
 def register(sub: Any) -> None:
@@ -68,6 +70,14 @@ def register(sub: Any) -> None:
         default=DEFAULT_MAX_STATES,
         metavar="N",
         help=f"states stored per search before it stops undecided (default {DEFAULT_MAX_STATES:,})",
+    )
+    p.add_argument(
+        "--suspect-sets",
+        type=int,
+        default=DEFAULT_SUSPECT_SETS,
+        metavar="N",
+        help="a dynamic router's suspect sets routed under per caller, smallest first; more "
+        f"make a property that holds undecided (default {DEFAULT_SUSPECT_SETS})",
     )
     p.add_argument(
         "--counterexamples",
@@ -116,6 +126,8 @@ def verify(args: argparse.Namespace) -> int:
 
     if args.max_states < 1:
         return _bad("--max-states: must be at least 1")
+    if args.suspect_sets < 1:
+        return _bad("--suspect-sets: must be at least 1")
     try:
         overrides = _overrides(args.settings)
         scenario, warnings = load_scenario_with_warnings(args.file, overrides)
@@ -145,7 +157,15 @@ def verify(args: argparse.Namespace) -> int:
         return _bad(f"--property: {exc}")
     try:
         results = [
-            decide(scenario, w, router, props, args.max_states, not args.no_reduction)
+            decide(
+                scenario,
+                w,
+                router,
+                props,
+                args.max_states,
+                not args.no_reduction,
+                args.suspect_sets,
+            )
             for w in wanted
         ]
     except ValueError as exc:
@@ -203,13 +223,16 @@ def _aut(args: argparse.Namespace, scenario: Any, workflows: list[str], router: 
     out: Path = args.aut
     for w in workflows:
         target = out if len(workflows) == 1 else out.with_name(f"{out.stem}-{w}{out.suffix}")
-        lts, complete = state_space(Model(scenario, w, router), args.max_states)
+        model = Model(scenario, w, router, suspect_sets=args.suspect_sets)
+        lts, complete = state_space(model, args.max_states)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(write_aut(lts), encoding="utf-8")
         except OSError as exc:
             return _bad(f"--aut: {target}: {exc.strerror or exc}")
         cut = "" if complete else f" (cut at --max-states {args.max_states:,})"
+        if not model.suspicions.complete:
+            cut += f" (routes under the first {len(model.downs)} suspect sets: --suspect-sets)"
         print(
             f"{w}: state space written to {target}: {lts.n_states:,} states, "
             f"{len(lts.transitions):,} transitions{cut}",

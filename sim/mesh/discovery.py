@@ -44,15 +44,20 @@ def cheapest_service(
     if walked is not None:
         return walked
     best_route: Route | None = None
-    reasons: list[str] = []
+    failed: list[tuple[str, NoRoute]] = []
     for host in hosts:
         try:
             candidate = router.route(source, host, source_protocol=source_protocol, down=down)
         except NoRoute as exc:
-            reasons.append(f"{host}: {exc.reason}")
+            failed.append((host, exc))
             continue
         if best_route is None or candidate.cost < best_route.cost:
             best_route = candidate
     if best_route is None:
-        raise NoRoute(f"no host of '{need}' is reachable: " + "; ".join(reasons))
+        raise NoRoute(
+            lambda: (
+                f"no host of '{need}' is reachable: "
+                + "; ".join(f"{host}: {exc.reason}" for host, exc in failed)
+            )
+        )
     return best_route

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from sim.scenario.diagnostics import did_you_mean
 
@@ -34,11 +34,26 @@ class ProtocolNotFound(MeshError, KeyError):
 
 
 class NoRoute(MeshError):
-    """No route exists; ``reason`` is a sentence saying why."""
+    """No route exists; ``reason`` is a sentence saying why. It may be given as a
+    function, called when the reason is first read: explaining can cost a search of
+    the whole graph, and most callers (the engine, verify) only fall back."""
 
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-        super().__init__(reason)
+    def __init__(self, reason: str | Callable[[], str]) -> None:
+        self._reason = reason
+        super().__init__()
+
+    @property
+    def reason(self) -> str:
+        """The sentence (built on first reading when given as a function)."""
+        if not isinstance(self._reason, str):
+            self._reason = self._reason()
+        return self._reason
+
+    def __str__(self) -> str:
+        return self.reason
+
+    def __reduce__(self) -> tuple[type[NoRoute], tuple[str]]:
+        return (NoRoute, (self.reason,))
 
 
 class RouterError(MeshError):

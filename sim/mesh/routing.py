@@ -234,6 +234,19 @@ class Router:
             if protocol is not None:
                 self.graph.check_protocol(protocol)
 
+    def _no_route(
+        self,
+        source: str,
+        target: str,
+        source_protocol: str | None,
+        target_protocol: str | None,
+        down: DownSet,
+    ) -> NoRoute:
+        """The :class:`NoRoute` to raise, explained (by :meth:`_explain`) when read."""
+        return NoRoute(
+            lambda: self._explain(source, target, source_protocol, target_protocol, down)
+        )
+
     def _explain(
         self,
         source: str,
@@ -305,10 +318,10 @@ class Router:
         k = space.k
         s, d = space.index[source], space.index[target]
         if source in down.nodes or target in down.nodes:
-            raise NoRoute(self._explain(source, target, source_protocol, target_protocol, down))
+            raise self._no_route(source, target, source_protocol, target_protocol, down)
         if source_protocol is not None:
             if source_protocol not in self.graph.agent(source).protocols:
-                raise NoRoute(self._explain(source, target, source_protocol, None, down))
+                raise self._no_route(source, target, source_protocol, None, down)
             sources: tuple[int, ...] = (s * k + space.pindex[source_protocol],)
         else:
             sources = tuple(s * k + j for j in space.speaks[s])
@@ -322,11 +335,11 @@ class Router:
                 return self._route_of(walked[0], walked[1], source_protocol)
             dist = self._sink(targets, down).dist
             if not any(math.isfinite(dist[state]) for state in sources):
-                raise NoRoute(self._explain(source, target, source_protocol, target_protocol, down))
+                raise self._no_route(source, target, source_protocol, target_protocol, down)
         tree = self._tree(sources, down)
         best = min(targets, key=lambda state: (tree.dist[state], state))
         if not math.isfinite(tree.dist[best]):
-            raise NoRoute(self._explain(source, target, source_protocol, target_protocol, down))
+            raise self._no_route(source, target, source_protocol, target_protocol, down)
         states = [best]
         while states[-1] not in sources:
             previous = int(tree.pred[states[-1]])

@@ -6,6 +6,7 @@ Depends on calculus, mesh, scenario, properties (and the conformance checks that
 no formula); never on the engine, so that it can disagree with it.
 """
 
+from sim.verify.knowledge import MAX_SUSPECT_SETS
 from sim.verify.verdicts import (
     MAX_STATES,
     PropertyVerdict,
@@ -17,6 +18,7 @@ from sim.verify.verdicts import (
 
 __all__ = [
     "MAX_STATES",
+    "MAX_SUSPECT_SETS",
     "PropertyVerdict",
     "UnknownProperty",
     "WorkflowVerdict",

@@ -4,16 +4,17 @@ A caller learns a tool's descriptor by discovery over a route (SPEC §2): the fi
 every protocol on the route keeps. :func:`route_options` lists the ways a caller can
 reach a server of a need: the router's route on the full topology and, for a router
 that reacts to failures (``static`` false: ``resilient``, ``semantic``, dynamic
-plug-ins), the route under every combination of the scenario's failed elements (a
-down set the caller's suspicions can reach). Options with the same host, fields,
+plug-ins), the route under every set of nodes and links the caller can suspect at once
+(:func:`suspicion_sets`). Options with the same host, fields,
 arrival protocol and translations are one option (the model's events would not tell
 them apart). No time: these are values computed once per verification.
 """
 
 from __future__ import annotations
 
+import heapq
 import itertools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,7 @@ from sim.approval import ApprovalPolicy, decide
 from sim.calculus.lts import LTS
 from sim.calculus.mcp import (
     SERVICE_DOWN,
+    Fallback,
     ToolPlus,
     ToolView,
     caller_view,
@@ -34,8 +36,9 @@ from sim.mesh.routing import Router
 from sim.scenario.model import Scenario
 from sim.verify.states import Event
 
-#: Failed elements combined at most (2^n down sets); more are reported as a limit.
-MAX_FAILED_ELEMENTS = 10
+#: Suspect sets of one caller whose routes are explored, by default (smallest first);
+#: past them a property that holds on what was explored is ``undecided``.
+MAX_SUSPECT_SETS = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +57,7 @@ class Hop:
 class RouteOption:
     """One way to reach a server: its path, the tool it serves there, the descriptor
     fields that survive the path, the protocol the request arrives in, the
-    translations on the way, and the down set that forces it (empty: full topology)."""
+    translations on the way, and the suspects that force it (empty: full topology)."""
 
     path: tuple[str, ...]
     tool: str
@@ -87,27 +90,90 @@ def failed_elements(scenario: Scenario) -> tuple[tuple[str, ...], tuple[frozense
     return tuple(nodes), tuple(links)
 
 
-def down_sets(scenario: Scenario, static: bool) -> list[DownSet]:
-    """The down sets whose routes a caller can take: none for a static router, else
-    every subset of the failed elements (the empty one first)."""
-    if static:
-        return [NO_DOWN]
-    nodes, links = failed_elements(scenario)
-    elements: list[tuple[str, Any]] = [("node", n) for n in nodes] + [("link", x) for x in links]
-    if len(elements) > MAX_FAILED_ELEMENTS:
-        raise ValueError(
-            f"{len(elements)} failing elements: verify combines at most {MAX_FAILED_ELEMENTS}"
-        )
-    out = [NO_DOWN]
-    for k in range(1, len(elements) + 1):
-        for combo in itertools.combinations(elements, k):
-            out.append(
-                DownSet.of(
-                    [e for kind, e in combo if kind == "node"],
-                    [e for kind, e in combo if kind == "link"],
-                )
-            )
-    return out
+@dataclass(frozen=True, slots=True)
+class Suspicions:
+    """The suspect sets whose routes a caller's calls can take (the empty one first,
+    then smallest first), and whether they are all of them (False: ``bound`` cut)."""
+
+    sets: tuple[DownSet, ...]
+    complete: bool
+
+
+def suspicion_sets(
+    router: Router,
+    graph: ProtocolGraph,
+    source: str,
+    needs: Sequence[tuple[str | None, str | None, str]],
+    truth: Mapping[str, ToolPlus],
+    bound: int = MAX_SUSPECT_SETS,
+) -> Suspicions:
+    """The sets of nodes and links the caller at ``source`` can suspect at once: only
+    the empty one for a static router. A dynamic router's caller suspects
+    ``router.suspects(path)`` after a timeout on a call or discovery routed along
+    ``path`` (SPEC §4; in the untimed model a timeout is always possible, on healthy
+    elements too: a slow server, a queue), routes around its current suspects (over the
+    full topology when nothing avoids them, as the engine's ``RouteService.current``)
+    and forgets each suspect when its ttl expires. So the sets are the closure of
+    {∅} under: add the suspects of the route of any need (tool, capability, protocol)
+    under the set, or of a fallback tool of the tool served there; drop one suspect.
+    An over-approximation (suspects added together expire together unless suspected
+    again): never a lost route. Explored smallest first, at most ``bound`` sets."""
+    if router.static:
+        return Suspicions((NO_DOWN,), True)
+    wanted = list(dict.fromkeys(needs))
+    explored: list[DownSet] = []
+    seen = {NO_DOWN}
+    heap: list[tuple[int, int, DownSet]] = [(0, 0, NO_DOWN)]
+    count = itertools.count(1)
+
+    def push(down: DownSet) -> None:
+        if down not in seen:
+            seen.add(down)
+            heapq.heappush(heap, (len(down.nodes) + len(down.links), next(count), down))
+
+    def visit(down: DownSet, need: tuple[str | None, str | None, str]) -> None:
+        tool, capability, rho = need
+        route = _current(router, source, tool if tool is not None else capability, rho, down)
+        if route is None:
+            return
+        nodes, links = router.suspects(route.path)
+        push(DownSet(down.nodes | frozenset(nodes), down.links | frozenset(links)))
+        served = served_tool(graph.agent(route.path[-1]).tools, tool, capability)
+        plus = truth.get(served) if served is not None else None
+        for fm in (plus.failure_modes or ()) if plus is not None else ():
+            fallback = (fm.recovery.tool, None, rho) if isinstance(fm.recovery, Fallback) else None
+            if fallback is not None and fallback not in wanted:
+                wanted.append(fallback)
+                for earlier in explored:
+                    visit(earlier, fallback)
+
+    while heap and len(explored) < bound:
+        _, _, down = heapq.heappop(heap)
+        explored.append(down)
+        for n in down.nodes:
+            push(DownSet(down.nodes - {n}, down.links))
+        for link in down.links:
+            push(DownSet(down.nodes, down.links - {link}))
+        for need in list(wanted):
+            visit(down, need)
+    return Suspicions(tuple(explored), not heap)
+
+
+def _current(
+    router: Router, source: str, need: str | None, rho: str, down: DownSet
+) -> Route | None:
+    """The engine's route for ``need`` under suspects ``down`` (or over the full
+    topology when nothing avoids them); None when there is none."""
+    assert need is not None
+    try:
+        return router.serve(source, need, source_protocol=rho, down=down)
+    except NoRoute:
+        if not down:
+            return None
+    try:
+        return router.serve(source, need, source_protocol=rho)
+    except NoRoute:
+        return None
 
 
 def _hops(graph: ProtocolGraph, route: Route) -> tuple[Hop, ...]:

@@ -39,12 +39,14 @@ from sim.mesh.routing import Router
 from sim.scenario.model import Scenario
 from sim.verify.invocation import Steps
 from sim.verify.knowledge import (
+    MAX_SUSPECT_SETS,
     RouteOption,
+    Suspicions,
     ToolModel,
-    down_sets,
     failed_elements,
     list_events,
     route_options,
+    suspicion_sets,
 )
 from sim.verify.states import (
     CANCELLED,
@@ -72,7 +74,9 @@ class Model(Steps):
     under ``router`` (see the module). ``exact``: keep the instance's status and reason
     in the state (needed when a property reads ``wf_end``; partial-order reduction runs
     without it). ``mesh``: another model of the scenario and router whose graph, router
-    and down sets this one reuses (they do not depend on the initiator)."""
+    and descriptors this one reuses (they do not depend on the initiator).
+    ``suspect_sets``: how many of a dynamic router's suspect sets to route under
+    (``suspicions.complete`` False when there are more)."""
 
     def __init__(
         self,
@@ -82,6 +86,7 @@ class Model(Steps):
         initiator: str | None = None,
         exact: bool = True,
         mesh: Model | None = None,
+        suspect_sets: int = MAX_SUSPECT_SETS,
     ) -> None:
         wf = next(w for w in scenario.workflows if w.name == workflow)
         self.scenario = scenario
@@ -96,16 +101,26 @@ class Model(Steps):
         self.router: Router
         self.downs: list[DownSet]
         if mesh is not None:
-            self.graph, self.router, self.downs = mesh.graph, mesh.router, mesh.downs
+            self.graph, self.router = mesh.graph, mesh.router
         else:
             self.graph = ProtocolGraph.from_scenario(scenario)
             self.router = make_router(router, self.graph, scenario)
-            self.downs = down_sets(scenario, self.router.static)
         self.policy = make_policy(scenario.approval)
         self.mcp_policy = scenario.approval.mcp_policy.value
         self.grant = float(scenario.approval.grant_probability)
         specs = {t.name: t for t in scenario.tools}
-        self.truth = {name: s.descriptor() for name, s in specs.items()}
+        self.truth = (
+            mesh.truth if mesh is not None else {n: s.descriptor() for n, s in specs.items()}
+        )
+        #: the suspect sets the caller's routes avoid (per initiator: its own timeouts)
+        self.suspicions: Suspicions
+        if mesh is not None and mesh.initiator == self.initiator:
+            self.suspicions = mesh.suspicions
+        else:
+            self.suspicions = suspicion_sets(
+                self.router, self.graph, self.initiator, self._called(), self.truth, suspect_sets
+            )
+        self.downs = list(self.suspicions.sets)
         self.errors = {name: dict(s.errors) for name, s in specs.items()}
         self.write = {name: s.side_effects.writes for name, s in specs.items()}
         self.raised = {
@@ -131,6 +146,15 @@ class Model(Steps):
         )
 
     # -- knowledge --
+
+    def _called(self) -> list[tuple[str | None, str | None, str]]:
+        """What the initiator's caller routes to, in every workflow it starts (one
+        caller per agent: its suspicions span them): (tool, capability, protocol)."""
+        out: list[tuple[str | None, str | None, str]] = []
+        for w in self.scenario.workflows:
+            if self.initiator in self.scenario.initiators_of(w):
+                out.extend((t.tool, t.capability, t.protocol or w.protocol) for t in w.tasks)
+        return out
 
     def signature(self) -> tuple[Any, ...]:
         """What the model can see that depends on its initiator: whether a failure can

@@ -18,6 +18,7 @@ from sim.properties import Monitor, Property
 from sim.properties.ast import Atom, Formula, children
 from sim.scenario.model import Scenario
 from sim.verify.counterexample import render
+from sim.verify.knowledge import MAX_SUSPECT_SETS
 from sim.verify.model import Model
 from sim.verify.observe import (
     TRANSPORT_CHECKS,
@@ -145,13 +146,17 @@ def _names_agents(prop: Property | None, agents: frozenset[str]) -> bool:
 
 
 def initiator_groups(
-    scenario: Scenario, workflow: str, router: str, by_name: bool = False
+    scenario: Scenario,
+    workflow: str,
+    router: str,
+    by_name: bool = False,
+    suspect_sets: int = MAX_SUSPECT_SETS,
 ) -> list[tuple[Model, tuple[str, ...]]]:
     """The exact model of each distinct initiator of ``workflow``, with the initiators
     it stands for (those of the same :meth:`Model.signature`: the same state space up
     to renaming the agents; each its own with ``by_name``), in the scenario's initiator
     order."""
-    first = Model(scenario, workflow, router, exact=True)
+    first = Model(scenario, workflow, router, exact=True, suspect_sets=suspect_sets)
     wf = next(w for w in scenario.workflows if w.name == workflow)
     initiators = scenario.initiators_of(wf)
     if len(initiators) == 1:
@@ -161,7 +166,9 @@ def initiator_groups(
         model = (
             first
             if name == first.initiator
-            else Model(scenario, workflow, router, name, exact=True, mesh=first)
+            else Model(
+                scenario, workflow, router, name, exact=True, mesh=first, suspect_sets=suspect_sets
+            )
         )
         key = (name,) if by_name else model.signature()
         hit = groups.get(key)
@@ -179,6 +186,7 @@ def decide(
     properties: list[tuple[str, Property | None]],
     max_states: int = MAX_STATES,
     reduce: bool = True,
+    suspect_sets: int = MAX_SUSPECT_SETS,
 ) -> WorkflowVerdict:
     """Decide each property on one instance of ``workflow`` under ``router``, for every
     initiator: one search per distinct initiator model (:func:`initiator_groups`);
@@ -186,7 +194,7 @@ def decide(
     else undecided if any is, else holds; states and transitions summed."""
     agents = frozenset(a.id for a in scenario.agents)
     by_name = any(_names_agents(p, agents) for _, p in properties)
-    groups = initiator_groups(scenario, workflow, router, by_name)
+    groups = initiator_groups(scenario, workflow, router, by_name, suspect_sets)
     out = WorkflowVerdict(workflow, router, groups[0][0].initiator)
     out.initiators = tuple(n for _, names in groups for n in names)
     out.models = len(groups)
@@ -252,6 +260,14 @@ def _combined(found: list[PropertyVerdict], models: int) -> PropertyVerdict:
 
 def _verdict(name: str, result: Outcome, model: Model, note: str) -> PropertyVerdict:
     events = render(model, result.path) if result.verdict == "violated" else None
+    verdict = result.verdict
+    if verdict == "holds" and not model.suspicions.complete:
+        verdict = "undecided"
+        cut = (
+            f"{model.initiator}'s caller can suspect more than {len(model.downs)} sets of "
+            "nodes and links: routes under those only (--suspect-sets)"
+        )
+        note = f"{note}; {cut}" if note else cut
     return PropertyVerdict(
-        name, result.verdict, result.states, result.transitions, events, note, model.initiator
+        name, verdict, result.states, result.transitions, events, note, model.initiator
     )
