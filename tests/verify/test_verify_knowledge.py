@@ -242,3 +242,48 @@ def test_verify_finds_the_unapproved_write_a_slow_healthy_server_causes(
     for inst, keys in sorted(by_inst.items()):
         if keys[-1][0] == "wf_end" and keys[-1][3] != ("failed", "drain_cap"):
             assert replays(model, keys), f"instance {inst}: {keys}"
+
+
+def test_a_retry_rerouted_around_a_suspect_is_served_over_the_new_route(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """t0 retries ServiceDown twice. A retry is routed around what the caller suspects
+    after the timeout (gw), so it reaches srv through tr, in plain MCP, with the view
+    (and so the approval) discovered over MCP+: an approved write executed over MCP,
+    which verify used to rule out (every attempt went where the view was learned)."""
+    doc = yaml.safe_load(HEALTHY_SUSPECT)
+    doc["tools"][0]["failure_modes"] = [{"error": "ServiceDown", "recovery": {"retry": 2}}]
+    formula = "G !(execute(proto=MCP) & O approve)"
+    doc["properties"] = [{"name": "approved-plain", "scope": "invocation", "formula": formula}]
+    path = tmp_path / "rerouted.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    code, obj, _ = verify(
+        capsys,
+        str(path),
+        "--router",
+        "resilient",
+        "--property",
+        "approved-plain",
+        "--counterexamples",
+        str(tmp_path / "cx"),
+    )
+    found = verdicts(obj)[("w", "approved-plain")]
+    assert (code, found["verdict"]) == (1, "violated")
+    capsys.readouterr()
+    cx = ["check", found["counterexample"], "--scenario", str(path), "--property", "approved-plain"]
+    assert main(cx) == 1
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("approved-plain"))
+    assert line.endswith("violated 1  VIOLATED"), line
+    scenario = scenario_of(yaml.safe_dump(doc))
+    run_replication(scenario, "resilient", 0, tmp_path / "run", "protocol")
+    lines = [json.loads(x) for x in (tmp_path / "run" / "trace.jsonl").read_text().splitlines()]
+    protos = {(e["inst"], e["proto"]) for e in lines if e["label"] == "execute"}
+    assert {p for _, p in protos} == {"MCP", "MCP+"}, "the simulator no longer reroutes a retry"
+    by_inst: dict[Any, list[Any]] = {}
+    for ev in lines:
+        if ev["label"] in KEPT and ev["inst"] is not None:
+            by_inst.setdefault(ev["inst"], []).append(trace_key(ev))
+    model = Model(scenario, "w", "resilient")
+    for inst, keys in sorted(by_inst.items()):
+        if keys[-1][0] == "wf_end" and keys[-1][3] != ("failed", "drain_cap"):
+            assert replays(model, keys), f"instance {inst}: {keys}"
