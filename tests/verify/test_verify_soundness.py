@@ -6,7 +6,7 @@ Hypothesis draws the engine property test's small random scenarios (tools with f
 modes, errors, approvals, dependencies, random ≺, outages) with up to six tasks; each
 is simulated under one of its routers, each instance's trace is projected onto the
 labels the model decides (the protocol labels, ``skip``, ``wf_start``, ``wf_end`` with
-its status and reason) and
+its status and reason, the agent and protocol of ``execute``) and
 replayed on the model: a search for a path whose projected events are exactly the
 instance's. Instances cut by the run's drain cap are left out (the model has no end of
 run). Where ``verify`` proves ``write_approval``, no simulated execute is unapproved.
@@ -46,6 +46,7 @@ KEPT = {
     "prompt": None,
     "abort": None,
     "skip": "exclusive_with",
+    "list": ("host", "fields"),
 }
 
 Key = tuple[str, Any, Any, Any]
@@ -54,27 +55,35 @@ Key = tuple[str, Any, Any, Any]
 def detail_key(arg: Any, detail: dict[str, Any]) -> Any:
     """The detail that tells a label's branches apart (a tuple of values for a tuple)."""
     if isinstance(arg, tuple):
-        return tuple(detail.get(a) for a in arg)
+        return tuple(_hashable(detail.get(a)) for a in arg)
     return detail.get(arg) if arg else None
 
 
+#: The labels whose agent and protocol the projection keeps too (where a call is served).
+PLACED = {"execute"}
+
+
+def _hashable(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
 def trace_key(ev: dict[str, Any]) -> Key:
-    return (
-        ev["label"],
-        ev["task"],
-        ev["tool"] if ev["task"] else None,
-        detail_key(KEPT[ev["label"]], ev["detail"]),
-    )
+    value = detail_key(KEPT[ev["label"]], ev["detail"])
+    if ev["label"] in PLACED:
+        value = (value, ev["agent"], ev["proto"])
+    return (ev["label"], ev["task"], ev["tool"] if ev["task"] else None, value)
 
 
 def model_keys(model: Model, events: tuple[Event, ...]) -> list[Key]:
     out = []
-    for lab, ti, tool, _, _, detail in events:
+    for lab, ti, tool, agent, proto, detail in events:
         if lab not in KEPT:
             continue
         d = dict(detail)
         task = model.tasks[ti].id if ti >= 0 else None
         value = detail_key(KEPT[lab], d)
+        if lab in PLACED:
+            value = (value, agent, proto)
         out.append((lab, task, tool if task else None, value))
     return out
 
