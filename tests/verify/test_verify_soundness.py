@@ -114,10 +114,37 @@ def small_scenarios(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
     for k in range(len(wf["tasks"]), len(wf["tasks"]) + draw(st.integers(0, 2))):
         after = draw(st.lists(st.sampled_from([f"k{m}" for m in range(k)]), unique=True))
         wf["tasks"].append({"id": f"k{k}", "tool": draw(st.sampled_from(names)), "after": after})
+    rho = wf["protocol"]
+    if draw(st.booleans()):
+        # a second server of some of the tools, behind the gateway: calls and re-sends
+        # have several hosts to go to (semantic fails over to it, resilient reroutes)
+        hosted = draw(st.lists(st.sampled_from(names), min_size=1, unique=True))
+        speaks = draw(st.lists(st.sampled_from(doc["protocols"]), min_size=1, unique=True))
+        doc["agents"].append(
+            {
+                "id": "s2",
+                "type": "TOOL_SERVER",
+                "protocols": dict.fromkeys(speaks, 1.0),
+                "tools": hosted,
+            }
+        )
+        doc["links"].append({"between": ["a1", "s2"], "latency": {speaks[0]: 0.02}})
+    if draw(st.booleans()):
+        # a second workflow of the same caller: its calls make the caller suspect and
+        # learn views too (only w's instances are replayed)
+        doc["workflows"].append(
+            {
+                "name": "w2",
+                "initiator": wf["initiator"],
+                "protocol": rho,
+                "arrivals": {"process": "poisson", "rate": 0.3},
+                "timeout": 2,
+                "tasks": [{"id": "j0", "tool": draw(st.sampled_from(names))}],
+            }
+        )
     if draw(st.booleans()):
         # a second initiator, on the gateway a1 only: it may reach the tools over other
         # routes (and views) than the first, so each instance replays on its own's model
-        rho = wf["protocol"]
         doc["agents"].append({"id": "b0", "type": "LLM_AGENT", "protocols": {rho: 1.0}})
         doc["links"].append({"between": ["b0", "a1"], "latency": {rho: 0.01}})
         wf["initiators"] = {"agents": [wf.pop("initiator"), "b0"]}
@@ -146,7 +173,7 @@ def test_every_simulated_instance_is_a_path_of_the_model(
     by_inst: dict[Any, list[dict[str, Any]]] = {}
     for line in (Path(out) / "trace.jsonl").read_text().splitlines():
         ev = json.loads(line)
-        if ev["label"] in KEPT and ev["inst"] is not None:
+        if ev["label"] in KEPT and ev["inst"] is not None and ev["wf"] == "w":
             by_inst.setdefault(ev["inst"], []).append(ev)
     models: dict[str, Model] = {}  # by initiator: each instance replays on its own's
     checked = 0
