@@ -24,8 +24,6 @@ if TYPE_CHECKING:
 
 #: The protocol whose invocations take the LTS's ``sgd`` dialect (SPEC §4).
 SGD = "SGD"
-#: Discovery attempts before the tasks waiting on it fail.
-DISCOVERY_ATTEMPTS = 3
 
 Reply = Callable[["Message"], None]
 
