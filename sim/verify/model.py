@@ -5,7 +5,8 @@ A state is a plain tuple ``(tasks, status, known, latest)``:
 * ``tasks``: per task, an int code (``PENDING`` … ``WAITING``) or a tuple:
   ``(PREPARING, need, depth)`` (its route and view not chosen yet; ``need`` None for
   the task's own need, else a fallback tool) or ``(RUNNING, option, gate, lts state,
-  phase, resends, depth, pending slots)`` for its current invocation;
+  phase, resends, depth, pending slots, sent)`` for its current invocation (``sent``:
+  an attempt went out, so a dynamic router may reroute the next one);
 * ``status``: ``""`` while nothing failed, else (``failed``|``cancelled``, reason), the
   first deciding, when ``exact``, else ``"x"``;
 * ``known``: the option ids discovered (no second ``list``); ``latest``: (tool, option
@@ -136,6 +137,7 @@ class Model(Steps):
         #: every route option, by id (states hold ids; ``known`` holds ids of their keys)
         self.option_list: list[RouteOption] = []
         self._option_ids: dict[tuple[Any, ...], int] = {}
+        self._placed: dict[tuple[int, int, bool], tuple[tuple[str, str], ...]] = {}
         self.views: dict[tuple[str, frozenset[str]], ToolModel] = {}
         #: tasks whose outcome no other task reads: with ``exact`` off their final code is
         #: kept as SUCCEEDED (the failure is in ``status``), so outcomes do not multiply
@@ -205,6 +207,26 @@ class Model(Steps):
                 self.router, self.graph, self.downs, self.initiator, tool, capability, task.rho
             )
             hit = self.options[key] = tuple(self._intern(o) for o in found)
+        return hit
+
+    def placements(self, task: Task, oid: int, depth: int) -> tuple[tuple[str, str], ...]:
+        """Where a re-sent or retried attempt of an invocation over option ``oid`` can be
+        served: (host, arrival protocol) of that route and, for a dynamic router (which
+        routes each later attempt around the caller's current suspects, keeping it
+        where the new route's end does not host the tool: ``sim.engine.caller``), of
+        every option of the invocation's need that ends at a host of the same tool. The
+        view, and so the gate and the LTS, stay the discovered one's."""
+        key = (task.index, oid, depth > 0)
+        hit = self._placed.get(key)
+        if hit is None:
+            option = self.option_list[oid]
+            found = [(option.host, option.arrives)]
+            if not self.router.static:
+                for other in self.options_for(task, option.tool if depth else None):
+                    o = self.option_list[other]
+                    if option.tool in self.graph.agent(o.host).tools:
+                        found.append((o.host, o.arrives))
+            hit = self._placed[key] = tuple(dict.fromkeys(found))
         return hit
 
     def _intern(self, option: RouteOption) -> int:
