@@ -20,7 +20,7 @@ from sim.experiments.runner import (
     is_complete,
     make_executor,
 )
-from sim.experiments.summary import describe, metric_range
+from sim.experiments.summary import describe, metric_range, student_t
 from sim.experiments.sweep import expand, load_points
 from sim.scenario import load_scenario
 
@@ -273,6 +273,15 @@ def test_student_t_interval() -> None:
     assert stat.ci_low == pytest.approx(2.0 - half) and stat.ci_high == pytest.approx(2.0 + half)
     assert describe([5.0]).ci_low is None
     assert describe([]).mean is None
+
+
+def test_student_t_is_scipy_stats_t_ppf_to_the_bit() -> None:
+    from scipy import stats
+
+    for df in [*range(1, 60), 99, 100, 1_000, 12_345]:
+        for p in (0.9, 0.95, 0.975, 0.995, 0.5, 0.025):
+            assert student_t(p, df) == float(stats.t.ppf(p, df)), (p, df)
+    assert student_t(0.975, 2) == 4.302652729749462
 
 
 def test_intervals_stay_within_the_metric_range() -> None:

@@ -70,6 +70,14 @@ def test_a_shipped_task_is_pickled_without_its_scenario(outages: Path, tmp_path:
     assert pickle.loads(pickle.dumps(task)).scenario is back.scenario  # loaded once
 
 
+def test_a_scenario_shipped_to_forked_workers_is_not_written(outages: Path, tmp_path: Path) -> None:
+    scenario = load_scenario(outages)
+    files = ship({"fp1": scenario}, tmp_path / "ship", write=False)
+    assert files == {"fp1": str(tmp_path / "ship" / "fp1.pickle")}
+    assert not Path(files["fp1"]).exists()
+    assert ship({"fp1": scenario}, tmp_path / "ship") == files and Path(files["fp1"]).exists()
+
+
 def test_a_worker_builds_graph_and_routers_once_per_scenario(outages: Path) -> None:
     scenario = load_scenario(outages)
     first = built(scenario, "fp-a")

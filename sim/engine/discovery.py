@@ -62,6 +62,8 @@ class ToolDiscovery:
         self.list_timeout = list_timeout
         self.views: dict[Any, ViewRT] = {}
         self.latest: dict[str, ViewRT] = {}  # tool → the view learned last
+        #: the tools some view of ``latest`` feeds (``ProducesInputFor``)
+        self.fed: frozenset[str] = frozenset()
         self.discoveries: dict[Any, Discovery] = {}
         self._timer_cb = self._timer
         self._reply_cb = self.on_list_reply
@@ -116,7 +118,9 @@ class ToolDiscovery:
         disc.done = True
         view = self.shared.of(disc.tool, msg.path.fields)
         self.views[(disc.tool.name, disc.path)] = view  # where it was learned (maybe rerouted)
-        self.latest[disc.tool.name] = view
+        latest = self.latest
+        latest[disc.tool.name] = view
+        self.fed = frozenset(x for v in latest.values() for x in v.feeds)
         del self.discoveries[disc.key]
         host = disc.path.nodes[-1].j
         self.rec.list_(self.env.now, self.node.j, disc.frag, pjs(disc.rho), host, view.list_detail)

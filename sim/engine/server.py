@@ -67,7 +67,7 @@ class ToolServer:
 
     def _start(self, msg: Message, queued_at: float, now: float) -> None:
         inv: Invocation = msg.owner
-        if not inv.live or not inv.waiting or inv.attempt != msg.attempt:
+        if inv.done or inv.instance.dead or not inv.waiting or inv.attempt != msg.attempt:
             return  # the caller cancelled this attempt (it timed out): discard
         inv.take(inv.view.labels.execute)
         inv.executed = msg.attempt

@@ -94,6 +94,13 @@ def owner_fragment(wf: str, inst: int | None, task: str, inv: int | None, tool: 
     )
 
 
+def owner_parts(wf: str, task: str, tool: str) -> tuple[str, str, str]:
+    """:func:`owner_fragment` of an invocation in three constant parts around the
+    instance and invocation ids: ``f"{head}{inst}{mid}{inv}{tail}"`` is
+    ``owner_fragment(wf, inst, task, inv, tool)`` (computed once per task and view)."""
+    return f'"wf":{wf},"inst":', f',"task":{task},"inv":', f',"tool":{tool}'
+
+
 NO_OWNER = owner_fragment(NULL, None, NULL, None, NULL)
 
 

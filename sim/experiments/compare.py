@@ -24,12 +24,14 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from sim.engine.guard import DEFAULT_GUARD, Guard
 from sim.engine.metrics import dumps
+from sim.experiments.executors import inheriting
 from sim.experiments.report import render_report
 from sim.experiments.runner import (
     ExecutorHandle,
@@ -182,7 +184,8 @@ def _run_locked(
     if handle.kind == "processes" and todo.todo:  # each worker loads each scenario once
         shipped = Path(tempfile.mkdtemp(prefix="protomesh-scenarios-"))
         scenarios = {t.fingerprint: t.scenario for t in todo.todo}
-        files = ship(scenarios, shipped)
+        # workers forked from here find them in memory: no pickle is written for them
+        files = ship(scenarios, shipped, write=not handle.inherits())
         for fp, path in files.items():  # a forked worker finds it loaded already
             remember(path, fp, scenarios[fp])
         todo = dataclasses.replace(
@@ -198,12 +201,13 @@ def _run_locked(
     ran: list[RunRecord] = []
     kept = [t.key for t in todo.done]
     try:
-        for record in run_tasks(todo.todo, handle, hook=hook, report=report):
-            ran.append(record)
-            if record.status == "ok":
-                kept.append(record.key)
-            if on_record is not None:
-                on_record(record)
+        with inheriting(handle):
+            for record in run_tasks(todo.todo, handle, hook=hook, report=report):
+                ran.append(record)
+                if record.status == "ok":
+                    kept.append(record.key)
+                if on_record is not None:
+                    on_record(record)
         first = tasks[0].fingerprint if tasks else ""
         return _conclude(
             base_scenario,
@@ -254,8 +258,9 @@ def _conclude(
 ) -> Outcome:
     """Summary, plots, page and report of the runs in ``base`` (``shipped``: the first
     point's scenario as shipped to a process pool, which then draws the plots while
-    this process writes the page)."""
+    this process makes the summary and writes the page: :class:`Drawing`)."""
     swept = [p for p, _ in points if p.id is not None]
+    drawing = Drawing(base, points, routers, replications, handle, shipped) if plots else None
     summary_points = [Point(p.id, p.params) for p, _ in points]
     summary = collect(base, summary_points, routers, replications)
     summary = {
@@ -271,18 +276,15 @@ def _conclude(
             base / "points.json",
             dumps({str(p.id): p.params for p in swept}),
         )
-    figures: Callable[[], list[Path]] = (
-        start_plots(base, summary, points, routers, replications, handle, shipped)
-        if plots
-        else list
-    )
+    if drawing is not None:
+        drawing.summary_made(summary)
     try:  # the explorer beside report.md (sim.view); its failure loses no result above
         from sim.view import write_page
 
         write_page(base, base / "report.html", base_scenario)
     except Exception as exc:
         warnings.warn(f"report.html not written: {exc}", RuntimeWarning, stacklevel=2)
-    plot_paths = figures()
+    plot_paths = drawing.paths() if drawing is not None else []
     wall = time.perf_counter() - started
     report_path = base / "report.md"
     _write(
@@ -312,7 +314,8 @@ FIGURES: tuple[str, ...] = (
     "mesh",
     "sweep",
 )
-#: How a pool draws them: two tasks, the per-run figures and the summary's.
+#: How a pool draws them: two tasks, the per-run figures (from the moment the runs are
+#: over) and the summary's (once it is made).
 FIGURE_TASKS: tuple[tuple[str, ...], ...] = (
     ("latency_cdf", "timeline", "mesh"),
     ("success_rate", "violations", "drops_reroutes", "sweep"),
@@ -400,34 +403,63 @@ def draw_shipped(
     return draw(base, summary, first, scenario, routers, replications, swept, names)
 
 
-def start_plots(
-    base: Path,
-    summary: dict[str, Any],
-    points: Sequence[tuple[SweepPoint, Scenario]],
-    routers: Sequence[str],
-    replications: int,
-    handle: ExecutorHandle,
-    shipped: tuple[str, str] | None,
-) -> Callable[[], list[Path]]:
-    """Start drawing the figures; the returned function waits for their paths (in
-    :data:`FIGURES` order). A process pool draws them (:data:`FIGURE_TASKS`) while this
-    process writes the page, when the first point's scenario was shipped to it; else
-    they are drawn here, now. The PNGs are the same bytes either way."""
-    if handle.kind != "processes" or shipped is None or not points:
-        paths = write_plots(base, summary, points, routers, replications)
-        return lambda: paths
-    first = points[0][0]
-    swept = len(points) > 1
-    futures = [
-        handle.executor.submit(
-            draw_shipped, base, summary, first, shipped, list(routers), replications, swept, names
-        )
-        for names in FIGURE_TASKS
-    ]
+class Drawing:
+    """The figures of an experiment being drawn, in :data:`FIGURES` order. A process pool
+    that was shipped the first point's scenario draws them (:data:`FIGURE_TASKS`): the
+    per-run figures from the moment this is made (the runs being over) while this process
+    makes the summary, the summary's from :meth:`summary_made` while it writes the page.
+    Else they are all drawn here, in :meth:`summary_made`. The PNGs are the same bytes
+    either way."""
 
-    def wait() -> list[Path]:
-        drawn = {p.stem: p for f in futures for p in f.result()}
+    def __init__(
+        self,
+        base: Path,
+        points: Sequence[tuple[SweepPoint, Scenario]],
+        routers: Sequence[str],
+        replications: int,
+        handle: ExecutorHandle,
+        shipped: tuple[str, str] | None,
+    ) -> None:
+        self._args = (base, points, list(routers), replications)
+        self._pool = (
+            (handle.executor, shipped)
+            if handle.kind == "processes" and shipped and points
+            else None
+        )
+        self._futures: list[Future[list[Path]]] = []
+        self._drawn: list[Path] = []
+        if self._pool is not None:
+            self._submit(FIGURE_TASKS[0], {})
+
+    def _submit(self, names: Sequence[str], summary: dict[str, Any]) -> None:
+        base, points, routers, replications = self._args
+        if self._pool is not None:
+            executor, shipped = self._pool
+            self._futures.append(
+                executor.submit(
+                    draw_shipped,
+                    base,
+                    summary,
+                    points[0][0],
+                    shipped,
+                    routers,
+                    replications,
+                    len(points) > 1,
+                    names,
+                )
+            )
+
+    def summary_made(self, summary: dict[str, Any]) -> None:
+        """Draw (or have the pool draw) the figures of ``summary``."""
+        if self._pool is not None:
+            self._submit(FIGURE_TASKS[1], summary)
+        else:
+            self._drawn = write_plots(self._args[0], summary, *self._args[1:])
+
+    def paths(self) -> list[Path]:
+        """The figures' paths, once every one is drawn."""
+        if self._pool is None:
+            return self._drawn
+        drawn = {p.stem: p for f in self._futures for p in f.result()}
         order = [n for n in FIGURES if n != "sweep"] + [f"sweep_{m}" for m in SWEEP_METRICS]
         return [drawn[n] for n in order if n in drawn]
-
-    return wait

@@ -2,10 +2,10 @@
 routers, its topology, the checks' ground truth and the page's mesh.
 
 A task sent to a process pool carries the path of its scenario's pickle and the
-scenario's fingerprint instead of the scenario (:func:`ship` writes one pickle per
-scenario, once per experiment): the worker loads each scenario once
-(:func:`load_scenario`), or finds it in memory when it was forked after the parent
-noted it (:func:`remember`). Per scenario fingerprint a worker also keeps (:func:`built`)
+scenario's fingerprint instead of the scenario: the worker finds it in memory when it
+was forked after the parent noted it (:func:`remember`; no pickle is written then), else
+loads each scenario once (:func:`load_scenario`) from the pickle :func:`ship` writes
+once per scenario and experiment. Per scenario fingerprint a worker also keeps (:func:`built`)
 the protocol graph; the built-in routers built on it, whose caches (state spaces,
 trees, routes) depend on the graph only, which no run changes (a plug-in router is
 built per replication, as ``run`` does); the run-time topology, each replication
@@ -44,13 +44,16 @@ _LOCK = threading.Lock()
 _LOCAL = threading.local()
 
 
-def ship(scenarios: dict[str, Scenario], folder: Path) -> dict[str, str]:
-    """Write each scenario (by fingerprint) to ``folder`` once; its path, by fingerprint."""
+def ship(scenarios: dict[str, Scenario], folder: Path, *, write: bool = True) -> dict[str, str]:
+    """Write each scenario (by fingerprint) to ``folder`` once; its path, by fingerprint.
+    Not ``write``: the paths only, for workers that will find the scenarios in memory
+    (forked after :func:`remember`; a 10,000-agent scenario's pickle costs 0.1-0.2 s)."""
     folder.mkdir(parents=True, exist_ok=True)
     paths: dict[str, str] = {}
     for fp, scenario in scenarios.items():
         path = folder / f"{fp}.pickle"
-        path.write_bytes(pickle.dumps(scenario, protocol=pickle.HIGHEST_PROTOCOL))
+        if write:
+            path.write_bytes(pickle.dumps(scenario, protocol=pickle.HIGHEST_PROTOCOL))
         paths[fp] = str(path)
     return paths
 
