@@ -150,13 +150,17 @@ class Model(Steps):
 
     # -- knowledge --
 
+    def _rhos(self) -> list[str]:
+        """Every protocol a task of the scenario is issued in, sorted."""
+        return sorted({w.rho_of(t) for w in self.scenario.workflows for t in w.tasks})
+
     def _called(self) -> list[tuple[str | None, str | None, str]]:
         """What the initiator's caller routes to, in every workflow it starts (one
         caller per agent: its suspicions span them): (tool, capability, protocol)."""
         out: list[tuple[str | None, str | None, str]] = []
         for w in self.scenario.workflows:
             if self.initiator in self.scenario.initiators_of(w):
-                out.extend((t.tool, t.capability, t.protocol or w.protocol) for t in w.tasks)
+                out.extend((t.tool, t.capability, w.rho_of(t)) for t in w.tasks)
         return out
 
     def signature(self) -> tuple[Any, ...]:
@@ -168,7 +172,7 @@ class Model(Steps):
         translating agents') replaced by their order of first appearance. Two initiators
         with the same signature have the same state space up to a one-to-one renaming
         of the agents in the events."""
-        rhos = sorted({t.protocol or w.protocol for w in self.scenario.workflows for t in w.tasks})
+        rhos = self._rhos()
         needs: list[tuple[str | None, str | None]] = [(name, None) for name in sorted(self.truth)]
         needs += sorted({(None, t.capability) for t in self.tasks if t.capability is not None})
         names: dict[str, int] = {self.initiator: 0}
@@ -397,9 +401,7 @@ class Model(Steps):
         known while this instance has not discovered ``other``."""
         values = self._feeding.get((other, me))
         if values is None:
-            rhos = sorted(
-                {t.protocol or w.protocol for w in self.scenario.workflows for t in w.tasks}
-            )
+            rhos = self._rhos()
             found = [
                 o
                 for rho in rhos
