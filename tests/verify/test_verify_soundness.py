@@ -47,6 +47,7 @@ KEPT = {
     "abort": None,
     "skip": "exclusive_with",
     "list": ("host", "fields"),
+    "timeout": ("action", "executed", "kind"),
 }
 
 Key = tuple[str, Any, Any, Any]
