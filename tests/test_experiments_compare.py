@@ -87,6 +87,28 @@ def test_summary_identical_with_one_and_two_jobs(small: Path, tmp_path: Path) ->
     assert all(f"plots/{n}" in "\n".join(timeless("two")) for n in drawn)
 
 
+def test_a_sweep_draws_the_same_figures_with_one_and_two_jobs(tmp_path: Path) -> None:
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(SWEEP, encoding="utf-8")
+    for jobs in ("1", "2"):
+        assert _compare(sweep, tmp_path / jobs, "--jobs", jobs, "--replications", "2") == 0
+    drawn = sorted(p.name for p in (tmp_path / "1" / "plots").glob("*.png"))
+    assert len(drawn) == 9 and "sweep_success_rate.png" in drawn
+    for name in [f"plots/{n}" for n in drawn] + ["summary.json", "points.json", "report.html"]:
+        assert (tmp_path / "1" / name).read_bytes() == (tmp_path / "2" / name).read_bytes(), name
+    figures = [
+        [x for x in (tmp_path / jobs / "report.md").read_text().splitlines() if "plots/" in x]
+        for jobs in ("1", "2")
+    ]
+    assert figures[0] == figures[1] and len(figures[0]) >= 9  # the same figures, same order
+
+
+def test_a_pool_draws_every_figure_once() -> None:
+    from sim.experiments.figures import FIGURES, RUN_FIGURES, SUMMARY_FIGURES
+
+    assert sorted(RUN_FIGURES + SUMMARY_FIGURES) == sorted(FIGURES)
+
+
 def test_no_plots_draws_nothing_and_changes_nothing_else(small: Path, tmp_path: Path) -> None:
     assert _compare(small, tmp_path / "with", "--jobs", "1", "--replications", "1") == 0
     assert _bare(small, tmp_path / "without", "--jobs", "1", "--replications", "1") == 0

@@ -24,7 +24,6 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from typing import Any
 from sim.engine.guard import DEFAULT_GUARD, Guard
 from sim.engine.metrics import dumps
 from sim.experiments.executors import inheriting
+from sim.experiments.figures import Drawing
 from sim.experiments.report import render_report
 from sim.experiments.runner import (
     ExecutorHandle,
@@ -47,14 +47,11 @@ from sim.experiments.runner import (
     run_tasks,
 )
 from sim.experiments.store import FolderLock, StorageError, write_atomic
-from sim.experiments.summary import Point, collect, series_of, summary_csv, summary_json
+from sim.experiments.summary import Point, collect, summary_csv, summary_json
 from sim.experiments.sweep import SweepPoint
-from sim.experiments.worker import forget, load_scenario, remember, ship
+from sim.experiments.worker import forget, remember, ship
 from sim.processes import Stopped
 from sim.scenario.model import Scenario
-
-#: Metrics drawn against the swept parameter.
-SWEEP_METRICS: tuple[str, ...] = ("success_rate", "latency_p95", "messages_dropped")
 
 
 @dataclass
@@ -200,27 +197,21 @@ def _run_locked(
         on_start(len(todo.todo), len(todo.done))
     ran: list[RunRecord] = []
     kept = [t.key for t in todo.done]
+    first = tasks[0].fingerprint if tasks else ""
+    shipped_first = (files[first], first) if first in files else None
+    drawing = Drawing(base, points, routers, replications, handle, shipped_first) if plots else None
     try:
         with inheriting(handle):
             for record in run_tasks(todo.todo, handle, hook=hook, report=report):
+                if drawing is not None:  # every run is submitted by now
+                    drawing.runs_started()
                 ran.append(record)
                 if record.status == "ok":
                     kept.append(record.key)
                 if on_record is not None:
                     on_record(record)
-        first = tasks[0].fingerprint if tasks else ""
         return _conclude(
-            base_scenario,
-            points,
-            routers,
-            replications,
-            base,
-            handle,
-            ran,
-            todo,
-            started,
-            (files[first], first) if first in files else None,
-            plots,
+            base_scenario, points, routers, replications, base, handle, ran, todo, started, drawing
         )
     except OSError as exc:
         error = StorageError.of(exc, base)
@@ -253,14 +244,13 @@ def _conclude(
     ran: list[RunRecord],
     todo: Plan,
     started: float,
-    shipped: tuple[str, str] | None = None,
-    plots: bool = True,
+    drawing: Drawing | None,
 ) -> Outcome:
-    """Summary, plots, page and report of the runs in ``base`` (``shipped``: the first
-    point's scenario as shipped to a process pool, which then draws the plots while
-    this process makes the summary and writes the page: :class:`Drawing`)."""
+    """Summary, plots (``drawing``; None: none), page and report of the runs in ``base``,
+    the runs being over (a pool draws the figures meanwhile: :class:`Drawing`)."""
     swept = [p for p, _ in points if p.id is not None]
-    drawing = Drawing(base, points, routers, replications, handle, shipped) if plots else None
+    if drawing is not None:
+        drawing.runs_over()
     summary_points = [Point(p.id, p.params) for p, _ in points]
     summary = collect(base, summary_points, routers, replications)
     summary = {
@@ -302,164 +292,3 @@ def _conclude(
         ),
     )
     return Outcome(base, summary, report_path, plot_paths, ran, len(todo.done), wall)
-
-
-#: The figures of an experiment, in the report's order (``sweep``: one per SWEEP_METRICS).
-FIGURES: tuple[str, ...] = (
-    "latency_cdf",
-    "success_rate",
-    "violations",
-    "drops_reroutes",
-    "timeline",
-    "mesh",
-    "sweep",
-)
-#: How a pool draws them: two tasks, the per-run figures (from the moment the runs are
-#: over) and the summary's (once it is made).
-FIGURE_TASKS: tuple[tuple[str, ...], ...] = (
-    ("latency_cdf", "timeline", "mesh"),
-    ("success_rate", "violations", "drops_reroutes", "sweep"),
-)
-
-
-def write_plots(
-    base: Path,
-    summary: dict[str, Any],
-    points: Sequence[tuple[SweepPoint, Scenario]],
-    routers: Sequence[str],
-    replications: int,
-) -> list[Path]:
-    """Every figure of the experiment as ``base/plots/*.png``; returns their paths.
-
-    With a sweep, the per-router figures are drawn for the first point and the sweep
-    figures show every point.
-    """
-    if not points:
-        return []
-    first, scenario = points[0]
-    return draw(base, summary, first, scenario, routers, replications, len(points) > 1, FIGURES)
-
-
-def draw(
-    base: Path,
-    summary: dict[str, Any],
-    first: SweepPoint,
-    scenario: Scenario,
-    routers: Sequence[str],
-    replications: int,
-    swept: bool,
-    names: Sequence[str],
-) -> list[Path]:
-    """The figures ``names`` (of :data:`FIGURES`) as ``base/plots/*.png``, in that order;
-    ``first`` is the sweep point (and ``scenario`` its scenario) the per-router figures
-    show; ``swept``: the experiment has more than one point."""
-    from sim.experiments import plots
-
-    out = base / "plots"
-    written: list[Path] = []
-    pid = first.id
-    point = Point(pid, first.params)
-
-    def emit(name: str, fig: Any) -> None:
-        path = out / f"{name}.png"
-        plots.save(fig, path)
-        written.append(path)
-
-    runs = {r: series_of(base, point, r, replications) for r in routers}
-    first_runs = {r: runs[r][0] for r in routers if runs[r]}
-    for name in names:
-        if name == "latency_cdf":
-            emit(name, plots.latency_cdf_figure(runs))
-        elif name == "success_rate":
-            emit(name, plots.success_rate_figure(summary, routers, pid))
-        elif name == "violations":
-            emit(name, plots.violations_figure(summary, routers, pid))
-        elif name == "drops_reroutes":
-            emit(name, plots.drops_reroutes_figure(summary, routers, pid))
-        elif name == "timeline":
-            emit(name, plots.timeline_figure(first_runs, float(scenario.duration)))
-        elif name == "mesh":
-            link_use = {r: dict(run.get("link_use", {})) for r, run in first_runs.items()}
-            emit(name, plots.mesh_figure(scenario, link_use))
-        elif name == "sweep" and swept:
-            for metric in SWEEP_METRICS:
-                emit(f"sweep_{metric}", plots.sweep_figure(summary, routers, metric))
-    return written
-
-
-def draw_shipped(
-    base: Path,
-    summary: dict[str, Any],
-    first: SweepPoint,
-    shipped: tuple[str, str],
-    routers: Sequence[str],
-    replications: int,
-    swept: bool,
-    names: Sequence[str],
-) -> list[Path]:
-    """:func:`draw` in a pool worker, the scenario loaded from its shipped ``(path,
-    fingerprint)`` (:func:`sim.experiments.worker.ship`)."""
-    scenario = load_scenario(*shipped)
-    return draw(base, summary, first, scenario, routers, replications, swept, names)
-
-
-class Drawing:
-    """The figures of an experiment being drawn, in :data:`FIGURES` order. A process pool
-    that was shipped the first point's scenario draws them (:data:`FIGURE_TASKS`): the
-    per-run figures from the moment this is made (the runs being over) while this process
-    makes the summary, the summary's from :meth:`summary_made` while it writes the page.
-    Else they are all drawn here, in :meth:`summary_made`. The PNGs are the same bytes
-    either way."""
-
-    def __init__(
-        self,
-        base: Path,
-        points: Sequence[tuple[SweepPoint, Scenario]],
-        routers: Sequence[str],
-        replications: int,
-        handle: ExecutorHandle,
-        shipped: tuple[str, str] | None,
-    ) -> None:
-        self._args = (base, points, list(routers), replications)
-        self._pool = (
-            (handle.executor, shipped)
-            if handle.kind == "processes" and shipped and points
-            else None
-        )
-        self._futures: list[Future[list[Path]]] = []
-        self._drawn: list[Path] = []
-        if self._pool is not None:
-            self._submit(FIGURE_TASKS[0], {})
-
-    def _submit(self, names: Sequence[str], summary: dict[str, Any]) -> None:
-        base, points, routers, replications = self._args
-        if self._pool is not None:
-            executor, shipped = self._pool
-            self._futures.append(
-                executor.submit(
-                    draw_shipped,
-                    base,
-                    summary,
-                    points[0][0],
-                    shipped,
-                    routers,
-                    replications,
-                    len(points) > 1,
-                    names,
-                )
-            )
-
-    def summary_made(self, summary: dict[str, Any]) -> None:
-        """Draw (or have the pool draw) the figures of ``summary``."""
-        if self._pool is not None:
-            self._submit(FIGURE_TASKS[1], summary)
-        else:
-            self._drawn = write_plots(self._args[0], summary, *self._args[1:])
-
-    def paths(self) -> list[Path]:
-        """The figures' paths, once every one is drawn."""
-        if self._pool is None:
-            return self._drawn
-        drawn = {p.stem: p for f in self._futures for p in f.result()}
-        order = [n for n in FIGURES if n != "sweep"] + [f"sweep_{m}" for m in SWEEP_METRICS]
-        return [drawn[n] for n in order if n in drawn]
