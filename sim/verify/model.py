@@ -311,8 +311,8 @@ class Model(Steps):
         to a host of the same tool: the view is the one of the path the reply took),
         a re-send (``timeout``, ``resend``) or, after the last attempt, the give-up."""
         replies: tuple[int, ...] = (first,)
+        tool = self.option_list[first].tool  # what the engine resolved at the first path
         if resent and not self.router.static:
-            tool = self.option_list[first].tool
             replies = tuple(
                 o
                 for o in self.options_for(task, fresh[1])
@@ -321,13 +321,12 @@ class Model(Steps):
         for oid in replies:
             evs = self._list_events(task, self.option_list[oid])
             self._discovered(state, task, fresh, oid, evs, *self._learned(state, oid), out)
-        need = fresh[1] or task.tool
         if resent + 1 < DISCOVERY_ATTEMPTS:
-            again = self._ev("timeout", task, need, ("action", "resend"), ("kind", "list"))
+            again = self._ev("timeout", task, tool, ("action", "resend"), ("kind", "list"))
             nxt = self._with(state, task, (*fresh, resent + 1, first))
             out.append((task.index, (again,), nxt))
         else:
-            fail = self._ev("timeout", task, need, ("action", "give_up"), ("kind", "list"))
+            fail = self._ev("timeout", task, tool, ("action", "give_up"), ("kind", "list"))
             out.append((task.index, *self._over(state, task, FAILED, "discovery_timeout", [fail])))
 
     def _learned(self, state: tuple[Any, ...], oid: int) -> tuple[tuple[int, ...], tuple[Any, ...]]:
