@@ -68,6 +68,29 @@ def test_inheriting_freezes_the_heap_only_for_a_pool_about_to_fork() -> None:
         assert gc.get_freeze_count() == 0
 
 
+def _settled(path: Path) -> tuple[bool, bool, int, bool]:
+    """In a worker: what :func:`built` leaves (truth and page built, gc frozen)."""
+    from sim.experiments.worker import built
+
+    kept = built(load_scenario(path), "fp-settled")
+    done = kept._truth is not None and kept._page is not None and kept._topology is not None
+    return done, gc.get_freeze_count() > 0, os.getpid(), built(load_scenario(path), "") is kept
+
+
+@pytest.mark.skipif(not FORKS, reason="no fork on this platform")
+def test_a_pool_worker_builds_what_it_keeps_at_once_and_freezes_it() -> None:
+    handle = make_executor("local", 2)
+    try:
+        done, frozen, pid, shared = handle.executor.submit(_settled, SMALL).result()
+    finally:
+        handle.close()
+    assert pid != os.getpid() and done and frozen and not shared
+    from sim.experiments.worker import built
+
+    inline = built(load_scenario(SMALL), "fp-inline")  # this process keeps nothing frozen
+    assert inline._truth is None and gc.get_freeze_count() == 0
+
+
 def _compare(out: Path, handle: ExecutorHandle) -> dict[str, bytes]:
     scenario = load_scenario(SMALL)
     loaded, _ = load_points(SMALL, scenario, expand(scenario, []))

@@ -21,7 +21,7 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from sim.processes import terminate, worker_start
+from sim.processes import terminate
 
 
 class InlineExecutor(Executor):
@@ -109,10 +109,12 @@ def make_executor(
         if jobs <= 1:
             return ExecutorHandle(InlineExecutor(), "inline", 1)
         context = multiprocessing.get_context()
+        from sim.experiments.worker import pool_worker_start
+
         pool = ProcessPoolExecutor(
             max_workers=jobs,
             mp_context=context,
-            initializer=worker_start,
+            initializer=pool_worker_start,
             initargs=(os.getpid(),),
         )
         return ExecutorHandle(pool, "processes", jobs, start_method=context.get_start_method())
