@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 import simpy
 
+from sim.calculus.mcp import DISCOVERY_ATTEMPTS
 from sim.engine.clock import Later
-from sim.engine.invocation import DISCOVERY_ATTEMPTS, Discovery
+from sim.engine.invocation import Discovery
 from sim.engine.paths import Path
 from sim.engine.recorder import Recorder
 from sim.engine.trace import pjs

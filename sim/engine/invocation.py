@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from sim.calculus.lts import LTS, TAU
+from sim.calculus.mcp import SGD
 from sim.engine.clock import Timer
 from sim.engine.paths import Path
 from sim.engine.trace import js, owner_fragment, owner_parts, pjs
@@ -21,11 +22,6 @@ from sim.engine.views import Table, ToolRT, ViewRT
 if TYPE_CHECKING:
     from sim.engine.transport import Message
     from sim.engine.workflows import Instance, TaskRT
-
-#: The protocol whose invocations take the LTS's ``sgd`` dialect (SPEC §4).
-SGD = "SGD"
-#: Discovery attempts before the tasks waiting on it fail.
-DISCOVERY_ATTEMPTS = 3
 
 Reply = Callable[["Message"], None]
 

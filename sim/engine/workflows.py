@@ -90,7 +90,7 @@ class TaskRT:
         self.capability: str | None = spec.capability
         self.need: str = spec.tool if spec.tool is not None else spec.capability
         self.args: dict[str, Any] = dict(spec.args)
-        self.rho: str = spec.protocol or wf.protocol
+        self.rho: str = wf.rho_of(spec)
         self.timeout = float(spec.timeout if spec.timeout is not None else wf.timeout)
         self.after: tuple[int, ...] = tuple(order[a] for a in spec.after)
         self.successors: tuple[int, ...] = ()

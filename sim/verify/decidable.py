@@ -2,8 +2,8 @@
 
 The model's events are the trace's protocol-level events of a scope *minus* some that
 a real trace has between them: translations of requests and replies, ``reroute``,
-a discovery's re-send ``timeout`` s, transport events at level ``full``, and events of
-late replies after the scope's last modelled one. None of them is at a scope's first
+transport events at level ``full``, and events of late replies after the scope's last
+modelled one. None of them is at a scope's first
 position (``wf_start``, ``call``/``invoke``). So a verdict on a model path carries over to
 the simulator's trace only if inserting such events anywhere after the first cannot
 change it. Atoms on the labels of inserted events are not decidable at all
@@ -31,7 +31,6 @@ UNMODELED = frozenset(
         "drop",
         "translate",
         "reroute",
-        "timeout",
         "node_down",
         "node_up",
         "link_down",

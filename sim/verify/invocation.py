@@ -17,6 +17,7 @@ from sim.calculus.lts import LTS, TAU, label
 from sim.calculus.mcp import (
     MAX_FALLBACK_DEPTH,
     SERVICE_DOWN,
+    SGD,
     VALIDATION_ERROR,
     Fallback,
     ToolPlus,
@@ -36,7 +37,6 @@ from sim.verify.states import (
     PREPARING,
     RESUME,
     RUNNING,
-    SGD,
     SUCCEEDED,
     WAITING,
     Event,

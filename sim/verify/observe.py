@@ -109,7 +109,7 @@ def undecidable_reason(prop: Property) -> str:
     if not insertion_invariant(prop.formula):
         return (
             "the verdict may depend on events the untimed model leaves out between the "
-            "ones it keeps (translations, reroutes, re-sends): X, Y of a changing "
+            "ones it keeps (translations, reroutes, messages): X, Y of a changing "
             "formula, or U, S, F, G whose operand an unrelated event can change"
         )
     return ""

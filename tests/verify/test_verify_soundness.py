@@ -47,6 +47,7 @@ KEPT = {
     "abort": None,
     "skip": "exclusive_with",
     "list": ("host", "fields"),
+    "timeout": ("action", "executed", "kind"),
 }
 
 Key = tuple[str, Any, Any, Any]
@@ -116,6 +117,13 @@ def small_scenarios(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
         wf["tasks"].append({"id": f"k{k}", "tool": draw(st.sampled_from(names)), "after": after})
     rho = wf["protocol"]
     if draw(st.booleans()):
+        # a task that names a capability: the router picks the server (semantic ranks
+        # candidates) and the tool there whose name matches best
+        task = draw(st.sampled_from(wf["tasks"]))
+        task.pop("tool")
+        task["capability"] = draw(st.sampled_from([*names, "records"]))
+        doc["agents"][-1]["capabilities"] = ["records"]
+    if draw(st.booleans()):
         # a second server of some of the tools, behind the gateway: calls and re-sends
         # have several hosts to go to (semantic fails over to it, resilient reroutes)
         hosted = draw(st.lists(st.sampled_from(names), min_size=1, unique=True))
@@ -126,6 +134,7 @@ def small_scenarios(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
                 "type": "TOOL_SERVER",
                 "protocols": dict.fromkeys(speaks, 1.0),
                 "tools": hosted,
+                "capabilities": ["records"],
             }
         )
         doc["links"].append({"between": ["a1", "s2"], "latency": {speaks[0]: 0.02}})
