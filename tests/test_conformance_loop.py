@@ -1,6 +1,7 @@
-"""The fused loop (the seven checks' common cases written out in the pass) gives exactly
-the verdicts of the checks' handlers alone: counts, messages, counterexamples, per
-workflow counts, on the real train_booking trace, its mutations and random damage."""
+"""The fused loop (the seven checks' common cases written out in the pass, the
+scenario's names interned by the decoder) gives exactly the verdicts of the checks'
+handlers alone: counts, messages, counterexamples, per workflow counts, on the real
+train_booking trace, its mutations and random damage."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from hypothesis import strategies as st
 
 from sim.conformance.checks import ALL_CHECKS, CHECK_NAMES, Context, Verdict, run_pass
 from sim.conformance.checks.loop import split
-from sim.conformance.events import encode_event
-from sim.conformance.truth import Truth, from_scenario
+from sim.conformance.events import encode_event, interning_decoder
+from sim.conformance.truth import Truth, from_scenario, known_values
 from sim.scenario import load_scenario
 from sim.vocabulary import LABEL_NAMES
 
@@ -52,7 +53,9 @@ def _run(events: Events, truth: Truth, fuse: bool) -> tuple[Any, list[Verdict], 
     seen = _Seen()
     lines = [encode_event(e) for e in events]
     blocks = [lines[i : i + 97] for i in range(0, len(lines), 97)]
-    counts = run_pass("t", blocks, [*checks, seen], ctx, fuse=fuse)
+    # fused, the scenario's names are interned (a line naming another is read plainly)
+    decode = interning_decoder(known_values(truth)) if fuse else None
+    counts = run_pass("t", blocks, [*checks, seen], ctx, fuse=fuse, decode=decode)
     verdicts = [c.finish(sum(counts.get(lab, 0) for lab in c.labels)) for c in checks]
     return counts, verdicts, (seen.seen, seen.ended, ctx.hist)
 
@@ -89,7 +92,7 @@ def _damage(events: Events, rng: random.Random, n: int) -> Events:
     """``n`` random changes: lines dropped, doubled, swapped, relabelled, moved to another
     invocation, tool, message, node or instance; outages inserted."""
     out = copy.deepcopy(events)
-    tools = sorted({e["tool"] for e in out if e.get("tool")}) + ["nope"]
+    tools = [*sorted({e["tool"] for e in out if e.get("tool")}), "nope"]
     agents = sorted({e["agent"] for e in out if e.get("agent")})
     for _ in range(n):
         k = rng.randrange(len(out))

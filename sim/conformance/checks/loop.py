@@ -112,14 +112,19 @@ def _unknown_label(lab: Any) -> str:
 
 
 def decoded(
-    name: str, blocks: Iterable[list[bytes]], fast: Callable[[bytes], Any]
+    name: str,
+    blocks: Iterable[list[bytes]],
+    fast: Callable[[bytes], Any],
+    plain: Callable[[bytes], Any] | None = None,
 ) -> Iterator[tuple[list[Any], list[bytes], int, list[int] | None]]:
     """Per block: its events (one C-level ``map`` of the decoder), their raw lines, the
-    number of the line before the block and, when the block has a blank or malformed
-    line (then decoded line by line, blank lines dropped), each event's line number
+    number of the line before the block and, when the block has a line ``fast`` does not
+    read (then decoded line by line: with ``plain``, the decoder ``fast`` specialises, and
+    failing that by :func:`decode_line`; blank lines dropped), each event's line number
     (else event ``j`` is on line ``base + j + 1``). A malformed line raises
     :class:`TraceError` after the lines before it were yielded."""
     base = 0
+    other = plain or fast
     for block in blocks:
         try:
             yield list(map(fast, block)), block, base, None
@@ -134,7 +139,7 @@ def decoded(
                     if not raw.strip():
                         continue
                     try:
-                        ev = decode_line(raw, name, lineno, fast)
+                        ev = decode_line(raw, name, lineno, other)
                     except TraceError:
                         yield evs, raws, base, linenos  # the lines before it come first
                         raise
@@ -158,11 +163,14 @@ def stream(
     ctx: Context,
     ordered: bool,
     fuse: bool = True,
+    decode: Callable[[bytes], Any] | None = None,
 ) -> list[int]:
     """Feed every line of ``blocks`` to ``consumers`` (see the module docstring); the
     number of events per label id. ``ctx.hist`` holds each open invocation's events while
     a consumer reads it (``history = True``), and instances' invocations are tracked
-    while one acts at ``wf_end``. ``fuse=False`` calls every handler (the reference)."""
+    while one acts at ``wf_end``. ``fuse=False`` calls every handler (the reference);
+    ``decode`` replaces :func:`~sim.conformance.events.decoder` (a line it does not read
+    is read by that one)."""
     fused, rest = split(consumers, fuse)
     history = any(getattr(c, "history", False) for c in consumers)
     track = history or any(_ends_instances(c) for c in consumers)
@@ -198,6 +206,8 @@ def stream(
     wwrite = wa.write if wa else frozenset()
     wapproved = wa.approved if wa else set()
     roinst = ro.inst if ro else {}
+    rrequires = ro.requires if ro else {}
+    rtargets = ro.targets if ro else frozenset()
     xpartners = ex.partners if ex else {}
     xinst = ex.inst if ex else {}
     rpending = rec.pending if rec else {}
@@ -221,7 +231,7 @@ def stream(
     was_enabled = gc.isenabled()
     gc.disable()  # the checks build no reference cycles; collections would only cost
     try:
-        for evs, raws, base, linenos in decoded(name, blocks, decoder()):
+        for evs, raws, base, linenos in decoded(name, blocks, decode or decoder(), decoder()):
             for ev, raw in zip(evs, raws, strict=True):
                 # SPEC §5 order: two comparisons per event (t may be None: TypeError)
                 seq = ev.seq
@@ -318,9 +328,9 @@ def stream(
                         if i == ERROR:
                             rec.on_error(ev, raw)
                         elif i == CALL:
-                            if rpending or rfallbacks:
+                            if inv in rpending or (rfallbacks and (ev.wf, ev.inst) in rfallbacks):
                                 rec.on_call(ev, raw)
-                        elif rpending or (rretries and is_terminal[i]):
+                        elif inv in rpending or (is_terminal[i] and inv in rretries):
                             rec.on_next(ev, raw)
                     if i == EXECUTE:
                         if wa is not None and ev.tool in wwrite:
@@ -328,18 +338,48 @@ def stream(
                                 wapproved.remove(inv)
                             else:
                                 wa.on_execute(ev, raw)
-                        if ro is not None:
-                            ro.on_execute(ev, raw)
+                        if ro is not None and ev.tool in rrequires:
+                            st = roinst.get((ev.wf, ev.inst))
+                            # all it requires succeeded: nothing to report or defer
+                            if st is None or not st.succeeded.issuperset(rrequires[ev.tool]):
+                                ro.on_execute(ev, raw)
                         if ex is not None and ev.tool in xpartners:
-                            ex.on_execute(ev, raw)
+                            key = (ev.wf, ev.inst)
+                            done = xinst.get(key)
+                            if done is None:  # nothing executed yet: nothing excluded
+                                xinst[key] = {ev.tool: raw}
+                            else:
+                                ex.on_execute(ev, raw)
                     elif i == APPROVE:
                         if wa is not None and ev.tool in wwrite:
                             wapproved.add(inv)
                     elif ro is not None:
                         if is_opening[i]:
-                            ro.on_call(ev, raw)
+                            tool = ev.tool
+                            if tool in rtargets:
+                                st = roinst.get((ev.wf, ev.inst))
+                                if st is None or st.deferred:
+                                    ro.on_call(ev, raw)
+                                else:  # what on_call does when no execute waits for it
+                                    task = ev.task
+                                    tools = st.task_tools.get(task)
+                                    if tools is None:
+                                        st.task_tools[task] = {tool}
+                                    else:
+                                        tools.add(tool)
+                                    if tool not in st.first_call:
+                                        st.first_call[tool] = raw
                         elif i == RESULT:
-                            ro.on_result(ev, raw)
+                            st = roinst.get((ev.wf, ev.inst))
+                            if st is None:
+                                if ev.tool in rtargets:
+                                    ro.on_result(ev, raw)
+                            else:  # what on_result does on an instance it knows
+                                if ev.tool in rtargets:
+                                    st.succeeded.add(ev.tool)
+                                tools = st.task_tools.get(ev.task)
+                                if tools:
+                                    st.succeeded.update(tools)
                     if any_calls:
                         for h in calls[i]:
                             h(ev, raw)

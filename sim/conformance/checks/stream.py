@@ -12,7 +12,7 @@ pass (a property monitor: pass it to :func:`check_trace` as ``consumers``).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +20,8 @@ from sim.conformance.checks.base import Consumer, Context
 from sim.conformance.checks.families import ALL_CHECKS, CHECK_NAMES
 from sim.conformance.checks.loop import stream
 from sim.conformance.checks.verdict import NOT_CHECKED_NOTE, Report
-from sim.conformance.events import LABEL_IDS, read_blocks
-from sim.conformance.truth import Truth, from_scenario
+from sim.conformance.events import LABEL_IDS, interning_decoder, read_blocks
+from sim.conformance.truth import Truth, from_scenario, known_values
 from sim.scenario.model import Scenario
 
 Source = str | Path | Iterable[bytes | str | dict[str, Any]]
@@ -53,7 +53,8 @@ def check_trace(
     active = [ALL_CHECKS[n](truth, ctx) for n in names]
     name, blocks = read_blocks(source)
     started = time.perf_counter()
-    counts = run_pass(name, blocks, [*active, *consumers], ctx, ordered)
+    decode = interning_decoder(known_values(truth))  # the scenario's names interned
+    counts = run_pass(name, blocks, [*active, *consumers], ctx, ordered, decode=decode)
     seconds = time.perf_counter() - started
     verdicts = [c.finish(sum(counts.get(lab, 0) for lab in c.labels)) for c in active]
     return Report(
@@ -68,14 +69,17 @@ def run_pass(
     ctx: Context,
     ordered: bool = False,
     fuse: bool = True,
+    decode: Callable[[bytes], Any] | None = None,
 ) -> dict[str, int]:
     """Feed every line of ``blocks`` to ``consumers`` (see the module docstring); the
     number of events per label. ``ctx.hist`` holds each open invocation's events while a
     consumer reads it (``history = True``), and instances' invocations are tracked while
     one acts at ``wf_end``. The seven checks are fused into the loop
     (:mod:`~sim.conformance.checks.loop`); ``fuse=False`` calls all their handlers (same
-    verdicts, slower: the reference the fused loop is tested against)."""
-    counts = stream(name, blocks, consumers, ctx, ordered, fuse)
+    verdicts, slower: the reference the fused loop is tested against). ``decode``: the
+    line decoder (default :func:`~sim.conformance.events.decoder`; a line it does not
+    read is read by that one)."""
+    counts = stream(name, blocks, consumers, ctx, ordered, fuse, decode)
     for c in consumers:
         c.end_trace()
     return {lab: n for lab, n in zip(LABEL_IDS, counts, strict=True) if n}
