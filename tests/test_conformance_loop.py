@@ -138,3 +138,18 @@ def test_fused_and_alone_agree_on_damaged_traces(
 ) -> None:
     window = train_trace[start : start + 1500]
     _same(_damage(window, random.Random(seed), n), truth)
+
+
+def test_the_scenario_s_names_are_decoded_interned_and_others_plainly(truth: Truth) -> None:
+    decode = interning_decoder(known_values(truth))
+    line = {"seq": 1, "label": "hop", "agent": "planner", "tool": "fetch_user"}
+    line["detail"] = {"from": "planner", "to": "gw1", "proto": "MCP+"}
+    ev, again = decode(encode_event(line)), decode(encode_event(line))
+    assert ev.agent == "planner" and ev.agent is again.agent and ev.tool is again.tool
+    assert ev.label is "hop"  # noqa: F632 - the one interned string of the label
+    with pytest.raises(ValueError, match="agent"):
+        decode(encode_event({**line, "agent": "stranger"}))
+    # such a line is read by the plain decoder: the same events, the same verdicts
+    odd = [{**line, "seq": 0, "t": 0.0, "agent": "stranger", "detail": {"to": "gw1"}}]
+    verdicts = _same(odd, truth)
+    assert next(v for v in verdicts if v.name == "route_validity").violations == 1
