@@ -12,7 +12,7 @@ of the file read in binary (the floor a pure-stdlib checker could not beat), (b)
 checker's own msgspec decoder (``decoder()``) on every line, nothing else (its decode
 floor: the same typed structs, no checks), (b') the decoder ``check_trace`` uses, alone:
 the same structs with the scenario's names decoded as literals (interned, so the checks
-hash them once; it is no faster than (b), see its row) and (c) ``check_trace`` with all
+hash them once; its row gives its speed against (b)) and (c) ``check_trace`` with all
 seven checks, from the file, end to end (reading, decoding, checking, verdicts). The
 median of five each; ratios are times over (a)'s and (b)'s.
 Targets: ≥ 500,000 events/s for (c) on one core; (c) ≥ 0.7× (b)'s events/s (issue 17).
