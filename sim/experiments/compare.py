@@ -49,7 +49,7 @@ from sim.experiments.runner import (
 from sim.experiments.store import FolderLock, StorageError, write_atomic
 from sim.experiments.summary import Point, collect, summary_csv, summary_json
 from sim.experiments.sweep import SweepPoint
-from sim.experiments.worker import forget, remember, ship
+from sim.experiments.worker import built, forget, remember, ship
 from sim.processes import Stopped
 from sim.scenario.model import Scenario
 
@@ -179,6 +179,8 @@ def _run_locked(
     shipped: Path | None = None
     files: dict[str, str] = {}
     if handle.kind == "processes" and todo.todo:  # each worker loads each scenario once
+        if handle.inherits():  # the graph the workers start on, built once for them all
+            built(todo.todo[0].scenario, todo.todo[0].fingerprint)
         shipped = Path(tempfile.mkdtemp(prefix="protomesh-scenarios-"))
         scenarios = {t.fingerprint: t.scenario for t in todo.todo}
         # workers forked from here find them in memory: no pickle is written for them

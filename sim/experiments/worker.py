@@ -100,13 +100,17 @@ class Built:
     _topology: Topology | None = None
     _page: tuple[Mesh, str] | None = None
     _truth: Truth | None = None
+    _settled: bool = False
 
     def settle(self) -> None:
         """Build the truth, the page's mesh and the topology now, and freeze them (with
         all this process holds) out of the garbage collector (:func:`gc.freeze`): kept
         for every replication, they are never walked by the collections each run makes.
         For a process that keeps them to its end (a pool worker, where nothing else is
-        built yet)."""
+        built yet). Once."""
+        if self._settled:
+            return
+        self._settled = True
         self.truth()
         self.page()
         self.topology()
@@ -176,8 +180,8 @@ def built(scenario: Scenario, fp: str) -> Built:
         if fp:
             cache.clear()  # one scenario at a time per worker thread
             cache[fp] = hit
-            if _IN_POOL[0]:
-                hit.settle()
+    if fp and _IN_POOL[0]:  # also what a forked worker found built by its parent
+        hit.settle()
     return hit
 
 
