@@ -161,8 +161,9 @@ class Caller:
     def path_for(self, need: str, rho: str) -> Path:
         """The current path to a server of ``need`` (raises :class:`NoRoute`)."""
         routes = self.routes
-        down = NO_DOWN if routes.static else self.suspicion.down(self.env.now)
-        return routes.current(self.id, need, rho, down)
+        if routes.static:  # the full topology: no fall-back to try
+            return routes.path_to(self.id, need, rho, NO_DOWN)
+        return routes.current(self.id, need, rho, self.suspicion.down(self.env.now))
 
     def suspect(self, path: Path) -> None:
         """The failure detector learns from a timeout on ``path`` (dynamic routers only)."""
@@ -223,7 +224,7 @@ class Caller:
             plan,
         )
         inv.state = plan.opened
-        now = self.env.now
+        now = self.env._now  # SimPy 4.1's clock, without the property (the hot path)
         agent = self.node.j
         target = path.nodes[-1].j
         if plan.sgd:

@@ -78,7 +78,7 @@ class ToolServer:
             now,
             self.node.j,
             inv.frag,
-            pjs(msg.proto),
+            msg.path.endj,  # the protocol it arrived in
             msg.attempt,
             now - queued_at,
             tool.write,
@@ -109,6 +109,8 @@ class ToolServer:
 
     def _next(self) -> None:
         queue = self.queue
+        if not queue:
+            return
         now = self.env.now
         while queue and self.busy < self.concurrency:
             msg, at = queue.popleft()

@@ -244,7 +244,7 @@ class Workflows:
         # one initiator: no draw, so single-initiator runs keep their streams unchanged
         who = ids[0] if len(ids) == 1 else ids[self.rng.randrange(len(ids))]
         caller = self.callers[who]
-        now = self.env.now
+        now = self.env._now  # SimPy 4.1's clock, without the property (the hot path)
         inst = Instance(self.next_inst, wf, caller, self.known[who], now)
         self.next_inst += 1
         self.live += 1
@@ -406,7 +406,7 @@ class Workflows:
     def _end(self, inst: Instance) -> None:
         inst.ended = True
         self.running[inst.caller.id].pop(inst.id, None)
-        now = self.env.now
+        now = self.env._now  # SimPy 4.1's clock, without the property (the hot path)
         status = inst.status or "failed"
         wf = inst.wf
         self.rec.wf_end(

@@ -14,9 +14,11 @@ from sim.calculus.lts import LTS, TAU
 from sim.calculus.mcp import ALL_FIELDS
 from sim.engine.invocation import EngineBug, Plan
 from sim.engine.metrics import Metrics
+from sim.engine.paths import Hop
 from sim.engine.randomness import sampler
 from sim.engine.recorder import Recorder
-from sim.engine.trace import TraceWriter, js, owner_fragment, owner_parts
+from sim.engine.topology import LinkState
+from sim.engine.trace import TraceWriter, js, members, owner_fragment, owner_parts
 from sim.engine.views import ToolRT, make_view, transition_table
 from sim.engine.workflows import WorkflowRT
 from sim.scenario.model import Scenario
@@ -107,3 +109,10 @@ def test_trace_blocks_end_between_instants_once_full() -> None:
     # the buffer is full at t=2.0's first line, but a block ends only when the clock moves
     assert writes == [6, 1]
     assert [json.loads(line)["seq"] for line in sink.getvalue().splitlines()] == list(range(7))
+
+
+@given(names, names, names)
+def test_a_hops_line_text_is_its_members(frm: str, to: str, proto: str) -> None:
+    hop = Hop(LinkState(frm, to, {proto: 0.5}, 0.0), 0.5, proto, frm, to)
+    assert hop.tail == f",{members({'from': frm, 'to': to, 'proto': proto})}}}}}\n"
+    assert (hop.at, hop.via) == (f"{js(frm)},", f',"proto":{js(proto)},"detail":')
