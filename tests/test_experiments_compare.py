@@ -20,7 +20,7 @@ from sim.experiments.runner import (
     is_complete,
     make_executor,
 )
-from sim.experiments.summary import describe, metric_range
+from sim.experiments.summary import describe, metric_range, student_t
 from sim.experiments.sweep import expand, load_points
 from sim.scenario import load_scenario
 
@@ -85,6 +85,28 @@ def test_summary_identical_with_one_and_two_jobs(small: Path, tmp_path: Path) ->
 
     assert timeless("one") == timeless("two")
     assert all(f"plots/{n}" in "\n".join(timeless("two")) for n in drawn)
+
+
+def test_a_sweep_draws_the_same_figures_with_one_and_two_jobs(tmp_path: Path) -> None:
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(SWEEP, encoding="utf-8")
+    for jobs in ("1", "2"):
+        assert _compare(sweep, tmp_path / jobs, "--jobs", jobs, "--replications", "2") == 0
+    drawn = sorted(p.name for p in (tmp_path / "1" / "plots").glob("*.png"))
+    assert len(drawn) == 9 and "sweep_success_rate.png" in drawn
+    for name in [f"plots/{n}" for n in drawn] + ["summary.json", "points.json", "report.html"]:
+        assert (tmp_path / "1" / name).read_bytes() == (tmp_path / "2" / name).read_bytes(), name
+    figures = [
+        [x for x in (tmp_path / jobs / "report.md").read_text().splitlines() if "plots/" in x]
+        for jobs in ("1", "2")
+    ]
+    assert figures[0] == figures[1] and len(figures[0]) >= 9  # the same figures, same order
+
+
+def test_a_pool_draws_every_figure_once() -> None:
+    from sim.experiments.figures import FIGURES, RUN_FIGURES, SUMMARY_FIGURES
+
+    assert sorted(RUN_FIGURES + SUMMARY_FIGURES) == sorted(FIGURES)
 
 
 def test_no_plots_draws_nothing_and_changes_nothing_else(small: Path, tmp_path: Path) -> None:
@@ -273,6 +295,15 @@ def test_student_t_interval() -> None:
     assert stat.ci_low == pytest.approx(2.0 - half) and stat.ci_high == pytest.approx(2.0 + half)
     assert describe([5.0]).ci_low is None
     assert describe([]).mean is None
+
+
+def test_student_t_is_scipy_stats_t_ppf_to_the_bit() -> None:
+    from scipy import stats
+
+    for df in [*range(1, 60), 99, 100, 1_000, 12_345]:
+        for p in (0.9, 0.95, 0.975, 0.995, 0.5, 0.025):
+            assert student_t(p, df) == float(stats.t.ppf(p, df)), (p, df)
+    assert student_t(0.975, 2) == 4.302652729749462
 
 
 def test_intervals_stay_within_the_metric_range() -> None:

@@ -10,9 +10,13 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sim.cli import main
 from sim.engine import ReplicationError, World, run_replication
+from sim.engine.topology import Node, Topology, _pair
+from sim.engine.trace import js
 from sim.experiments.runner import Task
 from sim.experiments.series import extract_series
 from sim.experiments.worker import built, run_series, ship
@@ -68,6 +72,14 @@ def test_a_shipped_task_is_pickled_without_its_scenario(outages: Path, tmp_path:
     back = pickle.loads(light)
     assert back == task and back.scenario == scenario
     assert pickle.loads(pickle.dumps(task)).scenario is back.scenario  # loaded once
+
+
+def test_a_scenario_shipped_to_forked_workers_is_not_written(outages: Path, tmp_path: Path) -> None:
+    scenario = load_scenario(outages)
+    files = ship({"fp1": scenario}, tmp_path / "ship", write=False)
+    assert files == {"fp1": str(tmp_path / "ship" / "fp1.pickle")}
+    assert not Path(files["fp1"]).exists()
+    assert ship({"fp1": scenario}, tmp_path / "ship") == files and Path(files["fp1"]).exists()
 
 
 def test_a_worker_builds_graph_and_routers_once_per_scenario(outages: Path) -> None:
@@ -140,3 +152,15 @@ def test_a_topology_of_another_graph_is_refused(outages: Path, tmp_path: Path) -
     other = built(scenario, "fp-other").topology()
     with pytest.raises(ReplicationError, match="ValueError: the topology given is not one of"):
         run_replication(scenario, "dijkstra", 0, tmp_path, topology=other)
+
+
+@given(st.text(), st.text())
+def test_a_link_is_encoded_from_its_ends_encodings(a: str, b: str) -> None:
+    nodes = {x: Node(x, "LLM_AGENT", frozenset(), None) for x in (a, b)}
+    assert _pair(nodes, a, b) == js([a, b])  # quotes, backslashes, controls, any text
+    assert _pair({a: nodes[a]}, a, b) == (None if a != b else js([a, a]))
+
+
+def test_the_topology_encodes_every_link_as_the_trace_does(outages: Path) -> None:
+    topology = Topology(built(load_scenario(outages), "").graph)
+    assert topology.links and all(ls.j == js([ls.a, ls.b]) for ls in topology.links.values())

@@ -168,7 +168,7 @@ def plan_command(args: argparse.Namespace) -> int:
                 print(f"{wf.name}: routes from {starts[0]}, the first of {len(starts)} initiators")
             for task in wf.tasks:
                 need = task.tool or task.capability or ""
-                protocol = task.protocol or wf.protocol
+                protocol = wf.rho_of(task)
                 try:
                     route = router.serve(starts[0], need, source_protocol=protocol)
                     rows.append((wf.name, task.id, need, route.describe(), f"{route.cost:.4f}"))

@@ -31,12 +31,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sim.calculus.mcp import SGD
 from sim.calculus.phi import phi_plus
 from sim.calculus.sgd import EXECUTION_ERROR, Intent, Service, load_schema
 from sim.conformance.checks import SGD_CHECKS, Report, Verdict, check_trace
 from sim.conformance.truth import Truth, tool_facts
 
-PROTO = "SGD"
+PROTO = SGD
 APPROVAL_PROMPTS = frozenset(("CONFIRM", "OFFER"))
 
 

@@ -44,7 +44,7 @@ from sim.calculus.mcp import (
 )
 from sim.engine.clock import Deadlines, Later
 from sim.engine.failures import Suspicion
-from sim.engine.invocation import SGD, EngineBug, Invocation
+from sim.engine.invocation import EngineBug, Invocation, Plan
 from sim.engine.paths import Path
 from sim.engine.randomness import Sampler
 from sim.engine.recorder import Recorder
@@ -75,7 +75,7 @@ class Approval:
     rule with ``mcp_policy`` hints), the answer's latency and the grant draw. The
     built-in rule's answers depend on the view only: they are kept per view."""
 
-    __slots__ = ("_asks", "_by_view", "_reasons", "grant_probability", "latency", "policy", "rng")
+    __slots__ = ("_asks", "_reasons", "by_view", "grant_probability", "latency", "policy", "rng")
 
     def __init__(
         self,
@@ -89,13 +89,13 @@ class Approval:
         self.rng = rng
         self.policy = policy if policy is not None else DescriptorRule()
         #: the policy's answers depend on the view alone (the built-in rule, exactly)
-        self._by_view = type(self.policy) is DescriptorRule
+        self.by_view = type(self.policy) is DescriptorRule
         self._asks: dict[ViewRT, bool] = {}
         self._reasons: dict[ViewRT, str] = {}
 
     def asks(self, view: ViewRT, args: dict[str, Any]) -> bool:
         """Whether a call of ``view``'s tool with ``args`` asks (the policy's checked answer)."""
-        if not self._by_view:
+        if not self.by_view:
             return decide(self.policy, view.view, MappingProxyType(args))
         hit = self._asks.get(view)
         if hit is None:
@@ -104,7 +104,7 @@ class Approval:
 
     def reason(self, view: ViewRT, args: dict[str, Any]) -> str:
         """The ``{"reason":..}`` detail of an ``approve`` or ``deny`` of that call."""
-        if not self._by_view:
+        if not self.by_view:
             return _reason(self.policy, view, args)
         hit = self._reasons.get(view)
         if hit is None:
@@ -161,8 +161,9 @@ class Caller:
     def path_for(self, need: str, rho: str) -> Path:
         """The current path to a server of ``need`` (raises :class:`NoRoute`)."""
         routes = self.routes
-        down = NO_DOWN if routes.static else self.suspicion.down(self.env.now)
-        return routes.current(self.id, need, rho, down)
+        if routes.static:  # the full topology: no fall-back to try
+            return routes.path_to(self.id, need, rho, NO_DOWN)
+        return routes.current(self.id, need, rho, self.suspicion.down(self.env.now))
 
     def suspect(self, path: Path) -> None:
         """The failure detector learns from a timeout on ``path`` (dynamic routers only)."""
@@ -196,23 +197,48 @@ class Caller:
     ) -> Invocation:
         """Start an invocation: ``call``, then validation, then the approval gate (if the
         policy asks for this call); issued in SGD: ``invoke``, then collecting the missing
-        required slots, then the gate."""
-        gate = self.approval.asks(view, task.args)
+        required slots, then the gate. The steps up to the gate follow the task's
+        :class:`Plan` for this view (and decision), made on first use."""
+        approval = self.approval
+        plans = task.plans
+        if approval.by_view:  # the decision depends on the view alone
+            plan = plans.get(view)
+            if plan is None:
+                plan = plans[view] = Plan(task, view, approval.asks(view, task.args))
+        else:  # the policy answers each call
+            gate = approval.asks(view, task.args)
+            plan = plans.get((view, gate))
+            if plan is None:
+                plan = plans[(view, gate)] = Plan(task, view, gate)
         inv = Invocation(
-            self.new_id(), self._response_cb, instance, task, view, path, need, parent, depth, gate
+            self.new_id(),
+            self._response_cb,
+            instance,
+            task,
+            view,
+            path,
+            need,
+            parent,
+            depth,
+            plan.gate,
+            plan,
         )
-        sgd = task.rho == SGD
-        inv.take(view.labels.invoke if sgd else view.labels.call)
-        now = self.env.now
+        inv.state = plan.opened
+        now = self.env._now  # SimPy 4.1's clock, without the property (the hot path)
+        agent = self.node.j
         target = path.nodes[-1].j
-        if sgd:
-            self.rec.invoke(now, self.node.j, inv.frag, inv.rhoj, target, parent)
-            args = task.args
-            inv.pending = tuple(k for k in view.required if k not in args)
+        if plan.sgd:
+            self.rec.invoke(now, agent, inv.frag, plan.rhoj, target, parent)
+            inv.pending = plan.missing
             self._collect(inv)
+            return inv
+        self.rec.call(now, agent, inv.frag, plan.rhoj, target, parent)
+        if plan.missing:
+            self._error(inv, VALIDATION_ERROR, plan.missingj)
         else:
-            self.rec.call(now, self.node.j, inv.frag, inv.rhoj, target, parent)
-            self._validate(inv)
+            inv.state = plan.validated
+            self.rec.validate(now, agent, inv.frag, plan.rhoj)
+            self._gate(inv)
         return inv
 
     def _collect(self, inv: Invocation) -> None:
@@ -234,10 +260,9 @@ class Caller:
         self._collect(inv)
 
     def _validate(self, inv: Invocation) -> None:
-        args = inv.task.args
-        missing = [k for k in inv.view.required if k not in args]
-        if missing:
-            self._error(inv, VALIDATION_ERROR, f',"missing":{js(missing)}')
+        """τ again (a retry after a ValidationError): the plan's missing slots decide."""
+        if inv.plan.missing:
+            self._error(inv, VALIDATION_ERROR, inv.plan.missingj)
             return
         inv.take(TAU)
         self.rec.validate(self.env.now, self.node.j, inv.frag, inv.rhoj)
@@ -292,18 +317,25 @@ class Caller:
         """The reply to an attempt: ``result`` or ``error(t)`` then recovery (``msg.t``, the
         delivery time, is now)."""
         inv: Invocation = msg.owner
-        if not inv.live or not inv.waiting or msg.attempt != inv.attempt or self.node.down:
-            return  # late reply to an attempt the caller gave up
+        if (
+            inv.done
+            or inv.instance.dead
+            or not inv.waiting
+            or msg.attempt != inv.attempt
+            or self.node.down
+        ):
+            return  # late reply to an attempt the caller gave up (or a dead instance)
         inv.waiting = False
         timer = inv.timer
         if timer is not None:
-            timer.cancel()  # its callback would return at once: no event for it
+            timer.cancelled = True  # its callback would return at once: no event for it
             inv.timer = None  # (the timer holds the invocation: no cycle left for the GC)
         outcome: str | None = msg.payload
         if outcome is None:
             inv.take(inv.view.labels.result)
             self.rec.result(msg.t, self.node.j, inv.frag, inv.rhoj, msg.attempt)
-            self._finish(inv, "succeeded", "")
+            inv.done = True
+            self.outcomes.task_done(inv.instance, inv.task, "succeeded", "")
         else:
             self._error(inv, outcome, f',"attempt":{msg.attempt}')
 

@@ -1,7 +1,7 @@
 """Scheduling a callback after a delay, without a process and without a ``Timeout``.
 
-``later(delay, value, callback)`` puts a minimal event on SimPy's queue with the public
-``Environment.schedule`` (priority ``NORMAL``, SimPy's own insertion counter), exactly
+``later(delay, value, callback)`` puts a minimal event on SimPy's queue as
+``Environment.schedule`` does (priority ``NORMAL``, SimPy's own insertion counter), exactly
 as ``env.timeout(delay, value).callbacks.append(callback)`` would order it, but skips
 the ``Timeout``/``Event`` constructors: the engine schedules one of these per hop. The
 callback receives the event; the value is ``event._value`` (what SimPy's ``step``
@@ -39,11 +39,20 @@ class Due:
 
 
 def scheduler(env: simpy.Environment) -> Later:
-    """``later(delay, value, callback)`` bound to ``env``."""
-    schedule: Any = env.schedule
+    """``later(delay, value, callback)`` bound to ``env``: ``Environment.schedule``'s
+    body (SimPy 4.1: ``_now``, ``_queue``, ``_eid``), else the method itself."""
+    clock: Any = env
+    if not all(hasattr(env, a) for a in ("_queue", "_eid", "_now")):  # pragma: no cover
+        schedule: Any = env.schedule
+
+        def later_public(delay: float, value: Any, callback: Callable[[Any], None]) -> None:
+            schedule(Due(value, callback), NORMAL, delay)
+
+        return later_public
+    queue, eid = clock._queue, clock._eid
 
     def later(delay: float, value: Any, callback: Callable[[Any], None]) -> None:
-        schedule(Due(value, callback), NORMAL, delay)
+        heappush(queue, (clock._now + delay, NORMAL, next(eid), Due(value, callback)))
 
     return later
 

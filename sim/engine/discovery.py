@@ -10,8 +10,9 @@ once (one exchange per (tool, path), shared by every task waiting on it); the se
 answers at once and the reply's arrival traces ``list`` with the fields every protocol
 on the way kept. No reply within ``list_timeout`` (the largest task timeout): the
 caller traces ``timeout`` (``kind: list``), suspects the path like an invocation's
-timeout, and re-sends (re-routed for dynamic routers) up to 3 attempts in all, then the
-waiting tasks fail.
+timeout, and re-sends (re-routed for dynamic routers, to a host of the same tool, as an
+invocation's later attempt) up to 3 attempts in all, then the waiting tasks fail. The
+view is kept for the path the reply came over, and the waiting tasks go on over it.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 import simpy
 
+from sim.calculus.mcp import DISCOVERY_ATTEMPTS
 from sim.engine.clock import Later
-from sim.engine.invocation import DISCOVERY_ATTEMPTS, Discovery
+from sim.engine.invocation import Discovery
 from sim.engine.paths import Path
 from sim.engine.recorder import Recorder
 from sim.engine.trace import pjs
@@ -60,6 +62,8 @@ class ToolDiscovery:
         self.list_timeout = list_timeout
         self.views: dict[Any, ViewRT] = {}
         self.latest: dict[str, ViewRT] = {}  # tool → the view learned last
+        #: the tools some view of ``latest`` feeds (``ProducesInputFor``)
+        self.fed: frozenset[str] = frozenset()
         self.discoveries: dict[Any, Discovery] = {}
         self._timer_cb = self._timer
         self._reply_cb = self.on_list_reply
@@ -113,8 +117,10 @@ class ToolDiscovery:
         disc.waiting = False
         disc.done = True
         view = self.shared.of(disc.tool, msg.path.fields)
-        self.views[disc.key] = view
-        self.latest[disc.tool.name] = view
+        self.views[(disc.tool.name, disc.path)] = view  # where it was learned (maybe rerouted)
+        latest = self.latest
+        latest[disc.tool.name] = view
+        self.fed = frozenset(x for v in latest.values() for x in v.feeds)
         del self.discoveries[disc.key]
         host = disc.path.nodes[-1].j
         self.rec.list_(self.env.now, self.node.j, disc.frag, pjs(disc.rho), host, view.list_detail)
@@ -142,7 +148,7 @@ class ToolDiscovery:
                 new = caller.path_for(disc.need, disc.rho)
             except NoRoute:
                 new = disc.path
-            if new.nodes[-1].server is not None and new.key != disc.path.key:
+            if new.key != disc.path.key and caller.routes.hosts(new, disc.tool.name):
                 caller.reroute(disc, disc.path, new)
                 disc.path = new
         self._send(disc)

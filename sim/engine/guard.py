@@ -8,7 +8,8 @@ callbacks, the same crash of a failed event nobody defused; it reads SimPy 4's
 to an unguarded one. The budget is looked at once every :data:`CHECK_EVERY` events,
 never per event. While it runs, the objects that existed before it are frozen out of
 the garbage collector's scans (``gc.freeze``; the world is built by then), unless
-someone froze objects already; it unfreezes them at the end.
+someone froze objects already, and the collector's youngest generation is collected
+every :data:`GC_YOUNG` net allocations instead of 700; both are undone at the end.
 
 Timing: ``max_events`` counts SimPy events processed (every hop, timer, arrival and
 outage is one); a run stops at the first multiple of :data:`CHECK_EVERY` at or past it,
@@ -41,6 +42,11 @@ if TYPE_CHECKING:
 DEFAULT_MAX_EVENTS = 20_000_000
 #: Events between two looks at the budget.
 CHECK_EVERY = 4096
+#: The collector's generation-0 threshold while a run loop runs (Python's default is
+#: 700): the engine's per-event objects are freed by reference counting, and at the
+#: default the collector re-scans the routes, paths and views compiled during the run
+#: (a few per cent of a 100,000-instance run on 10,000 agents); cycles are still collected.
+GC_YOUNG = 100_000
 
 
 @dataclass(frozen=True)
@@ -83,9 +89,12 @@ def run_until(env: simpy.Environment, until: Event, guard: Guard) -> None:
     freeze = gc.get_freeze_count() == 0
     if freeze:
         gc.freeze()
+    threshold = gc.get_threshold()
+    gc.set_threshold(max(threshold[0], GC_YOUNG), *threshold[1:])
     try:
         _steps(env, until, limit, deadline, started, guard)
     finally:
+        gc.set_threshold(*threshold)
         if freeze:
             gc.unfreeze()
 

@@ -12,20 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from sim.calculus.lts import LTS
+from sim.calculus.lts import LTS, TAU
+from sim.calculus.mcp import SGD
 from sim.engine.clock import Timer
 from sim.engine.paths import Path
-from sim.engine.trace import owner_fragment, pjs
-from sim.engine.views import ToolRT, ViewRT
+from sim.engine.trace import js, owner_fragment, owner_parts, pjs
+from sim.engine.views import Table, ToolRT, ViewRT
 
 if TYPE_CHECKING:
     from sim.engine.transport import Message
     from sim.engine.workflows import Instance, TaskRT
-
-#: The protocol whose invocations take the LTS's ``sgd`` dialect (SPEC §4).
-SGD = "SGD"
-#: Discovery attempts before the tasks waiting on it fail.
-DISCOVERY_ATTEMPTS = 3
 
 Reply = Callable[["Message"], None]
 
@@ -34,9 +30,62 @@ class EngineBug(RuntimeError):
     """The engine tried a transition its LTS does not enable (a bug, never user input)."""
 
 
+class Plan:
+    """What every invocation of one task with one view and one approval decision does
+    before its first request, decided once (the first time it is needed): the LTS and
+    its transition table, the state after the opening label (``call``, or ``invoke`` in
+    SGD) and after τ, the required slots the task's arguments lack (validation's
+    ``missing``, or the slots SGD collects) and the trace fragments. Each transition is
+    checked against the LTS when the plan is made (:class:`EngineBug`). No time."""
+
+    __slots__ = (
+        "gate",
+        "head",
+        "lts",
+        "mid",
+        "missing",
+        "missingj",
+        "opened",
+        "rhoj",
+        "sgd",
+        "table",
+        "tail",
+        "validated",
+    )
+
+    def __init__(self, task: TaskRT, view: ViewRT, gate: bool) -> None:
+        self.gate = gate
+        self.sgd = sgd = task.rho == SGD
+        self.lts = lts = view.lts(gate, sgd)
+        self.table: Table = view.table(lts)
+        labels = view.labels
+        self.opened = _step(
+            lts, self.table, view, lts.initial, labels.invoke if sgd else labels.call
+        )
+        args = task.args
+        self.missing = tuple(k for k in view.required if k not in args)
+        self.missingj = f',"missing":{js(list(self.missing))}'
+        self.validated = -1  # validation fails (or SGD: there is none)
+        if not sgd and not self.missing:
+            self.validated = _step(lts, self.table, view, self.opened, TAU)
+        self.rhoj = pjs(task.rho)
+        self.head, self.mid, self.tail = owner_parts(task.wfj, task.j, view.tool.j)
+
+
+def _step(lts: LTS, table: Table, view: ViewRT, state: int, lab: str) -> int:
+    nxt = table[state].get(lab)
+    if nxt is None:
+        raise EngineBug(
+            f"an invocation of {view.tool.name}: '{lab}' is not enabled in state "
+            f"{lts.name(state)} (enabled: {[a for a, _ in lts.enabled(state)]})"
+        )
+    return nxt
+
+
 class Invocation:
     """One invocation of a tool by a caller for a task of an instance; ``gate``: whether
-    the caller asks for approval before each execution (the policy's decision for it)."""
+    the caller asks for approval before each execution (the policy's decision for it);
+    ``plan``: its :class:`Plan` (made here when not given)."""
 
     __slots__ = (
         "approved",
@@ -47,26 +96,24 @@ class Invocation:
         "frag",
         "gate",
         "id",
-        "inst",
         "instance",
         "lts",
         "need",
         "parent",
         "path",
         "pending",
+        "plan",
         "reply",
         "resends",
         "retries",
         "rhoj",
         "state",
+        "table",
         "task",
-        "taskj",
         "timer",
         "tool",
-        "toolj",
         "view",
         "waiting",
-        "wfj",
     )
 
     def __init__(
@@ -81,20 +128,21 @@ class Invocation:
         parent: int | None,
         depth: int,
         gate: bool,
+        plan: Plan | None = None,
     ) -> None:
+        if plan is None:
+            plan = Plan(task, view, gate)
+        self.plan = plan
         self.id = inv_id
         self.reply = reply  # the caller's handler of the server's response
         self.instance = instance
         self.task = task
-        self.inst = instance.id
-        self.wfj = task.wfj
-        self.taskj = task.j
         self.tool = view.tool
-        self.toolj = view.tool.j
         self.view = view
         self.gate = gate
-        self.lts: LTS = view.lts(gate, task.rho == SGD)
-        self.state = self.lts.initial
+        self.lts: LTS = plan.lts
+        self.table = plan.table
+        self.state = plan.lts.initial
         self.pending: tuple[str, ...] = ()  # SGD: the slots still to collect
         self.attempt = 0
         self.path = path
@@ -107,13 +155,13 @@ class Invocation:
         self.retries = 0
         self.parent = parent
         self.depth = depth
-        self.rhoj = pjs(task.rho)
-        self.frag = owner_fragment(self.wfj, self.inst, self.taskj, inv_id, self.toolj)
+        self.rhoj = plan.rhoj
+        self.frag = f"{plan.head}{instance.id}{plan.mid}{inv_id}{plan.tail}"
         self.timer: Timer | None = None  # the current attempt's timeout
 
     def take(self, lab: str) -> None:
         """Take transition ``lab`` of the invocation's LTS; :class:`EngineBug` if not enabled."""
-        nxt = self.lts.step(self.state, lab)
+        nxt = self.table[self.state].get(lab)
         if nxt is None:
             lts = self.lts
             raise EngineBug(

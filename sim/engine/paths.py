@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 
 from sim.engine.topology import LinkState, Node, Topology
-from sim.engine.trace import around, js, members
+from sim.engine.trace import around, js, members, pjs
 from sim.mesh.graph import ProtocolGraph
 from sim.mesh.route import arrival, route_fields, transformer_at
 from sim.mesh.routing import Route, Translation
@@ -87,19 +87,24 @@ class Hop:
         self.latency = latency
         self.rate = 1.0 / link.jitter if link.jitter > 0 else 0.0
         self.proto = proto
-        self.at, self.via = around(js(frm), js(proto))
-        self.tail = f",{members({'from': frm, 'to': to, 'proto': proto})}}}}}\n"
+        pj = pjs(proto)
+        self.at, self.via = around(pjs(frm), pj)
+        # members({"from": frm, "to": to, "proto": proto}) (keys sorted), from cached parts
+        self.tail = f',"from":{pjs(frm)},"proto":{pj},"to":{pjs(to)}}}}}\n'
 
 
 class Path:
-    """A compiled route: nodes, links, hops, translations, end protocol, fields kept."""
+    """A compiled route: nodes, links, hops, translations, end protocol (``end``, and
+    ``endj`` as the trace writes it), fields kept, the tools hosted at its end."""
 
     __slots__ = (
         "_reverse",
         "_topology",
         "end",
+        "endj",
         "fields",
         "hops",
+        "hosted",
         "key",
         "last",
         "links",
@@ -135,6 +140,7 @@ class Path:
             steps[pos] = (*(steps[pos] or ()), step)
         self.steps = tuple(steps)
         self.end = arrival(route, start)
+        self.endj = js(self.end)  # the protocol a message arrives in, as the trace writes it
         self.fields = route_fields(graph, route, start)
         self.key = (
             ids,
@@ -147,6 +153,7 @@ class Path:
             for i, (link, p) in enumerate(zip(self.links, self.protos, strict=True))
         )
         self.send_detail = members({"to": ids[-1], "path": list(ids)})
+        self.hosted = topology.hosted.get(ids[-1], ())  # the tools served at its end
 
     def reverse(self) -> Path:
         """The same path walked back (replies): links reversed, each translation undone."""

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 from sim.engine.metrics import Metrics, WorkflowCounters
 from sim.engine.trace import (
     AFTER_T,
+    FAST_HIGH,
+    FAST_LOW,
     LINE_OPEN,
     NO_OWNER,
     NULL,
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
 # the line templates below write the fields in the vocabulary's order
 assert FIELD_NAMES[:2] == ("t", "seq") and (LINE_OPEN, AFTER_T) == ('{"t":', ',"seq":')
 assert FIELD_NAMES[5:10] == ("wf", "inst", "task", "inv", "tool")  # owner_fragment
+assert (_PROTO, _DETAIL) == (',"proto":', ',"detail":')  # written inline below
 _L = {name: name for name in LABELS}  # the label names, from the vocabulary
 
 
@@ -83,24 +86,30 @@ class Recorder:
         self._last_ts = ""
         self.seq = 0
 
-    def emit(self, t: float, head: str, rest: str) -> None:
-        """Append one line: ``head`` from :func:`heads`, ``rest`` the text after it (the
-        agent's value to the end of the line). Callers check the level."""
-        if t != self._last_t:
-            self._last_t = t
+    def _tick(self, t: float) -> None:
+        """The clock of the lines moved to ``t``: its text, once per instant; a full
+        buffer is written first (blocks end between instants, never inside a line)."""
+        self._last_t = t
+        if FAST_LOW <= t < FAST_HIGH:  # seconds(t), its fast case inlined
+            text = ("%.6f" % t).rstrip("0")  # noqa: UP031 (faster than format/f-string)
+            self._last_ts = text + "0" if text[-1] == "." else text
+        else:
             self._last_ts = seconds(t)
-        seq = self.seq
-        self.seq = seq + 1
-        buffer = self._buffer
-        buffer.append(f'{{"t":{self._last_ts},"seq":{seq}{head}{rest}')
-        if len(buffer) >= self._limit:
+        if len(self._buffer) >= self._limit:
             self.writer.flush()
 
     def line(self, t: float, label: str, agent: str, owner: str, proto: str, detail: str) -> None:
         """Append one line: ``owner`` from :func:`owner_fragment`; ``agent``, ``proto`` and
-        ``detail`` JSON fragments (``detail`` a whole object). Callers check the level."""
-        rest = f"{agent},{owner}{_PROTO}{proto}{_DETAIL}{detail}}}\n"
-        self.emit(t, self._heads[label], rest)
+        ``detail`` JSON fragments (``detail`` a whole object). Callers check the level.
+        The transport's lines (``send``, ``hop``, ``deliver``) repeat these three
+        statements rather than call this: the hot path."""
+        if t != self._last_t:
+            self._tick(t)
+        self.seq = (seq := self.seq) + 1
+        self._buffer.append(
+            f'{{"t":{self._last_ts},"seq":{seq}{self._heads[label]}{agent},{owner}'
+            f',"proto":{proto},"detail":{detail}}}\n'
+        )
 
     def flush(self) -> None:
         """Write the buffered lines."""
@@ -348,8 +357,13 @@ class Recorder:
         """``path``: the members of the path (``to`` and ``path``)."""
         self.metrics.sent += 1
         if self.full:
-            detail = f'{{"msg":{msg},"kind":"{kind}",{path}}}}}\n'
-            self.emit(t, self._send, f"{agent},{owner}{_PROTO}{proto}{_DETAIL}{detail}")
+            if t != self._last_t:
+                self._tick(t)
+            self.seq = (seq := self.seq) + 1
+            self._buffer.append(
+                f'{{"t":{self._last_ts},"seq":{seq}{self._send}{agent},{owner},"proto":{proto}'
+                f',"detail":{{"msg":{msg},"kind":"{kind}",{path}}}}}\n'
+            )
 
     def hop(self, t: float, owner: str, msg: int, hop: Hop) -> None:
         """A message of ``owner`` crosses ``hop`` (its line's constant text: ``hop.at``,
@@ -357,7 +371,13 @@ class Recorder:
         itself (:meth:`hops_untraced`)."""
         self.metrics.hops += 1
         if self.full:
-            self.emit(t, self._hop, f'{hop.at}{owner}{hop.via}{{"msg":{msg}{hop.tail}')
+            if t != self._last_t:
+                self._tick(t)
+            self.seq = (seq := self.seq) + 1
+            self._buffer.append(
+                f'{{"t":{self._last_ts},"seq":{seq}{self._hop}{hop.at}{owner}{hop.via}'
+                f'{{"msg":{msg}{hop.tail}'
+            )
 
     def hops_untraced(self, n: int) -> None:
         """``n`` hops crossed at a level without hop lines (the transport counts them and
@@ -377,8 +397,13 @@ class Recorder:
     def deliver(self, t: float, agent: str, owner: str, proto: str, msg: int, kind: str) -> None:
         self.metrics.delivered += 1
         if self.full:
-            detail = f'{{"msg":{msg},"kind":"{kind}"}}}}\n'
-            self.emit(t, self._deliver, f"{agent},{owner}{_PROTO}{proto}{_DETAIL}{detail}")
+            if t != self._last_t:
+                self._tick(t)
+            self.seq = (seq := self.seq) + 1
+            self._buffer.append(
+                f'{{"t":{self._last_ts},"seq":{seq}{self._deliver}{agent},{owner},"proto":{proto}'
+                f',"detail":{{"msg":{msg},"kind":"{kind}"}}}}\n'
+            )
 
     def drop(self, t: float, agent: str, owner: str, proto: str, msg: int, reason: str) -> None:
         self.metrics.drop(reason)

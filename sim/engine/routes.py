@@ -88,4 +88,4 @@ class RouteService:
     def tool_at(self, tool: str | None, capability: str | None, path: Path) -> str | None:
         """The tool a task calls at the end of ``path``: ``tool`` if hosted there, else
         for a ``capability`` the hosted tool whose name best matches its tokens."""
-        return served_tool(self.topology.hosted.get(path.nodes[-1].id, ()), tool, capability)
+        return served_tool(path.hosted, tool, capability)

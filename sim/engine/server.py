@@ -67,7 +67,7 @@ class ToolServer:
 
     def _start(self, msg: Message, queued_at: float, now: float) -> None:
         inv: Invocation = msg.owner
-        if not inv.live or not inv.waiting or inv.attempt != msg.attempt:
+        if inv.done or inv.instance.dead or not inv.waiting or inv.attempt != msg.attempt:
             return  # the caller cancelled this attempt (it timed out): discard
         inv.take(inv.view.labels.execute)
         inv.executed = msg.attempt
@@ -78,7 +78,7 @@ class ToolServer:
             now,
             self.node.j,
             inv.frag,
-            pjs(msg.proto),
+            msg.path.endj,  # the protocol it arrived in
             msg.attempt,
             now - queued_at,
             tool.write,
@@ -109,6 +109,8 @@ class ToolServer:
 
     def _next(self) -> None:
         queue = self.queue
+        if not queue:
+            return
         now = self.env.now
         while queue and self.busy < self.concurrency:
             msg, at = queue.popleft()

@@ -61,6 +61,12 @@ class LinkState:
         self.j = js([a, b]) if j is None else j
 
 
+def _pair(nodes: dict[str, Node], a: str, b: str) -> str | None:
+    """``js([a, b])`` from the nodes' encoded ids (None when an end is not a node)."""
+    na, nb = nodes.get(a), nodes.get(b)
+    return None if na is None or nb is None else f"[{na.j},{nb.j}]"
+
+
 class Topology:
     """The nodes and links of one replication, and the tools each agent hosts."""
 
@@ -71,8 +77,11 @@ class Topology:
         self.nodes: dict[str, Node] = {
             a.id: Node(a.id, a.type, a.speaks, a.translation_delay) for a in graph.agents
         }
-        self.links: dict[frozenset[str], LinkState] = {
-            link.ends: LinkState(link.a, link.b, dict(link.latency), link.jitter)
+        nodes = self.nodes
+        self.links: dict[frozenset[str], LinkState] = {  # js([a, b]) from the ends' js
+            link.ends: LinkState(
+                link.a, link.b, dict(link.latency), link.jitter, _pair(nodes, link.a, link.b)
+            )
             for link in graph.links
         }
         self.hosted: dict[str, tuple[str, ...]] = {

@@ -45,8 +45,8 @@ def around(agent: str, proto: str) -> tuple[str, str]:
 
 #: Where :func:`seconds` formats with ``%.6f``: every 6-decimal number here has at most
 #: 15 significant digits, so it is the shortest text of the double nearest to it.
-_FAST_LOW = 1e-4
-_FAST_HIGH = 1e9
+FAST_LOW = 1e-4
+FAST_HIGH = 1e9
 
 
 def seconds(t: float) -> str:
@@ -57,7 +57,7 @@ def seconds(t: float) -> str:
     back as the same digits (DBL_DIG = 15) in fixed notation: trailing zeros cut, one
     kept after the point. Elsewhere (zero, negatives, tiny and huge values, where
     ``repr`` may switch to exponent notation) it is ``repr(round(t, 6))`` itself."""
-    if _FAST_LOW <= t < _FAST_HIGH:
+    if FAST_LOW <= t < FAST_HIGH:
         text = ("%.6f" % t).rstrip("0")  # noqa: UP031 (faster than format/f-string)
         return text + "0" if text[-1] == "." else text
     return repr(round(t, 6))
@@ -92,6 +92,13 @@ def owner_fragment(wf: str, inst: int | None, task: str, inv: int | None, tool: 
         f'"wf":{wf},"inst":{NULL if inst is None else inst},"task":{task},'
         f'"inv":{NULL if inv is None else inv},"tool":{tool}'
     )
+
+
+def owner_parts(wf: str, task: str, tool: str) -> tuple[str, str, str]:
+    """:func:`owner_fragment` of an invocation in three constant parts around the
+    instance and invocation ids: ``f"{head}{inst}{mid}{inv}{tail}"`` is
+    ``owner_fragment(wf, inst, task, inv, tool)`` (computed once per task and view)."""
+    return f'"wf":{wf},"inst":', f',"task":{task},"inv":', f',"tool":{tool}'
 
 
 NO_OWNER = owner_fragment(NULL, None, NULL, None, NULL)

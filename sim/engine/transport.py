@@ -143,7 +143,7 @@ class Transport:
         """Start a message at ``path``'s first node (which must be up)."""
         mid = self.next_id
         self.next_id = mid + 1
-        now = self.env.now
+        now = self.env._now  # the property's value, read directly (the hot path)
         msg = Message(mid, kind, owner, path, attempt, payload, on_deliver, now)
         self.in_flight[mid] = msg
         self.rec.send(now, path.nodes[0].j, owner.frag, path.startj, mid, kind, path.send_detail)
@@ -211,9 +211,8 @@ class Transport:
         path = msg.path
         if i == path.last:
             del self.in_flight[msg.id]
-            self.rec.deliver(
-                msg.t, path.nodes[i].j, msg.owner.frag, pjs(msg.proto), msg.id, msg.kind
-            )
+            # the protocol it arrives in is the path's end (msg.proto, as the trace writes it)
+            self.rec.deliver(msg.t, path.nodes[i].j, msg.owner.frag, path.endj, msg.id, msg.kind)
             msg.on_deliver(msg)
             return
         hop = path.hops[i]

@@ -27,6 +27,20 @@ from sim.calculus.mcp import (
 from sim.engine.randomness import Sampler
 from sim.engine.trace import js
 
+#: An LTS's transitions as one dict per state, label → the (first) successor.
+Table = tuple[dict[str, int], ...]
+
+
+def transition_table(lts: LTS) -> Table:
+    """``lts.step`` as a table: ``table[state].get(label)`` is ``lts.step(state, label)``."""
+    table = []
+    for state in range(lts.n_states):
+        first: dict[str, int] = {}
+        for lab, dst in lts.enabled(state):
+            first.setdefault(lab, dst)
+        table.append(first)
+    return tuple(table)
+
 
 class ToolRT:
     """A tool's ground truth, compiled once per replication."""
@@ -89,6 +103,7 @@ class ViewRT:
 
     __slots__ = (
         "_lts",
+        "_tables",
         "approval",
         "collect",
         "exclusive",
@@ -110,6 +125,7 @@ class ViewRT:
         self.approval = view.approval
         self.fields = view.fields
         self._lts: dict[tuple[bool, bool], LTS] = {}  # (gate, sgd) → LTS, built when first run
+        self._tables: dict[int, tuple[LTS, Table]] = {}  # id(LTS) → its transition table
         self.labels = Labels.of(tool.name)
         known = knowledge(view)
         self.required = known.required
@@ -138,6 +154,13 @@ class ViewRT:
             if sgd:
                 self.collect = {r: label("collect", r) for r in self.required}
         return lts
+
+    def table(self, lts: LTS) -> Table:
+        """The transition table of ``lts`` (one of this view's), built once."""
+        hit = self._tables.get(id(lts))
+        if hit is None or hit[0] is not lts:
+            hit = self._tables[id(lts)] = (lts, transition_table(lts))
+        return hit[1]
 
 
 class Views:

@@ -58,6 +58,7 @@ from sim.mesh.errors import NoRoute
 PENDING, PREPARING, RUNNING, SUCCEEDED, FAILED, CANCELLED, SKIPPED, WAITING = range(8)
 _DONE_OK = (SUCCEEDED, SKIPPED)
 _TERMINAL = (SUCCEEDED, FAILED, CANCELLED, SKIPPED)
+_CODE = {"succeeded": SUCCEEDED, "failed": FAILED, "cancelled": CANCELLED}
 
 
 class TaskRT:
@@ -72,6 +73,7 @@ class TaskRT:
         "index",
         "j",
         "need",
+        "plans",
         "rho",
         "successors",
         "timeout",
@@ -88,11 +90,14 @@ class TaskRT:
         self.capability: str | None = spec.capability
         self.need: str = spec.tool if spec.tool is not None else spec.capability
         self.args: dict[str, Any] = dict(spec.args)
-        self.rho: str = spec.protocol or wf.protocol
+        self.rho: str = wf.rho_of(spec)
         self.timeout = float(spec.timeout if spec.timeout is not None else wf.timeout)
         self.after: tuple[int, ...] = tuple(order[a] for a in spec.after)
         self.successors: tuple[int, ...] = ()
         self.counters: Any = None  # the workflow's WorkflowCounters, set by Workflows
+        #: its invocations' plans, by view (or by (view, decision) for a policy that
+        #: decides per call): :class:`~sim.engine.invocation.Plan`, made by the caller
+        self.plans: dict[Any, Any] = {}
 
 
 class WorkflowRT:
@@ -239,7 +244,7 @@ class Workflows:
         # one initiator: no draw, so single-initiator runs keep their streams unchanged
         who = ids[0] if len(ids) == 1 else ids[self.rng.randrange(len(ids))]
         caller = self.callers[who]
-        now = self.env.now
+        now = self.env._now  # SimPy 4.1's clock, without the property (the hot path)
         inst = Instance(self.next_inst, wf, caller, self.known[who], now)
         self.next_inst += 1
         self.live += 1
@@ -317,6 +322,11 @@ class Workflows:
         tools = inst.tool_of
         caller = inst.caller
         me = tools[task.index]
+        if not (view.requires or view.exclusive or me in inst.known.fed):
+            # no known dependency can apply: the loop below would find none
+            state[task.index] = RUNNING
+            caller.invoke(inst, task, view, path, task.need)
+            return
         wait = False
         requires, latest = view.requires, inst.known.latest
         for j, other in enumerate(tools):
@@ -351,8 +361,7 @@ class Workflows:
 
     def task_done(self, inst: Instance, task: Any, status: str, reason: str) -> None:
         """An invocation (or its last fallback) ended with ``status``."""
-        code = {"succeeded": SUCCEEDED, "failed": FAILED, "cancelled": CANCELLED}[status]
-        self._task_over(inst, task, code, reason)
+        self._task_over(inst, task, _CODE[status], reason)
 
     def _task_over(self, inst: Instance, task: Any, code: int, reason: str) -> None:
         if inst.ended or inst.dead:
@@ -360,9 +369,10 @@ class Workflows:
         state = inst.state
         state[task.index] = code
         inst.running -= 1
-        for j, s in enumerate(state):
-            if s == WAITING:
-                state[j] = PENDING
+        if WAITING in state:
+            for j, s in enumerate(state):
+                if s == WAITING:
+                    state[j] = PENDING
         if code in (FAILED, CANCELLED):
             self.rec.task_failed(reason)
             if not inst.status:
@@ -396,7 +406,7 @@ class Workflows:
     def _end(self, inst: Instance) -> None:
         inst.ended = True
         self.running[inst.caller.id].pop(inst.id, None)
-        now = self.env.now
+        now = self.env._now  # SimPy 4.1's clock, without the property (the hot path)
         status = inst.status or "failed"
         wf = inst.wf
         self.rec.wf_end(

@@ -30,6 +30,8 @@ from typing import Any
 
 from sim.engine.guard import DEFAULT_GUARD, Guard
 from sim.engine.metrics import dumps
+from sim.experiments.executors import inheriting
+from sim.experiments.figures import Drawing
 from sim.experiments.report import render_report
 from sim.experiments.runner import (
     ExecutorHandle,
@@ -45,14 +47,11 @@ from sim.experiments.runner import (
     run_tasks,
 )
 from sim.experiments.store import FolderLock, StorageError, write_atomic
-from sim.experiments.summary import Point, collect, series_of, summary_csv, summary_json
+from sim.experiments.summary import Point, collect, summary_csv, summary_json
 from sim.experiments.sweep import SweepPoint
-from sim.experiments.worker import forget, load_scenario, remember, ship
+from sim.experiments.worker import built, forget, remember, ship
 from sim.processes import Stopped
 from sim.scenario.model import Scenario
-
-#: Metrics drawn against the swept parameter.
-SWEEP_METRICS: tuple[str, ...] = ("success_rate", "latency_p95", "messages_dropped")
 
 
 @dataclass
@@ -180,9 +179,12 @@ def _run_locked(
     shipped: Path | None = None
     files: dict[str, str] = {}
     if handle.kind == "processes" and todo.todo:  # each worker loads each scenario once
+        if handle.inherits():  # the graph the workers start on, built once for them all
+            built(todo.todo[0].scenario, todo.todo[0].fingerprint)
         shipped = Path(tempfile.mkdtemp(prefix="protomesh-scenarios-"))
         scenarios = {t.fingerprint: t.scenario for t in todo.todo}
-        files = ship(scenarios, shipped)
+        # workers forked from here find them in memory: no pickle is written for them
+        files = ship(scenarios, shipped, write=not handle.inherits())
         for fp, path in files.items():  # a forked worker finds it loaded already
             remember(path, fp, scenarios[fp])
         todo = dataclasses.replace(
@@ -197,26 +199,21 @@ def _run_locked(
         on_start(len(todo.todo), len(todo.done))
     ran: list[RunRecord] = []
     kept = [t.key for t in todo.done]
+    first = tasks[0].fingerprint if tasks else ""
+    shipped_first = (files[first], first) if first in files else None
+    drawing = Drawing(base, points, routers, replications, handle, shipped_first) if plots else None
     try:
-        for record in run_tasks(todo.todo, handle, hook=hook, report=report):
-            ran.append(record)
-            if record.status == "ok":
-                kept.append(record.key)
-            if on_record is not None:
-                on_record(record)
-        first = tasks[0].fingerprint if tasks else ""
+        with inheriting(handle):
+            for record in run_tasks(todo.todo, handle, hook=hook, report=report):
+                if drawing is not None:  # every run is submitted by now
+                    drawing.runs_started()
+                ran.append(record)
+                if record.status == "ok":
+                    kept.append(record.key)
+                if on_record is not None:
+                    on_record(record)
         return _conclude(
-            base_scenario,
-            points,
-            routers,
-            replications,
-            base,
-            handle,
-            ran,
-            todo,
-            started,
-            (files[first], first) if first in files else None,
-            plots,
+            base_scenario, points, routers, replications, base, handle, ran, todo, started, drawing
         )
     except OSError as exc:
         error = StorageError.of(exc, base)
@@ -249,13 +246,13 @@ def _conclude(
     ran: list[RunRecord],
     todo: Plan,
     started: float,
-    shipped: tuple[str, str] | None = None,
-    plots: bool = True,
+    drawing: Drawing | None,
 ) -> Outcome:
-    """Summary, plots, page and report of the runs in ``base`` (``shipped``: the first
-    point's scenario as shipped to a process pool, which then draws the plots while
-    this process writes the page)."""
+    """Summary, plots (``drawing``; None: none), page and report of the runs in ``base``,
+    the runs being over (a pool draws the figures meanwhile: :class:`Drawing`)."""
     swept = [p for p, _ in points if p.id is not None]
+    if drawing is not None:
+        drawing.runs_over()
     summary_points = [Point(p.id, p.params) for p, _ in points]
     summary = collect(base, summary_points, routers, replications)
     summary = {
@@ -271,18 +268,15 @@ def _conclude(
             base / "points.json",
             dumps({str(p.id): p.params for p in swept}),
         )
-    figures: Callable[[], list[Path]] = (
-        start_plots(base, summary, points, routers, replications, handle, shipped)
-        if plots
-        else list
-    )
+    if drawing is not None:
+        drawing.summary_made(summary)
     try:  # the explorer beside report.md (sim.view); its failure loses no result above
         from sim.view import write_page
 
         write_page(base, base / "report.html", base_scenario)
     except Exception as exc:
         warnings.warn(f"report.html not written: {exc}", RuntimeWarning, stacklevel=2)
-    plot_paths = figures()
+    plot_paths = drawing.paths() if drawing is not None else []
     wall = time.perf_counter() - started
     report_path = base / "report.md"
     _write(
@@ -300,134 +294,3 @@ def _conclude(
         ),
     )
     return Outcome(base, summary, report_path, plot_paths, ran, len(todo.done), wall)
-
-
-#: The figures of an experiment, in the report's order (``sweep``: one per SWEEP_METRICS).
-FIGURES: tuple[str, ...] = (
-    "latency_cdf",
-    "success_rate",
-    "violations",
-    "drops_reroutes",
-    "timeline",
-    "mesh",
-    "sweep",
-)
-#: How a pool draws them: two tasks, the per-run figures and the summary's.
-FIGURE_TASKS: tuple[tuple[str, ...], ...] = (
-    ("latency_cdf", "timeline", "mesh"),
-    ("success_rate", "violations", "drops_reroutes", "sweep"),
-)
-
-
-def write_plots(
-    base: Path,
-    summary: dict[str, Any],
-    points: Sequence[tuple[SweepPoint, Scenario]],
-    routers: Sequence[str],
-    replications: int,
-) -> list[Path]:
-    """Every figure of the experiment as ``base/plots/*.png``; returns their paths.
-
-    With a sweep, the per-router figures are drawn for the first point and the sweep
-    figures show every point.
-    """
-    if not points:
-        return []
-    first, scenario = points[0]
-    return draw(base, summary, first, scenario, routers, replications, len(points) > 1, FIGURES)
-
-
-def draw(
-    base: Path,
-    summary: dict[str, Any],
-    first: SweepPoint,
-    scenario: Scenario,
-    routers: Sequence[str],
-    replications: int,
-    swept: bool,
-    names: Sequence[str],
-) -> list[Path]:
-    """The figures ``names`` (of :data:`FIGURES`) as ``base/plots/*.png``, in that order;
-    ``first`` is the sweep point (and ``scenario`` its scenario) the per-router figures
-    show; ``swept``: the experiment has more than one point."""
-    from sim.experiments import plots
-
-    out = base / "plots"
-    written: list[Path] = []
-    pid = first.id
-    point = Point(pid, first.params)
-
-    def emit(name: str, fig: Any) -> None:
-        path = out / f"{name}.png"
-        plots.save(fig, path)
-        written.append(path)
-
-    runs = {r: series_of(base, point, r, replications) for r in routers}
-    first_runs = {r: runs[r][0] for r in routers if runs[r]}
-    for name in names:
-        if name == "latency_cdf":
-            emit(name, plots.latency_cdf_figure(runs))
-        elif name == "success_rate":
-            emit(name, plots.success_rate_figure(summary, routers, pid))
-        elif name == "violations":
-            emit(name, plots.violations_figure(summary, routers, pid))
-        elif name == "drops_reroutes":
-            emit(name, plots.drops_reroutes_figure(summary, routers, pid))
-        elif name == "timeline":
-            emit(name, plots.timeline_figure(first_runs, float(scenario.duration)))
-        elif name == "mesh":
-            link_use = {r: dict(run.get("link_use", {})) for r, run in first_runs.items()}
-            emit(name, plots.mesh_figure(scenario, link_use))
-        elif name == "sweep" and swept:
-            for metric in SWEEP_METRICS:
-                emit(f"sweep_{metric}", plots.sweep_figure(summary, routers, metric))
-    return written
-
-
-def draw_shipped(
-    base: Path,
-    summary: dict[str, Any],
-    first: SweepPoint,
-    shipped: tuple[str, str],
-    routers: Sequence[str],
-    replications: int,
-    swept: bool,
-    names: Sequence[str],
-) -> list[Path]:
-    """:func:`draw` in a pool worker, the scenario loaded from its shipped ``(path,
-    fingerprint)`` (:func:`sim.experiments.worker.ship`)."""
-    scenario = load_scenario(*shipped)
-    return draw(base, summary, first, scenario, routers, replications, swept, names)
-
-
-def start_plots(
-    base: Path,
-    summary: dict[str, Any],
-    points: Sequence[tuple[SweepPoint, Scenario]],
-    routers: Sequence[str],
-    replications: int,
-    handle: ExecutorHandle,
-    shipped: tuple[str, str] | None,
-) -> Callable[[], list[Path]]:
-    """Start drawing the figures; the returned function waits for their paths (in
-    :data:`FIGURES` order). A process pool draws them (:data:`FIGURE_TASKS`) while this
-    process writes the page, when the first point's scenario was shipped to it; else
-    they are drawn here, now. The PNGs are the same bytes either way."""
-    if handle.kind != "processes" or shipped is None or not points:
-        paths = write_plots(base, summary, points, routers, replications)
-        return lambda: paths
-    first = points[0][0]
-    swept = len(points) > 1
-    futures = [
-        handle.executor.submit(
-            draw_shipped, base, summary, first, shipped, list(routers), replications, swept, names
-        )
-        for names in FIGURE_TASKS
-    ]
-
-    def wait() -> list[Path]:
-        drawn = {p.stem: p for f in futures for p in f.result()}
-        order = [n for n in FIGURES if n != "sweep"] + [f"sweep_{m}" for m in SWEEP_METRICS]
-        return [drawn[n] for n in order if n in drawn]
-
-    return wait

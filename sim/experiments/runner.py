@@ -15,29 +15,24 @@ other tasks go on. On a re-run (``resume``), a run directory is reused only when
 file has its recorded digest (:func:`reuse_problem`); everything else runs again, and a
 run that was there but damaged is named with the reason. An ``OSError`` while writing
 (a full disk) is a :class:`~sim.experiments.store.StorageError`, which stops the
-experiment. Pool workers ignore SIGINT, die with their parent, and are terminated by
-:meth:`ExecutorHandle.terminate` when a command is stopped.
+experiment.
 
-Executors all implement :class:`concurrent.futures.Executor`: :class:`InlineExecutor`
-(``jobs=1``, in this process), :class:`~concurrent.futures.ProcessPoolExecutor`
-(``jobs>1``), and Dask's ``Client.get_executor()`` (``executor="dask"``). The results
-never depend on which one runs a task, or in which order: each task's seeds come from
-(scenario seed, replication) only, and the summary reads the run directories in a
-fixed order.
+The executors (:mod:`sim.experiments.executors`, their names re-exported here) all
+implement :class:`concurrent.futures.Executor`. The results never depend on which one
+runs a task, or in which order: each task's seeds come from (scenario seed, replication)
+only, and the summary reads the run directories in a fixed order.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from concurrent.futures import Future, as_completed
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,10 +42,14 @@ from sim.conformance.checks import run_dir_verdicts
 from sim.engine import ReplicationError, World, run_replication
 from sim.engine.guard import DEFAULT_GUARD, Guard
 from sim.engine.metrics import dumps
+from sim.experiments.executors import EXECUTORS as EXECUTORS  # re-exported
+from sim.experiments.executors import ExecutorHandle as ExecutorHandle
+from sim.experiments.executors import InlineExecutor as InlineExecutor
+from sim.experiments.executors import default_jobs as default_jobs
+from sim.experiments.executors import make_executor as make_executor
 from sim.experiments.properties import property_metrics, property_monitor
 from sim.experiments.store import StorageError, damage, digests, publish, temp_name
 from sim.experiments.worker import Built, built, run_series, shipped_task
-from sim.processes import terminate, worker_start
 from sim.scenario.model import Scenario
 
 RUN_FILE = "run.json"
@@ -359,99 +358,6 @@ def _add_verdicts(directory: Path, kept: Built) -> None:
             metrics["properties"] = property_metrics(found, metrics["conformance"]["checked"])
         store(directory, page.fragment(groups(report.verdicts, found), digest))
     _write_json(path, metrics)
-
-
-# --- executors ---------------------------------------------------------------------------
-
-
-class InlineExecutor(Executor):
-    """A :class:`concurrent.futures.Executor` that runs each task at once, in this process."""
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        future: Future[Any] = Future()
-        try:
-            future.set_result(fn(*args, **kwargs))
-        except Exception as exc:  # the caller sees it through the future
-            future.set_exception(exc)
-        return future
-
-
-EXECUTORS: tuple[str, ...] = ("local", "dask")
-
-
-@dataclass
-class ExecutorHandle:
-    """An executor and what to close when done (a Dask client)."""
-
-    executor: Executor
-    kind: str  # "inline" | "processes" | "dask"
-    workers: int
-    _close: list[Callable[[], Any]] = field(default_factory=list)
-    _closed: bool = False
-
-    def close(self) -> None:
-        """Shut the executor (and its client) down (once)."""
-        if self._closed:
-            return
-        self._closed = True
-        self.executor.shutdown(wait=True)
-        for fn in self._close:
-            fn()
-
-    def terminate(self) -> None:
-        """Stop now: cancel the tasks not started, SIGTERM the pool's workers (SIGKILL after
-        a grace period), release the executor without waiting for running tasks."""
-        if self._closed:
-            return
-        self._closed = True
-        workers: list[int] = []
-        if isinstance(self.executor, ProcessPoolExecutor):
-            processes = getattr(self.executor, "_processes", None) or {}
-            workers = [p.pid for p in list(processes.values()) if p.pid is not None]
-        if isinstance(self.executor, ProcessPoolExecutor | InlineExecutor):
-            self.executor.shutdown(wait=False, cancel_futures=True)
-        else:  # Dask's executor takes no cancel_futures; its client is closed below
-            with contextlib.suppress(Exception):
-                self.executor.shutdown(wait=False)
-        terminate(workers)
-        for fn in self._close:
-            with contextlib.suppress(Exception):
-                fn()
-
-
-def default_jobs() -> int:
-    """The default worker count: the cores this process may use."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def make_executor(
-    kind: str = "local", jobs: int = 1, scheduler: str | None = None
-) -> ExecutorHandle:
-    """``local`` with ``jobs=1``: in-process; ``local`` with more: a process pool;
-    ``dask``: a Dask distributed client on ``scheduler`` (an address, or a
-    ``LocalCluster``-like object with ``scheduler_address``), through its
-    ``concurrent.futures`` executor. Raises ``ValueError`` on a bad choice and
-    ``ImportError`` when Dask is not installed."""
-    if kind == "local":
-        if jobs <= 1:
-            return ExecutorHandle(InlineExecutor(), "inline", 1)
-        pool = ProcessPoolExecutor(
-            max_workers=jobs, initializer=worker_start, initargs=(os.getpid(),)
-        )
-        return ExecutorHandle(pool, "processes", jobs)
-    if kind == "dask":
-        if not scheduler:
-            raise ValueError("--executor dask needs --scheduler ADDRESS (e.g. tcp://host:8786)")
-        from distributed import Client
-
-        client = Client(scheduler)  # type: ignore[no-untyped-call]
-        workers = len(client.scheduler_info().get("workers", {})) or 1
-        executor = client.get_executor()  # type: ignore[no-untyped-call]
-        return ExecutorHandle(executor, "dask", workers, [client.close])
-    raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, not '{kind}'")
 
 
 # --- running a set of tasks --------------------------------------------------------------

@@ -136,6 +136,15 @@ def metric_range(name: str) -> tuple[float, float | None]:
     return 0.0, 1.0 if UNITS.get(name) == "fraction" else None
 
 
+def student_t(p: float, df: int) -> float:
+    """The ``p`` quantile of Student's t with ``df`` degrees of freedom: the value
+    ``scipy.stats.t.ppf(p, df)`` gives (it calls the same ``stdtrit``), without importing
+    ``scipy.stats`` (about 0.4 s), imported when a summary is made, not with the command."""
+    from scipy.special import stdtrit
+
+    return float(stdtrit(df, p))
+
+
 def describe(
     values: Sequence[float | None], low: float | None = None, high: float | None = None
 ) -> Stat:
@@ -153,9 +162,7 @@ def describe(
     if n == 1:
         return Stat(1, mean, None, None, None)
     std = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1))
-    from scipy import stats  # imported when a summary is made, not with the command
-
-    half = float(stats.t.ppf((1 + CONFIDENCE) / 2, n - 1)) * std / math.sqrt(n)
+    half = student_t((1 + CONFIDENCE) / 2, n - 1) * std / math.sqrt(n)
     lo, hi = mean - half, mean + half
     if low is not None:
         lo = max(lo, low)

@@ -2,22 +2,24 @@
 routers, its topology, the checks' ground truth and the page's mesh.
 
 A task sent to a process pool carries the path of its scenario's pickle and the
-scenario's fingerprint instead of the scenario (:func:`ship` writes one pickle per
-scenario, once per experiment): the worker loads each scenario once
-(:func:`load_scenario`), or finds it in memory when it was forked after the parent
-noted it (:func:`remember`). Per scenario fingerprint a worker also keeps (:func:`built`)
+scenario's fingerprint instead of the scenario: the worker finds it in memory when it
+was forked after the parent noted it (:func:`remember`; no pickle is written then), else
+loads each scenario once (:func:`load_scenario`) from the pickle :func:`ship` writes
+once per scenario and experiment. Per scenario fingerprint a worker also keeps (:func:`built`)
 the protocol graph; the built-in routers built on it, whose caches (state spaces,
 trees, routes) depend on the graph only, which no run changes (a plug-in router is
 built per replication, as ``run`` does); the run-time topology, each replication
 getting a fresh copy (its trace encodings built once); the checks' ground truth (the
 tools' LTSs compiled once); the explorer's mesh the page fragments are built on.
-Kept per thread (Dask may run tasks in threads), one scenario at a time. None of it
+Kept per thread (Dask may run tasks in threads), one scenario at a time; a process
+pool's worker builds it all at once and freezes it out of its garbage collector. None of it
 changes a run's bytes: replication ``k`` writes what ``run`` writes for it (tested),
 whatever the executor and job count.
 """
 
 from __future__ import annotations
 
+import gc
 import pickle
 import threading
 from dataclasses import dataclass, field
@@ -39,18 +41,23 @@ if TYPE_CHECKING:
 
 #: the scenario pickles loaded in this process, by (path, fingerprint)
 _LOADED: dict[tuple[str, str], Scenario] = {}
+#: whether this process is a process pool's worker (:func:`pool_worker_start`)
+_IN_POOL: list[bool] = [False]
 _LOCK = threading.Lock()
 #: per thread: the scenario built last, by fingerprint
 _LOCAL = threading.local()
 
 
-def ship(scenarios: dict[str, Scenario], folder: Path) -> dict[str, str]:
-    """Write each scenario (by fingerprint) to ``folder`` once; its path, by fingerprint."""
+def ship(scenarios: dict[str, Scenario], folder: Path, *, write: bool = True) -> dict[str, str]:
+    """Write each scenario (by fingerprint) to ``folder`` once; its path, by fingerprint.
+    Not ``write``: the paths only, for workers that will find the scenarios in memory
+    (forked after :func:`remember`; a 10,000-agent scenario's pickle costs 0.1-0.2 s)."""
     folder.mkdir(parents=True, exist_ok=True)
     paths: dict[str, str] = {}
     for fp, scenario in scenarios.items():
         path = folder / f"{fp}.pickle"
-        path.write_bytes(pickle.dumps(scenario, protocol=pickle.HIGHEST_PROTOCOL))
+        if write:
+            path.write_bytes(pickle.dumps(scenario, protocol=pickle.HIGHEST_PROTOCOL))
         paths[fp] = str(path)
     return paths
 
@@ -93,6 +100,21 @@ class Built:
     _topology: Topology | None = None
     _page: tuple[Mesh, str] | None = None
     _truth: Truth | None = None
+    _settled: bool = False
+
+    def settle(self) -> None:
+        """Build the truth, the page's mesh and the topology now, and freeze them (with
+        all this process holds) out of the garbage collector (:func:`gc.freeze`): kept
+        for every replication, they are never walked by the collections each run makes.
+        For a process that keeps them to its end (a pool worker, where nothing else is
+        built yet). Once."""
+        if self._settled:
+            return
+        self._settled = True
+        self.truth()
+        self.page()
+        self.topology()
+        gc.freeze()
 
     def truth(self) -> Truth:
         """The checks' ground truth of the scenario (:mod:`sim.conformance.truth`), built once."""
@@ -136,9 +158,19 @@ class Built:
         return hit
 
 
+def pool_worker_start(parent: int) -> None:
+    """Initializer of a process pool's worker of process ``parent``
+    (:func:`sim.processes.worker_start`), noting that what it keeps lives as long as it."""
+    from sim.processes import worker_start
+
+    _IN_POOL[0] = True
+    worker_start(parent)
+
+
 def built(scenario: Scenario, fp: str) -> Built:
     """What this thread built for the scenario with fingerprint ``fp`` (built on first
-    use; an empty ``fp`` is never cached)."""
+    use; an empty ``fp`` is never cached). In a process pool's worker everything is built
+    at once (:meth:`Built.settle`)."""
     cache: dict[str, Built] | None = getattr(_LOCAL, "built", None)
     if cache is None:
         cache = _LOCAL.built = {}
@@ -148,6 +180,8 @@ def built(scenario: Scenario, fp: str) -> Built:
         if fp:
             cache.clear()  # one scenario at a time per worker thread
             cache[fp] = hit
+    if fp and _IN_POOL[0]:  # also what a forked worker found built by its parent
+        hit.settle()
     return hit
 
 

@@ -334,7 +334,7 @@ def build_server(
         slot = sim.slots.get(name)
         queued = time.monotonic()
         host = sim.hosts.get(name, name)
-        writes = sim.specs[name].side_effects.value in ("write", "delete")
+        writes = sim.specs[name].side_effects.writes
         extra = {"approved": True} if approved and writes else {}
         if slot is not None:
             async with slot:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from sim.calculus.mcp import SGD
 from sim.scenario.capabilities import similarity
 from sim.scenario.diagnostics import FieldPath
 from sim.scenario.findings import (
@@ -108,7 +109,7 @@ def _task_warnings(
             "fails with no route",
             warning=True,
         )
-    if task.tool is None or (task.protocol or wf.protocol) == "SGD":
+    if task.tool is None or wf.rho_of(task) == SGD:
         return  # an SGD caller collects the missing slots from the user
     try:
         spec = scn.tool(task.tool)

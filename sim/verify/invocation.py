@@ -9,6 +9,7 @@ describes, and every step returns its events and the next state.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sim.approval import ApprovalPolicy, reason
@@ -16,6 +17,7 @@ from sim.calculus.lts import LTS, TAU, label
 from sim.calculus.mcp import (
     MAX_FALLBACK_DEPTH,
     SERVICE_DOWN,
+    SGD,
     VALIDATION_ERROR,
     Fallback,
     ToolPlus,
@@ -35,7 +37,6 @@ from sim.verify.states import (
     PREPARING,
     RESUME,
     RUNNING,
-    SGD,
     SUCCEEDED,
     WAITING,
     Event,
@@ -63,6 +64,8 @@ class Steps:
     write: dict[str, bool]
     raised: dict[str, tuple[str, ...]]
     result_possible: dict[str, bool]
+    #: where a re-sent or retried attempt can be served (the model's; see there)
+    placements: Callable[[Task, int, int], tuple[tuple[str, str], ...]]
 
     def view(self, option: RouteOption) -> ToolModel:
         """The caller's view of the option's tool through its fields."""
@@ -163,11 +166,12 @@ class Steps:
         evs.append(self._ev(opening, task, tool, ("target", option.host), ("depth", depth)))
         s = lts.step(lts.initial, label(opening, tool))
         assert s is not None
-        inv = (RUNNING, oid, gate, s, ASK, 0, depth, ())
+        inv: tuple[Any, ...] = (RUNNING, oid, gate, s, ASK, 0, depth, (), False)
         if sgd:
             pending = tuple(k for k in view.required if k not in task.args)
             if pending:
-                return tuple(evs), self._with(state, task, (*inv[:4], COLLECT, 0, depth, pending))
+                inv = (*inv[:4], COLLECT, 0, depth, pending, False)
+                return tuple(evs), self._with(state, task, inv)
             return self._gate(state, task, inv, evs)
         return self._validate(state, task, inv, evs)
 
@@ -235,7 +239,7 @@ class Steps:
         self, state: tuple[Any, ...], task: Task, inv: tuple[Any, ...], out: list[Transition]
     ) -> None:
         """The enabled steps of ``task``'s running invocation."""
-        _, oid, gate, s, phase, resends, _depth, pending = inv
+        _, oid, gate, s, phase, resends, depth, pending, sent = inv
         option = self.option_list[oid]
         tool = option.tool
         lts = self.lts_of(option, gate, task)
@@ -245,7 +249,7 @@ class Steps:
             s2 = lts.step(s, label("collect", slot))
             assert s2 is not None
             evs = [self._ev("collect", task, tool, ("slot", slot))]
-            inv2 = (*inv[:3], s2, *inv[4:7], pending[1:])
+            inv2 = (*inv[:3], s2, *inv[4:7], pending[1:], inv[8])
             if len(pending) > 1:
                 out.append((i, tuple(evs), self._with(state, task, inv2)))
             else:
@@ -274,12 +278,17 @@ class Steps:
             s2 = lts.step(s, label("execute", tool))
             assert s2 is not None
             approved = (("approved", gate),) if self.write[tool] else ()
-            evs = [("execute", i, tool, option.host, option.arrives, approved)]
-            out.append((i, tuple(evs), self._with(state, task, (*inv[:3], s2, EXEC, *inv[5:]))))
+            # the first attempt goes over the discovered route; a later one may be rerouted
+            places = self.placements(task, oid, depth) if sent else ((option.host, option.arrives),)
+            for host, arrives in places:
+                evs = [("execute", i, tool, host, arrives, approved)]
+                inv2 = (*inv[:3], s2, EXEC, resends, depth, pending, True)
+                out.append((i, tuple(evs), self._with(state, task, inv2)))
             view = self.view(option)
             if resends < view.sd_retries:
                 t_ev = self._ev("timeout", task, tool, ("executed", False), ("action", "resend"))
-                out.append((i, (t_ev,), self._with(state, task, (*inv[:5], resends + 1, *inv[6:]))))
+                inv2 = (*inv[:4], FLIGHT, resends + 1, depth, pending, True)
+                out.append((i, (t_ev,), self._with(state, task, inv2)))
             else:
                 t_ev = self._ev("timeout", task, tool, ("executed", False), ("action", "give_up"))
                 out.append((i, *self._over(state, task, FAILED, "timeout", [t_ev])))

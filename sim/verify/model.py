@@ -5,7 +5,8 @@ A state is a plain tuple ``(tasks, status, known, latest)``:
 * ``tasks``: per task, an int code (``PENDING`` … ``WAITING``) or a tuple:
   ``(PREPARING, need, depth)`` (its route and view not chosen yet; ``need`` None for
   the task's own need, else a fallback tool) or ``(RUNNING, option, gate, lts state,
-  phase, resends, depth, pending slots)`` for its current invocation;
+  phase, resends, depth, pending slots, sent)`` for its current invocation (``sent``:
+  an attempt went out, so a dynamic router may reroute the next one);
 * ``status``: ``""`` while nothing failed, else (``failed``|``cancelled``, reason), the
   first deciding, when ``exact``, else ``"x"``;
 * ``known``: the option ids discovered (no second ``list``); ``latest``: (tool, option
@@ -32,6 +33,7 @@ import itertools
 from typing import Any
 
 from sim.approval import make_policy
+from sim.calculus.mcp import DISCOVERY_ATTEMPTS
 from sim.mesh.graph import ProtocolGraph
 from sim.mesh.registry import make_router
 from sim.mesh.route import DownSet
@@ -136,6 +138,7 @@ class Model(Steps):
         #: every route option, by id (states hold ids; ``known`` holds ids of their keys)
         self.option_list: list[RouteOption] = []
         self._option_ids: dict[tuple[Any, ...], int] = {}
+        self._placed: dict[tuple[int, int, bool], tuple[tuple[str, str], ...]] = {}
         self.views: dict[tuple[str, frozenset[str]], ToolModel] = {}
         #: tasks whose outcome no other task reads: with ``exact`` off their final code is
         #: kept as SUCCEEDED (the failure is in ``status``), so outcomes do not multiply
@@ -147,13 +150,17 @@ class Model(Steps):
 
     # -- knowledge --
 
+    def _rhos(self) -> list[str]:
+        """Every protocol a task of the scenario is issued in, sorted."""
+        return sorted({w.rho_of(t) for w in self.scenario.workflows for t in w.tasks})
+
     def _called(self) -> list[tuple[str | None, str | None, str]]:
         """What the initiator's caller routes to, in every workflow it starts (one
         caller per agent: its suspicions span them): (tool, capability, protocol)."""
         out: list[tuple[str | None, str | None, str]] = []
         for w in self.scenario.workflows:
             if self.initiator in self.scenario.initiators_of(w):
-                out.extend((t.tool, t.capability, t.protocol or w.protocol) for t in w.tasks)
+                out.extend((t.tool, t.capability, w.rho_of(t)) for t in w.tasks)
         return out
 
     def signature(self) -> tuple[Any, ...]:
@@ -165,7 +172,7 @@ class Model(Steps):
         translating agents') replaced by their order of first appearance. Two initiators
         with the same signature have the same state space up to a one-to-one renaming
         of the agents in the events."""
-        rhos = sorted({t.protocol or w.protocol for w in self.scenario.workflows for t in w.tasks})
+        rhos = self._rhos()
         needs: list[tuple[str | None, str | None]] = [(name, None) for name in sorted(self.truth)]
         needs += sorted({(None, t.capability) for t in self.tasks if t.capability is not None})
         names: dict[str, int] = {self.initiator: 0}
@@ -207,6 +214,26 @@ class Model(Steps):
             hit = self.options[key] = tuple(self._intern(o) for o in found)
         return hit
 
+    def placements(self, task: Task, oid: int, depth: int) -> tuple[tuple[str, str], ...]:
+        """Where a re-sent or retried attempt of an invocation over option ``oid`` can be
+        served: (host, arrival protocol) of that route and, for a dynamic router (which
+        routes each later attempt around the caller's current suspects, keeping it
+        where the new route's end does not host the tool: ``sim.engine.caller``), of
+        every option of the invocation's need that ends at a host of the same tool. The
+        view, and so the gate and the LTS, stay the discovered one's."""
+        key = (task.index, oid, depth > 0)
+        hit = self._placed.get(key)
+        if hit is None:
+            option = self.option_list[oid]
+            found = [(option.host, option.arrives)]
+            if not self.router.static:
+                for other in self.options_for(task, option.tool if depth else None):
+                    o = self.option_list[other]
+                    if option.tool in self.graph.agent(o.host).tools:
+                        found.append((o.host, o.arrives))
+            hit = self._placed[key] = tuple(dict.fromkeys(found))
+        return hit
+
     def _intern(self, option: RouteOption) -> int:
         k = option.key()
         hit = self._option_ids.get(k)
@@ -241,34 +268,74 @@ class Model(Steps):
         return out
 
     def _discover(self, state: tuple[Any, ...], task: Task, ts: Any, out: list[Transition]) -> None:
-        _, need, _depth = ts
+        """The steps of a task's discovery: ``ts`` is ``(PREPARING, need, depth)``, or
+        with ``(…, resent, first)`` while its own ``list`` exchange, first over option
+        ``first``, has been re-sent ``resent`` times."""
+        need = ts[1]
         _tasks, _status, known, latest = state
         options = self.options_for(task, need)
         if not options:
             out.append((task.index, *self._over(state, task, FAILED, "no_route", [])))
             return
+        fresh = ts[:3]
+        if len(ts) > 3:  # the exchange in progress: its reply, a re-send or the give-up
+            resent, first = ts[3], ts[4]
+            self._exchange(state, task, fresh, first, resent, out)
+            return
         unknown = False
         for oid in options:
-            option = self.option_list[oid]
             if oid in known:
                 self._discovered(state, task, ts, oid, [], known, latest, out)
                 continue
             unknown = True
-            k2 = tuple(sorted((*known, oid)))
-            l2 = latest
-            if self.feeds_known:
-                l2 = tuple(sorted({**dict(latest), option.tool: oid}.items()))
             # this instance's own `list` exchange, or (no event, at once) the caller's
             # view from an earlier instance: views outlive instances (engine discovery)
-            self._discovered(state, task, ts, oid, self._list_events(task, option), k2, l2, out)
-            self._discovered(state, task, ts, oid, [], k2, l2, out)
+            self._exchange(state, task, fresh, oid, 0, out)
+            self._discovered(state, task, ts, oid, [], *self._learned(state, oid), out)
         if unknown:
-            fail = self._ev(
-                "timeout", task, need or task.tool, ("action", "give_up"), ("kind", "list")
-            )
-            out.append((task.index, *self._over(state, task, FAILED, "discovery_timeout", [fail])))
             # the exchange that gave up was another instance's (its events are in that one)
             out.append((task.index, *self._over(state, task, FAILED, "discovery_timeout", [])))
+
+    def _exchange(
+        self,
+        state: tuple[Any, ...],
+        task: Task,
+        fresh: Any,
+        first: int,
+        resent: int,
+        out: list[Transition],
+    ) -> None:
+        """This instance's ``list`` exchange, first sent over option ``first`` and re-sent
+        ``resent`` times: the reply (over ``first`` or, for a dynamic router, which
+        re-routes a re-send around the caller's suspects, over any option of the need
+        to a host of the same tool: the view is the one of the path the reply took),
+        a re-send (``timeout``, ``resend``) or, after the last attempt, the give-up."""
+        replies: tuple[int, ...] = (first,)
+        tool = self.option_list[first].tool  # what the engine resolved at the first path
+        if resent and not self.router.static:
+            replies = tuple(
+                o
+                for o in self.options_for(task, fresh[1])
+                if tool in self.graph.agent(self.option_list[o].host).tools
+            )
+        for oid in replies:
+            evs = self._list_events(task, self.option_list[oid])
+            self._discovered(state, task, fresh, oid, evs, *self._learned(state, oid), out)
+        if resent + 1 < DISCOVERY_ATTEMPTS:
+            again = self._ev("timeout", task, tool, ("action", "resend"), ("kind", "list"))
+            nxt = self._with(state, task, (*fresh, resent + 1, first))
+            out.append((task.index, (again,), nxt))
+        else:
+            fail = self._ev("timeout", task, tool, ("action", "give_up"), ("kind", "list"))
+            out.append((task.index, *self._over(state, task, FAILED, "discovery_timeout", [fail])))
+
+    def _learned(self, state: tuple[Any, ...], oid: int) -> tuple[tuple[int, ...], tuple[Any, ...]]:
+        """``known`` and ``latest`` once option ``oid``'s view is learned."""
+        known, latest = state[2], state[3]
+        k2 = tuple(sorted({*known, oid}))
+        if self.feeds_known:
+            latest = tuple(sorted({**dict(latest), self.option_list[oid].tool: oid}.items()))
+        return k2, latest
 
     def _discovered(
         self,
@@ -333,9 +400,7 @@ class Model(Steps):
         known while this instance has not discovered ``other``."""
         values = self._feeding.get((other, me))
         if values is None:
-            rhos = sorted(
-                {t.protocol or w.protocol for w in self.scenario.workflows for t in w.tasks}
-            )
+            rhos = self._rhos()
             found = [
                 o
                 for rho in rhos

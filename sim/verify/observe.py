@@ -16,8 +16,10 @@ Scopes: an instance (all its events), an invocation (its ``call``/``invoke`` and
 events after it of the same task until the next), a discovery (its ``translate`` and
 ``list`` events, or its ``timeout``). Not decidable untimed: a bound, the ``run``
 scope (it spans instances), an atom on a detail the model does not decide
-(``attempt``, times, ids), and the checks on messages (``conservation``,
-``route_validity``: the model has no transport). ``interleaving_free``: the verdict
+(``attempt``, times, ids) or on a label it leaves out, a formula whose verdict events
+between the modelled ones could change (:mod:`sim.verify.decidable`), and the checks
+on messages (``conservation``, ``route_validity``: the model has no transport).
+``interleaving_free``: the verdict
 depends only on each task's own events (invocation scope, the two checks), the
 condition of the partial-order reduction.
 """
@@ -32,6 +34,7 @@ from sim.properties import Monitor, Property
 from sim.properties.ast import Atom, children, has_bound
 from sim.properties.semantics import evaluate
 from sim.verify.counterexample import render
+from sim.verify.decidable import UNMODELED, insertion_invariant
 from sim.verify.model import Model
 from sim.verify.states import END, RUNNING, Event
 
@@ -97,10 +100,18 @@ def undecidable_reason(prop: Property) -> str:
     while todo:
         node = todo.pop()
         if isinstance(node, Atom):
+            if node.label in UNMODELED:
+                return f"{node.label} events are not in the untimed model"
             for c in node.conditions:
                 if c.key.startswith("detail.") and c.key[7:] not in MODELED_KEYS:
                     return f"detail.{c.key[7:]} is not decided by the untimed model"
         todo.extend(children(node))
+    if not insertion_invariant(prop.formula):
+        return (
+            "the verdict may depend on events the untimed model leaves out between the "
+            "ones it keeps (translations, reroutes, messages): X, Y of a changing "
+            "formula, or U, S, F, G whose operand an unrelated event can change"
+        )
     return ""
 
 

@@ -14,7 +14,6 @@ PENDING, SUCCEEDED, FAILED, CANCELLED, SKIPPED, WAITING, PREPARING, RUNNING = ra
 DONE_OK = (SUCCEEDED, SKIPPED)
 # invocation phases
 ASK, FLIGHT, EXEC, RESUME, COLLECT = range(5)
-SGD = "SGD"
 INIT: tuple[Any, ...] = ("init",)
 END: tuple[Any, ...] = ("end",)
 
@@ -35,7 +34,7 @@ class Task:
         self.capability: str | None = spec.capability
         self.need: str = spec.tool if spec.tool is not None else spec.capability
         self.args: dict[str, Any] = dict(spec.args)
-        self.rho: str = spec.protocol or wf.protocol
+        self.rho: str = wf.rho_of(spec)
         self.after: tuple[int, ...] = tuple(order[a] for a in spec.after)
 
 

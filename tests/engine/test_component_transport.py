@@ -11,7 +11,7 @@ from sim.engine.kernel import Kernel
 from sim.engine.paths import Hop, Path
 from sim.engine.routes import RouteService
 from sim.engine.topology import Topology
-from sim.engine.trace import NO_OWNER
+from sim.engine.trace import NO_OWNER, js
 from sim.engine.transport import Message, Transport
 from sim.mesh.graph import ProtocolGraph
 from sim.mesh.registry import make_router
@@ -57,6 +57,7 @@ def test_a_message_arrives_after_the_sum_of_latencies(kernel: Kernel, graph: Pro
     kernel.env.run()
     ((t, msg),) = got
     assert t == 0.75 and msg.payload == "payload" and msg.attempt == 1
+    assert path.endj == js(msg.proto)  # what deliver and execute write as its protocol
     assert [x["label"] for x in lines(kernel)] == ["send", "hop", "hop", "deliver"]
     assert topology.hops_by_link() == {"a|g": 1, "g|s": 1}
     assert (kernel.metrics.sent, kernel.metrics.delivered, kernel.metrics.hops) == (1, 1, 2)

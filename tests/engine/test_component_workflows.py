@@ -27,6 +27,7 @@ class Known:
     def __init__(self, views: dict[str, Any]) -> None:
         self.views = views
         self.latest = views
+        self.fed = frozenset(x for v in views.values() for x in v.feeds)
 
     def known(self, tool: str, path: Any) -> Any:
         return self.views[tool]

@@ -16,7 +16,7 @@ from sim.approval import ApprovalPolicy, DescriptorRule
 from sim.calculus.mcp import ALL_FIELDS
 from sim.engine.caller import Approval
 from sim.engine.clock import Timer
-from sim.engine.guard import UNBOUNDED, run_until
+from sim.engine.guard import GC_YOUNG, UNBOUNDED, run_until
 from sim.engine.invocation import Invocation
 from sim.engine.simulation import Replication
 from sim.engine.trace import TraceWriter
@@ -78,7 +78,12 @@ def test_callbacks_after_the_stop_run_when_the_simulation_resumes() -> None:
 def test_the_loop_leaves_the_collector_as_it_found_it() -> None:
     env = simpy.Environment()
     assert gc.get_freeze_count() == 0
+    before = gc.get_threshold()
+    during: list[tuple[int, ...]] = []
+    env.timeout(0.5).callbacks.append(lambda _e: during.append(gc.get_threshold()))
     run_until(env, env.timeout(1), UNBOUNDED)
+    assert during == [(max(before[0], GC_YOUNG), *before[1:])]  # young collections rarer
+    assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0  # frozen during the run only
     gc.freeze()
     try:

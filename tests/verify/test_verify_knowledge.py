@@ -87,6 +87,22 @@ def nodes_of(sets: list[DownSet]) -> set[frozenset[str]]:
     return {d.nodes for d in sets}
 
 
+def simulated_and_replayed(scenario: Scenario, tmp_path: Path) -> list[dict[str, Any]]:
+    """Replication 0 under resilient: its events, once every finished instance has
+    replayed on the model (the projection of test_verify_soundness)."""
+    run_replication(scenario, "resilient", 0, tmp_path / "run", "protocol")
+    lines = [json.loads(x) for x in (tmp_path / "run" / "trace.jsonl").read_text().splitlines()]
+    by_inst: dict[Any, list[Any]] = {}
+    for ev in lines:
+        if ev["label"] in KEPT and ev["inst"] is not None:
+            by_inst.setdefault(ev["inst"], []).append(trace_key(ev))
+    model = Model(scenario, "w", "resilient")
+    for inst, keys in sorted(by_inst.items()):
+        if keys[-1][0] == "wf_end" and keys[-1][3] != ("failed", "drain_cap"):
+            assert replays(model, keys), f"instance {inst}: {keys}"
+    return lines
+
+
 @pytest.fixture
 def healthy() -> Scenario:
     return scenario_of(HEALTHY_SUSPECT)
@@ -229,16 +245,41 @@ def test_verify_finds_the_unapproved_write_a_slow_healthy_server_causes(
     assert found["verdict"] == "violated"
     confirm(capsys, found["counterexample"], str(path), "write_approval")
     # the simulator does it: a later instance's call goes through tr, unapproved
-    scenario = scenario_of(HEALTHY_SUSPECT)
-    run_replication(scenario, "resilient", 0, tmp_path / "run", "protocol")
-    lines = [json.loads(x) for x in (tmp_path / "run" / "trace.jsonl").read_text().splitlines()]
+    lines = simulated_and_replayed(scenario_of(HEALTHY_SUSPECT), tmp_path)
     unapproved = [e for e in lines if e["label"] == "execute" and not e["detail"]["approved"]]
     assert unapproved, "the simulator no longer produces the shape"
-    by_inst: dict[Any, list[Any]] = {}
-    for ev in lines:
-        if ev["label"] in KEPT and ev["inst"] is not None:
-            by_inst.setdefault(ev["inst"], []).append(trace_key(ev))
-    model = Model(scenario, "w", "resilient")
-    for inst, keys in sorted(by_inst.items()):
-        if keys[-1][0] == "wf_end" and keys[-1][3] != ("failed", "drain_cap"):
-            assert replays(model, keys), f"instance {inst}: {keys}"
+
+
+def test_a_retry_rerouted_around_a_suspect_is_served_over_the_new_route(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """t0 retries ServiceDown twice. A retry is routed around what the caller suspects
+    after the timeout (gw), so it reaches srv through tr, in plain MCP, with the view
+    (and so the approval) discovered over MCP+: an approved write executed over MCP,
+    which verify used to rule out (every attempt went where the view was learned)."""
+    doc = yaml.safe_load(HEALTHY_SUSPECT)
+    doc["tools"][0]["failure_modes"] = [{"error": "ServiceDown", "recovery": {"retry": 2}}]
+    formula = "G !(execute(proto=MCP) & O approve)"
+    doc["properties"] = [{"name": "approved-plain", "scope": "invocation", "formula": formula}]
+    path = tmp_path / "rerouted.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    code, obj, _ = verify(
+        capsys,
+        str(path),
+        "--router",
+        "resilient",
+        "--property",
+        "approved-plain",
+        "--counterexamples",
+        str(tmp_path / "cx"),
+    )
+    found = verdicts(obj)[("w", "approved-plain")]
+    assert (code, found["verdict"]) == (1, "violated")
+    capsys.readouterr()
+    cx = ["check", found["counterexample"], "--scenario", str(path), "--property", "approved-plain"]
+    assert main(cx) == 1
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("approved-plain"))
+    assert line.endswith("violated 1  VIOLATED"), line
+    lines = simulated_and_replayed(scenario_of(yaml.safe_dump(doc)), tmp_path)
+    protos = {e["proto"] for e in lines if e["label"] == "execute"}
+    assert protos == {"MCP", "MCP+"}, "the simulator no longer reroutes a retry"

@@ -6,7 +6,7 @@ Hypothesis draws the engine property test's small random scenarios (tools with f
 modes, errors, approvals, dependencies, random ≺, outages) with up to six tasks; each
 is simulated under one of its routers, each instance's trace is projected onto the
 labels the model decides (the protocol labels, ``skip``, ``wf_start``, ``wf_end`` with
-its status and reason) and
+its status and reason, the agent and protocol of ``execute``) and
 replayed on the model: a search for a path whose projected events are exactly the
 instance's. Instances cut by the run's drain cap are left out (the model has no end of
 run). Where ``verify`` proves ``write_approval``, no simulated execute is unapproved.
@@ -46,6 +46,8 @@ KEPT = {
     "prompt": None,
     "abort": None,
     "skip": "exclusive_with",
+    "list": ("host", "fields"),
+    "timeout": ("action", "executed", "kind"),
 }
 
 Key = tuple[str, Any, Any, Any]
@@ -54,27 +56,35 @@ Key = tuple[str, Any, Any, Any]
 def detail_key(arg: Any, detail: dict[str, Any]) -> Any:
     """The detail that tells a label's branches apart (a tuple of values for a tuple)."""
     if isinstance(arg, tuple):
-        return tuple(detail.get(a) for a in arg)
+        return tuple(_hashable(detail.get(a)) for a in arg)
     return detail.get(arg) if arg else None
 
 
+#: The labels whose agent and protocol the projection keeps too (where a call is served).
+PLACED = {"execute"}
+
+
+def _hashable(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
 def trace_key(ev: dict[str, Any]) -> Key:
-    return (
-        ev["label"],
-        ev["task"],
-        ev["tool"] if ev["task"] else None,
-        detail_key(KEPT[ev["label"]], ev["detail"]),
-    )
+    value = detail_key(KEPT[ev["label"]], ev["detail"])
+    if ev["label"] in PLACED:
+        value = (value, ev["agent"], ev["proto"])
+    return (ev["label"], ev["task"], ev["tool"] if ev["task"] else None, value)
 
 
 def model_keys(model: Model, events: tuple[Event, ...]) -> list[Key]:
     out = []
-    for lab, ti, tool, _, _, detail in events:
+    for lab, ti, tool, agent, proto, detail in events:
         if lab not in KEPT:
             continue
         d = dict(detail)
         task = model.tasks[ti].id if ti >= 0 else None
         value = detail_key(KEPT[lab], d)
+        if lab in PLACED:
+            value = (value, agent, proto)
         out.append((lab, task, tool if task else None, value))
     return out
 
@@ -105,10 +115,45 @@ def small_scenarios(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
     for k in range(len(wf["tasks"]), len(wf["tasks"]) + draw(st.integers(0, 2))):
         after = draw(st.lists(st.sampled_from([f"k{m}" for m in range(k)]), unique=True))
         wf["tasks"].append({"id": f"k{k}", "tool": draw(st.sampled_from(names)), "after": after})
+    rho = wf["protocol"]
+    if draw(st.booleans()):
+        # a task that names a capability: the router picks the server (semantic ranks
+        # candidates) and the tool there whose name matches best
+        task = draw(st.sampled_from(wf["tasks"]))
+        task.pop("tool")
+        task["capability"] = draw(st.sampled_from([*names, "records"]))
+        doc["agents"][-1]["capabilities"] = ["records"]
+    if draw(st.booleans()):
+        # a second server of some of the tools, behind the gateway: calls and re-sends
+        # have several hosts to go to (semantic fails over to it, resilient reroutes)
+        hosted = draw(st.lists(st.sampled_from(names), min_size=1, unique=True))
+        speaks = draw(st.lists(st.sampled_from(doc["protocols"]), min_size=1, unique=True))
+        doc["agents"].append(
+            {
+                "id": "s2",
+                "type": "TOOL_SERVER",
+                "protocols": dict.fromkeys(speaks, 1.0),
+                "tools": hosted,
+                "capabilities": ["records"],
+            }
+        )
+        doc["links"].append({"between": ["a1", "s2"], "latency": {speaks[0]: 0.02}})
+    if draw(st.booleans()):
+        # a second workflow of the same caller: its calls make the caller suspect and
+        # learn views too (only w's instances are replayed)
+        doc["workflows"].append(
+            {
+                "name": "w2",
+                "initiator": wf["initiator"],
+                "protocol": rho,
+                "arrivals": {"process": "poisson", "rate": 0.3},
+                "timeout": 2,
+                "tasks": [{"id": "j0", "tool": draw(st.sampled_from(names))}],
+            }
+        )
     if draw(st.booleans()):
         # a second initiator, on the gateway a1 only: it may reach the tools over other
         # routes (and views) than the first, so each instance replays on its own's model
-        rho = wf["protocol"]
         doc["agents"].append({"id": "b0", "type": "LLM_AGENT", "protocols": {rho: 1.0}})
         doc["links"].append({"between": ["b0", "a1"], "latency": {rho: 0.01}})
         wf["initiators"] = {"agents": [wf.pop("initiator"), "b0"]}
@@ -137,7 +182,7 @@ def test_every_simulated_instance_is_a_path_of_the_model(
     by_inst: dict[Any, list[dict[str, Any]]] = {}
     for line in (Path(out) / "trace.jsonl").read_text().splitlines():
         ev = json.loads(line)
-        if ev["label"] in KEPT and ev["inst"] is not None:
+        if ev["label"] in KEPT and ev["inst"] is not None and ev["wf"] == "w":
             by_inst.setdefault(ev["inst"], []).append(ev)
     models: dict[str, Model] = {}  # by initiator: each instance replays on its own's
     checked = 0

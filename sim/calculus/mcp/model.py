@@ -143,6 +143,10 @@ BACKOFF_CAP = 30.0
 """The longest backoff, seconds."""
 MAX_FALLBACK_DEPTH = 8
 """Fallback chains longer than this fail the task (``fallback_depth``; guards against cycles)."""
+SGD = "SGD"
+"""The protocol whose invocations take the LTS's ``sgd`` dialect (SPEC §4)."""
+DISCOVERY_ATTEMPTS = 3
+"""``tools/list`` attempts (the first and its re-sends) before the waiting tasks fail."""
 
 
 def backoff(k: int) -> float:

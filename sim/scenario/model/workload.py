@@ -108,6 +108,10 @@ class WorkflowSpec(Spec):
         """ρ and every task's protocol override: what an initiator must speak."""
         return frozenset((self.protocol, *(t.protocol for t in self.tasks if t.protocol)))
 
+    def rho_of(self, task: TaskSpec) -> str:
+        """The protocol ``task`` is issued in: its own override, else ρ (SPEC §3)."""
+        return task.protocol or self.protocol
+
 
 class RandomFailureSpec(Spec):
     """Exponential up and down times for each listed node or link."""

@@ -1,0 +1,147 @@
+"""The executors that run an experiment's tasks, all :class:`concurrent.futures.Executor`:
+:class:`InlineExecutor` (``jobs=1``, in this process), a
+:class:`~concurrent.futures.ProcessPoolExecutor` (``jobs>1``; its workers ignore SIGINT
+and die with their parent) and Dask's ``Client.get_executor()`` (``executor="dask"``).
+:meth:`ExecutorHandle.terminate` stops a pool's workers when a command is stopped.
+
+A pool whose workers are forked (:meth:`ExecutorHandle.inherits`) is started at its first
+task: what this process holds then (the scenarios, their pickles never written) is in
+every worker's memory for free; :func:`inheriting` freezes it for the fork, so that the
+workers' garbage collector never walks (and copies, page by page) what they inherited.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from sim.processes import terminate
+
+
+class InlineExecutor(Executor):
+    """A :class:`concurrent.futures.Executor` that runs each task at once, in this process."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except Exception as exc:  # the caller sees it through the future
+            future.set_exception(exc)
+        return future
+
+
+EXECUTORS: tuple[str, ...] = ("local", "dask")
+
+
+@dataclass
+class ExecutorHandle:
+    """An executor and what to close when done (a Dask client)."""
+
+    executor: Executor
+    kind: str  # "inline" | "processes" | "dask"
+    workers: int
+    _close: list[Callable[[], Any]] = field(default_factory=list)
+    _closed: bool = False
+    #: how a pool starts its workers ("fork", "spawn", "forkserver"; "" when no pool)
+    start_method: str = ""
+
+    def inherits(self) -> bool:
+        """True when this is a pool whose workers are yet to be forked from this process:
+        they will find in memory what this process holds when it submits the first task
+        (a pool forks every worker then, and never forks another one)."""
+        if self.start_method != "fork" or not isinstance(self.executor, ProcessPoolExecutor):
+            return False
+        return not getattr(self.executor, "_processes", None)
+
+    def close(self) -> None:
+        """Shut the executor (and its client) down (once)."""
+        if self._closed:
+            return
+        self._closed = True
+        self.executor.shutdown(wait=True)
+        for fn in self._close:
+            fn()
+
+    def terminate(self) -> None:
+        """Stop now: cancel the tasks not started, SIGTERM the pool's workers (SIGKILL after
+        a grace period), release the executor without waiting for running tasks."""
+        if self._closed:
+            return
+        self._closed = True
+        workers: list[int] = []
+        if isinstance(self.executor, ProcessPoolExecutor):
+            processes = getattr(self.executor, "_processes", None) or {}
+            workers = [p.pid for p in list(processes.values()) if p.pid is not None]
+        if isinstance(self.executor, ProcessPoolExecutor | InlineExecutor):
+            self.executor.shutdown(wait=False, cancel_futures=True)
+        else:  # Dask's executor takes no cancel_futures; its client is closed below
+            with contextlib.suppress(Exception):
+                self.executor.shutdown(wait=False)
+        terminate(workers)
+        for fn in self._close:
+            with contextlib.suppress(Exception):
+                fn()
+
+
+def default_jobs() -> int:
+    """The default worker count: the cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def make_executor(
+    kind: str = "local", jobs: int = 1, scheduler: str | None = None
+) -> ExecutorHandle:
+    """``local`` with ``jobs=1``: in-process; ``local`` with more: a process pool;
+    ``dask``: a Dask distributed client on ``scheduler`` (an address, or a
+    ``LocalCluster``-like object with ``scheduler_address``), through its
+    ``concurrent.futures`` executor. Raises ``ValueError`` on a bad choice and
+    ``ImportError`` when Dask is not installed."""
+    if kind == "local":
+        if jobs <= 1:
+            return ExecutorHandle(InlineExecutor(), "inline", 1)
+        context = multiprocessing.get_context()
+        from sim.experiments.worker import pool_worker_start
+
+        pool = ProcessPoolExecutor(
+            max_workers=jobs,
+            mp_context=context,
+            initializer=pool_worker_start,
+            initargs=(os.getpid(),),
+        )
+        return ExecutorHandle(pool, "processes", jobs, start_method=context.get_start_method())
+    if kind == "dask":
+        if not scheduler:
+            raise ValueError("--executor dask needs --scheduler ADDRESS (e.g. tcp://host:8786)")
+        from distributed import Client
+
+        client = Client(scheduler)  # type: ignore[no-untyped-call]
+        workers = len(client.scheduler_info().get("workers", {})) or 1
+        executor = client.get_executor()  # type: ignore[no-untyped-call]
+        return ExecutorHandle(executor, "dask", workers, [client.close])
+    raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, not '{kind}'")
+
+
+@contextlib.contextmanager
+def inheriting(handle: ExecutorHandle) -> Iterator[None]:
+    """While the block submits the first tasks of a pool that forks its workers, what this
+    process holds is frozen out of the garbage collector (:func:`gc.freeze`): the workers
+    inherit it, and their collections never walk it (each walk writes every object's
+    header, copying the parent's memory page by page into every worker). Unfrozen after
+    the block; nothing when the pool does not fork (or already has its workers)."""
+    if not handle.inherits():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
