@@ -68,20 +68,21 @@ def test_inheriting_freezes_the_heap_only_for_a_pool_about_to_fork() -> None:
         assert gc.get_freeze_count() == 0
 
 
-def _settled(path: Path) -> tuple[bool, bool, int, bool]:
+def _settled(path: Path, fp: str = "fp-settled") -> tuple[bool, bool, int, bool, int]:
     """In a worker: what :func:`built` leaves (truth and page built, gc frozen)."""
     from sim.experiments.worker import built
 
-    kept = built(load_scenario(path), "fp-settled")
+    kept = built(load_scenario(path), fp)
     done = kept._truth is not None and kept._page is not None and kept._topology is not None
-    return done, gc.get_freeze_count() > 0, os.getpid(), built(load_scenario(path), "") is kept
+    again = built(load_scenario(path), "") is kept
+    return done, gc.get_freeze_count() > 0, os.getpid(), again, id(kept.graph)
 
 
 @pytest.mark.skipif(not FORKS, reason="no fork on this platform")
 def test_a_pool_worker_builds_what_it_keeps_at_once_and_freezes_it() -> None:
     handle = make_executor("local", 2)
     try:
-        done, frozen, pid, shared = handle.executor.submit(_settled, SMALL).result()
+        done, frozen, pid, shared, _ = handle.executor.submit(_settled, SMALL).result()
     finally:
         handle.close()
     assert pid != os.getpid() and done and frozen and not shared
@@ -89,6 +90,20 @@ def test_a_pool_worker_builds_what_it_keeps_at_once_and_freezes_it() -> None:
 
     inline = built(load_scenario(SMALL), "fp-inline")  # this process keeps nothing frozen
     assert inline._truth is None and gc.get_freeze_count() == 0
+
+
+@pytest.mark.skipif(not FORKS, reason="no fork on this platform")
+def test_a_forked_worker_settles_the_graph_its_parent_built() -> None:
+    from sim.experiments.worker import built
+
+    parent = built(load_scenario(SMALL), "fp-parent")
+    handle = make_executor("local", 2)
+    try:
+        done, frozen, _, _, graph = handle.executor.submit(_settled, SMALL, "fp-parent").result()
+    finally:
+        handle.close()
+    assert graph == id(parent.graph) and done and frozen  # inherited, not built again
+    assert parent._truth is None  # this process built the graph only
 
 
 def _compare(out: Path, handle: ExecutorHandle) -> dict[str, bytes]:

@@ -19,7 +19,8 @@ from sim.engine.topology import Node, Topology, _pair
 from sim.engine.trace import js
 from sim.experiments.runner import Task
 from sim.experiments.series import extract_series
-from sim.experiments.worker import built, run_series, ship
+from sim.experiments.worker import built, forget, in_memory, remember, run_series, ship
+from sim.experiments.worker import load_scenario as load_scenario_shipped
 from sim.scenario.load import load_scenario
 
 REPO = Path(__file__).resolve().parents[1]
@@ -74,12 +75,18 @@ def test_a_shipped_task_is_pickled_without_its_scenario(outages: Path, tmp_path:
     assert pickle.loads(pickle.dumps(task)).scenario is back.scenario  # loaded once
 
 
-def test_a_scenario_shipped_to_forked_workers_is_not_written(outages: Path, tmp_path: Path) -> None:
+def test_a_scenario_for_forked_workers_is_remembered_not_written(outages: Path) -> None:
     scenario = load_scenario(outages)
-    files = ship({"fp1": scenario}, tmp_path / "ship", write=False)
-    assert files == {"fp1": str(tmp_path / "ship" / "fp1.pickle")}
-    assert not Path(files["fp1"]).exists()
-    assert ship({"fp1": scenario}, tmp_path / "ship") == files and Path(files["fp1"]).exists()
+    files = in_memory({"fp1": scenario, "fp2": scenario})
+    assert set(files) == {"fp1", "fp2"} and len(set(files.values())) == 2
+    assert not any(Path(p).exists() or Path(p).parent.exists() for p in files.values())
+    remember(files["fp1"], "fp1", scenario)
+    try:
+        assert load_scenario_shipped(files["fp1"], "fp1") is scenario
+        with pytest.raises(FileNotFoundError):  # never remembered: nothing to load
+            load_scenario_shipped(files["fp2"], "fp2")
+    finally:
+        forget(files)
 
 
 def test_a_worker_builds_graph_and_routers_once_per_scenario(outages: Path) -> None:

@@ -18,6 +18,7 @@ source, the line number and the field.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import keyword
@@ -25,7 +26,7 @@ import math
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from sim.vocabulary import FIELDS, LABEL_NAMES, STRINGS, detail_type, has_type
 from sim.vocabulary import PROTOCOL_LABELS as _PROTOCOL
@@ -180,35 +181,64 @@ def _py_decode(raw: bytes) -> Any:
     return PyEvent(obj)
 
 
-if HAVE_MSGSPEC:
-    MDetail: Any = msgspec.defstruct(
-        "MDetail",
-        [
-            (attr, _optional(declared), msgspec.field(default=None, name=key))
-            for key, attr, declared in _DETAIL
-        ],
-        frozen=True,
-        gc=False,
-    )
-    MDetail.__doc__ = "``detail`` decoded by msgspec (the READ_KEYS; other keys ignored)."
-    _EMPTY = MDetail()
-    MEvent: Any = msgspec.defstruct(
-        "MEvent",
-        [
-            *((name, declared) for name, declared in _FIELDS if name in REQUIRED),
-            *(
-                (name, _optional(declared), None)
-                for name, declared in _FIELDS
-                if name not in REQUIRED
-            ),
-            ("detail", MDetail, _EMPTY),
-        ],
-        gc=False,
-    )
-    MEvent.__doc__ = "One trace event decoded by msgspec (fields typed by the vocabulary)."
+#: Values known in advance, per field or detail key: ``(name, sorted values)`` pairs.
+Known = tuple[tuple[str, tuple[str, ...]], ...]
 
-    _decoder = msgspec.json.Decoder(MEvent)
-    _mdecode = _decoder.decode
+
+def _typed(name: str, declared: Any, known: dict[str, tuple[str, ...]]) -> Any:
+    """The decoded type of field or detail key ``name``: one of its known values (each
+    decoded to the one interned string: hashed once, compared by identity) or its
+    declared type."""
+    values = known.get(name)
+    return Literal.__getitem__(values) if values else declared
+
+
+if HAVE_MSGSPEC:
+
+    def _structs(known: Known) -> tuple[Any, Any]:
+        """``(event struct, empty detail)`` of msgspec structs typed by the vocabulary,
+        the strings of ``known`` as literals."""
+        values = dict(known)
+        detail: Any = msgspec.defstruct(
+            "MDetail",
+            [
+                (
+                    attr,
+                    _optional(_typed(key, declared, values)),
+                    msgspec.field(default=None, name=key),
+                )
+                for key, attr, declared in _DETAIL
+            ],
+            frozen=True,
+            gc=False,
+        )
+        detail.__doc__ = "``detail`` decoded by msgspec (the READ_KEYS; other keys ignored)."
+        empty = detail()
+        event: Any = msgspec.defstruct(
+            "MEvent",
+            [
+                *(
+                    (name, _typed(name, declared, values))
+                    for name, declared in _FIELDS
+                    if name in REQUIRED
+                ),
+                *(
+                    (name, _optional(_typed(name, declared, values)), None)
+                    for name, declared in _FIELDS
+                    if name not in REQUIRED
+                ),
+                ("detail", detail, empty),
+            ],
+            gc=False,
+        )
+        event.__doc__ = "One trace event decoded by msgspec (fields typed by the vocabulary)."
+        return event, empty
+
+    #: ``label`` is one of the SPEC §5 labels: a line of another label fails the typed
+    #: decode and is read by the ``json`` path, whose event the pass refuses by name.
+    MEvent, _EMPTY = _structs((("label", LABEL_NAMES),))
+    MDetail: Any = type(_EMPTY)
+    _mdecode = msgspec.json.Decoder(MEvent).decode
 
     def decoder() -> Callable[[bytes], Any]:
         """The fastest available line decoder (``bytes`` → event)."""
@@ -219,6 +249,20 @@ else:  # pragma: no cover
     def decoder() -> Callable[[bytes], Any]:
         """The fastest available line decoder (``bytes`` → event)."""
         return _py_decode
+
+
+@functools.lru_cache(maxsize=8)
+def interning_decoder(known: Known) -> Callable[[bytes], Any]:
+    """:func:`decoder` with the strings of ``known`` (per field or detail key, e.g. the
+    scenario's agents and tools) decoded as literals: the one interned string of each,
+    so the checks hash them once. A line with another value fails it (read it then with
+    :func:`decoder`: same events, same errors)."""
+    if not HAVE_MSGSPEC:  # pragma: no cover
+        return _py_decode
+    labels = (("label", LABEL_NAMES),)
+    event, _ = _structs(labels + tuple((k, v) for k, v in known if k != "label" and v))
+    decode: Callable[[bytes], Any] = msgspec.json.Decoder(event).decode
+    return decode
 
 
 def decode_line(raw: bytes, source: str, lineno: int, fast: Callable[[bytes], Any]) -> Any:

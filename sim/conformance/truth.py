@@ -158,6 +158,29 @@ def from_services(services: Iterable[Service], source: str = "") -> Truth:
     return Truth(tools, source=source)
 
 
+def known_values(truth: Truth) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The strings a trace held to ``truth`` names, per field and detail key (SPEC §5):
+    its agents, tools, workflows and protocols, each sorted (for
+    :func:`sim.conformance.events.interning_decoder`; a value outside them is still
+    read, by the plain decoder)."""
+    agents = {a for ends in truth.links for a in ends} | set(truth.speaks)
+    protos = {p for ps in truth.links.values() for p in ps}
+    protos |= {p for ps in truth.speaks.values() for p in ps}
+    tools = set(truth.tools)
+    values = {
+        "agent": agents,
+        "tool": tools,
+        "wf": set(truth.workflow_tools),
+        "proto": protos,
+        "from": agents,
+        "to": agents | tools,
+        "at": agents,
+        "from_proto": protos,
+        "to_proto": protos,
+    }
+    return tuple((k, tuple(sorted(v))) for k, v in values.items() if v)
+
+
 def strategy_text(strategy: RecoveryStrategy) -> str:
     """``Retry(3)``, ``Fallback(tool)``, ``UserPrompt``, ``Abort``."""
     if isinstance(strategy, Retry):

@@ -49,7 +49,7 @@ from sim.experiments.runner import (
 from sim.experiments.store import FolderLock, StorageError, write_atomic
 from sim.experiments.summary import Point, collect, summary_csv, summary_json
 from sim.experiments.sweep import SweepPoint
-from sim.experiments.worker import forget, remember, ship
+from sim.experiments.worker import built, forget, in_memory, remember, ship
 from sim.processes import Stopped
 from sim.scenario.model import Scenario
 
@@ -179,10 +179,13 @@ def _run_locked(
     shipped: Path | None = None
     files: dict[str, str] = {}
     if handle.kind == "processes" and todo.todo:  # each worker loads each scenario once
-        shipped = Path(tempfile.mkdtemp(prefix="protomesh-scenarios-"))
         scenarios = {t.fingerprint: t.scenario for t in todo.todo}
-        # workers forked from here find them in memory: no pickle is written for them
-        files = ship(scenarios, shipped, write=not handle.inherits())
+        if handle.inherits():  # forked from here: no pickle, and the graph built once
+            built(todo.todo[0].scenario, todo.todo[0].fingerprint)
+            files = in_memory(scenarios)
+        else:
+            shipped = Path(tempfile.mkdtemp(prefix="protomesh-scenarios-"))
+            files = ship(scenarios, shipped)
         for fp, path in files.items():  # a forked worker finds it loaded already
             remember(path, fp, scenarios[fp])
         todo = dataclasses.replace(
@@ -229,8 +232,8 @@ def _run_locked(
             "the same command resumes",
         ) from None
     finally:
+        forget(files)
         if shipped is not None:
-            forget(files)
             shutil.rmtree(shipped, ignore_errors=True)
 
 

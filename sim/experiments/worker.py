@@ -20,6 +20,7 @@ whatever the executor and job count.
 from __future__ import annotations
 
 import gc
+import os
 import pickle
 import threading
 from dataclasses import dataclass, field
@@ -48,18 +49,23 @@ _LOCK = threading.Lock()
 _LOCAL = threading.local()
 
 
-def ship(scenarios: dict[str, Scenario], folder: Path, *, write: bool = True) -> dict[str, str]:
-    """Write each scenario (by fingerprint) to ``folder`` once; its path, by fingerprint.
-    Not ``write``: the paths only, for workers that will find the scenarios in memory
-    (forked after :func:`remember`; a 10,000-agent scenario's pickle costs 0.1-0.2 s)."""
+def ship(scenarios: dict[str, Scenario], folder: Path) -> dict[str, str]:
+    """Write each scenario (by fingerprint) to ``folder`` once; its path, by fingerprint."""
     folder.mkdir(parents=True, exist_ok=True)
     paths: dict[str, str] = {}
     for fp, scenario in scenarios.items():
         path = folder / f"{fp}.pickle"
-        if write:
-            path.write_bytes(pickle.dumps(scenario, protocol=pickle.HIGHEST_PROTOCOL))
+        path.write_bytes(pickle.dumps(scenario, protocol=pickle.HIGHEST_PROTOCOL))
         paths[fp] = str(path)
     return paths
+
+
+def in_memory(scenarios: dict[str, Scenario]) -> dict[str, str]:
+    """Names in place of :func:`ship`'s paths, by fingerprint, for workers that will find
+    the scenarios in memory (forked after :func:`remember`): nothing is written (a
+    10,000-agent scenario's pickle costs 0.1-0.2 s) and no file or folder is left behind
+    when the process is killed. No file has such a name."""
+    return {fp: f"<in memory of process {os.getpid()}>/{fp}.pickle" for fp in scenarios}
 
 
 def remember(path: str, fp: str, scenario: Scenario) -> None:
@@ -100,13 +106,17 @@ class Built:
     _topology: Topology | None = None
     _page: tuple[Mesh, str] | None = None
     _truth: Truth | None = None
+    _settled: bool = False
 
     def settle(self) -> None:
         """Build the truth, the page's mesh and the topology now, and freeze them (with
         all this process holds) out of the garbage collector (:func:`gc.freeze`): kept
         for every replication, they are never walked by the collections each run makes.
         For a process that keeps them to its end (a pool worker, where nothing else is
-        built yet)."""
+        built yet). Once."""
+        if self._settled:
+            return
+        self._settled = True
         self.truth()
         self.page()
         self.topology()
@@ -176,8 +186,8 @@ def built(scenario: Scenario, fp: str) -> Built:
         if fp:
             cache.clear()  # one scenario at a time per worker thread
             cache[fp] = hit
-            if _IN_POOL[0]:
-                hit.settle()
+    if fp and _IN_POOL[0]:  # also what a forked worker found built by its parent
+        hit.settle()
     return hit
 
 

@@ -236,9 +236,7 @@ def test_aut_is_read_by_our_bisim(capsys: pytest.CaptureFixture[str], tmp_path: 
     out = tmp_path / "book.aut"
     code, _, err = verify(
         capsys,
-        PLUS,
-        "--workflow",
-        "book-mcp",
+        str(REPO / "scenarios" / "gateway_failover.yaml"),
         "--property",
         "exclusive",
         "--aut",
@@ -249,8 +247,8 @@ def test_aut_is_read_by_our_bisim(capsys: pytest.CaptureFixture[str], tmp_path: 
     assert code == 0
     lts = read_aut(out)
     assert lts.n_states > 100
-    assert "call(book,book_flight)" in lts.labels
-    assert "execute(book,book_flight)" in lts.labels
+    assert "call(book,book_offer)" in lts.labels
+    assert "execute(book,book_offer)" in lts.labels
     assert f"state space written to {out}" in err
     capsys.readouterr()
     assert main(["bisim", str(out), str(out)]) == 0

@@ -7,7 +7,7 @@ from typing import Any
 
 from sim.calculus.lts import LTS, label
 from sim.conformance.checks.base import TERMINAL, Check, Context, Handler, InstanceKey, where
-from sim.conformance.events import PROTOCOL_LABELS
+from sim.conformance.events import LABEL_IDS, PROTOCOL_LABELS
 from sim.conformance.truth import ToolFacts, Truth
 
 _BROKEN = None  # an invocation already reported: its later events are not counted again
@@ -17,10 +17,30 @@ _ABSENT: Any = object()
 Cand = tuple[tuple[dict[str, int], ...], int, LTS]
 
 
+class Config:
+    """Where an invocation is: its tool's facts and its candidates (each candidate LTS
+    still accepting its labels, with its state there), shared by every invocation in the
+    same place. ``row[i]``: the configuration after trace label ``i`` (a
+    :data:`~sim.conformance.events.LABEL_IDS` id) when that label has no argument and
+    was seen enabled here (``None``: not seen yet, or not enabled); the pass steps an
+    invocation through it without calling :meth:`LtsReplay.on_step`."""
+
+    __slots__ = ("cands", "facts", "row")
+
+    def __init__(self, facts: ToolFacts, cands: tuple[Cand, ...]) -> None:
+        self.facts = facts
+        self.cands = cands
+        self.row: list[Config | None] = [None] * len(LABEL_IDS)
+
+
 class LtsReplay(Check):
     """Each invocation's protocol labels form a trace of its tool's ground-truth LTS
     (``validate`` is the LTS's τ; SGD ``approve`` is ``confirm``): replayed step by step.
-    A scenario tool's invocation opened by ``invoke`` replays on its ``sgd`` dialect."""
+    A scenario tool's invocation opened by ``invoke`` replays on its ``sgd`` dialect.
+
+    ``state`` (inv → :class:`Config`, or ``None`` once reported) and ``opened`` (opening
+    label → tool → the configuration an invocation starts in) are mutated in place, never
+    rebound: the pass's loop holds them."""
 
     name = "lts"
     labels = tuple(sorted(PROTOCOL_LABELS))
@@ -29,9 +49,10 @@ class LtsReplay(Check):
     def __init__(self, truth: Truth, ctx: Context) -> None:
         super().__init__(truth, ctx)
         self.tools = truth.tools
-        # inv → (facts, candidates), or _BROKEN once reported
-        self.state: dict[Any, tuple[ToolFacts, list[Cand]] | None] = {}
+        self.state: dict[Any, Config | None] = {}
+        self.opened: dict[str, dict[Any, Config]] = {"call": {}, "invoke": {}}
         self._starts: dict[tuple[int, str], tuple[Cand, ...]] = {}
+        self._configs: dict[tuple[Any, ...], Config] = {}
         self._labels: dict[tuple[str, bool, str, Any], str | None] = {}
 
     def handlers(self) -> Mapping[str, Handler]:
@@ -80,6 +101,15 @@ class LtsReplay(Check):
             hit = self._starts[key] = tuple(out)
         return hit
 
+    def _config(self, facts: ToolFacts, cands: Sequence[Cand]) -> Config:
+        """The one configuration of ``facts`` with these candidates (tables by identity:
+        they live as long as the check)."""
+        key = (id(facts), *((id(table), s) for table, s, _ in cands))
+        hit = self._configs.get(key)
+        if hit is None:
+            hit = self._configs[key] = Config(facts, tuple(cands))
+        return hit
+
     def on_open(self, ev: Any, raw: bytes) -> None:
         inv = ev.inv
         if inv in self.state:
@@ -96,12 +126,14 @@ class LtsReplay(Check):
         if not cands:
             self._fail(ev, raw, f"{where(ev)} cannot start with {ev.label}")
             return
-        self.state[inv] = (facts, list(cands))
+        # the start depends on the tool and the opening label only
+        cfg = self.opened[ev.label][ev.tool] = self._config(facts, cands)
+        self.state[inv] = cfg
 
     def on_step(self, ev: Any, raw: bytes) -> None:
         inv = ev.inv
-        st = self.state.get(inv, _ABSENT)
-        if st is _ABSENT:
+        cfg = self.state.get(inv, _ABSENT)
+        if cfg is _ABSENT:
             self._fail(
                 ev,
                 raw,
@@ -109,20 +141,12 @@ class LtsReplay(Check):
                 "which no call or invoke opened (or which was over)",
             )
             return
-        if st is _BROKEN:
+        if cfg is _BROKEN:
             return
-        facts, cands = st
+        facts, cands = cfg.facts, cfg.cands
         evlab = ev.label
-        lab = facts.plain.get(evlab) or self._label(facts, ev)
-        if lab is not None and len(cands) == 1:  # the common case: one candidate LTS
-            table, s0, m = cands[0]
-            s = table[s0].get(lab)
-            if s is not None:
-                if evlab in TERMINAL:
-                    del self.state[inv]
-                else:
-                    cands[0] = (table, s, m)
-                return
+        plain = facts.plain.get(evlab)
+        lab = plain or self._label(facts, ev)
         new = []
         if lab is not None:
             for table, s0, m in cands:
@@ -140,10 +164,13 @@ class LtsReplay(Check):
                 f"{enabled or 'none'})",
             )
             return
+        nxt = self._config(facts, new)
+        if plain:  # a label without an argument: the step depends on it alone
+            cfg.row[LABEL_IDS[evlab]] = nxt
         if evlab in TERMINAL:
             del self.state[inv]
         else:
-            self.state[inv] = (facts, new)
+            self.state[inv] = nxt
 
     def _fail(self, ev: Any, raw: bytes, message: str) -> None:
         self.state[ev.inv] = _BROKEN

@@ -11,6 +11,9 @@ from sim.conformance.truth import Truth
 
 
 class _ReqState:
+    """One instance's requires_order state; only tools some tool Requires (the targets)
+    are recorded in ``succeeded`` and ``task_tools`` (no other is ever asked about)."""
+
     __slots__ = ("deferred", "first_call", "succeeded", "task_tools")
 
     def __init__(self) -> None:
@@ -53,14 +56,16 @@ class RequiresOrder(Check):
         return st
 
     def on_call(self, ev: Any, raw: bytes) -> None:
-        st = self.inst.get((ev.wf, ev.inst)) or self._state(ev)  # a state is true
         tool = ev.tool
+        if tool not in self.targets:  # only a tool some tool Requires is ever asked about
+            return
+        st = self.inst.get((ev.wf, ev.inst)) or self._state(ev)  # a state is true
         tools = st.task_tools.get(ev.task)
         if tools is None:
             st.task_tools[ev.task] = {tool}
         else:
             tools.add(tool)
-        if tool in self.targets and tool not in st.first_call:
+        if tool not in st.first_call:
             st.first_call[tool] = raw
             waiting = st.deferred.pop(tool, None)
             for ti, exec_raw, seq in waiting or ():
@@ -74,12 +79,17 @@ class RequiresOrder(Check):
                 )
 
     def on_result(self, ev: Any, raw: bytes) -> None:
-        st = self.inst.get((ev.wf, ev.inst)) or self._state(ev)  # a state is true
-        st.succeeded.add(ev.tool)
-        # a fallback's success is its task's: the tools the task called succeeded
-        tools = st.task_tools.get(ev.task)
-        if tools:
-            st.succeeded.update(tools)
+        key = (ev.wf, ev.inst)
+        st = self.inst.get(key)
+        if ev.tool in self.targets:
+            if st is None:
+                st = self.inst[key] = _ReqState()
+            st.succeeded.add(ev.tool)
+        if st is not None:
+            # a fallback's success is its task's: the tools the task called succeeded
+            tools = st.task_tools.get(ev.task)
+            if tools:
+                st.succeeded.update(tools)
 
     def on_execute(self, ev: Any, raw: bytes) -> None:
         reqs = self.requires.get(ev.tool)

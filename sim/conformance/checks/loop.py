@@ -1,0 +1,423 @@
+"""The loop of the pass: the seven checks' common cases written out in it, every other
+consumer called through its handlers.
+
+Calling a handler per event and check cost most of the pass (a Python call is dearer
+than the work of most handlers). So each of the seven checks given to the pass (one of
+each class, whose handlers are the ones the loop knows) is *fused*: for the labels it
+reads, the loop does, with the check's own state, what the handler would do in the case
+where that is nothing or a few dictionary operations (a valid hop while everything is
+up, a send of a fresh message, a step of an invocation the check has already stepped the
+same way, a write after its approve, ...), and calls the handler for everything else
+(any violation, any case not known in advance). A handler whose work cannot matter is
+not called at all (``recovery`` while no error awaits its strategy, ``route_validity``'s
+``send``/``deliver`` while every node is up). The verdicts are those of the handlers
+alone (tests/test_conformance_loop.py runs both ways on mutated traces).
+
+Within one event the fused checks come first, then the other consumers in their order;
+the consumers share nothing but the invocation histories, which the loop keeps.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+from sim.conformance.checks.base import (
+    HISTORY_CAP,
+    OPENING,
+    TERMINAL,
+    Check,
+    Consumer,
+    Context,
+    Handler,
+    InstanceKey,
+)
+from sim.conformance.checks.conservation import Conservation
+from sim.conformance.checks.lts import LtsReplay
+from sim.conformance.checks.order import Exclusive, RequiresOrder
+from sim.conformance.checks.recovery import Recovery
+from sim.conformance.checks.route_validity import RouteValidity
+from sim.conformance.checks.write_approval import WriteApproval
+from sim.conformance.events import (
+    LABEL_IDS,
+    LABELS,
+    PROTOCOL_LABELS,
+    TraceError,
+    decode_line,
+    decoder,
+)
+
+#: The labels the loop handles for each fused check (its ``handlers()`` must name exactly
+#: these, or none: else the check is not fused, its handlers are called).
+FUSED: dict[type[Check], frozenset[str]] = {
+    WriteApproval: frozenset(("approve", "execute")),
+    RequiresOrder: frozenset(("call", "invoke", "result", "execute")),
+    Exclusive: frozenset(("execute",)),
+    Recovery: PROTOCOL_LABELS,
+    LtsReplay: PROTOCOL_LABELS,
+    Conservation: frozenset(("send", "deliver", "drop")),
+    RouteValidity: frozenset(
+        ("hop", "translate", "send", "deliver", "node_down", "node_up", "link_down", "link_up")
+    ),
+}
+#: Labels the loop writes out (the others go to their handlers, fused checks' too).
+_WRITTEN = frozenset(("hop", "send", "deliver", "drop", "wf_end")) | PROTOCOL_LABELS
+_IS_PROTOCOL = [lab in PROTOCOL_LABELS for lab in LABEL_IDS]
+_IS_TERMINAL = [lab in TERMINAL for lab in LABEL_IDS]
+_IS_OPENING = [lab in OPENING for lab in LABEL_IDS]
+#: the labels of a message's life that ``conservation`` reads
+_IS_MESSAGE = [lab in FUSED[Conservation] for lab in LABEL_IDS]
+
+
+def _fusable(c: Consumer, seen: set[type]) -> bool:
+    kind = type(c)
+    if kind not in FUSED or kind in seen or not isinstance(c, Check):
+        return False
+    names = set(c.handlers())
+    if names and names != FUSED[kind]:
+        return False
+    seen.add(kind)
+    return True
+
+
+def split(consumers: Sequence[Consumer], fuse: bool) -> tuple[dict[type, Any], list[Consumer]]:
+    """The fused checks by class (when ``fuse``) and the other consumers, in order."""
+    seen: set[type] = set()
+    fused: dict[type, Any] = {}
+    rest: list[Consumer] = []
+    for c in consumers:
+        if fuse and _fusable(c, seen):
+            fused[type(c)] = c
+        else:
+            rest.append(c)
+    return fused, rest
+
+
+def _ends_instances(c: Consumer) -> bool:
+    """Whether ``c`` does anything at ``wf_end`` (a check with the default does not)."""
+    return not (isinstance(c, Check) and type(c).end_instance is Check.end_instance)
+
+
+def _disorder(key: str, value: Any, previous: Any) -> str:
+    how = "smaller than" if key == "t" else "not larger than"
+    return (
+        f"not in time order: `{key}` {value!r} is {how} the previous event's {previous!r} "
+        "(SPEC §5: a trace is in time order, with increasing seq)"
+    )
+
+
+def _unknown_label(lab: Any) -> str:
+    return f"unknown label {lab!r} (not a SPEC §5 label: {', '.join(sorted(LABELS))})"
+
+
+def decoded(
+    name: str,
+    blocks: Iterable[list[bytes]],
+    fast: Callable[[bytes], Any],
+    plain: Callable[[bytes], Any] | None = None,
+) -> Iterator[tuple[list[Any], list[bytes], int, list[int] | None]]:
+    """Per block: its events (one C-level ``map`` of the decoder), their raw lines, the
+    number of the line before the block and, when the block has a line ``fast`` does not
+    read (then decoded line by line: with ``plain``, the decoder ``fast`` specialises, and
+    failing that by :func:`decode_line`; blank lines dropped), each event's line number
+    (else event ``j`` is on line ``base + j + 1``). A malformed line raises
+    :class:`TraceError` after the lines before it were yielded."""
+    base = 0
+    other = plain or fast
+    for block in blocks:
+        try:
+            yield list(map(fast, block)), block, base, None
+        except Exception:
+            evs: list[Any] = []
+            raws: list[bytes] = []
+            linenos: list[int] = []
+            for lineno, raw in enumerate(block, base + 1):
+                try:
+                    ev = fast(raw)
+                except Exception:
+                    if not raw.strip():
+                        continue
+                    try:
+                        ev = decode_line(raw, name, lineno, other)
+                    except TraceError:
+                        yield evs, raws, base, linenos  # the lines before it come first
+                        raise
+                evs.append(ev)
+                raws.append(raw)
+                linenos.append(lineno)
+            yield evs, raws, base, linenos
+        base += len(block)
+
+
+def _lineno(raws: list[bytes], raw: bytes, base: int, linenos: list[int] | None) -> int:
+    """The line number of ``raw`` (an item of ``raws``, found by identity)."""
+    j = next(j for j, r in enumerate(raws) if r is raw)
+    return linenos[j] if linenos is not None else base + j + 1
+
+
+def stream(
+    name: str,
+    blocks: Iterable[list[bytes]],
+    consumers: Sequence[Consumer],
+    ctx: Context,
+    ordered: bool,
+    fuse: bool = True,
+    decode: Callable[[bytes], Any] | None = None,
+) -> list[int]:
+    """Feed every line of ``blocks`` to ``consumers`` (see the module docstring); the
+    number of events per label id. ``ctx.hist`` holds each open invocation's events while
+    a consumer reads it (``history = True``), and instances' invocations are tracked
+    while one acts at ``wf_end``. ``fuse=False`` calls every handler (the reference);
+    ``decode`` replaces :func:`~sim.conformance.events.decoder` (a line it does not read
+    is read by that one)."""
+    fused, rest = split(consumers, fuse)
+    history = any(getattr(c, "history", False) for c in consumers)
+    track = history or any(_ends_instances(c) for c in consumers)
+    inline = {id(c) for c in fused.values()}
+    handlers: list[list[Handler]] = [[] for _ in LABEL_IDS]  # label id → handlers called
+    for c in consumers:
+        for lab, h in c.handlers().items():
+            if id(c) not in inline or lab not in _WRITTEN:
+                handlers[LABEL_IDS[lab]].append(h)
+    calls = [tuple(hs) for hs in handlers]
+    any_calls = any(calls)
+    enders = [c.end_instance for c in rest if _ends_instances(c)]
+
+    ids = LABEL_IDS
+    HOP, SEND, DROP, WF_END = (ids[k] for k in ("hop", "send", "drop", "wf_end"))
+    CALL = ids["call"]
+    ERROR, APPROVE, EXECUTE, RESULT = (ids[k] for k in ("error", "approve", "execute", "result"))
+    is_protocol, is_terminal, is_opening = _IS_PROTOCOL, _IS_TERMINAL, _IS_OPENING
+    is_message = _IS_MESSAGE
+
+    wa: WriteApproval | None = fused.get(WriteApproval)
+    ro: RequiresOrder | None = fused.get(RequiresOrder)
+    ex: Exclusive | None = fused.get(Exclusive)
+    rec: Recovery | None = fused.get(Recovery)
+    lts: LtsReplay | None = fused.get(LtsReplay)
+    cons: Conservation | None = fused.get(Conservation)
+    rv: RouteValidity | None = fused.get(RouteValidity)
+    if ro is not None and not ro.requires:
+        ro = None  # nothing is required: the check has nothing to do
+    if ex is not None and not ex.partners:
+        ex = None
+    # the fused checks' state, mutated in place by their handlers (never rebound)
+    wwrite = wa.write if wa else frozenset()
+    wapproved = wa.approved if wa else set()
+    roinst = ro.inst if ro else {}
+    rrequires = ro.requires if ro else {}
+    rtargets = ro.targets if ro else frozenset()
+    xpartners = ex.partners if ex else {}
+    xinst = ex.inst if ex else {}
+    rpending = rec.pending if rec else {}
+    rretries = rec.retries if rec else {}
+    rfallbacks = rec.fallbacks if rec else {}
+    lstate = lts.state if lts else {}
+    lcall = lts.opened["call"] if lts else {}
+    linvoke = lts.opened["invoke"] if lts else {}
+    copen = cons.open if cons else {}
+    rvalid = rv.valid if rv else frozenset()
+    rdown = rv.down if rv else set()
+    rlinks = rv.down_links if rv else set()
+
+    hist = ctx.hist
+    by_inst: dict[InstanceKey, list[Any]] = {}
+    live: set[Any] = set()  # open invocations, when no history is kept
+    counts = [0] * len(ids)
+    sends = 0  # sends conservation took in the loop (its on_send counts the others)
+    last_seq = -(1 << 63)
+    last_t = -float("inf")
+    was_enabled = gc.isenabled()
+    gc.disable()  # the checks build no reference cycles; collections would only cost
+    try:
+        for evs, raws, base, linenos in decoded(name, blocks, decode or decoder(), decoder()):
+            for ev, raw in zip(evs, raws, strict=True):
+                # SPEC §5 order: two comparisons per event (t may be None: TypeError)
+                seq = ev.seq
+                if seq <= last_seq and ordered:
+                    where = _lineno(raws, raw, base, linenos)
+                    raise TraceError(name, where, _disorder("seq", seq, last_seq))
+                last_seq = seq
+                t = ev.t
+                try:
+                    if t < last_t and ordered:
+                        where = _lineno(raws, raw, base, linenos)
+                        raise TraceError(name, where, _disorder("t", t, last_t))
+                    last_t = t
+                except TypeError:
+                    pass
+                try:
+                    i = ids[ev.label]
+                except KeyError:
+                    where = _lineno(raws, raw, base, linenos)
+                    raise TraceError(name, where, _unknown_label(ev.label)) from None
+                counts[i] += 1
+                if i == HOP:
+                    if rv is not None:
+                        d = ev.detail
+                        a = d.from_
+                        if a is None:
+                            a = ev.agent
+                        p = d.proto
+                        if p is None:
+                            p = ev.proto
+                        if rdown or rlinks or (a, d.to, p) not in rvalid:
+                            rv.on_hop(ev, raw)
+                elif is_message[i]:
+                    if cons is not None:
+                        d = ev.detail
+                        m = d.msg
+                        if i == SEND:
+                            if m is None or m in copen:
+                                cons.on_send(ev, raw)
+                            else:
+                                copen[m] = raw
+                                sends += 1
+                        elif m is not None and (
+                            (i == DROP and not d.reason) or copen.pop(m, None) is None
+                        ):  # on a message not in flight, on_end pops again: None
+                            cons.on_end(ev, raw)
+                    if rdown and rv is not None and i != DROP:
+                        rv.on_at(ev, raw)
+                elif is_protocol[i]:
+                    inv = ev.inv
+                    if history:
+                        past = hist.get(inv)
+                        if past is None or is_opening[i]:
+                            hist[inv] = [raw]
+                            key = (ev.wf, ev.inst)
+                            opened = by_inst.get(key)
+                            if opened is None:
+                                by_inst[key] = [inv]
+                            else:
+                                opened.append(inv)
+                        elif len(past) < HISTORY_CAP:
+                            past.append(raw)
+                        else:
+                            del past[1 : HISTORY_CAP // 2]
+                            past.append(raw)
+                    elif track and (inv not in live or is_opening[i]):
+                        live.add(inv)
+                        key = (ev.wf, ev.inst)
+                        opened = by_inst.get(key)
+                        if opened is None:
+                            by_inst[key] = [inv]
+                        else:
+                            opened.append(inv)
+                    if lts is not None:
+                        if is_opening[i]:
+                            if inv in lstate:
+                                lts.on_open(ev, raw)
+                            else:
+                                cfg = (lcall if i == CALL else linvoke).get(ev.tool)
+                                if cfg is None:
+                                    lts.on_open(ev, raw)
+                                else:
+                                    lstate[inv] = cfg
+                        else:
+                            cfg = lstate.get(inv)
+                            nxt = cfg.row[i] if cfg is not None else None
+                            if nxt is None:
+                                lts.on_step(ev, raw)
+                            elif is_terminal[i]:
+                                del lstate[inv]
+                            else:
+                                lstate[inv] = nxt
+                    if rec is not None:
+                        if i == ERROR:
+                            rec.on_error(ev, raw)
+                        elif i == CALL:
+                            if inv in rpending or (rfallbacks and (ev.wf, ev.inst) in rfallbacks):
+                                rec.on_call(ev, raw)
+                        elif inv in rpending or (is_terminal[i] and inv in rretries):
+                            rec.on_next(ev, raw)
+                    if i == EXECUTE:
+                        if wa is not None and ev.tool in wwrite:
+                            if inv in wapproved:
+                                wapproved.remove(inv)
+                            else:
+                                wa.on_execute(ev, raw)
+                        if ro is not None and ev.tool in rrequires:
+                            st = roinst.get((ev.wf, ev.inst))
+                            # all it requires succeeded: nothing to report or defer
+                            if st is None or not st.succeeded.issuperset(rrequires[ev.tool]):
+                                ro.on_execute(ev, raw)
+                        if ex is not None and ev.tool in xpartners:
+                            key = (ev.wf, ev.inst)
+                            done = xinst.get(key)
+                            if done is None:  # nothing executed yet: nothing excluded
+                                xinst[key] = {ev.tool: raw}
+                            else:
+                                ex.on_execute(ev, raw)
+                    elif i == APPROVE:
+                        if wa is not None and ev.tool in wwrite:
+                            wapproved.add(inv)
+                    elif ro is not None:
+                        if is_opening[i]:
+                            tool = ev.tool
+                            if tool in rtargets:
+                                st = roinst.get((ev.wf, ev.inst))
+                                if st is None or st.deferred:
+                                    ro.on_call(ev, raw)
+                                else:  # what on_call does when no execute waits for it
+                                    task = ev.task
+                                    tools = st.task_tools.get(task)
+                                    if tools is None:
+                                        st.task_tools[task] = {tool}
+                                    else:
+                                        tools.add(tool)
+                                    if tool not in st.first_call:
+                                        st.first_call[tool] = raw
+                        elif i == RESULT:
+                            st = roinst.get((ev.wf, ev.inst))
+                            if st is None:
+                                if ev.tool in rtargets:
+                                    ro.on_result(ev, raw)
+                            else:  # what on_result does on an instance it knows
+                                if ev.tool in rtargets:
+                                    st.succeeded.add(ev.tool)
+                                tools = st.task_tools.get(ev.task)
+                                if tools:
+                                    st.succeeded.update(tools)
+                    if any_calls:
+                        for h in calls[i]:
+                            h(ev, raw)
+                    if is_terminal[i]:
+                        if history:
+                            del hist[inv]
+                        elif track:
+                            live.discard(inv)
+                    continue
+                elif i == WF_END:
+                    if any_calls:
+                        for h in calls[i]:
+                            h(ev, raw)
+                    if track:
+                        key = (ev.wf, ev.inst)
+                        invs = by_inst.pop(key, [])
+                        if wapproved and wa is not None:
+                            wa.end_instance(key, invs)
+                        if roinst:
+                            roinst.pop(key, None)
+                        if xinst:
+                            xinst.pop(key, None)
+                        if rec is not None and (rpending or rretries or rfallbacks):
+                            rec.end_instance(key, invs)
+                        if lstate and lts is not None:
+                            lts.end_instance(key, invs)
+                        for end in enders:
+                            end(key, invs)
+                        for inv in invs:
+                            hist.pop(inv, None)
+                            live.discard(inv)
+                    continue
+                if any_calls:
+                    for h in calls[i]:
+                        h(ev, raw)
+    finally:
+        if was_enabled:
+            gc.enable()
+        if cons is not None:
+            cons.sends += sends
+    return counts

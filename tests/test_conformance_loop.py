@@ -1,0 +1,155 @@
+"""The fused loop (the seven checks' common cases written out in the pass, the
+scenario's names interned by the decoder) gives exactly the verdicts of the checks'
+handlers alone: counts, messages, counterexamples, per workflow counts, on the real
+train_booking trace, its mutations and random damage."""
+
+from __future__ import annotations
+
+import copy
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sim.conformance.checks import ALL_CHECKS, CHECK_NAMES, Context, Verdict, run_pass
+from sim.conformance.checks.loop import split
+from sim.conformance.events import encode_event, interning_decoder
+from sim.conformance.truth import Truth, from_scenario, known_values
+from sim.scenario import load_scenario
+from sim.vocabulary import LABEL_NAMES
+
+ROOT = Path(__file__).resolve().parents[1]
+Events = list[dict[str, Any]]
+
+
+@pytest.fixture(scope="module")
+def truth() -> Truth:
+    return from_scenario(load_scenario(ROOT / "scenarios" / "train_booking.yaml"))
+
+
+class _Seen:
+    """A consumer beside the checks: every label, and every instance end."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[int, bytes]] = []
+        self.ended: list[tuple[Any, list[Any]]] = []
+
+    def handlers(self) -> dict[str, Any]:
+        return dict.fromkeys(LABEL_NAMES, lambda ev, raw: self.seen.append((ev.seq, raw)))
+
+    def end_instance(self, key: Any, invs: Any) -> None:
+        self.ended.append((key, list(invs)))
+
+    def end_trace(self) -> None:
+        pass
+
+
+def _run(events: Events, truth: Truth, fuse: bool) -> tuple[Any, list[Verdict], Any]:
+    ctx = Context()
+    checks = [ALL_CHECKS[n](truth, ctx) for n in CHECK_NAMES]
+    seen = _Seen()
+    lines = [encode_event(e) for e in events]
+    blocks = [lines[i : i + 97] for i in range(0, len(lines), 97)]
+    # fused, the scenario's names are interned (a line naming another is read plainly)
+    decode = interning_decoder(known_values(truth)) if fuse else None
+    counts = run_pass("t", blocks, [*checks, seen], ctx, fuse=fuse, decode=decode)
+    verdicts = [c.finish(sum(counts.get(lab, 0) for lab in c.labels)) for c in checks]
+    return counts, verdicts, (seen.seen, seen.ended, ctx.hist)
+
+
+def _same(events: Events, truth: Truth) -> list[Verdict]:
+    fused = _run(events, truth, fuse=True)
+    alone = _run(events, truth, fuse=False)
+    assert fused[0] == alone[0]
+    for f, a in zip(fused[1], alone[1], strict=True):
+        assert f == a, f.name
+    assert fused[2] == alone[2]
+    return fused[1]
+
+
+def test_the_seven_checks_are_fused_and_the_others_are_not(truth: Truth) -> None:
+    ctx = Context()
+    checks = [ALL_CHECKS[n](truth, ctx) for n in CHECK_NAMES]
+    again = ALL_CHECKS["lts"](truth, ctx)
+    fused, rest = split([*checks, again, _Seen()], fuse=True)
+    assert sorted(c.name for c in fused.values()) == sorted(CHECK_NAMES)
+    assert [type(c).__name__ for c in rest] == ["LtsReplay", "_Seen"]
+    assert split(checks, fuse=False) == ({}, checks)
+
+
+def test_fused_and_alone_agree_on_each_mutation(
+    train_mutations: dict[str, Events], truth: Truth
+) -> None:
+    for name, events in train_mutations.items():
+        verdicts = _same(events, truth)
+        assert (sum(v.violations for v in verdicts) == 0) == (name == "none"), name
+
+
+def _damage(events: Events, rng: random.Random, n: int) -> Events:
+    """``n`` random changes: lines dropped, doubled, swapped, relabelled, moved to another
+    invocation, tool, message, node or instance; outages inserted."""
+    out = copy.deepcopy(events)
+    tools = [*sorted({e["tool"] for e in out if e.get("tool")}), "nope"]
+    agents = sorted({e["agent"] for e in out if e.get("agent")})
+    for _ in range(n):
+        k = rng.randrange(len(out))
+        e = out[k]
+        kind = rng.randrange(11)
+        if kind == 0 and len(out) > 1:
+            del out[k]
+        elif kind == 1:
+            out.insert(k, copy.deepcopy(e))
+        elif kind == 2 and k + 1 < len(out):
+            out[k], out[k + 1] = out[k + 1], out[k]
+        elif kind == 3:
+            e["label"] = rng.choice(LABEL_NAMES)
+        elif kind == 4 and e.get("inv") is not None:
+            e["inv"] += rng.choice((-1, 1))
+        elif kind == 5:
+            e["tool"] = rng.choice(tools)
+        elif kind == 6 and isinstance(e.get("detail"), dict):
+            d = e["detail"]
+            key = rng.choice(("msg", "from", "to", "proto", "reason", "error"))
+            d[key] = rng.choice((None, 0, 1)) if key == "msg" else rng.choice([None, *agents])
+        elif kind == 7:
+            e["inst"] = rng.choice((0, 1, 2, e.get("inst")))
+        elif kind == 8:
+            down = rng.choice(("node_down", "node_up"))
+            out.insert(k, {"t": e["t"], "label": down, "agent": rng.choice(agents)})
+        elif kind == 9:
+            link = rng.sample(agents, 2)
+            lab = rng.choice(("link_down", "link_up"))
+            out.insert(k, {"t": e["t"], "label": lab, "detail": {"link": link}})
+        else:
+            e["label"] = rng.choice(("error", "retry", "fallback", "abort", "prompt"))
+            e.setdefault("detail", {})["error"] = rng.choice(("timeout", "service_down", None))
+    for s, e in enumerate(out):
+        e["seq"] = s
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 40), st.integers(0, 20_000))
+def test_fused_and_alone_agree_on_damaged_traces(
+    train_trace: Events, truth: Truth, seed: int, n: int, start: int
+) -> None:
+    window = train_trace[start : start + 1500]
+    _same(_damage(window, random.Random(seed), n), truth)
+
+
+def test_the_scenario_s_names_are_decoded_interned_and_others_plainly(truth: Truth) -> None:
+    decode = interning_decoder(known_values(truth))
+    line = {"seq": 1, "label": "hop", "agent": "planner", "tool": "fetch_user"}
+    line["detail"] = {"from": "planner", "to": "gw1", "proto": "MCP+"}
+    ev, again = decode(encode_event(line)), decode(encode_event(line))
+    assert ev.agent == "planner" and ev.agent is again.agent and ev.tool is again.tool
+    assert ev.label is "hop"  # noqa: F632 - the one interned string of the label
+    with pytest.raises(ValueError, match="agent"):
+        decode(encode_event({**line, "agent": "stranger"}))
+    # such a line is read by the plain decoder: the same events, the same verdicts
+    odd = [{**line, "seq": 0, "t": 0.0, "agent": "stranger", "detail": {"to": "gw1"}}]
+    verdicts = _same(odd, truth)
+    assert next(v for v in verdicts if v.name == "route_validity").violations == 1
