@@ -80,6 +80,7 @@ def test_the_seven_checks_are_fused_and_the_others_are_not(truth: Truth) -> None
     assert split(checks, fuse=False) == ({}, checks)
 
 
+@pytest.mark.slow  # 9 s; the default suite compares them on damaged traces (below)
 def test_fused_and_alone_agree_on_each_mutation(
     train_mutations: dict[str, Events], truth: Truth
 ) -> None:

@@ -87,6 +87,7 @@ def test_summary_identical_with_one_and_two_jobs(small: Path, tmp_path: Path) ->
     assert all(f"plots/{n}" in "\n".join(timeless("two")) for n in drawn)
 
 
+@pytest.mark.slow  # 4 s; test_summary_identical_with_one_and_two_jobs covers --jobs in the suite
 def test_a_sweep_draws_the_same_figures_with_one_and_two_jobs(tmp_path: Path) -> None:
     sweep = tmp_path / "sweep.yaml"
     sweep.write_text(SWEEP, encoding="utf-8")
