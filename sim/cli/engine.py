@@ -132,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
         RunRecord,
         Task,
         fingerprint,
+        is_complete,
         make_executor,
         run_dir,
         run_tasks,
@@ -221,7 +222,10 @@ def run(args: argparse.Namespace) -> int:
     except Stopped as exc:
         progress.stop()
         handle.terminate()
-        done = sum(r.status == "ok" for r in finished)
+        # counted on disk once no worker can write any more (as compare): a run a worker
+        # renamed into place after its last record reached us is kept too
+        done = sum(1 for t in tasks if is_complete(Path(t.run_dir), fp))
+        done = max(done, sum(r.status == "ok" for r in finished))
         raise Stopped(
             exc.signum, f"{done} of {reps} replication(s) finished and kept in {base / router}"
         ) from None
