@@ -63,20 +63,11 @@ class Compiled:
     routers: dict[str, Router] = field(default_factory=dict)
 
     def router(self, name: str) -> Router | None:
-        """The built-in router ``name`` built once on the graph (its caches of state
-        spaces, trees and routes depend on the graph only, which no run changes), or
-        None for a plug-in, which is built per replication as ``run`` does."""
-        from sim.plugins import BUILTIN_ROUTERS
+        """The built-in router ``name`` built once on the graph, or None for a plug-in
+        (built per replication): :func:`sim.mesh.registry.kept_router`."""
+        from sim.mesh.registry import kept_router
 
-        entry = self.job.scenario.router(name)
-        if name not in BUILTIN_ROUTERS or (entry is not None and entry.plugin):
-            return None
-        hit = self.routers.get(name)
-        if hit is None:
-            from sim.mesh.registry import make_router
-
-            hit = self.routers[name] = make_router(name, self.graph, self.job.scenario)
-        return hit
+        return kept_router(self.routers, name, self.graph, self.job.scenario)
 
 
 #: per thread (Dask may run tasks in threads): the compiled job, by key

@@ -150,18 +150,10 @@ class Built:
 
     def router(self, name: str) -> Router | None:
         """The built-in router ``name`` built once on the graph, or None for a plug-in
-        (built per replication)."""
-        from sim.plugins import BUILTIN_ROUTERS
+        (built per replication): :func:`sim.mesh.registry.kept_router`."""
+        from sim.mesh.registry import kept_router
 
-        entry = self.scenario.router(name)
-        if name not in BUILTIN_ROUTERS or (entry is not None and entry.plugin):
-            return None
-        hit = self.routers.get(name)
-        if hit is None:
-            from sim.mesh.registry import make_router
-
-            hit = self.routers[name] = make_router(name, self.graph, self.scenario)
-        return hit
+        return kept_router(self.routers, name, self.graph, self.scenario)
 
 
 def pool_worker_start(parent: int) -> None:

@@ -11,7 +11,13 @@ from __future__ import annotations
 from sim.mesh.errors import RouterError
 from sim.mesh.graph import ProtocolGraph
 from sim.mesh.routing import Router
-from sim.plugins import PluginError, router_class, router_names, router_reference
+from sim.plugins import (
+    BUILTIN_ROUTERS,
+    PluginError,
+    router_class,
+    router_names,
+    router_reference,
+)
 from sim.scenario.diagnostics import did_you_mean
 from sim.scenario.model import Scenario
 
@@ -52,3 +58,18 @@ def make_router(name: str, graph: ProtocolGraph, scenario: Scenario | None = Non
         ) from exc
     router.name = name
     return router
+
+
+def kept_router(
+    kept: dict[str, Router], name: str, graph: ProtocolGraph, scenario: Scenario
+) -> Router | None:
+    """The built-in router ``name`` built once on ``graph`` and kept in ``kept`` (its
+    caches of state spaces, trees and routes depend on the graph only, which no run
+    changes), or None for a plug-in, which is built per replication as ``run`` does."""
+    entry = scenario.router(name)
+    if name not in BUILTIN_ROUTERS or (entry is not None and entry.plugin):
+        return None
+    hit = kept.get(name)
+    if hit is None:
+        hit = kept[name] = make_router(name, graph, scenario)
+    return hit
