@@ -97,16 +97,9 @@ def register(sub: Any) -> None:
 
 def labels_of(formula: Formula) -> set[str]:
     """The trace labels the atoms of ``formula`` name."""
-    from sim.properties.ast import Atom, children
+    from sim.properties.ast import atoms
 
-    found: set[str] = set()
-    todo = [formula]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, Atom):
-            found.add(node.label)
-        todo.extend(children(node))
-    return found
+    return {atom.label for atom in atoms(formula)}
 
 
 def monitor_level(requested: str | None, scenario_level: str, labels: set[str]) -> str:

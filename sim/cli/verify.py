@@ -1,10 +1,10 @@
 """``verify FILE``: exhaustive verification of the untimed model (SPEC §11).
 
 Per workflow (decided for every initiator), per property: holds / violated (shortest
-counterexample printed and written as a SPEC §5 trace) / undecided (``--max-states``
-reached) / not-decidable (a time bound, the run scope, the transport checks). Exit 0
-every decided property holds, 1 a violation, 2 bad input, 3 undecided. See
-docs/verify.md.
+counterexample printed and written as a SPEC §5 trace) / undecided (``--max-states`` or
+``--suspect-sets`` reached) / not-decidable (a time bound, the run scope, the transport
+checks, events the model leaves out). Exit 0 every decided property holds, 1 a
+violation, 2 bad input, 3 undecided. See docs/verify.md.
 """
 
 from __future__ import annotations
@@ -38,8 +38,9 @@ def register(sub: Any) -> None:
         "of each workflow in the untimed model (task interleavings, approval answers, "
         "results and errors, recoveries, the caller's views per discovery route), "
         "searched breadth-first; per property: holds, violated (shortest counterexample, "
-        "written as a SPEC §5 trace that `check` confirms), undecided (--max-states "
-        "reached) or not-decidable (time bounds, run scope, transport checks). Exit 0: "
+        "written as a SPEC §5 trace that `check` confirms), undecided (--max-states or "
+        "--suspect-sets reached) or not-decidable (time bounds, run scope, transport "
+        "checks, events the model leaves out). Exit 0: "
         "every decided property holds; 1: a violation; 2: bad input; 3: undecided. See "
         "docs/verify.md.",
     )
@@ -232,7 +233,8 @@ def _aut(args: argparse.Namespace, scenario: Any, workflows: list[str], router: 
             return _bad(f"--aut: {target}: {exc.strerror or exc}")
         cut = "" if complete else f" (cut at --max-states {args.max_states:,})"
         if not model.suspicions.complete:
-            cut += f" (routes under the first {len(model.downs)} suspect sets: --suspect-sets)"
+            sets = len(model.suspicions.sets)
+            cut += f" (routes under the first {sets} suspect sets: --suspect-sets)"
         print(
             f"{w}: state space written to {target}: {lts.n_states:,} states, "
             f"{len(lts.transitions):,} transitions{cut}",

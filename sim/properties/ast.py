@@ -7,6 +7,7 @@ seconds (``None``: unbounded).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 #: A value in an atom's ``key=value``: a name, a number, a boolean, or a set of them.
@@ -119,6 +120,16 @@ def children(node: Formula) -> tuple[Formula, ...]:
     if isinstance(node, Binary):
         return (node.left, node.right)
     return ()
+
+
+def atoms(node: Formula) -> Iterator[Atom]:
+    """Every atom of ``node``, in no particular order (repeats included)."""
+    todo = [node]
+    while todo:
+        sub = todo.pop()
+        if isinstance(sub, Atom):
+            yield sub
+        todo.extend(children(sub))
 
 
 def is_past(node: Formula) -> bool:

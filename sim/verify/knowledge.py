@@ -191,7 +191,7 @@ def _hops(graph: ProtocolGraph, route: Route) -> tuple[Hop, ...]:
 def route_options(
     router: Router,
     graph: ProtocolGraph,
-    downs: list[DownSet],
+    downs: Sequence[DownSet],
     source: str,
     tool: str | None,
     capability: str | None,

@@ -36,7 +36,6 @@ from sim.approval import make_policy
 from sim.calculus.mcp import DISCOVERY_ATTEMPTS
 from sim.mesh.graph import ProtocolGraph
 from sim.mesh.registry import make_router
-from sim.mesh.route import DownSet
 from sim.mesh.routing import Router
 from sim.scenario.model import Scenario
 from sim.verify.invocation import Steps
@@ -101,7 +100,6 @@ class Model(Steps):
         self.tasks = tuple(Task(i, t, wf, order) for i, t in enumerate(wf.tasks))
         self.graph: ProtocolGraph
         self.router: Router
-        self.downs: list[DownSet]
         if mesh is not None:
             self.graph, self.router = mesh.graph, mesh.router
         else:
@@ -122,7 +120,6 @@ class Model(Steps):
             self.suspicions = suspicion_sets(
                 self.router, self.graph, self.initiator, self._called(), self.truth, suspect_sets
             )
-        self.downs = list(self.suspicions.sets)
         self.errors = {name: dict(s.errors) for name, s in specs.items()}
         self.write = {name: s.side_effects.writes for name, s in specs.items()}
         self.raised = {
@@ -192,14 +189,20 @@ class Model(Steps):
                         for h in o.translations
                     ),
                 )
-                for o in route_options(
-                    self.router, self.graph, self.downs, self.initiator, tool, capability, rho
-                )
+                for o in self._routes(tool, capability, rho)
             )
             for tool, capability in needs
             for rho in rhos
         )
         return (self.initiator_fails, keys)
+
+    def _routes(
+        self, tool: str | None, capability: str | None, rho: str
+    ) -> tuple[RouteOption, ...]:
+        """The options to reach a server of the need from the initiator, under every
+        suspect set of its caller (:func:`~sim.verify.knowledge.route_options`)."""
+        sets = self.suspicions.sets
+        return route_options(self.router, self.graph, sets, self.initiator, tool, capability, rho)
 
     def options_for(self, task: Task, need: str | None) -> tuple[int, ...]:
         """The route options (ids) of ``task``'s own need (``need`` None) or a fallback."""
@@ -208,9 +211,7 @@ class Model(Steps):
         if hit is None:
             tool = need if need is not None else task.tool
             capability = None if need is not None else task.capability
-            found = route_options(
-                self.router, self.graph, self.downs, self.initiator, tool, capability, task.rho
-            )
+            found = self._routes(tool, capability, task.rho)
             hit = self.options[key] = tuple(self._intern(o) for o in found)
         return hit
 
@@ -226,13 +227,23 @@ class Model(Steps):
         if hit is None:
             option = self.option_list[oid]
             found = [(option.host, option.arrives)]
-            if not self.router.static:
-                for other in self.options_for(task, option.tool if depth else None):
-                    o = self.option_list[other]
-                    if option.tool in self.graph.agent(o.host).tools:
-                        found.append((o.host, o.arrives))
+            for other in self._rerouted(task, option.tool if depth else None, option.tool):
+                o = self.option_list[other]
+                found.append((o.host, o.arrives))
             hit = self._placed[key] = tuple(dict.fromkeys(found))
         return hit
+
+    def _rerouted(self, task: Task, need: str | None, tool: str) -> tuple[int, ...]:
+        """The options of ``task``'s need (or fallback ``need``) a dynamic router can
+        reroute a later attempt or a re-sent ``list`` of ``tool`` to: those that end at
+        a host of ``tool`` (none for a static router, which keeps the route)."""
+        if self.router.static:
+            return ()
+        return tuple(
+            o
+            for o in self.options_for(task, need)
+            if tool in self.graph.agent(self.option_list[o].host).tools
+        )
 
     def _intern(self, option: RouteOption) -> int:
         k = option.key()
@@ -310,14 +321,8 @@ class Model(Steps):
         re-routes a re-send around the caller's suspects, over any option of the need
         to a host of the same tool: the view is the one of the path the reply took),
         a re-send (``timeout``, ``resend``) or, after the last attempt, the give-up."""
-        replies: tuple[int, ...] = (first,)
         tool = self.option_list[first].tool  # what the engine resolved at the first path
-        if resent and not self.router.static:
-            replies = tuple(
-                o
-                for o in self.options_for(task, fresh[1])
-                if tool in self.graph.agent(self.option_list[o].host).tools
-            )
+        replies = (self._rerouted(task, fresh[1], tool) or (first,)) if resent else (first,)
         for oid in replies:
             evs = self._list_events(task, self.option_list[oid])
             self._discovered(state, task, fresh, oid, evs, *self._learned(state, oid), out)
@@ -401,13 +406,7 @@ class Model(Steps):
         values = self._feeding.get((other, me))
         if values is None:
             rhos = self._rhos()
-            found = [
-                o
-                for rho in rhos
-                for o in route_options(
-                    self.router, self.graph, self.downs, self.initiator, other, None, rho
-                )
-            ]
+            found = [o for rho in rhos for o in self._routes(other, None, rho)]
             for t in self.tasks:
                 if t.capability is not None:
                     options = (self.option_list[o] for o in self.options_for(t, None))

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from sim.properties import Monitor, Property
-from sim.properties.ast import Atom, children, has_bound
+from sim.properties.ast import atoms, has_bound
 from sim.properties.semantics import evaluate
 from sim.verify.counterexample import render
 from sim.verify.decidable import UNMODELED, insertion_invariant
@@ -96,16 +96,12 @@ def undecidable_reason(prop: Property) -> str:
         return "a time bound (the model is untimed)"
     if prop.scope == "run":
         return "the run scope spans instances (the model is one instance)"
-    todo = [prop.formula]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, Atom):
-            if node.label in UNMODELED:
-                return f"{node.label} events are not in the untimed model"
-            for c in node.conditions:
-                if c.key.startswith("detail.") and c.key[7:] not in MODELED_KEYS:
-                    return f"detail.{c.key[7:]} is not decided by the untimed model"
-        todo.extend(children(node))
+    for atom in atoms(prop.formula):
+        if atom.label in UNMODELED:
+            return f"{atom.label} events are not in the untimed model"
+        for c in atom.conditions:
+            if c.key.startswith("detail.") and c.key[7:] not in MODELED_KEYS:
+                return f"detail.{c.key[7:]} is not decided by the untimed model"
     if not insertion_invariant(prop.formula):
         return (
             "the verdict may depend on events the untimed model leaves out between the "

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.properties import Monitor, Property
-from sim.properties.ast import Atom, Formula, children
+from sim.properties.ast import atoms
 from sim.scenario.model import Scenario
 from sim.verify.counterexample import render
 from sim.verify.knowledge import MAX_SUSPECT_SETS
@@ -133,15 +133,11 @@ def _names_agents(prop: Property | None, agents: frozenset[str]) -> bool:
     then the agents' names matter and initiators cannot share a search."""
     if prop is None:
         return False
-    todo: list[Formula] = [prop.formula]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, Atom):
-            for c in node.conditions:
-                values = c.value if isinstance(c.value, frozenset) else {c.value}
-                if any(isinstance(v, str) and v in agents for v in values):
-                    return True
-        todo.extend(children(node))
+    for atom in atoms(prop.formula):
+        for c in atom.conditions:
+            values = c.value if isinstance(c.value, frozenset) else {c.value}
+            if any(isinstance(v, str) and v in agents for v in values):
+                return True
     return False
 
 
@@ -263,8 +259,9 @@ def _verdict(name: str, result: Outcome, model: Model, note: str) -> PropertyVer
     verdict = result.verdict
     if verdict == "holds" and not model.suspicions.complete:
         verdict = "undecided"
+        sets = len(model.suspicions.sets)
         cut = (
-            f"{model.initiator}'s caller can suspect more than {len(model.downs)} sets of "
+            f"{model.initiator}'s caller can suspect more than {sets} sets of "
             "nodes and links: routes under those only (--suspect-sets)"
         )
         note = f"{note}; {cut}" if note else cut

@@ -1,12 +1,12 @@
 """A discovery re-sent around a suspect (dynamic routers): the view is kept for the path
 the reply came over, and the waiting task goes on over it (``sim.engine.discovery``).
 
-``a0`` reaches ``srv`` over MCP+ through ``gw`` (cheapest) or through ``tr``, which
-translates to plain MCP (requires_approval lost; mcp_policy never: no approval). ``gw``
-is down for the first 20 s: the first ``list`` times out, the caller suspects ``gw``
-(for 5 s) and re-sends through ``tr``. Once ``gw`` is back, calls go through it again:
-they must use the view learned over ``gw`` (approval asked), not the one ``tr`` gave,
-which the caller used to file under the ``gw`` path (its writes then went unapproved).
+On ``two_routes.yaml`` (``a0`` reaches ``srv`` through ``gw`` in MCP+ or through ``tr``
+in plain MCP, which loses requires_approval) ``gw`` is down for the first 20 s: the
+first ``list`` times out, the caller suspects ``gw`` (for 5 s) and re-sends through
+``tr``. Once ``gw`` is back, calls go through it again: they must use the view learned
+over ``gw`` (approval asked), not the one ``tr`` gave, which the caller used to file
+under the ``gw`` path (its writes then went unapproved).
 """
 
 from __future__ import annotations
@@ -14,49 +14,27 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import yaml
+
 from sim.engine import run_replication
 from sim.scenario import parse_scenario
 
-REROUTED_LIST = """
-name: rerouted-list
-seed: 3
-duration: 120
-trace: protocol
-routers: [resilient]
-protocols: [MCP, MCP+]
-routing: {suspect_ttl: 5}
-approval: {latency: {dist: constant, value: 0.1}, grant_probability: 1.0, mcp_policy: never}
-agents:
-  - {id: a0, type: LLM_AGENT, protocols: {MCP+: 1.0}}
-  - {id: gw, type: GATEWAY, protocols: {MCP+: 1.0}}
-  - {id: tr, type: GATEWAY, protocols: {MCP+: 1.0, MCP: 1.0}}
-  - {id: srv, type: TOOL_SERVER, protocols: {MCP+: 1.0, MCP: 1.0}, tools: [t0]}
-links:
-  - {between: [a0, gw], latency: {MCP+: 0.01}}
-  - {between: [gw, srv], latency: {MCP+: 0.01}}
-  - {between: [a0, tr], latency: {MCP+: 0.02}}
-  - {between: [tr, srv], latency: {MCP: 0.02}}
-tools:
-  - name: t0
-    description: Tool t0 writes a record.
-    input_schema: {type: object}
-    side_effects: write
-    requires_approval: true
-    service_time: {dist: constant, value: 0.2}
-workflows:
-  - name: w
-    initiator: a0
-    protocol: MCP+
-    arrivals: {process: poisson, rate: 0.5}
-    timeout: 2
-    tasks: [{id: k0, tool: t0}]
-failures:
-  - {node: gw, at: 0, for: 20}
-"""
+
+def rerouted_list() -> str:
+    """tests/fixtures/scenarios/two_routes.yaml with gw down for the first 20 s, a quick
+    t0 and suspicions of 5 s."""
+    path = Path(__file__).resolve().parents[1] / "fixtures/scenarios/two_routes.yaml"
+    doc = yaml.safe_load(path.read_text())
+    doc.update(name="rerouted-list", seed=3, duration=120, routers=["resilient"])
+    doc["routing"] = {"suspect_ttl": 5}
+    doc["tools"][0]["service_time"] = {"dist": "constant", "value": 0.2}
+    doc["workflows"][0]["timeout"] = 2
+    doc["failures"] = [{"node": "gw", "at": 0, "for": 20}]
+    return yaml.safe_dump(doc)
 
 
 def test_a_rerouted_discovery_files_its_view_under_the_path_it_took(tmp_path: Path) -> None:
-    scenario, _ = parse_scenario(REROUTED_LIST, "rerouted-list.yaml")
+    scenario, _ = parse_scenario(rerouted_list(), "rerouted-list.yaml")
     run_replication(scenario, "resilient", 0, tmp_path, "protocol")
     events = [json.loads(x) for x in (tmp_path / "trace.jsonl").read_text().splitlines()]
     lists = [

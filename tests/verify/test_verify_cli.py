@@ -270,3 +270,11 @@ def test_aut_is_read_by_our_bisim(capsys: pytest.CaptureFixture[str], tmp_path: 
     )
     capsys.readouterr()
     assert main(["bisim", str(out), str(other)]) == 1
+
+
+def test_the_cli_defaults_are_the_searchs() -> None:
+    """``--help`` imports nothing of the search: its defaults are copies, kept equal."""
+    from sim.cli import verify as cli
+    from sim.verify import MAX_STATES, MAX_SUSPECT_SETS
+
+    assert (cli.DEFAULT_MAX_STATES, cli.DEFAULT_SUSPECT_SETS) == (MAX_STATES, MAX_SUSPECT_SETS)

@@ -29,43 +29,10 @@ from sim.scenario.model import Scenario
 from sim.verify.knowledge import suspicion_sets
 from sim.verify.model import Model
 
-#: ``a0`` reaches ``srv`` over MCP+ through ``gw`` (cheapest) or through ``tr``, which
-#: translates to plain MCP (requires_approval lost; mcp_policy never: no approval). No
-#: failures: ``t0`` takes 4 s against a 3 s timeout, so every call times out and a
-#: resilient caller suspects the healthy ``gw``.
-HEALTHY_SUSPECT = """
-name: healthy-suspect
-seed: 1
-duration: 30
-trace: protocol
-routers: [resilient, dijkstra, semantic]
-protocols: [MCP, MCP+]
-approval: {latency: {dist: constant, value: 0.1}, grant_probability: 1.0, mcp_policy: never}
-agents:
-  - {id: a0, type: LLM_AGENT, protocols: {MCP+: 1.0}}
-  - {id: gw, type: GATEWAY, protocols: {MCP+: 1.0}}
-  - {id: tr, type: GATEWAY, protocols: {MCP+: 1.0, MCP: 1.0}}
-  - {id: srv, type: TOOL_SERVER, protocols: {MCP+: 1.0, MCP: 1.0}, tools: [t0]}
-links:
-  - {between: [a0, gw], latency: {MCP+: 0.01}}
-  - {between: [gw, srv], latency: {MCP+: 0.01}}
-  - {between: [a0, tr], latency: {MCP+: 0.02}}
-  - {between: [tr, srv], latency: {MCP: 0.02}}
-tools:
-  - name: t0
-    description: Tool t0 writes a record.
-    input_schema: {type: object}
-    side_effects: write
-    requires_approval: true
-    service_time: {dist: constant, value: 4}
-workflows:
-  - name: w
-    initiator: a0
-    protocol: MCP+
-    arrivals: {process: poisson, rate: 0.5}
-    timeout: 3
-    tasks: [{id: k0, tool: t0}]
-"""
+#: ``a0`` reaches ``srv`` through ``gw`` (MCP+) or ``tr`` (to plain MCP); no failures, but
+#: ``t0`` outlasts the timeout, so a resilient caller suspects the healthy ``gw``.
+TWO_ROUTES = Path(__file__).resolve().parents[1] / "fixtures" / "scenarios" / "two_routes.yaml"
+HEALTHY_SUSPECT = TWO_ROUTES.read_text()
 
 
 def scenario_of(text: str) -> Scenario:
