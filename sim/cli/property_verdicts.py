@@ -36,6 +36,7 @@ def monitor_for(args: argparse.Namespace, scenario: Scenario) -> Monitor | None:
     :class:`~sim.scenario.ScenarioError` for a bad ``--properties`` file and
     :class:`~sim.scenario.properties_rules.UnknownProperty` for an unknown ``--property``
     or a check without a formula."""
+    from sim.conformance.checks.families import CHECK_NAMES
     from sim.properties import Monitor
     from sim.scenario.properties_rules import (
         UnknownProperty,
@@ -45,7 +46,7 @@ def monitor_for(args: argparse.Namespace, scenario: Scenario) -> Monitor | None:
     )
 
     extra = load_properties(args.properties, scenario) if args.properties is not None else []
-    chosen = select_properties(scenario, extra, args.property_names, checks=False)
+    chosen = select_properties(scenario, extra, args.property_names, CHECK_NAMES, every_check=False)
     props = []
     for name, prop in chosen:
         if prop is None:

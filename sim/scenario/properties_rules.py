@@ -123,22 +123,23 @@ def select_properties(
     scenario: Scenario,
     extra: Sequence[Property],
     names: Sequence[str] | None,
-    checks: bool,
+    checks: Sequence[str],
+    every_check: bool,
 ) -> list[tuple[str, Property | None]]:
     """The properties ``--property NAME ...`` selects, in order, as (name, formula or
-    None for one of the seven checks without a formula): among the scenario's, the
-    ``extra`` ones and the seven checks (their formulas, :func:`builtin_for`; user names
-    have no ``_``, so they never clash). With no names: every user property, and the seven
-    checks too when ``checks``. Raises :class:`UnknownProperty` naming the unknown ones."""
-    from sim.conformance.checks.families import CHECK_NAMES
-
+    None for a check without a formula): among the scenario's, the ``extra`` ones and
+    the ``checks`` (the seven checks' names, passed in: the scenario layer does not
+    import the conformance checks), each with its formula from :func:`builtin_for` if it
+    has one (user names have no ``_``, so they never clash). With no names: every user
+    property, and the checks too when ``every_check``. Raises :class:`UnknownProperty`
+    naming the unknown ones."""
     table: dict[str, Property | None] = {
         p.name: p for p in [*compile_properties(scenario.properties, scenario), *extra]
     }
-    if not names and not checks:
+    if not names and not every_check:
         return list(table.items())
     builtin = {p.name: p for p in builtin_for(scenario)}
-    for name in CHECK_NAMES:
+    for name in checks:
         table.setdefault(name, builtin.get(name))
     if not names:
         return list(table.items())

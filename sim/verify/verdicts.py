@@ -87,9 +87,10 @@ def selected(
     """(name, formula property or None for a check without one), in order: the
     scenario's properties, the extra ones, then the seven checks (all of them when no
     names are given)."""
+    from sim.conformance.checks.families import CHECK_NAMES
     from sim.scenario.properties_rules import select_properties
 
-    return select_properties(scenario, extra, names, checks=True)
+    return select_properties(scenario, extra, names, CHECK_NAMES, every_check=True)
 
 
 def _tracker(name: str, prop: Property | None, scenario: Scenario) -> Tracker | str:
