@@ -161,3 +161,40 @@ def test_a_dask_cluster_prints_the_same_json(capsys: pytest.CaptureFixture[str])
         dask = _smc(capsys, *args, "--executor", "dask", "--scheduler", cluster.scheduler_address)
     assert local[0] == dask[0] == 0
     assert local[1] == dask[1]
+
+
+def test_a_checks_formula_is_a_property_by_its_name(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``--property write_approval`` monitors the check's formula, as ``verify`` decides
+    it: the same verdicts as the scenario's own copy of that formula."""
+    text = Path(APPROVAL).read_text(encoding="utf-8")
+    never = tmp_path / "never.yaml"  # plain MCP carries no requires_approval: never asked
+    never.write_text(
+        text.replace("grant_probability: 0.7\n", "grant_probability: 0.7\n  mcp_policy: never\n")
+    )
+    code, obj, _ = _smc(
+        capsys, str(never), "--property", "write_approval", "--property", "approved-writes",
+        "--max-runs", "20",
+    )  # fmt: skip
+    assert code == 0
+    builtin, user = obj
+    assert (builtin["property"], user["property"]) == ("write_approval", "approved-writes")
+    assert builtin["runs"] == user["runs"] == 20
+    assert builtin["satisfied"] == user["satisfied"] == 0
+    code, obj, _ = _smc(capsys, APPROVAL, "--property", "write_approval", "--max-runs", "20")
+    assert code == 0 and obj["satisfied"] == 20
+    # no ExclusiveWith pair: nothing to violate
+    code, obj, _ = _smc(capsys, APPROVAL, "--property", "exclusive", "--max-runs", "5")
+    assert code == 0 and obj["satisfied"] == 5
+
+
+@pytest.mark.parametrize("name", ["recovery", "lts", "conservation", "route_validity"])
+def test_a_check_without_a_formula_exits_2_and_says_where_it_is_checked(
+    capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    code, _, err = _smc(capsys, APPROVAL, "--property", name)
+    assert code == 2
+    assert f"{name} is one of the seven checks and has no formula" in err
+    assert f"check runs it on a trace (--only {name})" in err
+    assert f"verify --property {name} decides it" in err

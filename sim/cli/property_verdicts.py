@@ -28,32 +28,35 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-class UnknownProperty(ValueError):
-    """``--property`` names a property neither the scenario nor ``--properties`` has."""
-
-
 def monitor_for(args: argparse.Namespace, scenario: Scenario) -> Monitor | None:
-    """The monitor of the selected properties (None when there are none). Raises
+    """The monitor of the selected properties (None when there are none): the
+    scenario's and ``--properties``' (all of them, or those ``--property`` names), and
+    the formulas of the seven checks that have one when named (``--property
+    write_approval``), as ``verify`` selects them. Raises
     :class:`~sim.scenario.ScenarioError` for a bad ``--properties`` file and
-    :class:`UnknownProperty` for an unknown ``--property``."""
+    :class:`~sim.scenario.properties_rules.UnknownProperty` for an unknown ``--property``
+    or a check without a formula."""
+    from sim.conformance.checks.families import CHECK_NAMES
     from sim.properties import Monitor
     from sim.scenario.properties_rules import (
-        compile_properties,
+        UnknownProperty,
         load_properties,
+        select_properties,
         tool_attributes,
     )
 
-    props = compile_properties(scenario.properties, scenario)
-    if args.properties is not None:
-        props += load_properties(args.properties, scenario)
-    wanted = args.property_names
-    if wanted:
-        names = [p.name for p in props]
-        unknown = [n for n in wanted if n not in names]
-        if unknown:
-            known = ", ".join(names) or "none"
-            raise UnknownProperty(f"unknown property {', '.join(unknown)} (known: {known})")
-        props = [p for p in props if p.name in wanted]
+    extra = load_properties(args.properties, scenario) if args.properties is not None else []
+    chosen = select_properties(scenario, extra, args.property_names, CHECK_NAMES, every_check=False)
+    props = []
+    for name, prop in chosen:
+        if prop is None:
+            raise UnknownProperty(
+                f"{name} is one of the seven checks and has no formula "
+                f"(docs/properties.md): check runs it on a trace (--only {name}), compare "
+                f"reports its violations per 1,000 instances, verify --property {name} "
+                "decides it"
+            )
+        props.append(prop)
     if not props:
         return None
     return Monitor(props, tool_attributes(scenario))

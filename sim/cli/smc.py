@@ -120,13 +120,14 @@ def _bad(message: str) -> int:
 
 def smc(args: argparse.Namespace) -> int:
     """Run the estimation or test; print the table or JSON; 0, or 2 on bad input."""
-    from sim.cli.property_verdicts import UnknownProperty, monitor_for
+    from sim.cli.property_verdicts import monitor_for
     from sim.engine import ReplicationError
     from sim.experiments.runner import fingerprint, make_executor
     from sim.experiments.smc_runner import MAX_RUNS, Rule, SmcJob, estimate
     from sim.mesh.registry import unknown_router
     from sim.processes import Stopped, stop_on_signals
     from sim.scenario import ScenarioError, load_scenario_with_warnings
+    from sim.scenario.properties_rules import UnknownProperty
 
     try:
         scenario, warnings = load_scenario_with_warnings(args.file)

@@ -127,9 +127,12 @@ def run_compare(
     on_wait: Callable[[str], None] | None = None,
     guard: Guard | None = None,
     plots: bool = True,
+    drawers: ExecutorHandle | None = None,
 ) -> Outcome:
     """Lock ``base``, run what is missing, then write the summary, the plots (unless not
     ``plots``: ``plots/`` is then left as it is and the report shows none) and the report.
+    ``drawers`` (:func:`~sim.experiments.figures.drawing_pool`, the caller's to close)
+    draws the figures; without it a process pool ``handle`` does, else this process.
 
     Raises :class:`~sim.experiments.store.FolderBusy` when another process holds ``base``
     (unless ``wait``), :class:`~sim.experiments.store.StorageError` when a write fails
@@ -152,6 +155,7 @@ def run_compare(
             on_plan=on_plan,
             guard=guard,
             plots=plots,
+            drawers=drawers,
         )
 
 
@@ -172,6 +176,7 @@ def _run_locked(
     on_plan: Callable[[Plan], None] | None,
     guard: Guard | None,
     plots: bool,
+    drawers: ExecutorHandle | None,
 ) -> Outcome:
     started = time.perf_counter()
     tasks = build_tasks(base, points, routers, replications, trace_level, guard)
@@ -200,9 +205,12 @@ def _run_locked(
         on_start(len(todo.todo), len(todo.done))
     ran: list[RunRecord] = []
     kept = [t.key for t in todo.done]
-    first = tasks[0].fingerprint if tasks else ""
-    shipped_first = (files[first], first) if first in files else None
-    drawing = Drawing(base, points, routers, replications, handle, shipped_first) if plots else None
+    pool = drawers if drawers is not None else handle
+    drawing = (
+        Drawing(base, points, routers, replications, pool, ready=drawers is not None)
+        if plots
+        else None
+    )
     try:
         with inheriting(handle):
             for record in run_tasks(todo.todo, handle, hook=hook, report=report):
