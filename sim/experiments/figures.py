@@ -17,6 +17,7 @@ way.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 from collections.abc import Sequence
@@ -167,12 +168,14 @@ def drawer_start(parent: int, turn: Lock) -> None:
     """Initializer of :func:`drawing_pool`'s workers of process ``parent``: they stop and
     die with it (:func:`sim.processes.worker_start`) and import the figures' modules, one
     worker at a time (``turn``), so that the two cores are never shared by more than this
-    process's work and one import."""
+    process's work and one import; what they hold then is frozen out of the collector."""
     from sim.processes import worker_start
+    from sim.scenario.load import long_lived
 
     worker_start(parent)
-    with turn:
+    with turn, long_lived():  # modules kept to the end: never scanned by the collector
         ready_to_draw()
+    gc.freeze()
 
 
 def _forked() -> None:
