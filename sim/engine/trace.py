@@ -13,6 +13,7 @@ their keys and the field order are declared once in :mod:`sim.vocabulary`.
 from __future__ import annotations
 
 import json
+from math import copysign
 from typing import Any, Protocol
 
 from sim.vocabulary import FIELD_NAMES, LABELS
@@ -55,11 +56,14 @@ def seconds(t: float) -> str:
     In ``[1e-4, 1e9)`` the correctly rounded 6-decimal text of ``t`` (what ``round``
     rounds to) has at most 15 significant digits, so the double nearest to it prints
     back as the same digits (DBL_DIG = 15) in fixed notation: trailing zeros cut, one
-    kept after the point. Elsewhere (zero, negatives, tiny and huge values, where
-    ``repr`` may switch to exponent notation) it is ``repr(round(t, 6))`` itself."""
+    kept after the point. Zero is ``0.0`` (``-0.0`` for negative zero). Elsewhere
+    (negatives, tiny and huge values, where ``repr`` may switch to exponent notation)
+    it is ``repr(round(t, 6))`` itself."""
     if FAST_LOW <= t < FAST_HIGH:
         text = ("%.6f" % t).rstrip("0")  # noqa: UP031 (faster than format/f-string)
         return text + "0" if text[-1] == "." else text
+    if t == 0.0:  # a wait or latency of zero: common, and slow in repr(round())
+        return "0.0" if copysign(1.0, t) > 0.0 else "-0.0"
     return repr(round(t, 6))
 
 
