@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -101,3 +102,31 @@ def test_the_sketch_is_the_scenario_agents_links_and_routers() -> None:
     assert [(a, b) for a, b, _ in sketch.links] == [tuple(lk.between) for lk in scenario.links]
     assert all(p == ", ".join(sorted(p.split(", "))) for _, _, p in sketch.links)
     assert sketch.routers == tuple(scenario.router_names)
+
+
+def test_the_report_is_written_with_the_inherited_heap_still_frozen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # forked workers inherit the scenario frozen; the parent keeps it to the end, so its
+    # summary, page and report are made with it still out of the collector's scans
+    import gc
+
+    from sim.experiments import compare
+
+    seen: list[int] = []
+    render = compare.render_report
+
+    def spy(*args: Any, **kwargs: Any) -> str:
+        seen.append(gc.get_freeze_count())
+        return render(*args, **kwargs)
+
+    monkeypatch.setattr(compare, "render_report", spy)
+    scenario = load_scenario(SMALL)
+    points = load_points(SMALL, scenario, expand(scenario, []))[0]
+    handle = make_executor("local", 2)
+    try:
+        run_compare(scenario, points, ROUTERS, 1, tmp_path / "out", handle, plots=False)
+    finally:
+        handle.close()
+    assert len(seen) == 1 and seen[0] > 0
+    assert gc.get_freeze_count() == 0  # and unfrozen once the experiment is over

@@ -212,6 +212,8 @@ def _run_locked(
         else None
     )
     try:
+        # what forked workers inherit stays frozen to the end: this process keeps it too,
+        # and the summary's and page's collections need not walk it
         with inheriting(handle):
             for record in run_tasks(todo.todo, handle, hook=hook, report=report):
                 if drawing is not None:  # every run is submitted by now
@@ -221,9 +223,18 @@ def _run_locked(
                     kept.append(record.key)
                 if on_record is not None:
                     on_record(record)
-        return _conclude(
-            base_scenario, points, routers, replications, base, handle, ran, todo, started, drawing
-        )
+            return _conclude(
+                base_scenario,
+                points,
+                routers,
+                replications,
+                base,
+                handle,
+                ran,
+                todo,
+                started,
+                drawing,
+            )
     except OSError as exc:
         error = StorageError.of(exc, base)
         raise StorageError(error.path, error.reason, tuple(kept)) from None
