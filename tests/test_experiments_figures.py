@@ -14,7 +14,15 @@ from typing import Any
 import pytest
 
 from sim.experiments.compare import run_compare
-from sim.experiments.figures import Drawing, MeshSketch, Scene, draw, drawing_pool
+from sim.experiments.figures import (
+    MAX_DRAWERS,
+    RUN_FIGURES,
+    Drawing,
+    MeshSketch,
+    Scene,
+    draw,
+    drawing_pool,
+)
 from sim.experiments.runner import make_executor
 from sim.experiments.sweep import SweepPoint, expand, load_points
 from sim.scenario import load_scenario
@@ -65,8 +73,14 @@ def test_a_pool_draws_the_bytes_this_process_draws(drawn: Path, tmp_path: Path, 
     assert _pngs(base) == expected
 
 
-def test_a_drawing_pool_needs_two_workers() -> None:
+def test_a_drawing_pool_needs_two_jobs_and_forks_no_more_drawers_than_figures_at_once() -> None:
     assert drawing_pool(1) is None
+    pool = drawing_pool(64)
+    assert pool is not None
+    try:
+        assert pool.workers == MAX_DRAWERS == len(RUN_FIGURES)
+    finally:
+        pool.terminate()
 
 
 def test_the_drawing_pool_imports_matplotlib_before_its_first_task() -> None:

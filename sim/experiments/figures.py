@@ -193,14 +193,20 @@ def _forked() -> None:
     """A task that does nothing: submitted, the pool forks its workers."""
 
 
-def drawing_pool(workers: int) -> ExecutorHandle | None:
-    """A process pool of ``workers`` workers forked now, to draw a ``compare``'s figures
-    (:class:`Drawing`), importing matplotlib meanwhile (:func:`drawer_start`); None where
-    processes are not forked (their imports would then be no head start) or for fewer
-    than 2 workers."""
+#: The most drawers worth forking: the per-run figures drawn at once (a pool's
+#: shutdown waits for every worker's import, made one at a time).
+MAX_DRAWERS = len(RUN_FIGURES)
+
+
+def drawing_pool(jobs: int) -> ExecutorHandle | None:
+    """A process pool of ``jobs`` workers (at most :data:`MAX_DRAWERS`) forked now, to
+    draw a ``compare``'s figures (:class:`Drawing`), importing matplotlib meanwhile
+    (:func:`drawer_start`); None where processes are not forked (their imports would then
+    be no head start) or for fewer than 2 jobs."""
     context = multiprocessing.get_context()
-    if workers < 2 or context.get_start_method() != "fork":
+    if jobs < 2 or context.get_start_method() != "fork":
         return None
+    workers = min(jobs, MAX_DRAWERS)
     pool = ProcessPoolExecutor(
         max_workers=workers,
         mp_context=context,
