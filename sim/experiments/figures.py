@@ -17,6 +17,7 @@ way.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import multiprocessing
 import os
@@ -164,18 +165,28 @@ def ready_to_draw() -> None:
     from sim.experiments import plots  # noqa: F401
 
 
+#: How much nicer a drawer is while it imports: the core it takes is an idle one.
+IMPORT_NICENESS = 10
+
+
 def drawer_start(parent: int, turn: Lock) -> None:
     """Initializer of :func:`drawing_pool`'s workers of process ``parent``: they stop and
     die with it (:func:`sim.processes.worker_start`) and import the figures' modules, one
-    worker at a time (``turn``), so that the two cores are never shared by more than this
-    process's work and one import; what they hold then is frozen out of the collector."""
+    worker at a time (``turn``) and :data:`IMPORT_NICENESS` nicer than ``parent`` (on a
+    core the scenario's loading leaves idle; after a short load, not at the runs'
+    expense), then draw at its priority again where the system lets a process return to
+    it; what they hold then is frozen out of the collector."""
     from sim.processes import worker_start
     from sim.scenario.load import long_lived
 
     worker_start(parent)
+    priority = os.getpriority(os.PRIO_PROCESS, 0)
+    os.setpriority(os.PRIO_PROCESS, 0, min(priority + IMPORT_NICENESS, 19))
     with turn, long_lived():  # modules kept to the end: never scanned by the collector
         ready_to_draw()
     gc.freeze()
+    with contextlib.suppress(OSError):  # lowering one's niceness needs a privilege
+        os.setpriority(os.PRIO_PROCESS, 0, priority)
 
 
 def _forked() -> None:
