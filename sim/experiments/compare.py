@@ -185,8 +185,9 @@ def _run_locked(
     files: dict[str, str] = {}
     if handle.kind == "processes" and todo.todo:  # each worker loads each scenario once
         scenarios = {t.fingerprint: t.scenario for t in todo.todo}
-        if handle.inherits():  # forked from here: no pickle, and the graph built once
-            built(todo.todo[0].scenario, todo.todo[0].fingerprint)
+        if handle.inherits():  # forked from here: no pickle, and what workers keep built
+            # once (while the figures' pool imports matplotlib on the other core)
+            built(todo.todo[0].scenario, todo.todo[0].fingerprint).prepare()
             files = in_memory(scenarios)
         else:
             shipped = Path(tempfile.mkdtemp(prefix="protomesh-scenarios-"))
