@@ -121,12 +121,15 @@ class Built:
         gc.freeze()
 
     def prepare(self) -> None:
-        """Build the truth, the page's mesh and the topology now (kept long: never scanned
-        by the collector while built, :func:`sim.scenario.load.long_lived`)."""
+        """Build the truth (and the checks' trace decoder with the scenario's names, which
+        the checks cache per process), the page's mesh and the topology now (kept long:
+        never scanned by the collector while built, :func:`sim.scenario.load.long_lived`)."""
+        from sim.conformance.events import interning_decoder
+        from sim.conformance.truth import known_values
         from sim.scenario.load import long_lived
 
         with long_lived():
-            self.truth()
+            interning_decoder(known_values(self.truth()))
             self.page()
             self._kept_topology()
 
