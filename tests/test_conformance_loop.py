@@ -17,10 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim.conformance.checks import ALL_CHECKS, CHECK_NAMES, Consumer, Context, Verdict, run_pass
-from sim.conformance.checks.conservation import Conservation
-from sim.conformance.checks.loop import OFF, PROTOCOL, TRANSPORT, Branches, split
+from sim.conformance.checks.fusion import OFF, OWN, Branches, split
 from sim.conformance.checks.lts import LtsReplay
-from sim.conformance.checks.route_validity import RouteValidity
 from sim.conformance.events import encode_event, interning_decoder
 from sim.conformance.truth import Truth, from_scenario, known_values
 from sim.scenario import load_scenario
@@ -154,16 +152,21 @@ def test_frequent_labels_take_their_own_branch_unless_another_consumer_reads_the
     truth: Truth,
 ) -> None:
     ctx = Context()
-    checks = [ALL_CHECKS[n](truth, ctx) for n in CHECK_NAMES]
-    fused, _ = split(checks, fuse=True)
+    fused, _ = split([ALL_CHECKS[n](truth, ctx) for n in CHECK_NAMES], fuse=True)
     calls: list[list[Any]] = [[] for _ in LABEL_NAMES]
-    own = Branches(calls, fused[RouteValidity], fused[Conservation], fused[LtsReplay])
-    assert own.labels(quiet=True, idle=True) == (*TRANSPORT, *PROTOCOL)
-    assert own.labels(quiet=False, idle=True) == (*(OFF,) * len(TRANSPORT), *PROTOCOL)
-    assert own.labels(quiet=True, idle=False) == (*TRANSPORT, *(OFF,) * len(PROTOCOL))
+    labels = tuple(lab for lab, _, _ in OWN)
+    quiet = tuple(lab if when != "idle" else OFF for lab, _, when in OWN)
+    idle = tuple(lab if when != "quiet" else OFF for lab, _, when in OWN)
+    own = Branches(calls, fused)
+    assert own.labels(quiet=True, idle=True) == labels
+    assert own.labels(quiet=True, idle=False) == quiet  # an error awaits its strategy
+    assert own.labels(quiet=False, idle=True) == idle  # a node or link is down
     calls[LABEL_NAMES.index("send")].append(print)  # another consumer reads send
-    read = Branches(calls, fused[RouteValidity], fused[Conservation], None)  # no lts
-    assert read.labels(quiet=True, idle=True) == ("hop", OFF, "deliver", *(OFF,) * 5)
+    del fused[LtsReplay]  # and lts is not fused
+    read = Branches(calls, fused)
+    assert read.labels(quiet=True, idle=True) == (
+        "hop", OFF, "deliver", *(OFF,) * 5, "wf_start", OFF
+    )  # fmt: skip
 
 
 def test_the_scenario_s_names_are_decoded_interned_and_others_plainly(truth: Truth) -> None:

@@ -31,113 +31,33 @@ import gc
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from sim.conformance.checks.base import (
-    HISTORY_CAP,
-    OPENING,
-    TERMINAL,
-    Check,
-    Consumer,
-    Context,
-    Handler,
-    InstanceKey,
-)
+from sim.conformance.checks.base import HISTORY_CAP, Consumer, Context, Handler, InstanceKey
 from sim.conformance.checks.blocks import decoded, disorder, line_number, unknown_label
 from sim.conformance.checks.conservation import Conservation
+from sim.conformance.checks.fusion import (
+    FULL,
+    IS_MESSAGE,
+    IS_OPENING,
+    IS_PROTOCOL,
+    IS_TERMINAL,
+    MAY_FLIP,
+    WRITTEN,
+    Branches,
+    InstanceEnd,
+    ends_instances,
+    split,
+)
 from sim.conformance.checks.lts import LtsReplay
 from sim.conformance.checks.order import Exclusive, RequiresOrder
 from sim.conformance.checks.recovery import Recovery
 from sim.conformance.checks.route_validity import RouteValidity
 from sim.conformance.checks.write_approval import WriteApproval
-from sim.conformance.events import LABEL_IDS, PROTOCOL_LABELS, TraceError, decoder
+from sim.conformance.events import LABEL_IDS, TraceError, decoder
 
-#: The labels the loop handles for each fused check (its ``handlers()`` must name exactly
-#: these, or none: else the check is not fused, its handlers are called).
-FUSED: dict[type[Check], frozenset[str]] = {
-    WriteApproval: frozenset(("approve", "execute")),
-    RequiresOrder: frozenset(("call", "invoke", "result", "execute")),
-    Exclusive: frozenset(("execute",)),
-    Recovery: PROTOCOL_LABELS,
-    LtsReplay: PROTOCOL_LABELS,
-    Conservation: frozenset(("send", "deliver", "drop")),
-    RouteValidity: frozenset(
-        ("hop", "translate", "send", "deliver", "node_down", "node_up", "link_down", "link_up")
-    ),
-}
-#: Labels the loop writes out (the others go to their handlers, fused checks' too).
-_WRITTEN = frozenset(("hop", "send", "deliver", "drop", "wf_end")) | PROTOCOL_LABELS
-_OUTAGES = frozenset(("node_down", "node_up", "link_down", "link_up"))
-_IS_PROTOCOL = [lab in PROTOCOL_LABELS for lab in LABEL_IDS]
-_IS_TERMINAL = [lab in TERMINAL for lab in LABEL_IDS]
-_IS_OPENING = [lab in OPENING for lab in LABEL_IDS]
-#: the labels whose handlers may bring a node or link down or up, or start or end the
-#: wait of an error for its strategy (the labels' own branches are then chosen again)
-_MAY_FLIP = [lab in PROTOCOL_LABELS or lab in _OUTAGES or lab == "wf_end" for lab in LABEL_IDS]
-#: the labels of a message's life that ``conservation`` reads
-_IS_MESSAGE = [lab in FUSED[Conservation] for lab in LABEL_IDS]
-
-
-#: What a label's own branch compares the label with when the branch is off (no label
-#: is this object).
-OFF: Any = object()
-#: What a missing history is read as in the loop: a full one (not appended to there).
-FULL: list[bytes] = [b""] * HISTORY_CAP
-#: The labels with a branch of their own, in the loop's order.
-TRANSPORT: tuple[str, ...] = ("hop", "send", "deliver")
-PROTOCOL: tuple[str, ...] = ("call", "validate", "execute", "result", "approve")
-
-
-class Branches:
-    """Which labels take their own branch of the loop: a label that no consumer but the
-    fused checks reads, and whose branch's checks are fused (``route_validity`` for
-    ``hop``, ``conservation`` for ``send``/``deliver``, ``lts`` for the protocol labels:
-    the others fused or absent); the transport ones only while every node and link is
-    up (``quiet``), the protocol ones only while no error awaits its strategy
-    (``idle``)."""
-
-    __slots__ = ("protocol", "transport")
-
-    def __init__(self, calls: Sequence[Sequence[Handler]], rv: Any, cons: Any, lts: Any) -> None:
-        def own(lab: str, check: Any) -> Any:
-            return lab if check is not None and not calls[LABEL_IDS[lab]] else OFF
-
-        self.transport = (own("hop", rv), own("send", cons), own("deliver", cons))
-        self.protocol = tuple(own(lab, lts) for lab in PROTOCOL)
-
-    def labels(self, quiet: bool, idle: bool) -> tuple[Any, ...]:
-        """The label each branch takes (:data:`OFF` for none), in the loop's order."""
-        return (
-            *(self.transport if quiet else (OFF,) * len(TRANSPORT)),
-            *(self.protocol if idle else (OFF,) * len(PROTOCOL)),
-        )
-
-
-def _fusable(c: Consumer, seen: set[type]) -> bool:
-    kind = type(c)
-    if kind not in FUSED or kind in seen or not isinstance(c, Check):
-        return False
-    names = set(c.handlers())
-    if names and names != FUSED[kind]:
-        return False
-    seen.add(kind)
-    return True
-
-
-def split(consumers: Sequence[Consumer], fuse: bool) -> tuple[dict[type, Any], list[Consumer]]:
-    """The fused checks by class (when ``fuse``) and the other consumers, in order."""
-    seen: set[type] = set()
-    fused: dict[type, Any] = {}
-    rest: list[Consumer] = []
-    for c in consumers:
-        if fuse and _fusable(c, seen):
-            fused[type(c)] = c
-        else:
-            rest.append(c)
-    return fused, rest
-
-
-def _ends_instances(c: Consumer) -> bool:
-    """Whether ``c`` does anything at ``wf_end`` (a check with the default does not)."""
-    return not (isinstance(c, Check) and type(c).end_instance is Check.end_instance)
+#: The labels counted in their own branches, in the order of the loop's counters (the
+#: hops are the events no other count has).
+OWN_COUNTED = ("send", "deliver", "call", "validate", "execute", "result", "approve",
+               "wf_start", "wf_end")  # fmt: skip
 
 
 def stream(
@@ -157,23 +77,23 @@ def stream(
     is read by that one)."""
     fused, rest = split(consumers, fuse)
     history = any(getattr(c, "history", False) for c in consumers)
-    track = history or any(_ends_instances(c) for c in consumers)
+    track = history or any(ends_instances(c) for c in consumers)
     inline = {id(c) for c in fused.values()}
     handlers: list[list[Handler]] = [[] for _ in LABEL_IDS]  # label id → handlers called
     for c in consumers:
         for lab, h in c.handlers().items():
-            if id(c) not in inline or lab not in _WRITTEN:
+            if id(c) not in inline or lab not in WRITTEN:
                 handlers[LABEL_IDS[lab]].append(h)
     calls = [tuple(hs) for hs in handlers]
     any_calls = any(calls)
-    enders = [c.end_instance for c in rest if _ends_instances(c)]
+    enders = [c.end_instance for c in rest if ends_instances(c)]
 
     ids = LABEL_IDS
     HOP, SEND, DROP, WF_END = (ids[k] for k in ("hop", "send", "drop", "wf_end"))
     CALL = ids["call"]
     ERROR, APPROVE, EXECUTE, RESULT = (ids[k] for k in ("error", "approve", "execute", "result"))
-    is_protocol, is_terminal, is_opening = _IS_PROTOCOL, _IS_TERMINAL, _IS_OPENING
-    is_message = _IS_MESSAGE
+    is_protocol, is_terminal, is_opening = IS_PROTOCOL, IS_TERMINAL, IS_OPENING
+    is_message = IS_MESSAGE
 
     wa: WriteApproval | None = fused.get(WriteApproval)
     ro: RequiresOrder | None = fused.get(RequiresOrder)
@@ -212,16 +132,17 @@ def stream(
     sends = 0  # sends conservation took in the loop (its on_send counts the others)
     # events taken by the labels' own branches (added to counts after the loop)
     n_send = n_deliver = n_call = n_validate = n_execute = n_result = n_approve = 0
+    n_wf_start = n_wf_end = 0
     events = 0
     slow_sends = 0  # of those sends, the ones given to conservation's on_send
-    branches = Branches(calls, rv, cons, lts)
+    branches = Branches(calls, fused)
+    end_instance = InstanceEnd(fused, enders, hist, live, history).end
     quiet = not (rdown or rlinks)  # every node and link up
     idle = not (rpending or rretries or rfallbacks)  # no error awaits its strategy
-    s_hop, s_send, s_deliver, s_call, s_validate, s_execute, s_result, s_approve = branches.labels(
-        quiet, idle
-    )
+    (s_hop, s_send, s_deliver, s_call, s_validate, s_execute, s_result, s_approve, s_wf_start,
+     s_wf_end) = branches.labels(quiet, idle)  # fmt: skip
     VALIDATE = ids["validate"]
-    may_flip = _MAY_FLIP
+    may_flip = MAY_FLIP
     last_seq = -(1 << 63)
     last_t = -float("inf")
     was_enabled = gc.isenabled()
@@ -395,6 +316,14 @@ def stream(
                             wapproved.add(inv)
                         n_approve += 1
                         continue
+                elif lab is s_wf_start:  # no check reads it
+                    n_wf_start += 1
+                    continue
+                elif lab is s_wf_end:
+                    key = (ev.wf, ev.inst)
+                    end_instance(key, by_inst.pop(key, []))
+                    n_wf_end += 1
+                    continue
                 # the general branch: every label, every case
                 try:
                     i = ids[lab]
@@ -539,41 +468,23 @@ def stream(
                         live.discard(inv)
                 elif i == WF_END and track:
                     key = (ev.wf, ev.inst)
-                    invs = by_inst.pop(key, [])
-                    if wapproved and wa is not None:
-                        wa.end_instance(key, invs)
-                    if roinst:
-                        roinst.pop(key, None)
-                    if xinst:
-                        xinst.pop(key, None)
-                    if rec is not None and (rpending or rretries or rfallbacks):
-                        rec.end_instance(key, invs)
-                    if lstate and lts is not None:
-                        lts.end_instance(key, invs)
-                    for end in enders:
-                        end(key, invs)
-                    if history:
-                        for inv in invs:
-                            hist.pop(inv, None)
-                    else:
-                        live.difference_update(invs)
+                    end_instance(key, by_inst.pop(key, []))
                 if may_flip[i] and (
                     (not (rdown or rlinks)) is not quiet
                     or (not (rpending or rretries or rfallbacks)) is not idle
                 ):  # a node or link went down or up, an error came or was met
                     quiet = not (rdown or rlinks)
                     idle = not (rpending or rretries or rfallbacks)
-                    s_hop, s_send, s_deliver, s_call, s_validate, s_execute, s_result, s_approve = (
-                        branches.labels(quiet, idle)
-                    )
+                    (s_hop, s_send, s_deliver, s_call, s_validate, s_execute, s_result,
+                     s_approve, s_wf_start, s_wf_end) = branches.labels(quiet, idle)  # fmt: skip
     finally:
         if was_enabled:
             gc.enable()
         if cons is not None:
             cons.sends += sends + n_send - slow_sends
-    for lab, n in (("send", n_send), ("deliver", n_deliver), ("call", n_call),
-                   ("validate", n_validate), ("execute", n_execute), ("result", n_result),
-                   ("approve", n_approve)):  # fmt: skip
+    own = (n_send, n_deliver, n_call, n_validate, n_execute, n_result, n_approve, n_wf_start,
+           n_wf_end)  # fmt: skip
+    for lab, n in zip(OWN_COUNTED, own, strict=True):
         counts[ids[lab]] += n
     counts[HOP] = 0
     counts[HOP] = events - sum(counts)  # the hops of both branches
