@@ -17,7 +17,8 @@ a shared machine count less.
    Targets: 100,000 in ≤ 60 s and ≤ 2 GB; 1,000,000 in under 5 minutes and 1 GB.
 3. *compare --jobs 2 against --jobs 1* on ``train_booking`` and ``large_mesh`` (the
    command as a user runs it, in a fresh process, wall seconds: the point is the second
-   core; CPU seconds are shown beside). Targets: ≥ 1.8× and ≥ 1.5×.
+   core; CPU seconds are shown beside). Targets: ≥ 1.8× and ≥ 1.5×. Alone:
+   ``python -m benchmarks.bench_engine compare [--quick] [--rounds N] [SCENARIO ...]``.
 
 The generated mesh (:func:`scale_scenario`): ``gateways`` gateways speaking MCP, MCP+
 and A2A on a connected random graph (a random spanning tree plus random extra links,
@@ -352,15 +353,32 @@ def hop_rows(quick: bool) -> tuple[list[list[str]], bool]:
     return rows, passed
 
 
-def compare_rows(quick: bool) -> tuple[list[list[str]], bool]:
-    """compare --jobs 2 against --jobs 1, alternating (quick: fewer replications)."""
-    cases = [("train_booking", 1.8), ("large_mesh", 1.5)]
+#: The compare rows: (scenario, target speed-up of --jobs 2 over --jobs 1).
+COMPARE_CASES: tuple[tuple[str, float], ...] = (("train_booking", 1.8), ("large_mesh", 1.5))
+
+#: The compare table's header.
+COMPARE_HEADER = [
+    "scenario",
+    "--jobs 1: wall s (CPU s)",
+    "--jobs 2: wall s (CPU s)",
+    "speed-up",
+    "target",
+]
+
+
+def compare_rows(
+    quick: bool, rounds: int | None = None, names: tuple[str, ...] = ()
+) -> tuple[list[list[str]], bool]:
+    """compare --jobs 2 against --jobs 1, alternating (quick: fewer replications), over
+    ``rounds`` rounds of each side (default 1 quick, else 2), on the scenarios ``names``
+    (default: every one of :data:`COMPARE_CASES`)."""
+    cases = [(n, t) for n, t in COMPARE_CASES if not names or n in names]
     rows, passed = [], True
     for name, target in cases:
         extra = ["--replications", "2", "--set", "duration=300"] if quick else []
         one: list[tuple[float, float]] = []
         two: list[tuple[float, float]] = []
-        for k in range(1 if quick else 2):
+        for k in range(rounds or (1 if quick else 2)):
             order = (1, 2) if k % 2 == 0 else (2, 1)
             for jobs in order:
                 (one if jobs == 1 else two).append(compare_jobs(name, jobs, extra))
@@ -424,10 +442,7 @@ def run(quick: bool) -> Any:
             _scale_row(agents, big, "CPU < 300 s, < 1 GB", big_ok),
         ],
     )
-    cmp_table = table(
-        ["scenario", "--jobs 1: wall s (CPU s)", "--jobs 2: wall s (CPU s)", "speed-up", "target"],
-        cmp_rows,
-    )
+    cmp_table = table(COMPARE_HEADER, cmp_rows)
     notes = [
         "Hops/CPU-s: median of 3 alternating runs of each side (engine full, raw, engine "
         "protocol); engine and raw SimPy timed with time.process_time in the same process.",
@@ -453,8 +468,27 @@ def run(quick: bool) -> Any:
     )
 
 
+def compare_main(argv: list[str]) -> None:
+    """``python -m benchmarks.bench_engine compare [--quick] [--rounds N] [SCENARIO ...]``:
+    only the compare rows (the lead re-measures the whole section), printed as the
+    section's table with the load average before and after."""
+    quick = "--quick" in argv
+    rounds = int(argv[argv.index("--rounds") + 1]) if "--rounds" in argv else None
+    skip = {i + 1 for i, a in enumerate(argv) if a == "--rounds"}
+    names = tuple(a for i, a in enumerate(argv) if not a.startswith("--") and i not in skip)
+    before = os.getloadavg()[0]
+    rows, passed = compare_rows(quick, rounds, names)
+    print(table(COMPARE_HEADER, rows))
+    print(
+        f"load average (1 min) {before:.1f} before, {os.getloadavg()[0]:.1f} after; "
+        f"{'PASS' if passed else 'FAIL'}"
+    )
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[1] == "scale":
         scale_child(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
+    elif len(sys.argv) > 1 and sys.argv[1] == "compare":
+        compare_main(sys.argv[2:])
     else:
         print(run("--quick" in sys.argv).render())

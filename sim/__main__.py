@@ -1,5 +1,6 @@
 """``python -m sim``: the protomesh command line."""
 
+import gc
 import sys
 
 from sim.processes import Stopped, ignore_signals, stop_on_sigterm
@@ -26,4 +27,7 @@ if __name__ == "__main__":
     # interpreter finalises (pools joined, files closed; Python puts back the default
     # handlers then), must not turn a finished command into a death by signal.
     ignore_signals()
+    # Nothing is left to collect that matters: a frozen heap spares the interpreter's
+    # final collection a walk over every object (0.4 s after compare on 10,000 agents).
+    gc.freeze()
     sys.exit(code)

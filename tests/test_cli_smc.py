@@ -161,3 +161,84 @@ def test_a_dask_cluster_prints_the_same_json(capsys: pytest.CaptureFixture[str])
         dask = _smc(capsys, *args, "--executor", "dask", "--scheduler", cluster.scheduler_address)
     assert local[0] == dask[0] == 0
     assert local[1] == dask[1]
+
+
+def test_a_checks_formula_is_a_property_by_its_name(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``--property write_approval`` monitors the check's formula, as ``verify`` decides
+    it: the same verdicts as the scenario's own copy of that formula."""
+    text = Path(APPROVAL).read_text(encoding="utf-8")
+    never = tmp_path / "never.yaml"  # plain MCP carries no requires_approval: never asked
+    never.write_text(
+        text.replace("grant_probability: 0.7\n", "grant_probability: 0.7\n  mcp_policy: never\n")
+    )
+    code, obj, _ = _smc(
+        capsys, str(never), "--property", "write_approval", "--property", "approved-writes",
+        "--max-runs", "20",
+    )  # fmt: skip
+    assert code == 0
+    builtin, user = obj
+    assert (builtin["property"], user["property"]) == ("write_approval", "approved-writes")
+    assert builtin["runs"] == user["runs"] == 20
+    assert builtin["satisfied"] == user["satisfied"] == 0
+    code, obj, _ = _smc(capsys, APPROVAL, "--property", "write_approval", "--max-runs", "20")
+    assert code == 0 and obj["satisfied"] == 20
+    # no ExclusiveWith pair: nothing to violate
+    code, obj, _ = _smc(capsys, APPROVAL, "--property", "exclusive", "--max-runs", "5")
+    assert code == 0 and obj["satisfied"] == 5
+
+
+def test_a_check_without_a_formula_is_its_verdict_on_each_replications_trace(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``--property recovery`` has no formula: each replication's trace goes through the
+    check itself. Its verdicts are those of ``run``'s own check of the same replications
+    (train_booking under resilient, 1,000 s: gw1 down at 600 s, recovery violated)."""
+    text = (ROOT / "scenarios" / "train_booking.yaml").read_text(encoding="utf-8")
+    short = tmp_path / "short.yaml"
+    short.write_text(text.replace("duration: 3600", "duration: 1000"), encoding="utf-8")
+    assert "duration: 1000" in short.read_text()
+    code, obj, err = _smc(
+        capsys, str(short), "--property", "recovery", "--router", "resilient", "--max-runs", "3"
+    )
+    assert code == 0 and obj["property"] == "recovery" and obj["runs"] == 3
+    capsys.readouterr()
+    out = tmp_path / "runs"
+    argv = ["run", str(short), "--router", "resilient", "--replications", "3", "--out", str(out)]
+    assert main([*argv, "--quiet"]) in (0, 1)
+    violated = [
+        json.loads((out / "resilient" / f"rep-{k}" / "metrics.json").read_text())["violations"][
+            "recovery"
+        ]
+        > 0
+        for k in range(3)
+    ]
+    assert any(violated)  # the case is not vacuous
+    assert obj["satisfied"] == violated.count(False)
+    assert obj["first_violation"] == violated.index(True)
+    assert "--only recovery" in err and "--property recovery" not in err
+
+
+def test_checks_and_properties_together_do_not_depend_on_jobs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    args = (APPROVAL, "--property", "lts", "--property", "paid", "--property", "conservation")
+    one = _smc(capsys, *args, "--max-runs", "24", "--jobs", "1")
+    two = _smc(capsys, *args, "--max-runs", "24", "--jobs", "2")
+    assert one[0] == two[0] == 0 and one[1] == two[1]
+    assert list(scratch.iterdir()) == []  # the replications' traces are gone
+    # in the order asked for
+    assert [o["property"] for o in one[1]] == ["lts", "paid", "conservation"]
+    assert one[1][0]["satisfied"] == one[1][2]["satisfied"] == 24
+
+
+def test_a_transport_check_needs_trace_full(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _smc(capsys, APPROVAL, "--property", "route_validity", "--trace", "protocol")
+    assert code == 2
+    assert "--trace protocol: route_validity reads" in err and "only level full keeps" in err

@@ -220,3 +220,4 @@ def test_hops_by_link_counts_every_hop_at_every_trace_level(tmp_path: Path) -> N
     assert full["hops_by_link"] == dict(sorted(counted.items()))
     assert protocol["hops_by_link"] == full["hops_by_link"]
     assert sum(full["hops_by_link"].values()) == full["messages"]["hops"]
+    assert protocol["messages"]["hops"] == full["messages"]["hops"]

@@ -15,6 +15,7 @@ from matplotlib.patches import Polygon, Rectangle
 
 from sim.experiments import plots
 from sim.experiments.compare import run_compare
+from sim.experiments.figures import MeshSketch
 from sim.experiments.runner import make_executor
 from sim.experiments.summary import Point, series_of, stat_of
 from sim.experiments.sweep import expand, load_points, parse_set
@@ -200,7 +201,7 @@ def test_timeline_draws_completions_and_outages(experiment: Experiment) -> None:
 
 def test_mesh_widths_follow_the_hops_carried(experiment: Experiment) -> None:
     use = {r: experiment.first[r]["link_use"] for r in ROUTERS}
-    fig = plots.mesh_figure(experiment.scenario, use)
+    fig = plots.mesh_figure(MeshSketch.of(experiment.scenario), use)
     assert fig.get_suptitle().startswith("Mesh and the routes most used")
     links = len(experiment.scenario.links)
     sets = {
@@ -228,14 +229,9 @@ def test_mesh_widths_follow_the_hops_carried(experiment: Experiment) -> None:
 
 
 def test_a_large_mesh_is_aggregated() -> None:
-    from sim.scenario.model import AgentSpec, AgentType
-
-    agents = [
-        AgentSpec(id=f"a{i}", type=AgentType.LLM_AGENT, protocols={"MCP": 1.0})
-        for i in range(plots.MESH_DRAW_LIMIT + 5)
-    ]
-    scenario = Scenario.model_construct(name="x", agents=agents, links=[], routers=["dijkstra"])
-    fig = plots.mesh_figure(scenario, {"dijkstra": {"a0|a1": 3}})
+    agents = tuple((f"a{i}", "LLM_AGENT") for i in range(plots.MESH_DRAW_LIMIT + 5))
+    sketch = MeshSketch(agents, (), ("dijkstra",))
+    fig = plots.mesh_figure(sketch, {"dijkstra": {"a0|a1": 3}})
     assert not fig.axes[0].axison
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["LLM_AGENT"]
     assert "aggregated" in fig.get_suptitle()

@@ -96,3 +96,23 @@ def test_bad_property_input_exits_2(
     assert f"{bad}:3:27: [0].formula: the bound of `F`" in capsys.readouterr().err
     assert main([*args, "--properties", str(tmp_path / "missing.yaml")]) == 2
     assert "missing.yaml:1:1: <root>: cannot read" in capsys.readouterr().err
+
+
+def test_a_checks_formula_is_selected_by_the_checks_name(
+    train_mutations: dict[str, Events], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from sim.properties.builtin import WRITE_APPROVAL
+
+    trace = _write(tmp_path, train_mutations["drop_approve"])
+    code, report = _json(
+        capsys, str(trace), "--scenario", str(TRAIN), "--property", "write_approval"
+    )
+    assert code == 1
+    (p,) = report["properties"]
+    assert (p["name"], p["formula"], p["violations"]) == ("write_approval", WRITE_APPROVAL, 1)
+    wa = next(c for c in report["checks"] if c["name"] == "write_approval")
+    assert p["first"]["events"][-1] == wa["first"]["events"][-1]
+    args = ["check", str(trace), "--scenario", str(TRAIN), "--property", "lts"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "lts is one of the seven checks and has no formula" in err and "--only lts" in err

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from routing_oracle import PROPS, Mesh, endpoints, meshes
 from scipy.sparse import csr_matrix
-from test_routing_properties import PROPS, Mesh, endpoints, meshes
 
 from sim.mesh import (
     Agent,

@@ -58,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     from sim.conformance.checks import CHECK_NAMES, TraceError, check_trace
     from sim.conformance.dialogues import DialogueError, check_dialogues
     from sim.scenario import ScenarioError, load_scenario_with_warnings
+    from sim.scenario.properties_rules import UnknownProperty
 
     only = None
     monitor = None
@@ -79,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
             try:
                 scenario, warnings = load_scenario_with_warnings(args.scenario)
                 monitor = property_verdicts.monitor_for(args, scenario)
-            except property_verdicts.UnknownProperty as exc:
+            except UnknownProperty as exc:
                 return _bad(str(exc))
             except ScenarioError as exc:
                 return scenario_error(exc)

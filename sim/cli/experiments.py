@@ -172,7 +172,26 @@ def _routers(text: str) -> list[str]:
 
 
 def compare(args: argparse.Namespace) -> int:
-    """Run the comparison; print where the report is; 0, or 2 on bad input or a crashed run."""
+    """Run the comparison; print where the report is; 0, or 2 on bad input or a crashed run.
+
+    With local workers the figures' pool is forked first, to import matplotlib while the
+    scenario loads (:func:`sim.experiments.figures.drawing_pool`)."""
+    from sim.experiments.figures import drawing_pool
+    from sim.experiments.runner import default_jobs
+
+    local = args.executor == "local" and args.plots
+    drawers = drawing_pool(args.jobs or default_jobs()) if local else None
+    code = EXIT_BAD_INPUT
+    try:
+        code = _compare(args, drawers)
+    finally:  # idle after a success; else perhaps still importing: not waited for
+        if drawers is not None:
+            drawers.close() if code == EXIT_OK else drawers.terminate()
+    return code
+
+
+def _compare(args: argparse.Namespace, drawers: ExecutorHandle | None) -> int:
+    """:func:`compare`, the figures drawn by ``drawers`` when given."""
     from sim.experiments.compare import run_compare
     from sim.experiments.runner import default_jobs, make_executor
     from sim.experiments.store import FolderBusy, StorageError
@@ -251,6 +270,7 @@ def compare(args: argparse.Namespace) -> int:
                 on_plan=say_damaged,
                 wait=args.wait,
                 plots=args.plots,
+                drawers=drawers,
                 guard=guard_of(args, args.file),
                 on_wait=lambda pid: print(
                     f"{base}: waiting for protomesh process {pid} to finish with it",

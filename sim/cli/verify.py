@@ -91,8 +91,8 @@ def register(sub: Any) -> None:
         "--aut",
         type=Path,
         metavar="OUT.aut",
-        help="write the model's state space in Aldebaran form (one file per workflow: "
-        "OUT-<workflow>.aut when there are several)",
+        help="write the model's state space in Aldebaran form (one file per workflow and "
+        "distinct initiator model: OUT-<workflow>-<initiator>.aut when there are several)",
     )
     p.add_argument(
         "--no-reduction",
@@ -217,29 +217,43 @@ def _confirm(args: argparse.Namespace, name: str, path: Path) -> str:
 
 
 def _aut(args: argparse.Namespace, scenario: Any, workflows: list[str], router: str) -> int:
+    """One ``.aut`` file per workflow and distinct initiator model (the groups the search
+    decides with one search each): ``OUT``, or ``OUT-<workflow>-<initiator>.aut`` with
+    the parts that tell the files apart (the initiator named is its group's first;
+    characters other than letters, digits, ``.``, ``_`` and ``-`` become ``_``)."""
+    import re
+
     from sim.calculus.lts import write_aut
     from sim.verify.aut import state_space
-    from sim.verify.model import Model
+    from sim.verify.verdicts import initiator_groups
 
     out: Path = args.aut
     for w in workflows:
-        target = out if len(workflows) == 1 else out.with_name(f"{out.stem}-{w}{out.suffix}")
-        model = Model(scenario, w, router, suspect_sets=args.suspect_sets)
-        lts, complete = state_space(model, args.max_states)
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(write_aut(lts), encoding="utf-8")
-        except OSError as exc:
-            return _bad(f"--aut: {target}: {exc.strerror or exc}")
-        cut = "" if complete else f" (cut at --max-states {args.max_states:,})"
-        if not model.suspicions.complete:
-            sets = len(model.suspicions.sets)
-            cut += f" (routes under the first {sets} suspect sets: --suspect-sets)"
-        print(
-            f"{w}: state space written to {target}: {lts.n_states:,} states, "
-            f"{len(lts.transitions):,} transitions{cut}",
-            file=sys.stderr,
-        )
+        groups = initiator_groups(scenario, w, router, suspect_sets=args.suspect_sets)
+        for model, names in groups:
+            parts = ([w] if len(workflows) > 1 else []) + (
+                [model.initiator] if len(groups) > 1 else []
+            )
+            tail = re.sub(r"[^A-Za-z0-9._-]", "_", "-".join(parts))
+            target = out.with_name(f"{out.stem}-{tail}{out.suffix}") if parts else out
+            lts, complete = state_space(model, args.max_states)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(write_aut(lts), encoding="utf-8")
+            except OSError as exc:
+                return _bad(f"--aut: {target}: {exc.strerror or exc}")
+            cut = "" if complete else f" (cut at --max-states {args.max_states:,})"
+            if not model.suspicions.complete:
+                sets = len(model.suspicions.sets)
+                cut += f" (routes under the first {sets} suspect sets: --suspect-sets)"
+            who = f"initiator {model.initiator}"
+            if len(names) > 1:
+                who += f" and {len(names) - 1} more of the same model"
+            print(
+                f"{w} ({who}): state space written to {target}: {lts.n_states:,} states, "
+                f"{len(lts.transitions):,} transitions{cut}",
+                file=sys.stderr,
+            )
     return EXIT_OK
 
 

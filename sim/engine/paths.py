@@ -95,11 +95,15 @@ class Hop:
 
 class Path:
     """A compiled route: nodes, links, hops, translations, end protocol (``end``, and
-    ``endj`` as the trace writes it), fields kept, the tools hosted at its end."""
+    ``endj`` as the trace writes it), fields kept, the tools hosted at its end, and the
+    constant text of its ``send`` and ``deliver`` lines (``send_at``/``send_via``/
+    ``send_tail`` and ``deliver_at``/``deliver_via``: :meth:`Recorder.send`)."""
 
     __slots__ = (
         "_reverse",
         "_topology",
+        "deliver_at",
+        "deliver_via",
         "end",
         "endj",
         "fields",
@@ -111,7 +115,10 @@ class Path:
         "nodes",
         "protos",
         "route",
+        "send_at",
         "send_detail",
+        "send_tail",
+        "send_via",
         "start",
         "startj",
         "steps",
@@ -153,6 +160,12 @@ class Path:
             for i, (link, p) in enumerate(zip(self.links, self.protos, strict=True))
         )
         self.send_detail = members({"to": ids[-1], "path": list(ids)})
+        # the constant text of its send and deliver lines (around the owner, after msg)
+        self.send_at, via = around(self.nodes[0].j, self.startj)
+        self.send_via = via + '{"msg":'
+        self.send_tail = f",{self.send_detail}}}}}\n"
+        self.deliver_at, via = around(self.nodes[-1].j, self.endj)
+        self.deliver_via = via + '{"msg":'
         self.hosted = topology.hosted.get(ids[-1], ())  # the tools served at its end
 
     def reverse(self) -> Path:

@@ -42,7 +42,7 @@ from sim.engine.trace import (
 from sim.vocabulary import FIELD_NAMES, LABELS
 
 if TYPE_CHECKING:
-    from sim.engine.paths import Hop
+    from sim.engine.paths import Hop, Path
 
 # the line templates below write the fields in the vocabulary's order
 assert FIELD_NAMES[:2] == ("t", "seq") and (LINE_OPEN, AFTER_T) == ('{"t":', ',"seq":')
@@ -86,28 +86,33 @@ class Recorder:
         self._last_ts = ""
         self.seq = 0
 
-    def _tick(self, t: float) -> None:
-        """The clock of the lines moved to ``t``: its text, once per instant; a full
-        buffer is written first (blocks end between instants, never inside a line)."""
+    def _tick(self, t: float) -> str:
+        """The clock of the lines moved to ``t``: its text (:func:`seconds`), made once per
+        instant and returned; a full buffer is written first (blocks end between instants,
+        never inside a line)."""
         self._last_t = t
         if FAST_LOW <= t < FAST_HIGH:  # seconds(t), its fast case inlined
-            text = ("%.6f" % t).rstrip("0")  # noqa: UP031 (faster than format/f-string)
-            self._last_ts = text + "0" if text[-1] == "." else text
+            text = "%.6f" % t  # noqa: UP031 (faster than format/f-string)
+            if text[-1] == "0":  # most times have six significant decimals: no strip
+                text = text.rstrip("0")
+                if text[-1] == ".":
+                    text += "0"
         else:
-            self._last_ts = seconds(t)
+            text = seconds(t)
+        self._last_ts = text
         if len(self._buffer) >= self._limit:
             self.writer.flush()
+        return text
 
     def line(self, t: float, label: str, agent: str, owner: str, proto: str, detail: str) -> None:
         """Append one line: ``owner`` from :func:`owner_fragment`; ``agent``, ``proto`` and
         ``detail`` JSON fragments (``detail`` a whole object). Callers check the level.
         The transport's lines (``send``, ``hop``, ``deliver``) repeat these three
         statements rather than call this: the hot path."""
-        if t != self._last_t:
-            self._tick(t)
+        ts = self._last_ts if t == self._last_t else self._tick(t)
         self.seq = (seq := self.seq) + 1
         self._buffer.append(
-            f'{{"t":{self._last_ts},"seq":{seq}{self._heads[label]}{agent},{owner}'
+            f'{{"t":{ts},"seq":{seq}{self._heads[label]}{agent},{owner}'
             f',"proto":{proto},"detail":{detail}}}\n'
         )
 
@@ -351,37 +356,31 @@ class Recorder:
 
     # -- messages --
 
-    def send(
-        self, t: float, agent: str, owner: str, proto: str, msg: int, kind: str, path: str
-    ) -> None:
-        """``path``: the members of the path (``to`` and ``path``)."""
+    def send(self, t: float, owner: str, msg: int, path: Path, kind: str) -> None:
+        """A message ``msg`` of kind ``kind`` leaves ``path``'s first node (its line's
+        constant text: ``path.send_at``, ``path.send_via``, ``path.send_tail``)."""
         self.metrics.sent += 1
         if self.full:
-            if t != self._last_t:
-                self._tick(t)
+            ts = self._last_ts if t == self._last_t else self._tick(t)
             self.seq = (seq := self.seq) + 1
             self._buffer.append(
-                f'{{"t":{self._last_ts},"seq":{seq}{self._send}{agent},{owner},"proto":{proto}'
-                f',"detail":{{"msg":{msg},"kind":"{kind}",{path}}}}}\n'
+                f'{{"t":{ts},"seq":{seq}{self._send}{path.send_at}{owner}{path.send_via}'
+                f'{msg},"kind":"{kind}"{path.send_tail}'
             )
 
     def hop(self, t: float, owner: str, msg: int, hop: Hop) -> None:
         """A message of ``owner`` crosses ``hop`` (its line's constant text: ``hop.at``,
-        ``hop.via``, ``hop.tail``). The transport counts the hops of the other levels
-        itself (:meth:`hops_untraced`)."""
-        self.metrics.hops += 1
-        if self.full:
-            if t != self._last_t:
-                self._tick(t)
-            self.seq = (seq := self.seq) + 1
-            self._buffer.append(
-                f'{{"t":{self._last_ts},"seq":{seq}{self._hop}{hop.at}{owner}{hop.via}'
-                f'{{"msg":{msg}{hop.tail}'
-            )
+        ``hop.via``, ``hop.tail``). Only at level ``full``: the transport checks the level
+        and counts the hops itself (:meth:`hops_counted`)."""
+        ts = self._last_ts if t == self._last_t else self._tick(t)
+        self.seq = (seq := self.seq) + 1
+        self._buffer.append(
+            f'{{"t":{ts},"seq":{seq}{self._hop}{hop.at}{owner}{hop.via}{{"msg":{msg}{hop.tail}'
+        )
 
-    def hops_untraced(self, n: int) -> None:
-        """``n`` hops crossed at a level without hop lines (the transport counts them and
-        reports them at the end of the run instead of calling :meth:`hop` per hop)."""
+    def hops_counted(self, n: int) -> None:
+        """``n`` hops crossed (the transport counts them and reports them at the end of
+        the run rather than once per hop)."""
         self.metrics.hops += n
 
     def translate(
@@ -394,15 +393,16 @@ class Recorder:
         if self.enabled:
             self.line(t, _L["translate"], agent, owner, proto, f'{{"msg":{msg},{step}}}')
 
-    def deliver(self, t: float, agent: str, owner: str, proto: str, msg: int, kind: str) -> None:
+    def deliver(self, t: float, owner: str, msg: int, path: Path, kind: str) -> None:
+        """A message ``msg`` reaches ``path``'s last node (in ``path.endj``; its line's
+        constant text: ``path.deliver_at``, ``path.deliver_via``)."""
         self.metrics.delivered += 1
         if self.full:
-            if t != self._last_t:
-                self._tick(t)
+            ts = self._last_ts if t == self._last_t else self._tick(t)
             self.seq = (seq := self.seq) + 1
             self._buffer.append(
-                f'{{"t":{self._last_ts},"seq":{seq}{self._deliver}{agent},{owner},"proto":{proto}'
-                f',"detail":{{"msg":{msg},"kind":"{kind}"}}}}\n'
+                f'{{"t":{ts},"seq":{seq}{self._deliver}{path.deliver_at}{owner}'
+                f'{path.deliver_via}{msg},"kind":"{kind}"}}}}\n'
             )
 
     def drop(self, t: float, agent: str, owner: str, proto: str, msg: int, reason: str) -> None:

@@ -98,12 +98,12 @@ class Transport:
         "_uniform",
         "env",
         "full",
+        "hops",
         "in_flight",
         "later",
         "next_id",
         "rec",
         "translation_rng",
-        "untraced_hops",
     )
 
     def __init__(
@@ -125,9 +125,8 @@ class Transport:
         self._arrive_cbs = (self._arrive,)  # what a message waiting for its arrival runs
         self._translated_cbs = (self._translated,)
         self.full = recorder.full  # hop lines are kept
-        #: hops crossed while the level drops hop lines, counted here and reported to the
-        #: recorder by close() (no recorder call per hop then)
-        self.untraced_hops = 0
+        #: hops crossed, counted here and reported to the recorder by close()
+        self.hops = 0
         #: messages sent and not yet delivered or dropped, by id (for the end of the run)
         self.in_flight: dict[int, Message] = {}
 
@@ -146,7 +145,7 @@ class Transport:
         now = self.env._now  # the property's value, read directly (the hot path)
         msg = Message(mid, kind, owner, path, attempt, payload, on_deliver, now)
         self.in_flight[mid] = msg
-        self.rec.send(now, path.nodes[0].j, owner.frag, path.startj, mid, kind, path.send_detail)
+        self.rec.send(now, owner.frag, mid, path, kind)
         if path.steps[0] is None:
             self._leave(msg)
         else:
@@ -155,9 +154,9 @@ class Transport:
 
     def close(self) -> None:
         """End of the run: every message still travelling is dropped with ``run_end``; the
-        hops not traced one by one are reported to the recorder."""
-        self.rec.hops_untraced(self.untraced_hops)
-        self.untraced_hops = 0
+        hops counted are reported to the recorder."""
+        self.rec.hops_counted(self.hops)
+        self.hops = 0
         now = self.env.now
         for mid in sorted(self.in_flight):
             msg = self.in_flight[mid]
@@ -206,14 +205,21 @@ class Transport:
             return
         self._leave(msg)
 
+    def _deliver(self, msg: Message) -> None:
+        """The message is at its path's last node: ``deliver``, then its handler."""
+        del self.in_flight[msg.id]
+        # the protocol it arrives in is the path's end (msg.proto, as the trace writes it)
+        self.rec.deliver(msg.t, msg.owner.frag, msg.id, msg.path, msg.kind)
+        msg.on_deliver(msg)
+
     def _leave(self, msg: Message) -> None:
+        """The message leaves the node it is at (translated if it had to be): delivered
+        if it is the last, else over the next link (:meth:`_arrive` repeats this for the
+        common case, the hot path)."""
         i = msg.i
         path = msg.path
         if i == path.last:
-            del self.in_flight[msg.id]
-            # the protocol it arrives in is the path's end (msg.proto, as the trace writes it)
-            self.rec.deliver(msg.t, path.nodes[i].j, msg.owner.frag, path.endj, msg.id, msg.kind)
-            msg.on_deliver(msg)
+            self._deliver(msg)
             return
         hop = path.hops[i]
         link = hop.link
@@ -226,24 +232,48 @@ class Transport:
             delay += -log(1.0 - self._uniform()) / rate  # expovariate(rate)
         msg.proto = hop.proto
         link.hops += 1
+        self.hops += 1
         t = msg.t
         if self.full:
             self.rec.hop(t, msg.owner.frag, msg.id, hop)
-        else:
-            self.untraced_hops += 1
         t += delay  # what SimPy's schedule computes: now + delay
         msg.t = t
         msg.callbacks = self._arrive_cbs
         heappush(self._queue, (t, NORMAL, next(self._eid), msg))
 
     def _arrive(self, msg: Message) -> None:
+        """The message reached the next node of its path (``msg.t`` is now): dropped if
+        the node is down; translated if the route changes protocol there; else it leaves
+        at once (:meth:`_leave`'s body, inlined)."""
         i = msg.i + 1
         msg.i = i
         path = msg.path
         node = path.nodes[i]
         if node.down:
             self._drop(msg, node, "node_down")
-        elif path.steps[i] is None:
-            self._leave(msg)
-        else:
+            return
+        if path.steps[i] is not None:
             self._at(msg)
+            return
+        if i == path.last:
+            self._deliver(msg)
+            return
+        hop = path.hops[i]
+        link = hop.link
+        if link.down:
+            self._drop(msg, node, "link_down")
+            return
+        delay = hop.latency
+        rate = hop.rate
+        if rate:
+            delay += -log(1.0 - self._uniform()) / rate  # expovariate(rate)
+        msg.proto = hop.proto
+        link.hops += 1
+        self.hops += 1
+        t = msg.t
+        if self.full:
+            self.rec.hop(t, msg.owner.frag, msg.id, hop)
+        t += delay  # what SimPy's schedule computes: now + delay
+        msg.t = t
+        msg.callbacks = self._arrive_cbs
+        heappush(self._queue, (t, NORMAL, next(self._eid), msg))

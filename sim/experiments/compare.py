@@ -127,9 +127,12 @@ def run_compare(
     on_wait: Callable[[str], None] | None = None,
     guard: Guard | None = None,
     plots: bool = True,
+    drawers: ExecutorHandle | None = None,
 ) -> Outcome:
     """Lock ``base``, run what is missing, then write the summary, the plots (unless not
     ``plots``: ``plots/`` is then left as it is and the report shows none) and the report.
+    ``drawers`` (:func:`~sim.experiments.figures.drawing_pool`, the caller's to close)
+    draws the figures; without it a process pool ``handle`` does, else this process.
 
     Raises :class:`~sim.experiments.store.FolderBusy` when another process holds ``base``
     (unless ``wait``), :class:`~sim.experiments.store.StorageError` when a write fails
@@ -152,6 +155,7 @@ def run_compare(
             on_plan=on_plan,
             guard=guard,
             plots=plots,
+            drawers=drawers,
         )
 
 
@@ -172,6 +176,7 @@ def _run_locked(
     on_plan: Callable[[Plan], None] | None,
     guard: Guard | None,
     plots: bool,
+    drawers: ExecutorHandle | None,
 ) -> Outcome:
     started = time.perf_counter()
     tasks = build_tasks(base, points, routers, replications, trace_level, guard)
@@ -180,8 +185,9 @@ def _run_locked(
     files: dict[str, str] = {}
     if handle.kind == "processes" and todo.todo:  # each worker loads each scenario once
         scenarios = {t.fingerprint: t.scenario for t in todo.todo}
-        if handle.inherits():  # forked from here: no pickle, and the graph built once
-            built(todo.todo[0].scenario, todo.todo[0].fingerprint)
+        if handle.inherits():  # forked from here: no pickle, and what workers keep built
+            # once (while the figures' pool imports matplotlib on the other core)
+            built(todo.todo[0].scenario, todo.todo[0].fingerprint).prepare()
             files = in_memory(scenarios)
         else:
             shipped = Path(tempfile.mkdtemp(prefix="protomesh-scenarios-"))
@@ -200,10 +206,15 @@ def _run_locked(
         on_start(len(todo.todo), len(todo.done))
     ran: list[RunRecord] = []
     kept = [t.key for t in todo.done]
-    first = tasks[0].fingerprint if tasks else ""
-    shipped_first = (files[first], first) if first in files else None
-    drawing = Drawing(base, points, routers, replications, handle, shipped_first) if plots else None
+    pool = drawers if drawers is not None else handle
+    drawing = (
+        Drawing(base, points, routers, replications, pool, ready=drawers is not None)
+        if plots
+        else None
+    )
     try:
+        # what forked workers inherit stays frozen to the end: this process keeps it too,
+        # and the summary's and page's collections need not walk it
         with inheriting(handle):
             for record in run_tasks(todo.todo, handle, hook=hook, report=report):
                 if drawing is not None:  # every run is submitted by now
@@ -213,9 +224,18 @@ def _run_locked(
                     kept.append(record.key)
                 if on_record is not None:
                     on_record(record)
-        return _conclude(
-            base_scenario, points, routers, replications, base, handle, ran, todo, started, drawing
-        )
+            return _conclude(
+                base_scenario,
+                points,
+                routers,
+                replications,
+                base,
+                handle,
+                ran,
+                todo,
+                started,
+                drawing,
+            )
     except OSError as exc:
         error = StorageError.of(exc, base)
         raise StorageError(error.path, error.reason, tuple(kept)) from None

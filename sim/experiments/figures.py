@@ -1,27 +1,39 @@
 """The figures of a ``compare``: which, in what order, and who draws them.
 
-:func:`draw` writes figures as ``base/plots/*.png`` from the run directories' series and
-the summary. :class:`Drawing` has a process pool draw them, one task per figure, as soon
-as what each one shows exists: the per-run figures once the runs are over (while
-``compare`` makes the summary), the summary's once it is made (while ``compare`` writes
-the page), costliest first, so the two workers end together; each worker imports
-matplotlib before that, in a task queued behind the runs (a worker out of runs does it
-while the other finishes its last one). Without a pool every figure is drawn in this
-process once the summary is made. The PNGs are the same bytes either way.
+:func:`draw` writes figures as ``base/plots/*.png`` from the run directories' series, the
+summary and a :class:`Scene` of the first point's scenario (its duration and
+:class:`MeshSketch`: plain data, cheap to send). :class:`Drawing` has a process pool draw
+them, one task per figure, as soon as what each one shows exists: the per-run figures
+once the runs are over (while ``compare`` makes the summary), the summary's once it is
+made (while ``compare`` writes the page), costliest first, so the two workers end
+together. The pool is best :func:`drawing_pool`'s, forked before the scenario is loaded:
+its workers import matplotlib (about 0.4 s each, one at a time) while this process loads
+the scenario and the runs start, on a core that would otherwise wait. Else the run pool
+draws them, each worker importing matplotlib in a task queued behind the runs (a worker
+out of runs does it while the other finishes its last one). Without a pool every figure
+is drawn in this process once the summary is made. The PNGs are the same bytes either
+way.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import multiprocessing
+import os
 from collections.abc import Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sim.experiments.executors import ExecutorHandle
 from sim.experiments.summary import Point, series_of
 from sim.experiments.sweep import SweepPoint
-from sim.experiments.worker import load_scenario
 from sim.scenario.model import Scenario
+
+if TYPE_CHECKING:
+    from multiprocessing.synchronize import Lock
 
 #: Metrics drawn against the swept parameter.
 SWEEP_METRICS: tuple[str, ...] = ("success_rate", "latency_p95", "messages_dropped")
@@ -42,6 +54,43 @@ RUN_FIGURES: tuple[str, ...] = ("latency_cdf", "mesh", "timeline")
 SUMMARY_FIGURES: tuple[str, ...] = ("sweep", "drops_reroutes", "violations", "success_rate")
 
 
+@dataclass(frozen=True)
+class MeshSketch:
+    """What the mesh figure shows of a scenario: its agents ``(id, type)`` and links ``(a,
+    b, "protocol, ...")`` in the file's order, and its routers (shown when no run recorded
+    hops)."""
+
+    agents: tuple[tuple[str, str], ...]
+    links: tuple[tuple[str, str, str], ...]
+    routers: tuple[str, ...]
+
+    @classmethod
+    def of(cls, scenario: Scenario) -> MeshSketch:
+        """The sketch of ``scenario``."""
+        return cls(
+            tuple((a.id, a.type.value) for a in scenario.agents),
+            tuple(
+                (lk.between[0], lk.between[1], ", ".join(sorted(lk.latency)))
+                for lk in scenario.links
+            ),
+            tuple(scenario.router_names),
+        )
+
+
+@dataclass(frozen=True)
+class Scene:
+    """What the figures show of the first point's scenario: its duration (s) and its mesh
+    (None for the figures that draw no mesh)."""
+
+    duration: float
+    mesh: MeshSketch | None = None
+
+    @classmethod
+    def of(cls, scenario: Scenario, mesh: bool = True) -> Scene:
+        """The scene of ``scenario`` (without its mesh unless ``mesh``)."""
+        return cls(float(scenario.duration), MeshSketch.of(scenario) if mesh else None)
+
+
 def write_plots(
     base: Path,
     summary: dict[str, Any],
@@ -57,22 +106,24 @@ def write_plots(
     if not points:
         return []
     first, scenario = points[0]
-    return draw(base, summary, first, scenario, routers, replications, len(points) > 1, FIGURES)
+    scene = Scene.of(scenario)
+    return draw(base, summary, first, scene, routers, replications, len(points) > 1, FIGURES)
 
 
 def draw(
     base: Path,
     summary: dict[str, Any],
     first: SweepPoint,
-    scenario: Scenario,
+    scene: Scene,
     routers: Sequence[str],
     replications: int,
     swept: bool,
     names: Sequence[str],
 ) -> list[Path]:
     """The figures ``names`` (of :data:`FIGURES`) as ``base/plots/*.png``, in that order;
-    ``first`` is the sweep point (and ``scenario`` its scenario) the per-router figures
-    show; ``swept``: the experiment has more than one point."""
+    ``first`` is the sweep point (and ``scene`` its scenario's) the per-router figures
+    show; ``swept``: the experiment has more than one point. Raises ``ValueError`` when
+    the mesh figure is asked of a scene without its mesh."""
     from sim.experiments import plots
 
     out = base / "plots"
@@ -97,41 +148,86 @@ def draw(
         elif name == "drops_reroutes":
             emit(name, plots.drops_reroutes_figure(summary, routers, pid))
         elif name == "timeline":
-            emit(name, plots.timeline_figure(first_runs, float(scenario.duration)))
+            emit(name, plots.timeline_figure(first_runs, scene.duration))
         elif name == "mesh":
+            if scene.mesh is None:
+                raise ValueError("the mesh figure needs the scene's mesh")
             link_use = {r: dict(run.get("link_use", {})) for r, run in first_runs.items()}
-            emit(name, plots.mesh_figure(scenario, link_use))
+            emit(name, plots.mesh_figure(scene.mesh, link_use))
         elif name == "sweep" and swept:
             for metric in SWEEP_METRICS:
                 emit(f"sweep_{metric}", plots.sweep_figure(summary, routers, metric))
     return written
 
 
-def draw_shipped(
-    base: Path,
-    summary: dict[str, Any],
-    first: SweepPoint,
-    shipped: tuple[str, str],
-    routers: Sequence[str],
-    replications: int,
-    swept: bool,
-    names: Sequence[str],
-) -> list[Path]:
-    """:func:`draw` in a pool worker, the scenario loaded from its shipped ``(path,
-    fingerprint)`` (:func:`sim.experiments.worker.ship`)."""
-    scenario = load_scenario(*shipped)
-    return draw(base, summary, first, scenario, routers, replications, swept, names)
-
-
 def ready_to_draw() -> None:
-    """Import the figures' modules (matplotlib: about 0.3 s), as a pool task."""
+    """Import the figures' modules (matplotlib: about 0.4 s), as a pool task."""
     from sim.experiments import plots  # noqa: F401
 
 
+#: How much nicer a drawer waiting for its turn to import is (and stays while it imports):
+#: it then takes only a core nothing else wants (the runs', another command's).
+IMPORT_NICENESS = 10
+
+
+def drawer_start(parent: int, turn: Lock) -> None:
+    """Initializer of :func:`drawing_pool`'s workers of process ``parent``: they stop and
+    die with it (:func:`sim.processes.worker_start`) and import the figures' modules, one
+    worker at a time (``turn``): the first at once, on the core the scenario's loading
+    leaves idle; the others :data:`IMPORT_NICENESS` nicer than ``parent`` (not at the runs'
+    expense: in the runs' tail, or once they are over), then at its priority again where
+    the system lets a process return to it. What they hold then is frozen out of the
+    collector."""
+    from sim.processes import worker_start
+    from sim.scenario.load import long_lived
+
+    worker_start(parent)
+    priority = os.getpriority(os.PRIO_PROCESS, 0)
+    if not turn.acquire(block=False):
+        os.setpriority(os.PRIO_PROCESS, 0, min(priority + IMPORT_NICENESS, 19))
+        turn.acquire()
+    try:
+        with long_lived():  # modules kept to the end: never scanned by the collector
+            ready_to_draw()
+    finally:
+        turn.release()
+    gc.freeze()
+    with contextlib.suppress(OSError):  # lowering one's niceness needs a privilege
+        os.setpriority(os.PRIO_PROCESS, 0, priority)
+
+
+def _forked() -> None:
+    """A task that does nothing: submitted, the pool forks its workers."""
+
+
+#: The most drawers worth forking: the per-run figures drawn at once (a pool's
+#: shutdown waits for every worker's import, made one at a time).
+MAX_DRAWERS = len(RUN_FIGURES)
+
+
+def drawing_pool(jobs: int) -> ExecutorHandle | None:
+    """A process pool of ``jobs`` workers (at most :data:`MAX_DRAWERS`) forked now, to
+    draw a ``compare``'s figures (:class:`Drawing`), importing matplotlib meanwhile
+    (:func:`drawer_start`); None where processes are not forked (their imports would then
+    be no head start) or for fewer than 2 jobs."""
+    context = multiprocessing.get_context()
+    if jobs < 2 or context.get_start_method() != "fork":
+        return None
+    workers = min(jobs, MAX_DRAWERS)
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=context,
+        initializer=drawer_start,
+        initargs=(os.getpid(), context.Lock()),
+    )
+    pool.submit(_forked)  # a forking pool starts all its workers at its first task
+    return ExecutorHandle(pool, "processes", workers, start_method="fork")
+
+
 class Drawing:
-    """The figures of an experiment being drawn (see the module). A process pool draws
-    them when it was shipped the first point's scenario (``shipped``: its path and
-    fingerprint); else this process does, in :meth:`summary_made`."""
+    """The figures of an experiment being drawn (see the module): by ``pool``'s workers
+    (``ready``: they have imported matplotlib already, as :func:`drawing_pool`'s have),
+    else by this process in :meth:`summary_made`."""
 
     def __init__(
         self,
@@ -139,27 +235,23 @@ class Drawing:
         points: Sequence[tuple[SweepPoint, Scenario]],
         routers: Sequence[str],
         replications: int,
-        handle: ExecutorHandle,
-        shipped: tuple[str, str] | None,
+        pool: ExecutorHandle | None,
+        ready: bool = False,
     ) -> None:
         self._args = (base, points, list(routers), replications)
-        self._pool = (
-            (handle.executor, shipped, handle.workers)
-            if handle.kind == "processes" and shipped and points
-            else None
-        )
+        self._pool = pool if pool is not None and pool.kind == "processes" and points else None
         self._futures: list[Future[Any]] = []
         self._drawn: list[Path] = []
-        self._readied = False
+        self._readied = ready
+        self._scene: Scene | None = None
 
     def runs_started(self) -> None:
         """The runs are all submitted: queue each worker's import of matplotlib behind
-        them (once)."""
+        them (once, unless the workers are ready)."""
         if self._pool is not None and not self._readied:
             self._readied = True
-            executor, _, workers = self._pool
-            for _ in range(workers):
-                executor.submit(ready_to_draw)
+            for _ in range(self._pool.workers):
+                self._pool.executor.submit(ready_to_draw)
 
     def runs_over(self) -> None:
         """The runs are over: the pool draws the per-run figures."""
@@ -179,18 +271,16 @@ class Drawing:
         if self._pool is None:
             return
         base, points, routers, replications = self._args
-        executor, shipped, _ = self._pool
+        first, scenario = points[0]
+        if name == "mesh":  # the only figure that needs the mesh (made once, sent once)
+            scene = Scene.of(scenario)
+        else:
+            if self._scene is None:
+                self._scene = Scene.of(scenario, mesh=False)
+            scene = self._scene
         self._futures.append(
-            executor.submit(
-                draw_shipped,
-                base,
-                summary,
-                points[0][0],
-                shipped,
-                routers,
-                replications,
-                len(points) > 1,
-                (name,),
+            self._pool.executor.submit(
+                draw, base, summary, first, scene, routers, replications, len(points) > 1, (name,)
             )
         )
 

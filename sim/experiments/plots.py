@@ -20,8 +20,8 @@ matplotlib.use("Agg")
 import networkx as nx
 from matplotlib.figure import Figure
 
+from sim.experiments.figures import MeshSketch
 from sim.experiments.summary import VIOLATION_PREFIX, stat_of
-from sim.scenario.model import Scenario
 
 #: Above this many agents the mesh figure aggregates agents by type.
 MESH_DRAW_LIMIT = 150
@@ -231,8 +231,9 @@ def timeline_figure(series: Mapping[str, Mapping[str, Any]], duration: float) ->
     return fig
 
 
-def mesh_figure(scenario: Scenario, link_use: Mapping[str, Mapping[str, int]]) -> Figure:
-    """The mesh with the links each router's routes used most (replication 0).
+def mesh_figure(mesh: MeshSketch, link_use: Mapping[str, Mapping[str, int]]) -> Figure:
+    """The mesh (:class:`~sim.experiments.figures.MeshSketch` of the scenario) with the
+    links each router's routes used most (replication 0).
 
     Up to :data:`MESH_DRAW_LIMIT` agents: one panel per router, agents coloured by
     type, links coloured by their protocol set, width and darkness by hops carried; no
@@ -240,25 +241,23 @@ def mesh_figure(scenario: Scenario, link_use: Mapping[str, Mapping[str, int]]) -
     meshes: agents aggregated by type, a panel per router showing the hops carried
     between type pairs.
     """
-    routers = list(link_use) or scenario.router_names
+    routers = list(link_use) or list(mesh.routers)
     cols = min(len(routers), 2) or 1
     rows = math.ceil(len(routers) / cols)
     fig = _figure(6.0 * cols, 5.0 * rows)
-    large = len(scenario.agents) > MESH_DRAW_LIMIT
+    large = len(mesh.agents) > MESH_DRAW_LIMIT
     if large:
         fig.suptitle(
-            f"Mesh aggregated by agent type ({len(scenario.agents)} agents, "
-            f"{len(scenario.links)} links): hops carried per type pair"
+            f"Mesh aggregated by agent type ({len(mesh.agents)} agents, "
+            f"{len(mesh.links)} links): hops carried per type pair"
         )
     else:
         fig.suptitle("Mesh and the routes most used (link width: hops carried, replication 0)")
     graph = nx.Graph()
-    graph.add_nodes_from(a.id for a in scenario.agents)
-    graph.add_edges_from(tuple(link.between) for link in scenario.links)
-    types = {a.id: a.type.value for a in scenario.agents}
-    link_protocols = {
-        "|".join(sorted(lk.between)): ", ".join(sorted(lk.latency)) for lk in scenario.links
-    }
+    graph.add_nodes_from(agent for agent, _ in mesh.agents)
+    graph.add_edges_from((a, b) for a, b, _ in mesh.links)
+    types = dict(mesh.agents)
+    link_protocols = {"|".join(sorted((a, b))): protocols for a, b, protocols in mesh.links}
     sets = sorted(set(link_protocols.values()))
     set_colour = {p: _SET_COLOURS[i % len(_SET_COLOURS)] for i, p in enumerate(sets)}
     if large:
@@ -279,7 +278,7 @@ def mesh_figure(scenario: Scenario, link_use: Mapping[str, Mapping[str, int]]) -
                 (k.split("|", 1)[0], k.split("|", 1)[-1], hops) for k, hops in use.items()
             ]
             if not items:  # no hops recorded (an older run): show the links per type pair
-                items = [(lk.between[0], lk.between[1], 1) for lk in scenario.links]
+                items = [(a, b, 1) for a, b, _ in mesh.links]
             for a, b, hops in items:
                 pair = tuple(sorted((types.get(a, "?"), types.get(b, "?"))))
                 traffic[(pair[0], pair[1])] = traffic.get((pair[0], pair[1]), 0) + hops

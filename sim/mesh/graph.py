@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from sim.mesh.errors import NodeNotFound, ProtocolNotFound
 from sim.mesh.protocols import BUILTIN_FIELDS, PairRule, Protocol, TranslationTable
 from sim.scenario.capabilities import cosine, tokens
+from sim.scenario.load import long_lived
 from sim.scenario.model import Scenario
 
 
@@ -81,7 +82,13 @@ class ProtocolGraph:
 
     @classmethod
     def from_scenario(cls, scenario: Scenario) -> ProtocolGraph:
-        """Build G from a validated scenario."""
+        """Build G from a validated scenario (objects kept long:
+        :func:`sim.scenario.load.long_lived`)."""
+        with long_lived():
+            return cls._of(scenario)
+
+    @classmethod
+    def _of(cls, scenario: Scenario) -> ProtocolGraph:
         protocols = [
             Protocol(p.name, BUILTIN_FIELDS[p.name] if p.fields is None else frozenset(p.fields))
             for p in scenario.protocols

@@ -78,7 +78,8 @@ def builtin_properties(
     workflow_tools: Mapping[str, Iterable[str]],
     tasks: Iterable[str],
 ) -> list[Property]:
-    """The formulas of the checks above for one scenario, named after their checks."""
+    """The formulas of the checks above for one scenario, named after their checks
+    (``true`` for a check whose relation the scenario does not declare)."""
     out = [
         Property("write_approval", "invocation", parse(WRITE_APPROVAL, tools=tools), WRITE_APPROVAL)
     ]
@@ -86,6 +87,6 @@ def builtin_properties(
         ("requires_order", requires_order(requires, workflow_tools, tasks)),
         ("exclusive", exclusive(exclusive_pairs)),
     ):
-        if text is not None:
-            out.append(Property(name, "instance", parse(text, tools=tools), text))
+        text = text or "true"  # no relation: the empty conjunction, nothing to violate
+        out.append(Property(name, "instance", parse(text, tools=tools), text))
     return out

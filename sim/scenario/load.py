@@ -16,9 +16,10 @@ Each problem becomes a :class:`Diagnostic` naming file, line, column and field p
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import gc
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -101,13 +102,28 @@ def parse_scenario(
     ``overrides`` are applied to the document (in order) before it is checked.
     Raises :class:`ScenarioError` listing every error, located in ``file``.
     """
-    # A large file makes hundreds of thousands of objects, all kept: the cyclic
-    # collector would scan them again and again (loading time would grow as n²).
+    with long_lived():
+        return _parse(text, file, overrides)
+
+
+@contextlib.contextmanager
+def long_lived() -> Iterator[None]:
+    """Build, in the block, objects that live long (a scenario and what is built from it:
+    a large file makes hundreds of thousands of objects, all kept). The cyclic collector
+    never scans them while they are made (it would scan them again and again: the time
+    would grow as n²), and they join its oldest generation at once, unscanned
+    (:func:`gc.freeze` then :func:`gc.unfreeze`): the collections that follow do not walk
+    them through the young generations first, nor count them as new old objects (which
+    would start a full collection). Objects frozen by someone else stay frozen."""
     collecting = gc.isenabled()
+    frozen = gc.get_freeze_count()
     gc.disable()
     try:
-        return _parse(text, file, overrides)
+        yield
     finally:
+        gc.freeze()
+        if not frozen:
+            gc.unfreeze()
         if collecting:
             gc.enable()
 

@@ -114,6 +114,41 @@ def builtin_for(scenario: Scenario) -> list[Property]:
     return builtin_properties(tool_attributes(scenario), requires, pairs, workflow_tools, tasks)
 
 
+class UnknownProperty(ValueError):
+    """A ``--property`` name that no property (the scenario's, ``--properties``, a
+    check's formula) has, or a check that has no formula where one is needed."""
+
+
+def select_properties(
+    scenario: Scenario,
+    extra: Sequence[Property],
+    names: Sequence[str] | None,
+    checks: Sequence[str],
+    every_check: bool,
+) -> list[tuple[str, Property | None]]:
+    """The properties ``--property NAME ...`` selects, in order, as (name, formula or
+    None for a check without a formula): among the scenario's, the ``extra`` ones and
+    the ``checks`` (the seven checks' names, passed in: the scenario layer does not
+    import the conformance checks), each with its formula from :func:`builtin_for` if it
+    has one (user names have no ``_``, so they never clash). With no names: every user
+    property, and the checks too when ``every_check``. Raises :class:`UnknownProperty`
+    naming the unknown ones."""
+    table: dict[str, Property | None] = {
+        p.name: p for p in [*compile_properties(scenario.properties, scenario), *extra]
+    }
+    if not names and not every_check:
+        return list(table.items())
+    builtin = {p.name: p for p in builtin_for(scenario)}
+    for name in checks:
+        table.setdefault(name, builtin.get(name))
+    if not names:
+        return list(table.items())
+    unknown = [n for n in names if n not in table]
+    if unknown:
+        raise UnknownProperty(f"unknown property {', '.join(unknown)} (known: {', '.join(table)})")
+    return [(n, table[n]) for n in dict.fromkeys(names)]
+
+
 def within_scalar(diag: Diagnostic, text: str, value: str, offset: int) -> Diagnostic:
     """``diag`` (at a YAML scalar whose parsed value is ``value``) moved to the source
     position of ``value[offset]``."""

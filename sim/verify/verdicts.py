@@ -17,6 +17,7 @@ from typing import Any
 from sim.properties import Monitor, Property
 from sim.properties.ast import atoms
 from sim.scenario.model import Scenario
+from sim.scenario.properties_rules import UnknownProperty as UnknownProperty
 from sim.verify.counterexample import render
 from sim.verify.knowledge import MAX_SUSPECT_SETS
 from sim.verify.model import Model
@@ -31,19 +32,6 @@ from sim.verify.search import Outcome, explore
 
 #: The default bound on the states of one search (SPEC §11).
 MAX_STATES = 1_000_000
-CHECK_ORDER = (
-    "write_approval",
-    "requires_order",
-    "exclusive",
-    "recovery",
-    "lts",
-    "conservation",
-    "route_validity",
-)
-
-
-class UnknownProperty(ValueError):
-    """A ``--property`` name that no property or check has."""
 
 
 @dataclass
@@ -97,20 +85,12 @@ def selected(
     scenario: Scenario, extra: list[Property], names: list[str] | None
 ) -> list[tuple[str, Property | None]]:
     """(name, formula property or None for a check without one), in order: the
-    scenario's properties, the extra ones, then the seven checks."""
-    from sim.scenario.properties_rules import builtin_for, compile_properties
+    scenario's properties, the extra ones, then the seven checks (all of them when no
+    names are given)."""
+    from sim.conformance.checks.families import CHECK_NAMES
+    from sim.scenario.properties_rules import select_properties
 
-    props = compile_properties(scenario.properties, scenario) + list(extra)
-    builtin = {p.name: p for p in builtin_for(scenario)}
-    table: dict[str, Property | None] = {p.name: p for p in props}
-    for name in CHECK_ORDER:
-        table.setdefault(name, builtin.get(name))
-    if not names:
-        return list(table.items())
-    unknown = [n for n in names if n not in table]
-    if unknown:
-        raise UnknownProperty(f"unknown property {', '.join(unknown)} (known: {', '.join(table)})")
-    return [(n, table[n]) for n in dict.fromkeys(names)]
+    return select_properties(scenario, extra, names, CHECK_NAMES, every_check=True)
 
 
 def _tracker(name: str, prop: Property | None, scenario: Scenario) -> Tracker | str:

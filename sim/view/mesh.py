@@ -8,6 +8,7 @@ events are mapped onto those groups.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,17 +44,22 @@ class Mesh:
         self.protocols = protos
         self._proto = {p: i for i, p in enumerate(protos)}
         if self.aggregated:
-            types = sorted(set(kinds.values()))
-            counts = {t: sum(1 for k in kinds.values() if k == t) for t in types}
+            counts = Counter(kinds.values())
+            types = sorted(counts)
             self.nodes = [{"id": t, "type": t, "members": counts[t]} for t in types]
-            self._node = {a: types.index(k) for a, k in kinds.items()}
-            pairs: dict[tuple[int, int], tuple[int, set[str]]] = {}
+            rank = {t: i for i, t in enumerate(types)}
+            node = self._node = {a: rank[k] for a, k in kinds.items()}
+            pairs: dict[tuple[int, int], tuple[list[int], set[str]]] = {}
             for a, b, ps in links:
-                ia, ib = sorted((self._node[a], self._node[b]))
-                n, s = pairs.get((ia, ib), (0, set()))
-                pairs[(ia, ib)] = (n + 1, s | set(ps))
+                ia, ib = node[a], node[b]
+                key = (ia, ib) if ia <= ib else (ib, ia)
+                pair = pairs.get(key)
+                if pair is None:
+                    pair = pairs[key] = ([0], set())
+                pair[0][0] += 1
+                pair[1].update(ps)
             self.links = [
-                {"a": ia, "b": ib, "protocols": sorted(s), "members": n}
+                {"a": ia, "b": ib, "protocols": sorted(s), "members": n[0]}
                 for (ia, ib), (n, s) in sorted(pairs.items())
             ]
         else:

@@ -46,7 +46,7 @@ OWNER = owner_fragment('"w"', 3, '"k"', 7, '"read_it"')
 A_TO_G = Hop(LinkState("a", "g", {"MCP": 0.25}, 0.0), 0.25, "MCP", "a", "g")
 
 
-def test_hop_line_and_count(kernel: Kernel) -> None:
+def test_hop_line(kernel: Kernel) -> None:
     rec = kernel.recorder
     rec.hop(0.1234567, OWNER, 5, A_TO_G)
     (line,) = lines(kernel)
@@ -65,14 +65,14 @@ def test_hop_line_and_count(kernel: Kernel) -> None:
         "detail": {"msg": 5, "from": "a", "proto": "MCP", "to": "g"},
     }
     assert line_problems(line) == []
-    assert kernel.metrics.hops == 1
+    assert kernel.metrics.hops == 0  # the transport counts the hops (hops_counted)
 
 
 @pytest.mark.parametrize("level", ["protocol", "off"])
 def test_levels_keep_counting_but_write_less(level: str) -> None:
     k = make_kernel(level)
     rec = k.recorder
-    rec.hop(1.0, OWNER, 5, A_TO_G)
+    rec.hops_counted(1)
     rec.drop(2.0, '"g"', OWNER, '"MCP"', 5, "link_down")
     written = [x["label"] for x in lines(k)]
     assert written == ([] if level == "off" else ["drop"])

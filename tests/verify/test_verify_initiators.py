@@ -158,3 +158,41 @@ def test_a_property_naming_a_host_decides_each_initiator_on_its_own() -> None:
     assert wv.models == 2
     (p,) = wv.properties
     assert p.verdict == "violated" and p.initiator == "near3"
+
+
+def test_aut_writes_one_state_space_per_distinct_initiator_model(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from sim.calculus.lts import read_aut
+    from sim.cli import main
+
+    path = scenario_file(tmp_path, ["near", "near2", "far"])
+    out = tmp_path / "spaces" / "order.aut"
+    capsys.readouterr()
+    code = main(
+        [
+            "verify",
+            path,
+            "--property",
+            "recovery",
+            "--aut",
+            str(out),
+            "--counterexamples",
+            str(tmp_path / "cx"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 0
+    # near and near2 share a model (one file, named after the first); far has its own
+    assert sorted(p.name for p in out.parent.iterdir()) == ["order-far.aut", "order-near.aut"]
+    assert "order (initiator near and 1 more of the same model): state space written" in err
+    assert "order (initiator far): state space written" in err
+    near = read_aut(out.parent / "order-near.aut")
+    far = read_aut(out.parent / "order-far.aut")
+    # far's requests cross the translating gateway: a step near's space never takes
+    assert any(lab.startswith("translate(") for lab in far.labels)
+    assert not any(lab.startswith("translate(") for lab in near.labels)
+    capsys.readouterr()
+    assert (
+        main(["bisim", str(out.parent / "order-near.aut"), str(out.parent / "order-far.aut")]) == 1
+    )

@@ -1,0 +1,162 @@
+"""Who draws a compare's figures: this process, the run pool or the drawing pool forked
+before the scenario loads; the same PNG bytes whoever does."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sim.experiments.compare import run_compare
+from sim.experiments.figures import (
+    MAX_DRAWERS,
+    RUN_FIGURES,
+    Drawing,
+    MeshSketch,
+    Scene,
+    draw,
+    drawing_pool,
+)
+from sim.experiments.runner import make_executor
+from sim.experiments.sweep import SweepPoint, expand, load_points
+from sim.scenario import load_scenario
+
+SMALL = Path(__file__).parent / "fixtures" / "scenarios" / "small_mesh.yaml"
+ROUTERS = ["dijkstra", "resilient"]
+REPLICATIONS = 2
+
+
+@pytest.fixture(scope="module")
+def drawn(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small compare whose figures this process drew."""
+    out = tmp_path_factory.mktemp("figures") / "inline"
+    scenario = load_scenario(SMALL)
+    loaded, _ = load_points(SMALL, scenario, expand(scenario, []))
+    run_compare(scenario, loaded, ROUTERS, REPLICATIONS, out, make_executor("local", 1))
+    return out
+
+
+def _pngs(base: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((base / "plots").glob("*.png"))}
+
+
+@pytest.mark.parametrize("pool", ["run pool", "drawing pool"])
+def test_a_pool_draws_the_bytes_this_process_draws(drawn: Path, tmp_path: Path, pool: str) -> None:
+    base = tmp_path / "again"
+    shutil.copytree(drawn, base)
+    shutil.rmtree(base / "plots")
+    scenario = load_scenario(SMALL)
+    points = load_points(SMALL, scenario, expand(scenario, []))[0]
+    handle = make_executor("local", 2) if pool == "run pool" else drawing_pool(2)
+    assert handle is not None
+    try:
+        drawing = Drawing(base, points, ROUTERS, REPLICATIONS, handle, ready=pool != "run pool")
+        drawing.runs_started()
+        drawing.runs_over()
+        summary = json.loads((base / "summary.json").read_text(encoding="utf-8"))
+        drawing.summary_made(summary)
+        paths = drawing.paths()
+    finally:
+        handle.close()
+    expected = _pngs(drawn)
+    assert len(expected) == 6
+    assert [p.name for p in paths] == [
+        f"{n}.png"
+        for n in ("latency_cdf", "success_rate", "violations", "drops_reroutes", "timeline")
+    ] + ["mesh.png"]
+    assert _pngs(base) == expected
+
+
+def test_a_drawing_pool_needs_two_jobs_and_forks_no_more_drawers_than_figures_at_once() -> None:
+    assert drawing_pool(1) is None
+    pool = drawing_pool(64)
+    assert pool is not None
+    try:
+        assert pool.workers == MAX_DRAWERS == len(RUN_FIGURES)
+    finally:
+        pool.terminate()
+
+
+def test_the_drawing_pool_imports_matplotlib_before_its_first_task() -> None:
+    # in a fresh interpreter, where nothing imported matplotlib: the workers did it in
+    # their initializer (before the task ran), this process never did
+    code = (
+        "import sys\n"
+        "from sim.experiments.figures import drawing_pool\n"
+        "def loaded():\n"
+        "    return 'matplotlib' in sys.modules and 'sim.experiments.plots' in sys.modules\n"
+        "pool = drawing_pool(2)\n"
+        "print(pool.executor.submit(loaded).result(), 'matplotlib' in sys.modules)\n"
+        "pool.close()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.split() == ["True", "False"]
+
+
+def test_the_mesh_figure_needs_the_scene_mesh(drawn: Path, tmp_path: Path) -> None:
+    scenario = load_scenario(SMALL)
+    first = SweepPoint(None, {}, ())
+    bare = Scene.of(scenario, mesh=False)
+    assert bare.mesh is None and bare.duration == float(scenario.duration)
+    with pytest.raises(ValueError, match="the mesh figure needs the scene's mesh"):
+        draw(drawn, {}, first, bare, ROUTERS, REPLICATIONS, False, ("mesh",))
+
+
+def test_the_sketch_is_the_scenario_agents_links_and_routers() -> None:
+    scenario = load_scenario(SMALL)
+    sketch = MeshSketch.of(scenario)
+    assert sketch.agents == tuple((a.id, a.type.value) for a in scenario.agents)
+    assert [(a, b) for a, b, _ in sketch.links] == [tuple(lk.between) for lk in scenario.links]
+    assert all(p == ", ".join(sorted(p.split(", "))) for _, _, p in sketch.links)
+    assert sketch.routers == tuple(scenario.router_names)
+
+
+def test_the_report_is_written_with_the_inherited_heap_still_frozen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # forked workers inherit the scenario frozen; the parent keeps it to the end, so its
+    # summary, page and report are made with it still out of the collector's scans
+    import gc
+
+    from sim.experiments import compare
+
+    seen: list[int] = []
+    render = compare.render_report
+
+    def spy(*args: Any, **kwargs: Any) -> str:
+        seen.append(gc.get_freeze_count())
+        return render(*args, **kwargs)
+
+    monkeypatch.setattr(compare, "render_report", spy)
+    scenario = load_scenario(SMALL)
+    points = load_points(SMALL, scenario, expand(scenario, []))[0]
+    handle = make_executor("local", 2)
+    try:
+        run_compare(scenario, points, ROUTERS, 1, tmp_path / "out", handle, plots=False)
+    finally:
+        handle.close()
+    assert len(seen) == 1 and seen[0] > 0
+    assert gc.get_freeze_count() == 0  # and unfrozen once the experiment is over
+
+
+def _priority() -> int:
+    return os.getpriority(os.PRIO_PROCESS, 0)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="returning to a lower niceness needs root")
+def test_drawers_draw_at_the_priority_of_the_process_that_forked_them() -> None:
+    # nicer while they import; back to the parent's priority once ready
+    pool = drawing_pool(2)
+    assert pool is not None
+    try:
+        assert pool.executor.submit(_priority).result() == _priority()
+    finally:
+        pool.close()
