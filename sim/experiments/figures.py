@@ -7,9 +7,9 @@ them, one task per figure, as soon as what each one shows exists: those of repli
 0 once every router's is kept (its own pool only, while the other runs go on), the other
 per-run figures once the runs are over (while ``compare`` makes the summary), the
 summary's once it is made (while ``compare`` writes the page), costliest first, so the
-two workers end together. The pool is best :func:`drawing_pool`'s, forked before the scenario is loaded:
-its workers import matplotlib (about 0.4 s each, one at a time) while this process loads
-the scenario and the runs start, on a core that would otherwise wait. Else the run pool
+two workers end together. The pool is best :func:`drawing_pool`'s, forked before the
+scenario is loaded: its workers import matplotlib (about 0.4 s each, one at a time) while
+this process loads the scenario, on a core that would otherwise wait. Else the run pool
 draws them, each worker importing matplotlib in a task queued behind the runs (a worker
 out of runs does it while the other finishes its last one). Without a pool every figure
 is drawn in this process once the summary is made. The PNGs are the same bytes either
