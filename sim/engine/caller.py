@@ -47,7 +47,7 @@ from sim.engine.failures import Suspicion
 from sim.engine.invocation import EngineBug, Invocation, Plan
 from sim.engine.paths import Path
 from sim.engine.randomness import Sampler
-from sim.engine.recorder import Recorder
+from sim.engine.recorder import Recorder, target
 from sim.engine.routes import RouteService
 from sim.engine.topology import Node
 from sim.engine.trace import js
@@ -226,13 +226,13 @@ class Caller:
         inv.state = plan.opened
         now = self.env._now  # SimPy 4.1's clock, without the property (the hot path)
         agent = self.node.j
-        target = path.nodes[-1].j
+        detail = path.target if parent is None else target(path.nodes[-1].j, parent)
         if plan.sgd:
-            self.rec.invoke(now, agent, inv.frag, plan.rhoj, target, parent)
+            self.rec.invoke(now, agent, inv.frag, plan.rhoj, detail)
             inv.pending = plan.missing
             self._collect(inv)
             return inv
-        self.rec.call(now, agent, inv.frag, plan.rhoj, target, parent)
+        self.rec.call(now, agent, inv.frag, plan.rhoj, detail)
         if plan.missing:
             self._error(inv, VALIDATION_ERROR, plan.missingj)
         else:
