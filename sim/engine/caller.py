@@ -43,6 +43,7 @@ from sim.calculus.mcp import (
     backoff,
 )
 from sim.engine.clock import Deadlines, Later
+from sim.engine.clock import deadlines as shared_deadlines
 from sim.engine.failures import Suspicion
 from sim.engine.invocation import EngineBug, Invocation, Plan
 from sim.engine.paths import Path
@@ -153,7 +154,8 @@ class Caller:
         self._resume_cb = self._resume
         self._retry_cb = self._after_retry
         self._response_cb = self.on_response
-        #: the attempts' timers, by timeout (seconds): lazily queued, cancelled by replies
+        #: the attempts' timers, by timeout (seconds): lazily queued, cancelled by replies,
+        #: shared with the other callers (:func:`~sim.engine.clock.deadlines`)
         self._deadlines: dict[float, Deadlines] = {}
 
     # -- routes and the failure detector --
@@ -310,7 +312,7 @@ class Caller:
         timeout = inv.task.timeout
         deadlines = self._deadlines.get(timeout)
         if deadlines is None:
-            deadlines = self._deadlines[timeout] = Deadlines(self.env, timeout)
+            deadlines = self._deadlines[timeout] = shared_deadlines(self.env, timeout)
         inv.timer = deadlines.set((inv, inv.attempt), self._timer_cb)
 
     def on_response(self, msg: Message) -> None:
