@@ -189,12 +189,56 @@ def test_a_checks_formula_is_a_property_by_its_name(
     assert code == 0 and obj["satisfied"] == 5
 
 
-@pytest.mark.parametrize("name", ["recovery", "lts", "conservation", "route_validity"])
-def test_a_check_without_a_formula_exits_2_and_says_where_it_is_checked(
-    capsys: pytest.CaptureFixture[str], name: str
+def test_a_check_without_a_formula_is_its_verdict_on_each_replications_trace(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    code, _, err = _smc(capsys, APPROVAL, "--property", name)
+    """``--property recovery`` has no formula: each replication's trace goes through the
+    check itself. Its verdicts are those of ``run``'s own check of the same replications
+    (train_booking under resilient, 1,000 s: gw1 down at 600 s, recovery violated)."""
+    text = (ROOT / "scenarios" / "train_booking.yaml").read_text(encoding="utf-8")
+    short = tmp_path / "short.yaml"
+    short.write_text(text.replace("duration: 3600", "duration: 1000"), encoding="utf-8")
+    assert "duration: 1000" in short.read_text()
+    code, obj, err = _smc(
+        capsys, str(short), "--property", "recovery", "--router", "resilient", "--max-runs", "3"
+    )
+    assert code == 0 and obj["property"] == "recovery" and obj["runs"] == 3
+    capsys.readouterr()
+    out = tmp_path / "runs"
+    argv = ["run", str(short), "--router", "resilient", "--replications", "3", "--out", str(out)]
+    assert main([*argv, "--quiet"]) in (0, 1)
+    violated = [
+        json.loads((out / "resilient" / f"rep-{k}" / "metrics.json").read_text())["violations"][
+            "recovery"
+        ]
+        > 0
+        for k in range(3)
+    ]
+    assert any(violated)  # the case is not vacuous
+    assert obj["satisfied"] == violated.count(False)
+    assert obj["first_violation"] == violated.index(True)
+    assert "--only recovery" in err and "--property recovery" not in err
+
+
+def test_checks_and_properties_together_do_not_depend_on_jobs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    args = (APPROVAL, "--property", "lts", "--property", "paid", "--property", "conservation")
+    one = _smc(capsys, *args, "--max-runs", "24", "--jobs", "1")
+    two = _smc(capsys, *args, "--max-runs", "24", "--jobs", "2")
+    assert one[0] == two[0] == 0 and one[1] == two[1]
+    assert list(scratch.iterdir()) == []  # the replications' traces are gone
+    # in the order asked for
+    assert [o["property"] for o in one[1]] == ["lts", "paid", "conservation"]
+    assert one[1][0]["satisfied"] == one[1][2]["satisfied"] == 24
+
+
+def test_a_transport_check_needs_trace_full(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _smc(capsys, APPROVAL, "--property", "route_validity", "--trace", "protocol")
     assert code == 2
-    assert f"{name} is one of the seven checks and has no formula" in err
-    assert f"check runs it on a trace (--only {name})" in err
-    assert f"verify --property {name} decides it" in err
+    assert "--trace protocol: route_validity reads" in err and "only level full keeps" in err

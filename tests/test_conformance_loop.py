@@ -1,7 +1,9 @@
 """The fused loop (the seven checks' common cases written out in the pass, the
 scenario's names interned by the decoder) gives exactly the verdicts of the checks'
 handlers alone: counts, messages, counterexamples, per workflow counts, on the real
-train_booking trace, its mutations and random damage."""
+train_booking trace, its mutations and random damage; both with another consumer beside
+the checks (every label then in the general branch) and without (the frequent labels in
+their own branches)."""
 
 from __future__ import annotations
 
@@ -14,8 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.conformance.checks import ALL_CHECKS, CHECK_NAMES, Context, Verdict, run_pass
-from sim.conformance.checks.loop import split
+from sim.conformance.checks import ALL_CHECKS, CHECK_NAMES, Consumer, Context, Verdict, run_pass
+from sim.conformance.checks.fusion import OFF, OWN, Branches, split
+from sim.conformance.checks.lts import LtsReplay
 from sim.conformance.events import encode_event, interning_decoder
 from sim.conformance.truth import Truth, from_scenario, known_values
 from sim.scenario import load_scenario
@@ -47,7 +50,9 @@ class _Seen:
         pass
 
 
-def _run(events: Events, truth: Truth, fuse: bool) -> tuple[Any, list[Verdict], Any]:
+def _run(
+    events: Events, truth: Truth, fuse: bool, beside: bool = True
+) -> tuple[Any, list[Verdict], Any]:
     ctx = Context()
     checks = [ALL_CHECKS[n](truth, ctx) for n in CHECK_NAMES]
     seen = _Seen()
@@ -55,18 +60,20 @@ def _run(events: Events, truth: Truth, fuse: bool) -> tuple[Any, list[Verdict], 
     blocks = [lines[i : i + 97] for i in range(0, len(lines), 97)]
     # fused, the scenario's names are interned (a line naming another is read plainly)
     decode = interning_decoder(known_values(truth)) if fuse else None
-    counts = run_pass("t", blocks, [*checks, seen], ctx, fuse=fuse, decode=decode)
+    consumers: list[Consumer] = [*checks, seen] if beside else [*checks]
+    counts = run_pass("t", blocks, consumers, ctx, fuse=fuse, decode=decode)
     verdicts = [c.finish(sum(counts.get(lab, 0) for lab in c.labels)) for c in checks]
     return counts, verdicts, (seen.seen, seen.ended, ctx.hist)
 
 
 def _same(events: Events, truth: Truth) -> list[Verdict]:
-    fused = _run(events, truth, fuse=True)
-    alone = _run(events, truth, fuse=False)
-    assert fused[0] == alone[0]
-    for f, a in zip(fused[1], alone[1], strict=True):
-        assert f == a, f.name
-    assert fused[2] == alone[2]
+    for beside in (True, False):  # with a consumer beside the checks, and without
+        fused = _run(events, truth, fuse=True, beside=beside)
+        alone = _run(events, truth, fuse=False, beside=beside)
+        assert fused[0] == alone[0]
+        for f, a in zip(fused[1], alone[1], strict=True):
+            assert f == a, f.name
+        assert fused[2] == alone[2]
     return fused[1]
 
 
@@ -139,6 +146,27 @@ def test_fused_and_alone_agree_on_damaged_traces(
 ) -> None:
     window = train_trace[start : start + 1500]
     _same(_damage(window, random.Random(seed), n), truth)
+
+
+def test_frequent_labels_take_their_own_branch_unless_another_consumer_reads_them(
+    truth: Truth,
+) -> None:
+    ctx = Context()
+    fused, _ = split([ALL_CHECKS[n](truth, ctx) for n in CHECK_NAMES], fuse=True)
+    calls: list[list[Any]] = [[] for _ in LABEL_NAMES]
+    labels = tuple(lab for lab, _, _ in OWN)
+    quiet = tuple(lab if when != "idle" else OFF for lab, _, when in OWN)
+    idle = tuple(lab if when != "quiet" else OFF for lab, _, when in OWN)
+    own = Branches(calls, fused)
+    assert own.labels(quiet=True, idle=True) == labels
+    assert own.labels(quiet=True, idle=False) == quiet  # an error awaits its strategy
+    assert own.labels(quiet=False, idle=True) == idle  # a node or link is down
+    calls[LABEL_NAMES.index("send")].append(print)  # another consumer reads send
+    del fused[LtsReplay]  # and lts is not fused
+    read = Branches(calls, fused)
+    assert read.labels(quiet=True, idle=True) == (
+        "hop", OFF, "deliver", *(OFF,) * 5, "wf_start", OFF
+    )  # fmt: skip
 
 
 def test_the_scenario_s_names_are_decoded_interned_and_others_plainly(truth: Truth) -> None:

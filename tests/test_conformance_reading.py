@@ -1,5 +1,5 @@
-"""Reading a trace file in pieces: the same lines as one split, and errors located at the
-first bad line whatever the piece it falls in."""
+"""Reading a trace file in pieces: the same lines as one split (each with its ``\\n``),
+and errors located at the first bad line whatever the piece it falls in."""
 
 from __future__ import annotations
 
@@ -20,13 +20,15 @@ TRUTH = Truth(tools={"A": ToolFacts("A", write=False)})
 
 
 def _lines(data: bytes, block: int, piece: int) -> list[bytes]:
-    saved = events.BLOCK, events.PIECE
-    events.BLOCK, events.PIECE = block, piece
+    saved = events.PIECE
+    events.PIECE = piece
     try:
-        fh = io.BufferedReader(io.BytesIO(data))  # type: ignore[arg-type]
-        return [line for part in events._file_blocks(fh, "t") for line in part]
+        fh = io.BufferedReader(io.BytesIO(data), buffer_size=block)  # type: ignore[arg-type]
+        parts = list(events._file_blocks(fh, "t"))
+        assert all(parts), "no empty block"
+        return [line for part in parts for line in part]
     finally:
-        events.BLOCK, events.PIECE = saved
+        events.PIECE = saved
 
 
 @settings(max_examples=300, deadline=None)
@@ -38,7 +40,7 @@ def _lines(data: bytes, block: int, piece: int) -> list[bytes]:
 def test_pieces_give_the_lines_of_one_split(parts: list[bytes], block: int, piece: int) -> None:
     data = b"".join(parts)
     whole = data.split(b"\n")
-    want = whole[:-1] + ([whole[-1]] if whole[-1] else [])
+    want = [line + b"\n" for line in whole[:-1]] + ([whole[-1]] if whole[-1] else [])
     assert _lines(data, block, piece) == want
 
 

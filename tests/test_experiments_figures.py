@@ -4,15 +4,25 @@ before the scenario loads; the same PNG bytes whoever does."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from sim.experiments.compare import run_compare
-from sim.experiments.figures import Drawing, MeshSketch, Scene, draw, drawing_pool
+from sim.experiments.figures import (
+    MAX_DRAWERS,
+    RUN_FIGURES,
+    Drawing,
+    MeshSketch,
+    Scene,
+    draw,
+    drawing_pool,
+)
 from sim.experiments.runner import make_executor
 from sim.experiments.sweep import SweepPoint, expand, load_points
 from sim.scenario import load_scenario
@@ -63,8 +73,14 @@ def test_a_pool_draws_the_bytes_this_process_draws(drawn: Path, tmp_path: Path, 
     assert _pngs(base) == expected
 
 
-def test_a_drawing_pool_needs_two_workers() -> None:
+def test_a_drawing_pool_needs_two_jobs_and_forks_no_more_drawers_than_figures_at_once() -> None:
     assert drawing_pool(1) is None
+    pool = drawing_pool(64)
+    assert pool is not None
+    try:
+        assert pool.workers == MAX_DRAWERS == len(RUN_FIGURES)
+    finally:
+        pool.terminate()
 
 
 def test_the_drawing_pool_imports_matplotlib_before_its_first_task() -> None:
@@ -101,3 +117,46 @@ def test_the_sketch_is_the_scenario_agents_links_and_routers() -> None:
     assert [(a, b) for a, b, _ in sketch.links] == [tuple(lk.between) for lk in scenario.links]
     assert all(p == ", ".join(sorted(p.split(", "))) for _, _, p in sketch.links)
     assert sketch.routers == tuple(scenario.router_names)
+
+
+def test_the_report_is_written_with_the_inherited_heap_still_frozen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # forked workers inherit the scenario frozen; the parent keeps it to the end, so its
+    # summary, page and report are made with it still out of the collector's scans
+    import gc
+
+    from sim.experiments import compare
+
+    seen: list[int] = []
+    render = compare.render_report
+
+    def spy(*args: Any, **kwargs: Any) -> str:
+        seen.append(gc.get_freeze_count())
+        return render(*args, **kwargs)
+
+    monkeypatch.setattr(compare, "render_report", spy)
+    scenario = load_scenario(SMALL)
+    points = load_points(SMALL, scenario, expand(scenario, []))[0]
+    handle = make_executor("local", 2)
+    try:
+        run_compare(scenario, points, ROUTERS, 1, tmp_path / "out", handle, plots=False)
+    finally:
+        handle.close()
+    assert len(seen) == 1 and seen[0] > 0
+    assert gc.get_freeze_count() == 0  # and unfrozen once the experiment is over
+
+
+def _priority() -> int:
+    return os.getpriority(os.PRIO_PROCESS, 0)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="returning to a lower niceness needs root")
+def test_drawers_draw_at_the_priority_of_the_process_that_forked_them() -> None:
+    # nicer while they import; back to the parent's priority once ready
+    pool = drawing_pool(2)
+    assert pool is not None
+    try:
+        assert pool.executor.submit(_priority).result() == _priority()
+    finally:
+        pool.close()

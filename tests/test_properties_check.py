@@ -114,4 +114,5 @@ def test_a_checks_formula_is_selected_by_the_checks_name(
     assert p["first"]["events"][-1] == wa["first"]["events"][-1]
     args = ["check", str(trace), "--scenario", str(TRAIN), "--property", "lts"]
     assert main(args) == 2
-    assert "lts is one of the seven checks and has no formula" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "lts is one of the seven checks and has no formula" in err and "--only lts" in err

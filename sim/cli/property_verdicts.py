@@ -8,7 +8,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sim.properties import Monitor, PropertyVerdict
+    from sim.properties import Monitor, Property, PropertyVerdict
     from sim.scenario import Scenario
 
 
@@ -28,35 +28,34 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def monitor_for(args: argparse.Namespace, scenario: Scenario) -> Monitor | None:
-    """The monitor of the selected properties (None when there are none): the
-    scenario's and ``--properties``' (all of them, or those ``--property`` names), and
-    the formulas of the seven checks that have one when named (``--property
-    write_approval``), as ``verify`` selects them. Raises
-    :class:`~sim.scenario.ScenarioError` for a bad ``--properties`` file and
-    :class:`~sim.scenario.properties_rules.UnknownProperty` for an unknown ``--property``
-    or a check without a formula."""
+def selection(args: argparse.Namespace, scenario: Scenario) -> tuple[list[Property], list[str]]:
+    """The selected properties with a formula (the scenario's and ``--properties``': all
+    of them, or those ``--property`` names, with the formulas of the seven checks that
+    have one, as ``verify`` selects them) and the checks without a formula named.
+    Raises :class:`~sim.scenario.ScenarioError` for a bad ``--properties`` file and
+    :class:`~sim.scenario.properties_rules.UnknownProperty` for an unknown name."""
     from sim.conformance.checks.families import CHECK_NAMES
-    from sim.properties import Monitor
-    from sim.scenario.properties_rules import (
-        UnknownProperty,
-        load_properties,
-        select_properties,
-        tool_attributes,
-    )
+    from sim.scenario.properties_rules import load_properties, select_properties
 
     extra = load_properties(args.properties, scenario) if args.properties is not None else []
     chosen = select_properties(scenario, extra, args.property_names, CHECK_NAMES, every_check=False)
-    props = []
-    for name, prop in chosen:
-        if prop is None:
-            raise UnknownProperty(
-                f"{name} is one of the seven checks and has no formula "
-                f"(docs/properties.md): check runs it on a trace (--only {name}), compare "
-                f"reports its violations per 1,000 instances, verify --property {name} "
-                "decides it"
-            )
-        props.append(prop)
+    return [p for _, p in chosen if p is not None], [n for n, p in chosen if p is None]
+
+
+def monitor_for(args: argparse.Namespace, scenario: Scenario) -> Monitor | None:
+    """The monitor of the :func:`selection` (None when it is empty); a check without a
+    formula is refused (``check`` runs it anyway: ``--only``) with
+    :class:`~sim.scenario.properties_rules.UnknownProperty`."""
+    from sim.properties import Monitor
+    from sim.scenario.properties_rules import UnknownProperty, tool_attributes
+
+    props, checks = selection(args, scenario)
+    if checks:
+        name = checks[0]
+        raise UnknownProperty(
+            f"{name} is one of the seven checks and has no formula (docs/properties.md): "
+            f"check runs it on every trace (select it with --only {name})"
+        )
     if not props:
         return None
     return Monitor(props, tool_attributes(scenario))

@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+import shutil
 import sys
+import tempfile
 from typing import TYPE_CHECKING, Any
 
 from sim.cli.console import (
@@ -37,7 +39,8 @@ def register(sub: Any) -> None:
         "smc",
         help="estimate Pr[a run satisfies a property] with guaranteed confidence",
         description="Statistical model checking (SPEC §10): replications of FILE, each "
-        "monitored in process (no trace file), until the exact Clopper-Pearson interval of "
+        "monitored in process (no trace file; a check without a formula reads a temporary "
+        "one), until the exact Clopper-Pearson interval of "
         "p = Pr[a run satisfies the property] has half-width <= --width, or --max-runs; "
         "with --threshold, Wald's SPRT of p >= θ+δ against p <= θ-δ. Replication k uses "
         "the streams of `run` replication k. See docs/smc.md.",
@@ -48,7 +51,8 @@ def register(sub: Any) -> None:
         metavar="NAME",
         action="append",
         dest="property_names",
-        help="the property to check (repeat for several; default: all of the scenario's)",
+        help="the property to check, or one of the seven checks (repeat for several; "
+        "default: all of the scenario's properties)",
     )
     p.add_argument(
         "--properties",
@@ -113,6 +117,21 @@ def monitor_level(requested: str | None, scenario_level: str, labels: set[str]) 
     return "protocol"
 
 
+def _unseen(level: str, checks: list[str]) -> str:
+    """Why a check cannot be decided at ``level`` ("" when every one can): the transport
+    checks read ``send``/``hop``/``deliver``/``drop``, which only level full keeps."""
+    from sim.conformance.checks.families import ALL_CHECKS
+    from sim.vocabulary import TRANSPORT_LABELS
+
+    if level == "full":
+        return ""
+    for name in checks:
+        needs = sorted(set(ALL_CHECKS[name].labels) & TRANSPORT_LABELS)
+        if needs:
+            return f"{name} reads {', '.join(needs)} events, which only level full keeps"
+    return ""
+
+
 def _bad(message: str) -> int:
     print(message, file=sys.stderr)
     return EXIT_BAD_INPUT
@@ -120,7 +139,8 @@ def _bad(message: str) -> int:
 
 def smc(args: argparse.Namespace) -> int:
     """Run the estimation or test; print the table or JSON; 0, or 2 on bad input."""
-    from sim.cli.property_verdicts import monitor_for
+    from sim.cli.property_verdicts import selection
+    from sim.conformance.checks.families import ALL_CHECKS
     from sim.engine import ReplicationError
     from sim.experiments.runner import fingerprint, make_executor
     from sim.experiments.smc_runner import MAX_RUNS, Rule, SmcJob, estimate
@@ -133,7 +153,7 @@ def smc(args: argparse.Namespace) -> int:
         scenario, warnings = load_scenario_with_warnings(args.file)
         if args.seed is not None:
             scenario = scenario.model_copy(update={"seed": args.seed})
-        monitor = monitor_for(args, scenario)
+        props, checks = selection(args, scenario)
     except ScenarioError as exc:
         return scenario_error(exc)
     except UnknownProperty as exc:
@@ -142,9 +162,8 @@ def smc(args: argparse.Namespace) -> int:
         return _bad(f"{exc.filename or args.file}: {exc.strerror or exc}")
     for diag in warnings:
         print(diag, file=sys.stderr)
-    if monitor is None:
+    if not props and not checks:
         return _bad(f"{args.file}: no property to check (give --property NAME or --properties)")
-    props = tuple(c.prop for c in monitor.checks)
     routers = list(dict.fromkeys(args.routers or [scenario.router_names[0]]))
     for name in routers:
         problem = unknown_router(name, scenario)
@@ -166,15 +185,22 @@ def smc(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         return _bad("--jobs: must be at least 1")
     labels = set().union(*(labels_of(p.formula) for p in props))
+    labels |= {lab for name in checks for lab in ALL_CHECKS[name].labels}
     level = monitor_level(args.trace, scenario.trace.value, labels)
     if level == "off":
         return _bad("--trace off: the monitor would see no event (use protocol or full)")
+    missing = _unseen(level, checks)
+    if missing:
+        return _bad(f"--trace {level}: {missing}")
     key = f"{fingerprint(scenario)}:{level}:" + ";".join(f"{p.name}={p.text}" for p in props)
-    job = SmcJob(scenario, props, level, key, guard_of(args, args.file))
+    key += ":" + ",".join(checks)
+    guard = guard_of(args, args.file)
     try:
         handle = make_executor(args.executor, args.jobs, args.scheduler)
     except (ValueError, ImportError, OSError) as exc:
         return _bad(f"error: {exc}")
+    scratch = tempfile.mkdtemp(prefix="protomesh-smc-") if checks else None
+    job = SmcJob(scenario, tuple(props), level, key, guard, tuple(checks), scratch)
     try:
         with stop_on_signals():
             outcomes = estimate(job, routers, rule, handle)
@@ -186,6 +212,10 @@ def smc(args: argparse.Namespace) -> int:
         return _bad(f"error: {exc}")
     finally:
         handle.close()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+    order = {name: i for i, name in enumerate(args.property_names or [])}
+    outcomes.sort(key=lambda o: order.get(o.prop, len(order)))  # stable: routers keep theirs
     reproduce = _reproduce(args, scenario.name, scenario.trace.value, level, outcomes)
     if args.json:
         objs = [o.to_json() for o in outcomes]
@@ -204,6 +234,8 @@ def _reproduce(
 ) -> list[str]:
     """Per property with a violation: the ``run`` (and ``check``) reproducing its first
     violating replication's trace."""
+    from sim.conformance.checks.families import CHECK_NAMES
+
     lines: list[str] = []
     for o in outcomes:
         k = o.first_violation
@@ -216,8 +248,12 @@ def _reproduce(
         if level != scenario_level:
             cmd += ["--trace", level]
         check = ["python", "-m", "sim", "check", f"results/{name}/{o.router}/rep-{k}/trace.jsonl"]
-        check += ["--scenario", args.file, "--property", o.prop]
-        if args.properties:
+        check += ["--scenario", args.file]
+        if o.prop in CHECK_NAMES:  # a check without a formula: check runs it itself
+            check += ["--only", o.prop]
+        else:
+            check += ["--property", o.prop]
+        if args.properties and o.prop not in CHECK_NAMES:
             check += ["--properties", args.properties]
         lines.append(
             f"first violation of {o.prop} with {o.router}: replication {k}; reproduce: "

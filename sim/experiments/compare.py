@@ -185,8 +185,9 @@ def _run_locked(
     files: dict[str, str] = {}
     if handle.kind == "processes" and todo.todo:  # each worker loads each scenario once
         scenarios = {t.fingerprint: t.scenario for t in todo.todo}
-        if handle.inherits():  # forked from here: no pickle, and the graph built once
-            built(todo.todo[0].scenario, todo.todo[0].fingerprint)
+        if handle.inherits():  # forked from here: no pickle, and what workers keep built
+            # once (while the figures' pool imports matplotlib on the other core)
+            built(todo.todo[0].scenario, todo.todo[0].fingerprint).prepare()
             files = in_memory(scenarios)
         else:
             shipped = Path(tempfile.mkdtemp(prefix="protomesh-scenarios-"))
@@ -212,6 +213,8 @@ def _run_locked(
         else None
     )
     try:
+        # what forked workers inherit stays frozen to the end: this process keeps it too,
+        # and the summary's and page's collections need not walk it
         with inheriting(handle):
             for record in run_tasks(todo.todo, handle, hook=hook, report=report):
                 if drawing is not None:  # every run is submitted by now
@@ -221,9 +224,18 @@ def _run_locked(
                     kept.append(record.key)
                 if on_record is not None:
                     on_record(record)
-        return _conclude(
-            base_scenario, points, routers, replications, base, handle, ran, todo, started, drawing
-        )
+            return _conclude(
+                base_scenario,
+                points,
+                routers,
+                replications,
+                base,
+                handle,
+                ran,
+                todo,
+                started,
+                drawing,
+            )
     except OSError as exc:
         error = StorageError.of(exc, base)
         raise StorageError(error.path, error.reason, tuple(kept)) from None

@@ -135,8 +135,9 @@ def inheriting(handle: ExecutorHandle) -> Iterator[None]:
     """While the block submits the first tasks of a pool that forks its workers, what this
     process holds is frozen out of the garbage collector (:func:`gc.freeze`): the workers
     inherit it, and their collections never walk it (each walk writes every object's
-    header, copying the parent's memory page by page into every worker). Unfrozen after
-    the block; nothing when the pool does not fork (or already has its workers)."""
+    header, copying the parent's memory page by page into every worker); nor do this
+    process's until the block ends. Unfrozen after the block; nothing when the pool does
+    not fork (or already has its workers)."""
     if not handle.inherits():
         yield
         return

@@ -17,6 +17,7 @@ way.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import multiprocessing
 import os
@@ -164,32 +165,55 @@ def ready_to_draw() -> None:
     from sim.experiments import plots  # noqa: F401
 
 
+#: How much nicer a drawer waiting for its turn to import is (and stays while it imports):
+#: it then takes only a core nothing else wants (the runs', another command's).
+IMPORT_NICENESS = 10
+
+
 def drawer_start(parent: int, turn: Lock) -> None:
     """Initializer of :func:`drawing_pool`'s workers of process ``parent``: they stop and
     die with it (:func:`sim.processes.worker_start`) and import the figures' modules, one
-    worker at a time (``turn``), so that the two cores are never shared by more than this
-    process's work and one import; what they hold then is frozen out of the collector."""
+    worker at a time (``turn``): the first at once, on the core the scenario's loading
+    leaves idle; the others :data:`IMPORT_NICENESS` nicer than ``parent`` (not at the runs'
+    expense: in the runs' tail, or once they are over), then at its priority again where
+    the system lets a process return to it. What they hold then is frozen out of the
+    collector."""
     from sim.processes import worker_start
     from sim.scenario.load import long_lived
 
     worker_start(parent)
-    with turn, long_lived():  # modules kept to the end: never scanned by the collector
-        ready_to_draw()
+    priority = os.getpriority(os.PRIO_PROCESS, 0)
+    if not turn.acquire(block=False):
+        os.setpriority(os.PRIO_PROCESS, 0, min(priority + IMPORT_NICENESS, 19))
+        turn.acquire()
+    try:
+        with long_lived():  # modules kept to the end: never scanned by the collector
+            ready_to_draw()
+    finally:
+        turn.release()
     gc.freeze()
+    with contextlib.suppress(OSError):  # lowering one's niceness needs a privilege
+        os.setpriority(os.PRIO_PROCESS, 0, priority)
 
 
 def _forked() -> None:
     """A task that does nothing: submitted, the pool forks its workers."""
 
 
-def drawing_pool(workers: int) -> ExecutorHandle | None:
-    """A process pool of ``workers`` workers forked now, to draw a ``compare``'s figures
-    (:class:`Drawing`), importing matplotlib meanwhile (:func:`drawer_start`); None where
-    processes are not forked (their imports would then be no head start) or for fewer
-    than 2 workers."""
+#: The most drawers worth forking: the per-run figures drawn at once (a pool's
+#: shutdown waits for every worker's import, made one at a time).
+MAX_DRAWERS = len(RUN_FIGURES)
+
+
+def drawing_pool(jobs: int) -> ExecutorHandle | None:
+    """A process pool of ``jobs`` workers (at most :data:`MAX_DRAWERS`) forked now, to
+    draw a ``compare``'s figures (:class:`Drawing`), importing matplotlib meanwhile
+    (:func:`drawer_start`); None where processes are not forked (their imports would then
+    be no head start) or for fewer than 2 jobs."""
     context = multiprocessing.get_context()
-    if workers < 2 or context.get_start_method() != "fork":
+    if jobs < 2 or context.get_start_method() != "fork":
         return None
+    workers = min(jobs, MAX_DRAWERS)
     pool = ProcessPoolExecutor(
         max_workers=workers,
         mp_context=context,

@@ -5,7 +5,12 @@ A replication ``k`` of router ``r`` is :class:`sim.engine.Replication` with the 
 of ``run`` replication ``k`` (seeded from the scenario seed and ``k`` only), its trace
 lines delivered to an in-process :class:`MonitorSink` (decoded with the conformance
 decoder, fed to the :class:`~sim.properties.Monitor`) instead of a file. A run
-satisfies a property iff no scope of it violates it.
+satisfies a property iff no scope of it violates it. The checks without a formula
+(``recovery``, ``lts``, ``conservation``, ``route_validity``: :attr:`SmcJob.checks`)
+are the conformance checks themselves: then the replication's trace is written to a
+temporary file, read once by the checks and the monitor together
+(:func:`sim.conformance.checks.check_trace`), and deleted; the run satisfies a check iff
+it reports no violation.
 
 Per worker the scenario is compiled once (:func:`compiled`: protocol graph, the
 built-in routers with their route caches, parsed properties, tool attributes, decoder),
@@ -29,10 +34,12 @@ from sim.engine.guard import DEFAULT_GUARD, Guard
 from sim.experiments.smc import Estimation, Sprt, clopper_pearson
 
 if TYPE_CHECKING:
+    from sim.conformance.truth import Truth
+    from sim.engine.trace import TextSink
     from sim.experiments.runner import ExecutorHandle
     from sim.mesh.graph import ProtocolGraph
     from sim.mesh.routing import Router
-    from sim.properties import Property, ToolAttributes
+    from sim.properties import Monitor, Property, ToolAttributes
     from sim.scenario.model import Scenario
 
 #: Replications per task sent to a worker.
@@ -50,6 +57,15 @@ class SmcJob:
     level: str  #: the trace level the monitor sees (protocol or full)
     key: str  #: identifies the job in a worker's cache (scenario fingerprint, level, properties)
     guard: Guard = DEFAULT_GUARD  #: each replication's budgets (a stop is a ReplicationError)
+    checks: tuple[str, ...] = ()  #: conformance checks run on each replication's trace
+    #: where those traces are written (the caller removes it, with what a killed worker
+    #: left; a worker that does not see it, on another machine, uses its temporary folder)
+    scratch: str | None = None
+
+    @property
+    def names(self) -> list[str]:
+        """What each replication reports on, in order: the properties, then the checks."""
+        return [p.name for p in self.properties] + list(self.checks)
 
 
 @dataclass
@@ -61,6 +77,7 @@ class Compiled:
     tools: dict[str, ToolAttributes]
     decode: Callable[[bytes], Any]
     routers: dict[str, Router] = field(default_factory=dict)
+    truth: Truth | None = None  #: what the checks compare with (built on first use)
 
     def router(self, name: str) -> Router | None:
         """The built-in router ``name`` built once on the graph, or None for a plug-in
@@ -116,16 +133,26 @@ class MonitorSink:
 
 
 def replicate(c: Compiled, router: str, rep: int) -> tuple[bool, ...]:
-    """Replication ``rep`` of ``router``, monitored in process: per property, whether
-    the run satisfies it. Raises :class:`sim.engine.ReplicationError` on a crash."""
+    """Replication ``rep`` of ``router``: per name of :attr:`SmcJob.names`, whether the
+    run satisfies it (monitored in process; through a temporary trace file when the job
+    has checks). Raises :class:`sim.engine.ReplicationError` on a crash."""
+    from sim.properties import Monitor
+
+    monitor = Monitor(c.job.properties, c.tools)
+    if c.job.checks:
+        return _checked(c, router, rep, monitor)
+    _run(c, router, rep, MonitorSink(monitor.step, c.decode))
+    return tuple(v.violations == 0 for v in monitor.finish())
+
+
+def _run(c: Compiled, router: str, rep: int, sink: TextSink) -> None:
+    """Run replication ``rep`` of ``router`` with its trace lines written to ``sink``."""
     from sim.engine import ReplicationError
     from sim.engine.simulation import Replication
     from sim.engine.trace import TraceWriter
-    from sim.properties import Monitor
 
     scenario = c.job.scenario
-    monitor = Monitor(c.job.properties, c.tools)
-    trace = TraceWriter(MonitorSink(monitor.step, c.decode), rep, c.job.level)
+    trace = TraceWriter(sink, rep, c.job.level)
     world: Replication | None = None
     try:
         world = Replication(scenario, router, rep, trace, c.graph, c.router(router), c.job.guard)
@@ -134,7 +161,30 @@ def replicate(c: Compiled, router: str, rep: int) -> tuple[bool, ...]:
     except Exception as exc:
         now = float(world.env.now) if world is not None else 0.0
         raise ReplicationError(scenario.name, router, rep, now, exc) from exc
-    return tuple(v.violations == 0 for v in monitor.finish())
+
+
+def _checked(c: Compiled, router: str, rep: int, monitor: Monitor) -> tuple[bool, ...]:
+    """:func:`replicate` with checks: the trace in a temporary file (deleted whatever
+    happens), then one pass of the checks and the monitor over it."""
+    import os
+    import tempfile
+
+    from sim.conformance.checks import check_trace
+    from sim.conformance.truth import from_scenario
+
+    if c.truth is None:
+        c.truth = from_scenario(c.job.scenario)
+    scratch = c.job.scratch if c.job.scratch and os.path.isdir(c.job.scratch) else None
+    fd, path = tempfile.mkstemp(prefix=f"smc-{rep}-", suffix=".jsonl", dir=scratch)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            _run(c, router, rep, fh)
+        consumers = [monitor] if c.job.properties else []
+        report = check_trace(path, c.truth, c.job.checks, consumers=consumers)
+    finally:
+        os.unlink(path)
+    props = tuple(v.violations == 0 for v in monitor.finish()) if c.job.properties else ()
+    return props + tuple(report.verdict(name).ok for name in c.job.checks)
 
 
 def run_batch(
@@ -235,12 +285,12 @@ def estimate(
     """Run replications in ordered batches on ``handle`` until every (property, router)
     rule stops; the outcomes in (property, router) order. The same routers get the same
     replication indices, hence the same seeds (common random numbers)."""
+    names = job.names
     outcomes = {
-        (p.name, r): Outcome(p.name, r, rule.confidence, rule.start(), rule.max_runs)
-        for p in job.properties
+        (n, r): Outcome(n, r, rule.confidence, rule.start(), rule.max_runs)
+        for n in names
         for r in routers
     }
-    names = [p.name for p in job.properties]
     window = 1 if handle.kind == "inline" else max(2, 2 * handle.workers)
     in_flight: deque[tuple[int, int, Future[dict[str, list[tuple[bool, ...]]]]]] = deque()
     submitted = 0

@@ -117,10 +117,21 @@ class Built:
         if self._settled:
             return
         self._settled = True
-        self.truth()
-        self.page()
-        self.topology()
+        self.prepare()
         gc.freeze()
+
+    def prepare(self) -> None:
+        """Build the truth (and the checks' trace decoder with the scenario's names, which
+        the checks cache per process), the page's mesh and the topology now (kept long:
+        never scanned by the collector while built, :func:`sim.scenario.load.long_lived`)."""
+        from sim.conformance.events import interning_decoder
+        from sim.conformance.truth import known_values
+        from sim.scenario.load import long_lived
+
+        with long_lived():
+            interning_decoder(known_values(self.truth()))
+            self.page()
+            self._kept_topology()
 
     def truth(self) -> Truth:
         """The checks' ground truth of the scenario (:mod:`sim.conformance.truth`), built once."""
@@ -142,11 +153,15 @@ class Built:
 
     def topology(self) -> Topology:
         """A fresh run-time topology of the graph (one never run: its copy is built once)."""
+        return self._kept_topology().fresh()
+
+    def _kept_topology(self) -> Topology:
+        """The topology never run, that :meth:`topology` copies (built once)."""
         if self._topology is None:
             from sim.engine.topology import Topology
 
             self._topology = Topology(self.graph)
-        return self._topology.fresh()
+        return self._topology
 
     def router(self, name: str) -> Router | None:
         """The built-in router ``name`` built once on the graph, or None for a plug-in

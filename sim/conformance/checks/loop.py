@@ -13,6 +13,14 @@ not called at all (``recovery`` while no error awaits its strategy, ``route_vali
 ``send``/``deliver`` while every node is up). The verdicts are those of the handlers
 alone (tests/test_conformance_loop.py runs both ways on mutated traces).
 
+The most frequent labels (``hop``, ``send``, ``deliver``, ``call``, ``validate``,
+``execute``, ``result``, ``approve``) have a branch of their own, chosen by the label's
+one interned string (``is``: no lookup), that does only that label's part of the above,
+while no consumer but the fused checks reads the label and, for the transport labels,
+every node and link is up, for the protocol ones, no error awaits its strategy (else the
+label's branch is off: a sentinel no label is). Every other event takes the general
+branch, by label id.
+
 Within one event the fused checks come first, then the other consumers in their order;
 the consumers share nothing but the invocation histories, which the loop keeps.
 """
@@ -20,140 +28,36 @@ the consumers share nothing but the invocation histories, which the loop keeps.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from sim.conformance.checks.base import (
-    HISTORY_CAP,
-    OPENING,
-    TERMINAL,
-    Check,
-    Consumer,
-    Context,
-    Handler,
-    InstanceKey,
-)
+from sim.conformance.checks.base import HISTORY_CAP, Consumer, Context, Handler, InstanceKey
+from sim.conformance.checks.blocks import decoded, disorder, line_number, unknown_label
 from sim.conformance.checks.conservation import Conservation
+from sim.conformance.checks.fusion import (
+    FULL,
+    IS_MESSAGE,
+    IS_OPENING,
+    IS_PROTOCOL,
+    IS_TERMINAL,
+    MAY_FLIP,
+    WRITTEN,
+    Branches,
+    InstanceEnd,
+    ends_instances,
+    split,
+)
 from sim.conformance.checks.lts import LtsReplay
 from sim.conformance.checks.order import Exclusive, RequiresOrder
 from sim.conformance.checks.recovery import Recovery
 from sim.conformance.checks.route_validity import RouteValidity
 from sim.conformance.checks.write_approval import WriteApproval
-from sim.conformance.events import (
-    LABEL_IDS,
-    LABELS,
-    PROTOCOL_LABELS,
-    TraceError,
-    decode_line,
-    decoder,
-)
+from sim.conformance.events import LABEL_IDS, TraceError, decoder
 
-#: The labels the loop handles for each fused check (its ``handlers()`` must name exactly
-#: these, or none: else the check is not fused, its handlers are called).
-FUSED: dict[type[Check], frozenset[str]] = {
-    WriteApproval: frozenset(("approve", "execute")),
-    RequiresOrder: frozenset(("call", "invoke", "result", "execute")),
-    Exclusive: frozenset(("execute",)),
-    Recovery: PROTOCOL_LABELS,
-    LtsReplay: PROTOCOL_LABELS,
-    Conservation: frozenset(("send", "deliver", "drop")),
-    RouteValidity: frozenset(
-        ("hop", "translate", "send", "deliver", "node_down", "node_up", "link_down", "link_up")
-    ),
-}
-#: Labels the loop writes out (the others go to their handlers, fused checks' too).
-_WRITTEN = frozenset(("hop", "send", "deliver", "drop", "wf_end")) | PROTOCOL_LABELS
-_IS_PROTOCOL = [lab in PROTOCOL_LABELS for lab in LABEL_IDS]
-_IS_TERMINAL = [lab in TERMINAL for lab in LABEL_IDS]
-_IS_OPENING = [lab in OPENING for lab in LABEL_IDS]
-#: the labels of a message's life that ``conservation`` reads
-_IS_MESSAGE = [lab in FUSED[Conservation] for lab in LABEL_IDS]
-
-
-def _fusable(c: Consumer, seen: set[type]) -> bool:
-    kind = type(c)
-    if kind not in FUSED or kind in seen or not isinstance(c, Check):
-        return False
-    names = set(c.handlers())
-    if names and names != FUSED[kind]:
-        return False
-    seen.add(kind)
-    return True
-
-
-def split(consumers: Sequence[Consumer], fuse: bool) -> tuple[dict[type, Any], list[Consumer]]:
-    """The fused checks by class (when ``fuse``) and the other consumers, in order."""
-    seen: set[type] = set()
-    fused: dict[type, Any] = {}
-    rest: list[Consumer] = []
-    for c in consumers:
-        if fuse and _fusable(c, seen):
-            fused[type(c)] = c
-        else:
-            rest.append(c)
-    return fused, rest
-
-
-def _ends_instances(c: Consumer) -> bool:
-    """Whether ``c`` does anything at ``wf_end`` (a check with the default does not)."""
-    return not (isinstance(c, Check) and type(c).end_instance is Check.end_instance)
-
-
-def _disorder(key: str, value: Any, previous: Any) -> str:
-    how = "smaller than" if key == "t" else "not larger than"
-    return (
-        f"not in time order: `{key}` {value!r} is {how} the previous event's {previous!r} "
-        "(SPEC §5: a trace is in time order, with increasing seq)"
-    )
-
-
-def _unknown_label(lab: Any) -> str:
-    return f"unknown label {lab!r} (not a SPEC §5 label: {', '.join(sorted(LABELS))})"
-
-
-def decoded(
-    name: str,
-    blocks: Iterable[list[bytes]],
-    fast: Callable[[bytes], Any],
-    plain: Callable[[bytes], Any] | None = None,
-) -> Iterator[tuple[list[Any], list[bytes], int, list[int] | None]]:
-    """Per block: its events (one C-level ``map`` of the decoder), their raw lines, the
-    number of the line before the block and, when the block has a line ``fast`` does not
-    read (then decoded line by line: with ``plain``, the decoder ``fast`` specialises, and
-    failing that by :func:`decode_line`; blank lines dropped), each event's line number
-    (else event ``j`` is on line ``base + j + 1``). A malformed line raises
-    :class:`TraceError` after the lines before it were yielded."""
-    base = 0
-    other = plain or fast
-    for block in blocks:
-        try:
-            yield list(map(fast, block)), block, base, None
-        except Exception:
-            evs: list[Any] = []
-            raws: list[bytes] = []
-            linenos: list[int] = []
-            for lineno, raw in enumerate(block, base + 1):
-                try:
-                    ev = fast(raw)
-                except Exception:
-                    if not raw.strip():
-                        continue
-                    try:
-                        ev = decode_line(raw, name, lineno, other)
-                    except TraceError:
-                        yield evs, raws, base, linenos  # the lines before it come first
-                        raise
-                evs.append(ev)
-                raws.append(raw)
-                linenos.append(lineno)
-            yield evs, raws, base, linenos
-        base += len(block)
-
-
-def _lineno(raws: list[bytes], raw: bytes, base: int, linenos: list[int] | None) -> int:
-    """The line number of ``raw`` (an item of ``raws``, found by identity)."""
-    j = next(j for j, r in enumerate(raws) if r is raw)
-    return linenos[j] if linenos is not None else base + j + 1
+#: The labels counted in their own branches, in the order of the loop's counters (the
+#: hops are the events no other count has).
+OWN_COUNTED = ("send", "deliver", "call", "validate", "execute", "result", "approve",
+               "wf_start", "wf_end")  # fmt: skip
 
 
 def stream(
@@ -173,23 +77,23 @@ def stream(
     is read by that one)."""
     fused, rest = split(consumers, fuse)
     history = any(getattr(c, "history", False) for c in consumers)
-    track = history or any(_ends_instances(c) for c in consumers)
+    track = history or any(ends_instances(c) for c in consumers)
     inline = {id(c) for c in fused.values()}
     handlers: list[list[Handler]] = [[] for _ in LABEL_IDS]  # label id → handlers called
     for c in consumers:
         for lab, h in c.handlers().items():
-            if id(c) not in inline or lab not in _WRITTEN:
+            if id(c) not in inline or lab not in WRITTEN:
                 handlers[LABEL_IDS[lab]].append(h)
     calls = [tuple(hs) for hs in handlers]
     any_calls = any(calls)
-    enders = [c.end_instance for c in rest if _ends_instances(c)]
+    enders = [c.end_instance for c in rest if ends_instances(c)]
 
     ids = LABEL_IDS
     HOP, SEND, DROP, WF_END = (ids[k] for k in ("hop", "send", "drop", "wf_end"))
     CALL = ids["call"]
     ERROR, APPROVE, EXECUTE, RESULT = (ids[k] for k in ("error", "approve", "execute", "result"))
-    is_protocol, is_terminal, is_opening = _IS_PROTOCOL, _IS_TERMINAL, _IS_OPENING
-    is_message = _IS_MESSAGE
+    is_protocol, is_terminal, is_opening = IS_PROTOCOL, IS_TERMINAL, IS_OPENING
+    is_message = IS_MESSAGE
 
     wa: WriteApproval | None = fused.get(WriteApproval)
     ro: RequiresOrder | None = fused.get(RequiresOrder)
@@ -226,32 +130,206 @@ def stream(
     live: set[Any] = set()  # open invocations, when no history is kept
     counts = [0] * len(ids)
     sends = 0  # sends conservation took in the loop (its on_send counts the others)
+    # events taken by the labels' own branches (added to counts after the loop)
+    n_send = n_deliver = n_call = n_validate = n_execute = n_result = n_approve = 0
+    n_wf_start = n_wf_end = 0
+    events = 0
+    slow_sends = 0  # of those sends, the ones given to conservation's on_send
+    branches = Branches(calls, fused)
+    end_instance = InstanceEnd(fused, enders, hist, live, history).end
+    quiet = not (rdown or rlinks)  # every node and link up
+    idle = not (rpending or rretries or rfallbacks)  # no error awaits its strategy
+    (s_hop, s_send, s_deliver, s_call, s_validate, s_execute, s_result, s_approve, s_wf_start,
+     s_wf_end) = branches.labels(quiet, idle)  # fmt: skip
+    VALIDATE = ids["validate"]
+    may_flip = MAY_FLIP
     last_seq = -(1 << 63)
     last_t = -float("inf")
     was_enabled = gc.isenabled()
     gc.disable()  # the checks build no reference cycles; collections would only cost
     try:
         for evs, raws, base, linenos in decoded(name, blocks, decode or decoder(), decoder()):
+            events += len(evs)
             for ev, raw in zip(evs, raws, strict=True):
                 # SPEC §5 order: two comparisons per event (t may be None: TypeError)
                 seq = ev.seq
                 if seq <= last_seq and ordered:
-                    where = _lineno(raws, raw, base, linenos)
-                    raise TraceError(name, where, _disorder("seq", seq, last_seq))
+                    where = line_number(raws, raw, base, linenos)
+                    raise TraceError(name, where, disorder("seq", seq, last_seq))
                 last_seq = seq
                 t = ev.t
                 try:
                     if t < last_t and ordered:
-                        where = _lineno(raws, raw, base, linenos)
-                        raise TraceError(name, where, _disorder("t", t, last_t))
+                        where = line_number(raws, raw, base, linenos)
+                        raise TraceError(name, where, disorder("t", t, last_t))
                     last_t = t
                 except TypeError:
                     pass
+                lab = ev.label
+                # the labels' own branches, most frequent first (each ends in continue)
+                if lab is s_hop:
+                    d = ev.detail  # a ``from`` or ``proto`` None is not in rvalid either
+                    if (d.from_, d.to, d.proto) not in rvalid:
+                        rv.on_hop(ev, raw)  # type: ignore[union-attr]
+                    continue  # counted as the events no other count has
+                if lab is s_send:
+                    m = ev.detail.msg
+                    if m is None or m in copen:
+                        cons.on_send(ev, raw)  # type: ignore[union-attr]
+                        slow_sends += 1
+                    else:
+                        copen[m] = raw
+                    n_send += 1
+                    continue
+                if lab is s_deliver:
+                    try:
+                        del copen[ev.detail.msg]
+                    except KeyError:  # not in flight, or no msg: on_end ignores the latter
+                        cons.on_end(ev, raw)  # type: ignore[union-attr]
+                    n_deliver += 1
+                    continue
+                if lab is s_call:
+                    inv = ev.inv
+                    hist[inv] = [raw]
+                    key = (ev.wf, ev.inst)
+                    opened = by_inst.get(key)
+                    if opened is None:
+                        by_inst[key] = [inv]
+                    else:
+                        opened.append(inv)
+                    tool = ev.tool
+                    if inv in lstate:
+                        lts.on_open(ev, raw)  # type: ignore[union-attr]
+                    else:
+                        cfg = lcall.get(tool)
+                        if cfg is None:
+                            lts.on_open(ev, raw)  # type: ignore[union-attr]
+                        else:
+                            lstate[inv] = cfg
+                    if tool in rtargets:
+                        st = roinst.get(key)
+                        if st is None or st.deferred:
+                            ro.on_call(ev, raw)  # type: ignore[union-attr]
+                        else:  # what on_call does when no execute waits for it
+                            task = ev.task
+                            tools = st.task_tools.get(task)
+                            if tools is None:
+                                st.task_tools[task] = {tool}
+                            else:
+                                tools.add(tool)
+                            if tool not in st.first_call:
+                                st.first_call[tool] = raw
+                    n_call += 1
+                    continue
+                if lab is s_validate:
+                    inv = ev.inv
+                    kept = hist.get(inv, FULL)
+                    if len(kept) < HISTORY_CAP:  # else (no history, or a full one): in general
+                        kept.append(raw)
+                        try:
+                            nxt = lstate[inv].row[VALIDATE]  # type: ignore[union-attr]
+                        except (KeyError, AttributeError):  # not open, or already reported
+                            nxt = None
+                        if nxt is None:
+                            lts.on_step(ev, raw)  # type: ignore[union-attr]
+                        else:
+                            lstate[inv] = nxt
+                        n_validate += 1
+                        continue
+                elif lab is s_execute:
+                    inv = ev.inv
+                    kept = hist.get(inv, FULL)
+                    if len(kept) < HISTORY_CAP:
+                        kept.append(raw)
+                        try:
+                            nxt = lstate[inv].row[EXECUTE]  # type: ignore[union-attr]
+                        except (KeyError, AttributeError):
+                            nxt = None
+                        if nxt is None:
+                            lts.on_step(ev, raw)  # type: ignore[union-attr]
+                        else:
+                            lstate[inv] = nxt
+                        tool = ev.tool
+                        if tool in wwrite:
+                            if inv in wapproved:
+                                wapproved.remove(inv)
+                            else:
+                                wa.on_execute(ev, raw)  # type: ignore[union-attr]
+                        if tool in rrequires:
+                            st = roinst.get((ev.wf, ev.inst))
+                            # all it requires succeeded: nothing to report or defer
+                            if st is None or not st.succeeded.issuperset(rrequires[tool]):
+                                ro.on_execute(ev, raw)  # type: ignore[union-attr]
+                        if tool in xpartners:
+                            key = (ev.wf, ev.inst)
+                            done = xinst.get(key)
+                            if done is None:  # nothing executed yet: nothing excluded
+                                xinst[key] = {tool: raw}
+                            else:
+                                ex.on_execute(ev, raw)  # type: ignore[union-attr]
+                        n_execute += 1
+                        continue
+                elif lab is s_result:
+                    inv = ev.inv
+                    if inv in hist:  # its history is read only if a check fails now
+                        try:
+                            nxt = lstate[inv].row[RESULT]  # type: ignore[union-attr]
+                        except (KeyError, AttributeError):
+                            nxt = None
+                        if nxt is None:
+                            kept = hist[inv]
+                            if len(kept) >= HISTORY_CAP:
+                                del kept[1 : HISTORY_CAP // 2]
+                            kept.append(raw)
+                            lts.on_step(ev, raw)  # type: ignore[union-attr]
+                        else:
+                            del lstate[inv]
+                        if ro is not None:
+                            st = roinst.get((ev.wf, ev.inst))
+                            tool = ev.tool
+                            if st is None:
+                                if tool in rtargets:
+                                    ro.on_result(ev, raw)
+                            else:  # what on_result does on an instance it knows
+                                if tool in rtargets:
+                                    st.succeeded.add(tool)
+                                tools = st.task_tools.get(ev.task)
+                                if tools:
+                                    st.succeeded.update(tools)
+                        del hist[inv]
+                        n_result += 1
+                        continue
+                elif lab is s_approve:
+                    inv = ev.inv
+                    kept = hist.get(inv, FULL)
+                    if len(kept) < HISTORY_CAP:
+                        kept.append(raw)
+                        try:
+                            nxt = lstate[inv].row[APPROVE]  # type: ignore[union-attr]
+                        except (KeyError, AttributeError):
+                            nxt = None
+                        if nxt is None:
+                            lts.on_step(ev, raw)  # type: ignore[union-attr]
+                        else:
+                            lstate[inv] = nxt
+                        if ev.tool in wwrite:
+                            wapproved.add(inv)
+                        n_approve += 1
+                        continue
+                elif lab is s_wf_start:  # no check reads it
+                    n_wf_start += 1
+                    continue
+                elif lab is s_wf_end:
+                    key = (ev.wf, ev.inst)
+                    end_instance(key, by_inst.pop(key, []))
+                    n_wf_end += 1
+                    continue
+                # the general branch: every label, every case
                 try:
-                    i = ids[ev.label]
+                    i = ids[lab]
                 except KeyError:
-                    where = _lineno(raws, raw, base, linenos)
-                    raise TraceError(name, where, _unknown_label(ev.label)) from None
+                    where = line_number(raws, raw, base, linenos)
+                    raise TraceError(name, where, unknown_label(lab)) from None
                 counts[i] += 1
                 if i == HOP:
                     if rv is not None:
@@ -380,44 +458,34 @@ def stream(
                                 tools = st.task_tools.get(ev.task)
                                 if tools:
                                     st.succeeded.update(tools)
-                    if any_calls:
-                        for h in calls[i]:
-                            h(ev, raw)
-                    if is_terminal[i]:
-                        if history:
-                            del hist[inv]
-                        elif track:
-                            live.discard(inv)
-                    continue
-                elif i == WF_END:
-                    if any_calls:
-                        for h in calls[i]:
-                            h(ev, raw)
-                    if track:
-                        key = (ev.wf, ev.inst)
-                        invs = by_inst.pop(key, [])
-                        if wapproved and wa is not None:
-                            wa.end_instance(key, invs)
-                        if roinst:
-                            roinst.pop(key, None)
-                        if xinst:
-                            xinst.pop(key, None)
-                        if rec is not None and (rpending or rretries or rfallbacks):
-                            rec.end_instance(key, invs)
-                        if lstate and lts is not None:
-                            lts.end_instance(key, invs)
-                        for end in enders:
-                            end(key, invs)
-                        for inv in invs:
-                            hist.pop(inv, None)
-                            live.discard(inv)
-                    continue
                 if any_calls:
                     for h in calls[i]:
                         h(ev, raw)
+                if is_terminal[i]:
+                    if history:
+                        del hist[inv]
+                    elif track:
+                        live.discard(inv)
+                elif i == WF_END and track:
+                    key = (ev.wf, ev.inst)
+                    end_instance(key, by_inst.pop(key, []))
+                if may_flip[i] and (
+                    (not (rdown or rlinks)) is not quiet
+                    or (not (rpending or rretries or rfallbacks)) is not idle
+                ):  # a node or link went down or up, an error came or was met
+                    quiet = not (rdown or rlinks)
+                    idle = not (rpending or rretries or rfallbacks)
+                    (s_hop, s_send, s_deliver, s_call, s_validate, s_execute, s_result,
+                     s_approve, s_wf_start, s_wf_end) = branches.labels(quiet, idle)  # fmt: skip
     finally:
         if was_enabled:
             gc.enable()
         if cons is not None:
-            cons.sends += sends
+            cons.sends += sends + n_send - slow_sends
+    own = (n_send, n_deliver, n_call, n_validate, n_execute, n_result, n_approve, n_wf_start,
+           n_wf_end)  # fmt: skip
+    for lab, n in zip(OWN_COUNTED, own, strict=True):
+        counts[ids[lab]] += n
+    counts[HOP] = 0
+    counts[HOP] = events - sum(counts)  # the hops of both branches
     return counts
