@@ -43,11 +43,12 @@ from sim.calculus.mcp import (
     backoff,
 )
 from sim.engine.clock import Deadlines, Later
+from sim.engine.clock import deadlines as shared_deadlines
 from sim.engine.failures import Suspicion
 from sim.engine.invocation import EngineBug, Invocation, Plan
 from sim.engine.paths import Path
 from sim.engine.randomness import Sampler
-from sim.engine.recorder import Recorder
+from sim.engine.recorder import Recorder, target
 from sim.engine.routes import RouteService
 from sim.engine.topology import Node
 from sim.engine.trace import js
@@ -153,7 +154,8 @@ class Caller:
         self._resume_cb = self._resume
         self._retry_cb = self._after_retry
         self._response_cb = self.on_response
-        #: the attempts' timers, by timeout (seconds): lazily queued, cancelled by replies
+        #: the attempts' timers, by timeout (seconds): lazily queued, cancelled by replies,
+        #: shared with the other callers (:func:`~sim.engine.clock.deadlines`)
         self._deadlines: dict[float, Deadlines] = {}
 
     # -- routes and the failure detector --
@@ -226,13 +228,13 @@ class Caller:
         inv.state = plan.opened
         now = self.env._now  # SimPy 4.1's clock, without the property (the hot path)
         agent = self.node.j
-        target = path.nodes[-1].j
+        detail = path.target if parent is None else target(path.nodes[-1].j, parent)
         if plan.sgd:
-            self.rec.invoke(now, agent, inv.frag, plan.rhoj, target, parent)
+            self.rec.invoke(now, agent, inv.frag, plan.rhoj, detail)
             inv.pending = plan.missing
             self._collect(inv)
             return inv
-        self.rec.call(now, agent, inv.frag, plan.rhoj, target, parent)
+        self.rec.call(now, agent, inv.frag, plan.rhoj, detail)
         if plan.missing:
             self._error(inv, VALIDATION_ERROR, plan.missingj)
         else:
@@ -310,7 +312,7 @@ class Caller:
         timeout = inv.task.timeout
         deadlines = self._deadlines.get(timeout)
         if deadlines is None:
-            deadlines = self._deadlines[timeout] = Deadlines(self.env, timeout)
+            deadlines = self._deadlines[timeout] = shared_deadlines(self.env, timeout)
         inv.timer = deadlines.set((inv, inv.attempt), self._timer_cb)
 
     def on_response(self, msg: Message) -> None:

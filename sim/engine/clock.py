@@ -11,15 +11,19 @@ Timing: the callback runs at ``now + delay``, after every event already schedule
 that instant with the same priority (FIFO among equal times).
 
 :class:`Deadlines` holds timers of one delay that are usually cancelled before they
-fire (call timeouts), with the timing of ``later`` but one queued event at a time.
+fire (call timeouts), with the timing of ``later`` but one queued event at a time;
+:func:`deadlines` gives the one of each delay that every caller of an environment shares.
+An :class:`Agenda` holds callbacks at times of their own (arrivals) with the timing of
+``later``, also with one queued event at a time.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from heapq import heappush
+from heapq import heappop, heappush
 from typing import Any
+from weakref import WeakKeyDictionary
 
 import simpy
 from simpy.events import NORMAL
@@ -42,7 +46,7 @@ def scheduler(env: simpy.Environment) -> Later:
     """``later(delay, value, callback)`` bound to ``env``: ``Environment.schedule``'s
     body (SimPy 4.1: ``_now``, ``_queue``, ``_eid``), else the method itself."""
     clock: Any = env
-    if not all(hasattr(env, a) for a in ("_queue", "_eid", "_now")):  # pragma: no cover
+    if not _simpy41(env):  # pragma: no cover
         schedule: Any = env.schedule
 
         def later_public(delay: float, value: Any, callback: Callable[[Any], None]) -> None:
@@ -96,7 +100,7 @@ class Deadlines:
     def __init__(self, env: simpy.Environment, delay: float) -> None:
         self._env: Any = env
         self.delay = delay
-        self._lazy = all(hasattr(env, a) for a in ("_queue", "_eid", "_now"))
+        self._lazy = _simpy41(env)
         self._queue: Any = getattr(env, "_queue", None)
         self._eid: Any = getattr(env, "_eid", None)
         self._fifo: deque[Timer] = deque()
@@ -138,3 +142,87 @@ class Deadlines:
     def _fire_now(self, timer: Timer) -> None:  # pragma: no cover - another SimPy
         if not timer.cancelled:
             timer.callback(timer)
+
+
+class Appointment:
+    """An entry of an :class:`Agenda`: SimPy pops it as an event (``callbacks``,
+    ``_ok``) once it is queued; its callback receives it (the value is ``_value``)."""
+
+    _ok = True
+
+    __slots__ = ("_value", "callback", "callbacks", "due", "eid", "queued")
+
+    def __init__(self, due: float, eid: int, value: Any, callback: Callable[[Any], None]):
+        self.due = due
+        self.eid = eid
+        self._value = value
+        self.callback = callback
+        self.callbacks: tuple[Callable[[Appointment], None], ...] | None = None
+        self.queued = False
+
+
+class Agenda:
+    """Callbacks each at a time of its own (the arrivals of many workflows), of which
+    only the earliest waits on SimPy's queue, so the event heap stays small.
+
+    Timing: exactly that of ``later(delay, value, callback)``, and the same order among
+    simultaneous events: ``later`` takes SimPy's next insertion number at once, keeps the
+    entry in a heap of its own, and queues it under its time and number when it is the
+    earliest of the agenda (an entry queued stays queued). When SimPy pops one, it is the
+    earliest of the agenda (the earliest is always queued, so it would be popped first);
+    the next earliest is queued before its callback runs. This reads SimPy's ``_now``
+    and ``_eid`` and writes ``_queue`` (SimPy 4.1); without them it is ``later`` itself."""
+
+    __slots__ = ("_eid", "_env", "_fire_cbs", "_heap", "_later", "_queue")
+
+    def __init__(self, env: simpy.Environment) -> None:
+        self._env: Any = env
+        self._later = None if _simpy41(env) else scheduler(env)
+        self._queue: Any = getattr(env, "_queue", None)
+        self._eid: Any = getattr(env, "_eid", None)
+        self._heap: list[tuple[float, int, Appointment]] = []
+        self._fire_cbs = (self._fire,)
+
+    def later(self, delay: float, value: Any, callback: Callable[[Any], None]) -> None:
+        """Run ``callback(event)`` at ``now + delay`` (``event._value`` is ``value``)."""
+        if self._later is not None:  # pragma: no cover - another SimPy
+            self._later(delay, value, callback)
+            return
+        entry = Appointment(self._env._now + delay, next(self._eid), value, callback)
+        heap = self._heap
+        heappush(heap, (entry.due, entry.eid, entry))
+        if heap[0][2] is entry:
+            self._put(entry)
+
+    def _put(self, entry: Appointment) -> None:
+        entry.queued = True
+        entry.callbacks = self._fire_cbs
+        heappush(self._queue, (entry.due, NORMAL, entry.eid, entry))
+
+    def _fire(self, entry: Appointment) -> None:
+        heap = self._heap
+        heappop(heap)  # the entry SimPy popped: the earliest of the agenda
+        if heap and not heap[0][2].queued:
+            self._put(heap[0][2])
+        entry.callback(entry)
+
+
+def _simpy41(env: simpy.Environment) -> bool:
+    """Whether ``env`` has SimPy 4.1's ``_queue``, ``_eid`` and ``_now``."""
+    return all(hasattr(env, a) for a in ("_queue", "_eid", "_now"))
+
+
+_SHARED: WeakKeyDictionary[simpy.Environment, dict[float, Deadlines]] = WeakKeyDictionary()
+
+
+def deadlines(env: simpy.Environment, delay: float) -> Deadlines:
+    """The :class:`Deadlines` of ``delay`` shared by every user of ``env`` (one queued
+    event for the timers of all callers, not one per caller: the event heap stays small,
+    and every event costs comparisons in proportion to its depth)."""
+    by_delay = _SHARED.get(env)
+    if by_delay is None:
+        by_delay = _SHARED[env] = {}
+    shared = by_delay.get(delay)
+    if shared is None:
+        shared = by_delay[delay] = Deadlines(env, delay)
+    return shared

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 
+from sim.engine.recorder import target
 from sim.engine.topology import LinkState, Node, Topology
 from sim.engine.trace import around, js, members, pjs
 from sim.mesh.graph import ProtocolGraph
@@ -97,7 +98,8 @@ class Path:
     """A compiled route: nodes, links, hops, translations, end protocol (``end``, and
     ``endj`` as the trace writes it), fields kept, the tools hosted at its end, and the
     constant text of its ``send`` and ``deliver`` lines (``send_at``/``send_via``/
-    ``send_tail`` and ``deliver_at``/``deliver_via``: :meth:`Recorder.send`)."""
+    ``send_tail`` and ``deliver_at``/``deliver_via``: :meth:`Recorder.send`) and of a
+    ``call`` over it (``target``)."""
 
     __slots__ = (
         "_reverse",
@@ -122,6 +124,7 @@ class Path:
         "start",
         "startj",
         "steps",
+        "target",
     )
 
     def __init__(
@@ -166,6 +169,7 @@ class Path:
         self.send_tail = f",{self.send_detail}}}}}\n"
         self.deliver_at, via = around(self.nodes[-1].j, self.endj)
         self.deliver_via = via + '{"msg":'
+        self.target = target(self.nodes[-1].j, None)  # the detail of a call over it
         self.hosted = topology.hosted.get(ids[-1], ())  # the tools served at its end
 
     def reverse(self) -> Path:

@@ -56,13 +56,19 @@ class Recorder:
 
     __slots__ = (
         "_buffer",
+        "_call",
         "_deliver",
+        "_execute",
         "_heads",
         "_hop",
         "_last_t",
         "_last_ts",
         "_limit",
+        "_result",
         "_send",
+        "_validate",
+        "_wf_end",
+        "_wf_start",
         "enabled",
         "full",
         "metrics",
@@ -82,6 +88,13 @@ class Recorder:
         self._hop = self._heads[_L["hop"]]
         self._send = self._heads[_L["send"]]
         self._deliver = self._heads[_L["deliver"]]
+        # the labels written once or more per invocation or instance: their heads at hand
+        self._call = self._heads[_L["call"]]
+        self._validate = self._heads[_L["validate"]]
+        self._execute = self._heads[_L["execute"]]
+        self._result = self._heads[_L["result"]]
+        self._wf_start = self._heads[_L["wf_start"]]
+        self._wf_end = self._heads[_L["wf_end"]]
         self._last_t = -1.0
         self._last_ts = ""
         self.seq = 0
@@ -107,8 +120,10 @@ class Recorder:
     def line(self, t: float, label: str, agent: str, owner: str, proto: str, detail: str) -> None:
         """Append one line: ``owner`` from :func:`owner_fragment`; ``agent``, ``proto`` and
         ``detail`` JSON fragments (``detail`` a whole object). Callers check the level.
-        The transport's lines (``send``, ``hop``, ``deliver``) repeat these three
-        statements rather than call this: the hot path."""
+        The lines written once or more per invocation or instance (``send``, ``hop``,
+        ``deliver``, ``call``, ``validate``, ``execute``, ``result``, ``wf_start``,
+        ``wf_end``) repeat these three statements rather than call this: the hot path
+        (a call costs about as much as the line's text)."""
         ts = self._last_ts if t == self._last_t else self._tick(t)
         self.seq = (seq := self.seq) + 1
         self._buffer.append(
@@ -130,8 +145,11 @@ class Recorder:
         self.metrics.wf_started += 1
         c.started += 1
         if self.enabled:
-            self.line(
-                t, _L["wf_start"], agent, owner_fragment(wf, inst, NULL, None, NULL), NULL, "{}"
+            ts = self._last_ts if t == self._last_t else self._tick(t)
+            self.seq = (seq := self.seq) + 1
+            self._buffer.append(
+                f'{{"t":{ts},"seq":{seq}{self._wf_start}{agent},'
+                f'{owner_fragment(wf, inst, NULL, None, NULL)},"proto":null,"detail":{{}}}}\n'
             )
 
     def wf_end(
@@ -162,8 +180,12 @@ class Recorder:
             detail = f'{{"status":"{status}","latency":{seconds(latency)}'
             if reason:
                 detail += f',"reason":{js(reason)}'
-            owner = owner_fragment(wf, inst, NULL, None, NULL)
-            self.line(t, _L["wf_end"], agent, owner, NULL, detail + "}")
+            ts = self._last_ts if t == self._last_t else self._tick(t)
+            self.seq = (seq := self.seq) + 1
+            self._buffer.append(
+                f'{{"t":{ts},"seq":{seq}{self._wf_end}{agent},'
+                f'{owner_fragment(wf, inst, NULL, None, NULL)},"proto":null,"detail":{detail}}}}}\n'
+            )
 
     def skip(self, t: float, agent: str, owner: str, other: str) -> None:
         """``owner``: the task's fields (no ``inv``); ``other``: the exclusive partner."""
@@ -193,19 +215,23 @@ class Recorder:
 
     # -- invocations at the caller --
 
-    def call(
-        self, t: float, agent: str, owner: str, proto: str, target: str, parent: int | None
-    ) -> None:
+    def call(self, t: float, agent: str, owner: str, proto: str, target: str) -> None:
+        """``target``: the ``{"target":..}`` detail (``parent`` too for a fallback's call:
+        :func:`target`)."""
         self.metrics.calls += 1
         if self.enabled:
-            self.line(t, _L["call"], agent, owner, proto, _target(target, parent))
+            ts = self._last_ts if t == self._last_t else self._tick(t)
+            self.seq = (seq := self.seq) + 1
+            self._buffer.append(
+                f'{{"t":{ts},"seq":{seq}{self._call}{agent},{owner},"proto":{proto}'
+                f',"detail":{target}}}\n'
+            )
 
-    def invoke(
-        self, t: float, agent: str, owner: str, proto: str, target: str, parent: int | None
-    ) -> None:
+    def invoke(self, t: float, agent: str, owner: str, proto: str, target: str) -> None:
+        """``target``: as :meth:`call`'s."""
         self.metrics.calls += 1
         if self.enabled:
-            self.line(t, _L["invoke"], agent, owner, proto, _target(target, parent))
+            self.line(t, _L["invoke"], agent, owner, proto, target)
 
     def collect(self, t: float, agent: str, owner: str, proto: str, slot: str) -> None:
         if self.enabled:
@@ -213,7 +239,12 @@ class Recorder:
 
     def validate(self, t: float, agent: str, owner: str, proto: str) -> None:
         if self.enabled:
-            self.line(t, _L["validate"], agent, owner, proto, "{}")
+            ts = self._last_ts if t == self._last_t else self._tick(t)
+            self.seq = (seq := self.seq) + 1
+            self._buffer.append(
+                f'{{"t":{ts},"seq":{seq}{self._validate}{agent},{owner},"proto":{proto}'
+                f',"detail":{{}}}}\n'
+            )
 
     def asked(self, c: WorkflowCounters) -> None:
         """An approval is asked (its ``approve`` or ``deny`` follows after the latency)."""
@@ -233,7 +264,12 @@ class Recorder:
 
     def result(self, t: float, agent: str, owner: str, proto: str, attempt: int) -> None:
         if self.enabled:
-            self.line(t, _L["result"], agent, owner, proto, f'{{"attempt":{attempt}}}')
+            ts = self._last_ts if t == self._last_t else self._tick(t)
+            self.seq = (seq := self.seq) + 1
+            self._buffer.append(
+                f'{{"t":{ts},"seq":{seq}{self._result}{agent},{owner},"proto":{proto}'
+                f',"detail":{{"attempt":{attempt}}}}}\n'
+            )
 
     def error(self, t: float, agent: str, owner: str, proto: str, error: str, more: str) -> None:
         """``more``: members after ``error`` (``,"attempt":..``, ``,"missing":..``, ...)."""
@@ -341,10 +377,13 @@ class Recorder:
                 m.writes_without_approval += 1
                 c.writes_without_approval += 1
         if self.enabled:
-            detail = f'{{"attempt":{attempt},"waited":{seconds(waited)}'
-            if write:
-                detail += f',"approved":{"true" if approved else "false"}'
-            self.line(t, _L["execute"], agent, owner, proto, detail + "}")
+            approval = (',"approved":true}' if approved else ',"approved":false}') if write else "}"
+            ts = self._last_ts if t == self._last_t else self._tick(t)
+            self.seq = (seq := self.seq) + 1
+            self._buffer.append(
+                f'{{"t":{ts},"seq":{seq}{self._execute}{agent},{owner},"proto":{proto}'
+                f',"detail":{{"attempt":{attempt},"waited":{seconds(waited)}{approval}}}\n'
+            )
 
     def lost(self, t: float, agent: str, owner: str, proto: str, what: str) -> None:
         """Work lost at a server that went down (``drop`` with ``lost``, no ``msg``)."""
@@ -436,7 +475,9 @@ class Recorder:
             self.line(t, _L["link_up"], a, NO_OWNER, NULL, f'{{"link":{link}}}')
 
 
-def _target(target: str, parent: int | None) -> str:
+def target(target: str, parent: int | None) -> str:
+    """The detail of a ``call`` or ``invoke`` at ``target`` (a JSON fragment), of a
+    fallback's invocation when ``parent`` (the invocation it replaces) is given."""
     if parent is None:
         return f'{{"target":{target}}}'
     return f'{{"target":{target},"parent":{parent}}}'

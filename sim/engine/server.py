@@ -9,20 +9,24 @@ Timing: a request that finds a free slot (of ``concurrency``) executes at once
 holds its slot for a service time drawn from the tool's ``service_time`` (stream
 ``service``), then the outcome is drawn (stream ``errors``: error types in sorted
 order, one uniform draw), the reply leaves and the next queued request starts at the
-same instant. A request whose attempt the caller cancelled (it timed out) is discarded
-when its turn comes (MCP's ``notifications/cancelled``). ``list`` is answered at once,
-without a slot. When the node goes down (``on_down``) the queue and the executions in
-progress are lost (``drop`` with ``lost``), and executions finishing later are ignored
-(the node's epoch changed).
+same instant. The request message is itself the completion event on SimPy's queue
+(queued as ``later`` would queue one: no other object per execution). A request whose
+attempt the caller cancelled (it timed out) is discarded when its turn comes (MCP's
+``notifications/cancelled``). ``list`` is answered at once, without a slot. When the
+node goes down (``on_down``) the queue and the executions in progress are lost
+(``drop`` with ``lost``), and executions finishing later are ignored (the node's epoch
+changed).
 """
 
 from __future__ import annotations
 
 import random
 from collections import deque
+from heapq import heappush
 from typing import Any
 
 import simpy
+from simpy.events import NORMAL
 
 from sim.engine.clock import Later
 from sim.engine.invocation import Discovery, Invocation
@@ -33,7 +37,8 @@ from sim.engine.transport import Message, Transport
 
 
 class ToolServer:
-    """Serves invocations with ``concurrency`` slots and a FIFO queue; answers ``list``."""
+    """Serves invocations with ``concurrency`` slots and a FIFO queue; answers ``list``.
+    (``later``, the kernel's, is not used: an execution queues its request itself.)"""
 
     def __init__(
         self,
@@ -46,7 +51,6 @@ class ToolServer:
         concurrency: int,
     ) -> None:
         self.env = env
-        self.later = later
         self.rec = recorder
         self.transport = transport
         self.errors_rng = errors
@@ -55,7 +59,9 @@ class ToolServer:
         self.busy = 0
         self.queue: deque[tuple[Message, float]] = deque()
         self.running: dict[int, Message] = {}
-        self._done_cb = self._done
+        self._queue: Any = env._queue  # SimPy's event heap (SimPy 4.1, as the transport)
+        self._eid: Any = env._eid  # its insertion counter
+        self._done_cbs = (self._done,)
         node.server = self
 
     def on_request(self, msg: Message) -> None:
@@ -87,11 +93,15 @@ class ToolServer:
         )
         self.busy += 1
         self.running[msg.id] = msg
-        self.later(tool.service(), (msg, self.node.epoch), self._done_cb)
+        # the request is its own completion event (as later() would queue it): its t the
+        # completion time, its payload (a request carries none) the node's epoch now
+        msg.payload = self.node.epoch
+        msg.t = done = now + tool.service()
+        msg.callbacks = self._done_cbs
+        heappush(self._queue, (done, NORMAL, next(self._eid), msg))
 
-    def _done(self, event: Any) -> None:
-        msg, epoch = event._value
-        if epoch != self.node.epoch:
+    def _done(self, msg: Message) -> None:
+        if msg.payload != self.node.epoch:
             return  # lost when the node went down (traced then)
         del self.running[msg.id]
         self.busy -= 1

@@ -244,7 +244,8 @@ class Transport:
     def _arrive(self, msg: Message) -> None:
         """The message reached the next node of its path (``msg.t`` is now): dropped if
         the node is down; translated if the route changes protocol there; else it leaves
-        at once (:meth:`_leave`'s body, inlined)."""
+        at once (:meth:`_leave`'s body, :meth:`_deliver`'s and the hop line's inlined:
+        the hot path, one call per hop)."""
         i = msg.i + 1
         msg.i = i
         path = msg.path
@@ -255,8 +256,10 @@ class Transport:
         if path.steps[i] is not None:
             self._at(msg)
             return
-        if i == path.last:
-            self._deliver(msg)
+        if i == path.last:  # _deliver's body
+            del self.in_flight[msg.id]
+            self.rec.deliver(msg.t, msg.owner.frag, msg.id, path, msg.kind)
+            msg.on_deliver(msg)
             return
         hop = path.hops[i]
         link = hop.link
@@ -271,8 +274,14 @@ class Transport:
         link.hops += 1
         self.hops += 1
         t = msg.t
-        if self.full:
-            self.rec.hop(t, msg.owner.frag, msg.id, hop)
+        if self.full:  # Recorder.hop's body (the recorder's line state, written here)
+            rec = self.rec
+            ts = rec._last_ts if t == rec._last_t else rec._tick(t)
+            rec.seq = (seq := rec.seq) + 1
+            rec._buffer.append(
+                f'{{"t":{ts},"seq":{seq}{rec._hop}{hop.at}{msg.owner.frag}{hop.via}'
+                f'{{"msg":{msg.id}{hop.tail}'
+            )
         t += delay  # what SimPy's schedule computes: now + delay
         msg.t = t
         msg.callbacks = self._arrive_cbs

@@ -44,7 +44,7 @@ import simpy
 
 from sim.calculus.mcp import MAX_FALLBACK_DEPTH
 from sim.engine.caller import Caller
-from sim.engine.clock import Later
+from sim.engine.clock import Agenda, Later
 from sim.engine.discovery import ToolDiscovery
 from sim.engine.invocation import Invocation
 from sim.engine.paths import Path
@@ -194,6 +194,10 @@ class Workflows:
         self.next_inst = 0
         self.live = 0
         self.arrivals_open = 0
+        #: the next arrival of every workflow, one of them on SimPy's queue at a time
+        self.agenda = Agenda(env)
+        self._listed_cb = self._listed_fire
+        self._poisson_cb = self._poisson_fire
 
     # -- arrivals --
 
@@ -212,28 +216,28 @@ class Workflows:
                 self._poisson(wf, rng.expovariate(wf.rate))
 
     def _listed(self, wf: WorkflowRT, times: list[float], k: int) -> None:
-        def fire(_: Any) -> None:
-            self._arrive(wf)
-            if k + 1 < len(times):
-                self._listed(wf, times, k + 1)
-            else:
-                self._closed()
+        self.agenda.later(max(0.0, times[k] - self.env.now), (wf, times, k), self._listed_cb)
 
-        self.later(max(0.0, times[k] - self.env.now), None, fire)
+    def _listed_fire(self, event: Any) -> None:
+        wf, times, k = event._value
+        self._arrive(wf)
+        if k + 1 < len(times):
+            self._listed(wf, times, k + 1)
+        else:
+            self._closed()
 
     def _poisson(self, wf: WorkflowRT, gap: float) -> None:
         if self.env.now + gap >= self.duration:
             self._closed()
             return
-        rng = self.rng
+        self.agenda.later(gap, wf, self._poisson_cb)
+
+    def _poisson_fire(self, event: Any) -> None:
+        wf: WorkflowRT = event._value
         rate = wf.rate
         assert rate is not None
-
-        def fire(_: Any) -> None:
-            self._arrive(wf)
-            self._poisson(wf, rng.expovariate(rate))
-
-        self.later(gap, None, fire)
+        self._arrive(wf)
+        self._poisson(wf, self.rng.expovariate(rate))
 
     def _closed(self) -> None:
         self.arrivals_open -= 1

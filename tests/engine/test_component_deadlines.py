@@ -1,4 +1,5 @@
-"""Deadlines: lazily queued timers fire when and in the order ``later`` would fire them."""
+"""Deadlines and the agenda: lazily queued timers (shared by every caller of an
+environment) and appointments fire when and in the order ``later`` would fire them."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import simpy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sim.engine.clock import Deadlines, scheduler
+from sim.engine.clock import Agenda, Deadlines, deadlines, scheduler
 
 #: a script: at integer times (so events coincide), set a timer (maybe cancelled after
 #: ``c`` time units, or never) or schedule another event after a delay
@@ -82,3 +83,64 @@ def test_a_timer_set_at_the_same_instant_as_another_event_keeps_its_place() -> N
     seen, _ = play(script, lazy=True)
     assert seen == [(3.0, "timer 0"), (3.0, "timer 3"), (3.0, "other 2")]
     assert seen == play(script, lazy=False)[0]
+
+
+def test_callers_of_one_environment_share_the_deadlines_of_a_delay() -> None:
+    env, other = simpy.Environment(), simpy.Environment()
+    shared = deadlines(env, 20.0)
+    assert deadlines(env, 20.0) is shared
+    assert deadlines(env, 5.0) is not shared and deadlines(other, 20.0) is not shared
+    assert shared.delay == 20.0 and isinstance(shared, Deadlines)
+
+
+#: a script: at integer times, book an appointment or schedule another event after a delay
+booking = st.tuples(st.integers(0, 6), st.sampled_from(("agenda", "other")), st.integers(0, 5))
+
+
+def book(script: list[tuple[int, str, int]], agenda_on: bool) -> Any:
+    """The (time, what) callbacks, SimPy events processed and the longest queue a
+    callback saw."""
+    env = simpy.Environment()
+    later = scheduler(env)
+    agenda = Agenda(env)
+    seen: list[tuple[float, str]] = []
+    longest = [0]
+
+    def note(e: Any) -> None:
+        seen.append((env.now, e._value))
+        longest[0] = max(longest[0], len(env._queue))
+
+    def act(event: Any) -> None:
+        i = event._value
+        _, kind, delay = script[i]
+        if kind == "agenda" and agenda_on:
+            agenda.later(float(delay), f"appointment {i}", note)
+        else:
+            later(float(delay), f"{kind} {i}", note)
+
+    for i, (at, _, _) in sorted(enumerate(script), key=lambda x: (x[1][0], x[0])):
+        later(float(at), i, act)
+    steps = 0
+    while env.peek() != float("inf"):
+        env.step()
+        steps += 1
+    return [(t, what.split()[1]) for t, what in seen], steps, longest[0]
+
+
+@given(st.lists(booking, max_size=30))
+def test_appointments_fire_as_later_would(script: list[tuple[int, str, int]]) -> None:
+    (eager, eager_steps, _), (booked, booked_steps, _) = book(script, False), book(script, True)
+    assert booked == eager
+    assert booked_steps == eager_steps  # no event of its own: one per appointment
+
+
+def test_an_agenda_keeps_one_event_on_simpys_queue() -> None:
+    # ten appointments booked at 0 for 1..10 s: when the first fires the nine others wait
+    # in the agenda and only the next one is on SimPy's queue (booked the latest first,
+    # each was the earliest when booked, so each is queued: nothing saved)
+    early_first = [(0, "agenda", 1 + i) for i in range(10)]
+    late_first = [(0, "agenda", 10 - i) for i in range(10)]
+    assert book(early_first, True)[0] == book(early_first, False)[0]
+    assert (book(early_first, True)[2], book(early_first, False)[2]) == (1, 9)
+    assert book(late_first, True)[0] == book(late_first, False)[0]
+    assert book(late_first, True)[2] == 9
