@@ -406,7 +406,7 @@ def test_long_lived_objects_join_the_oldest_generation_unfrozen() -> None:
     assert all(id(o) in oldest for o in made)
 
 
-def test_long_lived_leaves_a_freeze_it_found() -> None:
+def test_long_lived_leaves_a_freeze_it_found_as_it_was() -> None:
     import gc
 
     from sim.scenario.load import long_lived
@@ -416,6 +416,9 @@ def test_long_lived_leaves_a_freeze_it_found() -> None:
         before = gc.get_freeze_count()
         with long_lived():
             made = [[k] for k in range(50)]
-        assert gc.get_freeze_count() >= before + len(made)  # frozen too, theirs to undo
+        assert gc.get_freeze_count() == before  # theirs, neither undone nor grown
+        oldest = {id(o) for o in gc.get_objects(generation=2)}
+        assert not any(id(o) in oldest for o in made)  # nothing done meanwhile
     finally:
         gc.unfreeze()
+    assert gc.get_freeze_count() == 0

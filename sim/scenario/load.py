@@ -114,15 +114,15 @@ def long_lived() -> Iterator[None]:
     would grow as n²), and they join its oldest generation at once, unscanned
     (:func:`gc.freeze` then :func:`gc.unfreeze`): the collections that follow do not walk
     them through the young generations first, nor count them as new old objects (which
-    would start a full collection). Objects frozen by someone else stay frozen."""
+    would start a full collection). Skipped while objects are frozen (by a run, or for a
+    fork: another thread's freeze is never undone, nor one left behind)."""
     collecting = gc.isenabled()
-    frozen = gc.get_freeze_count()
     gc.disable()
     try:
         yield
     finally:
-        gc.freeze()
-        if not frozen:
+        if gc.get_freeze_count() == 0:
+            gc.freeze()
             gc.unfreeze()
         if collecting:
             gc.enable()
