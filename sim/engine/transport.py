@@ -34,7 +34,7 @@ from typing import Any
 import simpy
 from simpy.events import NORMAL
 
-from sim.engine.clock import Later
+from sim.engine.clock import Deadlines, Later
 from sim.engine.paths import Path
 from sim.engine.recorder import Recorder
 from sim.engine.topology import Node
@@ -92,6 +92,7 @@ class Transport:
 
     __slots__ = (
         "_arrive_cbs",
+        "_deadlines",
         "_eid",
         "_queue",
         "_translated_cbs",
@@ -129,6 +130,17 @@ class Transport:
         self.hops = 0
         #: messages sent and not yet delivered or dropped, by id (for the end of the run)
         self.in_flight: dict[int, Message] = {}
+        #: the requests' timers, by timeout (seconds), shared by every caller: one queued
+        #: event for all of them (the event heap stays small: each event costs comparisons
+        #: in proportion to its depth)
+        self._deadlines: dict[float, Deadlines] = {}
+
+    def deadlines(self, timeout: float) -> Deadlines:
+        """The timers of ``timeout`` seconds of the requests sent here (every caller's)."""
+        shared = self._deadlines.get(timeout)
+        if shared is None:
+            shared = self._deadlines[timeout] = Deadlines(self.env, timeout)
+        return shared
 
     def send(
         self,
