@@ -171,10 +171,13 @@ def test_frequent_labels_take_their_own_branch_unless_another_consumer_reads_the
 
 def test_the_scenario_s_names_are_decoded_interned_and_others_plainly(truth: Truth) -> None:
     decode = interning_decoder(known_values(truth))
-    line = {"seq": 1, "label": "hop", "agent": "planner", "tool": "fetch_user"}
+    line = {"seq": 1, "label": "hop", "agent": "planner", "tool": "fetch_user", "task": "user"}
     line["detail"] = {"from": "planner", "to": "gw1", "proto": "MCP+"}
     ev, again = decode(encode_event(line)), decode(encode_event(line))
     assert ev.agent == "planner" and ev.agent is again.agent and ev.tool is again.tool
+    assert ev.task == "user" and ev.task is again.task  # the workflow's task ids too
+    with pytest.raises(ValueError, match="task"):
+        decode(encode_event({**line, "task": "elsewhere"}))
     assert ev.label is "hop"  # noqa: F632 - the one interned string of the label
     with pytest.raises(ValueError, match="agent"):
         decode(encode_event({**line, "agent": "stranger"}))

@@ -8,13 +8,16 @@ import os
 import shutil
 import subprocess
 import sys
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sim.experiments.compare import run_compare
+from sim.experiments.executors import ExecutorHandle, InlineExecutor
 from sim.experiments.figures import (
+    FIRST_RUN_FIGURES,
     MAX_DRAWERS,
     RUN_FIGURES,
     Drawing,
@@ -160,3 +163,45 @@ def test_drawers_draw_at_the_priority_of_the_process_that_forked_them() -> None:
         assert pool.executor.submit(_priority).result() == _priority()
     finally:
         pool.close()
+
+
+class _Recording(InlineExecutor):
+    """An executor that records the figures it is asked to draw (and draws none)."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        self.names.extend(args[-1])
+        future: Future[Any] = Future()
+        future.set_result([])
+        return future
+
+
+def _drawing(own: bool) -> tuple[Drawing, _Recording]:
+    scenario = load_scenario(SMALL)
+    points = load_points(SMALL, scenario, expand(scenario, []))[0]
+    recording = _Recording()
+    pool = ExecutorHandle(recording, "processes", 2)
+    return Drawing(Path("unused"), points, ROUTERS, REPLICATIONS, pool, ready=own), recording
+
+
+def test_the_first_runs_figures_are_drawn_once_every_router_has_its_replication_0() -> None:
+    drawing, pool = _drawing(own=True)
+    drawing.run_kept(None, "dijkstra", 1)
+    drawing.run_kept(None, "dijkstra", 0)
+    assert pool.names == []  # resilient's replication 0 still runs
+    drawing.run_kept(None, "resilient", 0)
+    assert pool.names == list(FIRST_RUN_FIGURES) == ["mesh", "timeline"]
+    drawing.run_kept(None, "resilient", 0)  # once
+    drawing.runs_over()
+    assert pool.names == ["mesh", "timeline", "latency_cdf"]
+
+
+def test_the_runs_pool_draws_nothing_while_it_runs() -> None:
+    drawing, pool = _drawing(own=False)
+    for router in ROUTERS:
+        drawing.run_kept(None, router, 0)
+    assert pool.names == []
+    drawing.runs_over()
+    assert pool.names == list(RUN_FIGURES)

@@ -61,6 +61,8 @@ class Truth:
     speaks: Mapping[str, frozenset[str]] = field(default_factory=dict)
     workflow_tools: Mapping[str, frozenset[str]] = field(default_factory=dict)
     source: str = ""
+    #: each workflow's task ids (the ``task`` of its events)
+    workflow_tasks: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     @property
     def write_tools(self) -> frozenset[str]:
@@ -131,7 +133,8 @@ def from_scenario(scenario: Scenario, source: str = "") -> Truth:
         wf.name: frozenset(t.tool for t in wf.tasks if t.tool is not None)
         for wf in scenario.workflows
     }
-    return Truth(tools, links, speaks, workflow_tools, source or scenario.name)
+    workflow_tasks = {wf.name: frozenset(t.id for t in wf.tasks) for wf in scenario.workflows}
+    return Truth(tools, links, speaks, workflow_tools, source or scenario.name, workflow_tasks)
 
 
 def _replace(facts: ToolFacts, **changes: Any) -> ToolFacts:
@@ -160,7 +163,7 @@ def from_services(services: Iterable[Service], source: str = "") -> Truth:
 
 def known_values(truth: Truth) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The strings a trace held to ``truth`` names, per field and detail key (SPEC §5):
-    its agents, tools, workflows and protocols, each sorted (for
+    its agents, tools, workflows, tasks and protocols, each sorted (for
     :func:`sim.conformance.events.interning_decoder`; a value outside them is still
     read, by the plain decoder)."""
     agents = {a for ends in truth.links for a in ends} | set(truth.speaks)
@@ -171,6 +174,7 @@ def known_values(truth: Truth) -> tuple[tuple[str, tuple[str, ...]], ...]:
         "agent": agents,
         "tool": tools,
         "wf": set(truth.workflow_tools),
+        "task": {t for tasks in truth.workflow_tasks.values() for t in tasks},
         "proto": protos,
         "from": agents,
         "to": agents | tools,

@@ -213,6 +213,9 @@ def _run_locked(
         else None
     )
     try:
+        if drawing is not None:
+            for task in todo.done:
+                drawing.run_kept(task.point, task.router, task.rep)
         # what forked workers inherit stays frozen to the end: this process keeps it too,
         # and the summary's and page's collections need not walk it
         with inheriting(handle):
@@ -222,6 +225,8 @@ def _run_locked(
                 ran.append(record)
                 if record.status == "ok":
                     kept.append(record.key)
+                    if drawing is not None:
+                        drawing.run_kept(record.point, record.router, record.rep)
                 if on_record is not None:
                     on_record(record)
             return _conclude(

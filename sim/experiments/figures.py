@@ -3,12 +3,13 @@
 :func:`draw` writes figures as ``base/plots/*.png`` from the run directories' series, the
 summary and a :class:`Scene` of the first point's scenario (its duration and
 :class:`MeshSketch`: plain data, cheap to send). :class:`Drawing` has a process pool draw
-them, one task per figure, as soon as what each one shows exists: the per-run figures
-once the runs are over (while ``compare`` makes the summary), the summary's once it is
-made (while ``compare`` writes the page), costliest first, so the two workers end
-together. The pool is best :func:`drawing_pool`'s, forked before the scenario is loaded:
-its workers import matplotlib (about 0.4 s each, one at a time) while this process loads
-the scenario and the runs start, on a core that would otherwise wait. Else the run pool
+them, one task per figure, as soon as what each one shows exists: those of replication
+0 once every router's is kept (its own pool only, while the other runs go on), the other
+per-run figures once the runs are over (while ``compare`` makes the summary), the
+summary's once it is made (while ``compare`` writes the page), costliest first, so the
+two workers end together. The pool is best :func:`drawing_pool`'s, forked before the
+scenario is loaded: its workers import matplotlib (about 0.4 s each, one at a time) while
+this process loads the scenario, on a core that would otherwise wait. Else the run pool
 draws them, each worker importing matplotlib in a task queued behind the runs (a worker
 out of runs does it while the other finishes its last one). Without a pool every figure
 is drawn in this process once the summary is made. The PNGs are the same bytes either
@@ -51,6 +52,9 @@ FIGURES: tuple[str, ...] = (
 #: costliest first (CPU seconds on the 10,000-agent mesh: 0.35, 0.31, 0.15 and 0.20,
 #: 0.16, 0.10; a pool draws them in this order).
 RUN_FIGURES: tuple[str, ...] = ("latency_cdf", "mesh", "timeline")
+#: The per-run figures that show replication 0 of each router alone: a pool draws them as
+#: soon as those runs are kept (ok), while the others still run.
+FIRST_RUN_FIGURES: tuple[str, ...] = ("mesh", "timeline")
 SUMMARY_FIGURES: tuple[str, ...] = ("sweep", "drops_reroutes", "violations", "success_rate")
 
 
@@ -244,6 +248,9 @@ class Drawing:
         self._drawn: list[Path] = []
         self._readied = ready
         self._scene: Scene | None = None
+        self._firsts: set[str] = set()  # the routers whose replication 0 is kept
+        self._early = False
+        self._own = ready  # a pool of its own (not the runs'): it may draw during the runs
 
     def runs_started(self) -> None:
         """The runs are all submitted: queue each worker's import of matplotlib behind
@@ -253,10 +260,25 @@ class Drawing:
             for _ in range(self._pool.workers):
                 self._pool.executor.submit(ready_to_draw)
 
+    def run_kept(self, point: str | None, router: str, rep: int) -> None:
+        """Run ``rep`` of ``router`` at sweep point ``point`` is finished and ok (or reused):
+        once replication 0 of every router of the first point is, a pool of the figures'
+        own draws :data:`FIRST_RUN_FIGURES` (from those runs alone: the bytes drawn
+        later)."""
+        _, points, routers, _ = self._args
+        if not self._own or self._early or rep != 0 or point != points[0][0].id:
+            return
+        self._firsts.add(router)
+        if self._firsts.issuperset(routers):
+            self._early = True
+            for name in FIRST_RUN_FIGURES:
+                self._submit(name, {})
+
     def runs_over(self) -> None:
-        """The runs are over: the pool draws the per-run figures."""
+        """The runs are over: the pool draws the per-run figures (not drawn yet)."""
         for name in RUN_FIGURES:
-            self._submit(name, {})
+            if not (self._early and name in FIRST_RUN_FIGURES):
+                self._submit(name, {})
 
     def summary_made(self, summary: dict[str, Any]) -> None:
         """The summary is made: draw (or have the pool draw) its figures."""

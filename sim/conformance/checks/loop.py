@@ -319,9 +319,21 @@ def stream(
                 elif lab is s_wf_start:  # no check reads it
                     n_wf_start += 1
                     continue
-                elif lab is s_wf_end:
+                elif lab is s_wf_end:  # what end_instance does while no error waits
                     key = (ev.wf, ev.inst)
-                    end_instance(key, by_inst.pop(key, []))
+                    invs = by_inst.pop(key, [])
+                    if wapproved:
+                        wa.end_instance(key, invs)  # type: ignore[union-attr]
+                    if roinst:
+                        roinst.pop(key, None)
+                    if xinst:
+                        xinst.pop(key, None)
+                    if lstate:
+                        lts.end_instance(key, invs)  # type: ignore[union-attr]
+                    for end in enders:
+                        end(key, invs)
+                    for inv in invs:
+                        hist.pop(inv, None)
                     n_wf_end += 1
                     continue
                 # the general branch: every label, every case
