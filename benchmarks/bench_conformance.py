@@ -166,10 +166,12 @@ def run(quick: bool) -> Section:
         "Decoder: "
         + ("msgspec typed structs (one decode per line)" if HAVE_MSGSPEC else "json.loads")
         + "; the garbage collector is paused while the checks stream (no reference cycles). "
-        "The check's decoder interns the scenario's agents, tools, workflows and protocols "
-        "(the same structs and validation as the decoder alone; a line naming anything else "
-        "is read by the decoder alone); its common cases are written out in the pass's loop "
-        "(`sim/conformance/checks/loop.py`), handlers called only for the rest.",
+        "The check's decoder interns the scenario's agents, tools, workflows, tasks and "
+        "protocols (the same structs and validation as the decoder alone; a line naming "
+        "anything else is read by the decoder alone); the file's lines are split by "
+        "`readlines` in 64 KiB blocks; the checks' common cases are written out in the pass's "
+        "loop (`sim/conformance/checks/loop.py`), the frequent labels in branches of their "
+        "own chosen by the label's interned string, handlers called only for the rest.",
     ]
     return Section(
         title="Conformance checks: events per second",

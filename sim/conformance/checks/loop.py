@@ -223,7 +223,10 @@ def stream(
                     continue
                 if lab is s_validate:
                     inv = ev.inv
-                    kept = hist.get(inv, FULL)
+                    try:
+                        kept = hist[inv]
+                    except KeyError:
+                        kept = FULL
                     if len(kept) < HISTORY_CAP:  # else (no history, or a full one): in general
                         kept.append(raw)
                         try:
@@ -238,7 +241,10 @@ def stream(
                         continue
                 elif lab is s_execute:
                     inv = ev.inv
-                    kept = hist.get(inv, FULL)
+                    try:
+                        kept = hist[inv]
+                    except KeyError:
+                        kept = FULL
                     if len(kept) < HISTORY_CAP:
                         kept.append(raw)
                         try:
@@ -301,7 +307,10 @@ def stream(
                         continue
                 elif lab is s_approve:
                     inv = ev.inv
-                    kept = hist.get(inv, FULL)
+                    try:
+                        kept = hist[inv]
+                    except KeyError:
+                        kept = FULL
                     if len(kept) < HISTORY_CAP:
                         kept.append(raw)
                         try:
