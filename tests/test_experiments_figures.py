@@ -4,7 +4,6 @@ before the scenario loads; the same PNG bytes whoever does."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -148,21 +147,6 @@ def test_the_report_is_written_with_the_inherited_heap_still_frozen(
         handle.close()
     assert len(seen) == 1 and seen[0] > 0
     assert gc.get_freeze_count() == 0  # and unfrozen once the experiment is over
-
-
-def _priority() -> int:
-    return os.getpriority(os.PRIO_PROCESS, 0)
-
-
-@pytest.mark.skipif(os.geteuid() != 0, reason="returning to a lower niceness needs root")
-def test_drawers_draw_at_the_priority_of_the_process_that_forked_them() -> None:
-    # nicer while they import; back to the parent's priority once ready
-    pool = drawing_pool(2)
-    assert pool is not None
-    try:
-        assert pool.executor.submit(_priority).result() == _priority()
-    finally:
-        pool.close()
 
 
 class _Recording(InlineExecutor):

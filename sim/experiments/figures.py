@@ -18,7 +18,6 @@ way.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import multiprocessing
 import os
@@ -169,35 +168,19 @@ def ready_to_draw() -> None:
     from sim.experiments import plots  # noqa: F401
 
 
-#: How much nicer a drawer waiting for its turn to import is (and stays while it imports):
-#: it then takes only a core nothing else wants (the runs', another command's).
-IMPORT_NICENESS = 10
-
-
 def drawer_start(parent: int, turn: Lock) -> None:
     """Initializer of :func:`drawing_pool`'s workers of process ``parent``: they stop and
     die with it (:func:`sim.processes.worker_start`) and import the figures' modules, one
-    worker at a time (``turn``): the first at once, on the core the scenario's loading
-    leaves idle; the others :data:`IMPORT_NICENESS` nicer than ``parent`` (not at the runs'
-    expense: in the runs' tail, or once they are over), then at its priority again where
-    the system lets a process return to it. What they hold then is frozen out of the
-    collector."""
+    worker at a time (``turn``: the first on the core the scenario's loading leaves idle,
+    the two cores never shared by more than this process's work and one import). What
+    they hold then is frozen out of the collector."""
     from sim.processes import worker_start
     from sim.scenario.load import long_lived
 
     worker_start(parent)
-    priority = os.getpriority(os.PRIO_PROCESS, 0)
-    if not turn.acquire(block=False):
-        os.setpriority(os.PRIO_PROCESS, 0, min(priority + IMPORT_NICENESS, 19))
-        turn.acquire()
-    try:
-        with long_lived():  # modules kept to the end: never scanned by the collector
-            ready_to_draw()
-    finally:
-        turn.release()
+    with turn, long_lived():  # modules kept to the end: never scanned by the collector
+        ready_to_draw()
     gc.freeze()
-    with contextlib.suppress(OSError):  # lowering one's niceness needs a privilege
-        os.setpriority(os.PRIO_PROCESS, 0, priority)
 
 
 def _forked() -> None:
