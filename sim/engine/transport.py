@@ -21,6 +21,10 @@ as SimPy computes it), so the transport never reads the clock per hop; it puts t
 message on SimPy's queue itself, as ``Environment.schedule`` does (time, ``NORMAL``,
 SimPy's next insertion number: it reads SimPy 4's ``_queue`` and ``_eid``), and draws
 the jitter as ``random.expovariate`` does (``-log(1 - u) / rate``, one uniform).
+The hops are counted here and reported to the recorder by ``close()``; an arrival's
+departure is one callback (the hop line, at level ``full``, written in it). The
+requests' timers of one timeout are one :class:`~sim.engine.clock.Deadlines` shared by
+every caller (:meth:`Transport.deadlines`).
 """
 
 from __future__ import annotations
