@@ -316,16 +316,19 @@ def _median(values: list[float]) -> float:
     return sorted(values)[len(values) // 2]
 
 
-def hop_rows(quick: bool) -> tuple[list[list[str]], bool]:
-    """Engine (full, protocol) against raw SimPy, alternating, at 1,000 and 10,000."""
-    sizes = (
-        [(1_000, 2_000, 1), (10_000, 5_000, 1)]
-        if quick
-        else [(1_000, 10_000, 3), (10_000, 20_000, 3)]
-    )
+HOPS_HEADER = ["processes / agents", "engine hops (full)", "engine hops/CPU-s, full"]
+HOPS_HEADER += ["engine hops/CPU-s, protocol", "raw SimPy msgs/CPU-s", "ratio full"]
+HOPS_HEADER += ["ratio protocol", "target (full)"]
+
+
+def hop_rows(quick: bool, only: set[int] | None = None) -> tuple[list[list[str]], bool]:
+    """Engine (full, protocol) against raw SimPy, alternating, at 1,000 and 10,000
+    processes (``only``: those sizes alone)."""
+    counts, repeats = ((2_000, 5_000), 1) if quick else ((10_000, 20_000), 3)
+    sizes = [(n, k) for n, k in zip((1_000, 10_000), counts, strict=True) if not only or n in only]
     messages = 200_000 if quick else 1_000_000
     rows, passed = [], True
-    for processes, instances, repeats in sizes:
+    for processes, instances in sizes:
         full, proto, raw = [], [], []
         for _ in range(repeats):
             full.append(engine_hops(processes, instances, "full"))
@@ -412,19 +415,7 @@ def run(quick: bool) -> Any:
     cmp_rows, cmp_ok = compare_rows(quick)
     passed &= cmp_ok
     load_after = os.getloadavg()[0]
-    hop_table = table(
-        [
-            "processes / agents",
-            "engine hops (full)",
-            "engine hops/CPU-s, full",
-            "engine hops/CPU-s, protocol",
-            "raw SimPy msgs/CPU-s",
-            "ratio full",
-            "ratio protocol",
-            "target (full)",
-        ],
-        rows,
-    )
+    hop_table = table(HOPS_HEADER, rows)
     scale_table = table(
         [
             "agents",
@@ -478,7 +469,19 @@ def compare_main(argv: list[str]) -> None:
     names = tuple(a for i, a in enumerate(argv) if not a.startswith("--") and i not in skip)
     before = os.getloadavg()[0]
     rows, passed = compare_rows(quick, rounds, names)
-    print(table(COMPARE_HEADER, rows))
+    _print_rows(COMPARE_HEADER, rows, before, passed)
+
+
+def hops_main(argv: list[str]) -> None:
+    """``python -m benchmarks.bench_engine hops [--quick] [PROCESSES ...]``: only the hop
+    rows (at 1,000 and/or 10,000 processes), printed as the section's table with the load."""
+    before = os.getloadavg()[0]
+    rows, passed = hop_rows("--quick" in argv, {int(a) for a in argv if a.isdigit()})
+    _print_rows(HOPS_HEADER, rows, before, passed)
+
+
+def _print_rows(header: list[str], rows: list[list[str]], before: float, passed: bool) -> None:
+    print(table(header, rows))
     print(
         f"load average (1 min) {before:.1f} before, {os.getloadavg()[0]:.1f} after; "
         f"{'PASS' if passed else 'FAIL'}"
@@ -490,5 +493,7 @@ if __name__ == "__main__":
         scale_child(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
     elif len(sys.argv) > 1 and sys.argv[1] == "compare":
         compare_main(sys.argv[2:])
+    elif len(sys.argv) > 1 and sys.argv[1] == "hops":
+        hops_main(sys.argv[2:])
     else:
         print(run("--quick" in sys.argv).render())

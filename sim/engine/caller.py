@@ -42,8 +42,7 @@ from sim.calculus.mcp import (
     UserPrompt,
     backoff,
 )
-from sim.engine.clock import Deadlines, Later
-from sim.engine.clock import deadlines as shared_deadlines
+from sim.engine.clock import Later
 from sim.engine.failures import Suspicion
 from sim.engine.invocation import EngineBug, Invocation, Plan
 from sim.engine.paths import Path
@@ -154,9 +153,6 @@ class Caller:
         self._resume_cb = self._resume
         self._retry_cb = self._after_retry
         self._response_cb = self.on_response
-        #: the attempts' timers, by timeout (seconds): lazily queued, cancelled by replies,
-        #: shared with the other callers (:func:`~sim.engine.clock.deadlines`)
-        self._deadlines: dict[float, Deadlines] = {}
 
     # -- routes and the failure detector --
 
@@ -309,11 +305,9 @@ class Caller:
         inv.waiting = True
         server = inv.path.nodes[-1].server
         self.transport.send("request", inv, inv.path, inv.attempt, None, server.on_request)
-        timeout = inv.task.timeout
-        deadlines = self._deadlines.get(timeout)
-        if deadlines is None:
-            deadlines = self._deadlines[timeout] = shared_deadlines(self.env, timeout)
-        inv.timer = deadlines.set((inv, inv.attempt), self._timer_cb)
+        inv.timer = self.transport.deadlines(inv.task.timeout).set(
+            (inv, inv.attempt), self._timer_cb
+        )
 
     def on_response(self, msg: Message) -> None:
         """The reply to an attempt: ``result`` or ``error(t)`` then recovery (``msg.t``, the

@@ -12,7 +12,7 @@ that instant with the same priority (FIFO among equal times).
 
 :class:`Deadlines` holds timers of one delay that are usually cancelled before they
 fire (call timeouts), with the timing of ``later`` but one queued event at a time;
-:func:`deadlines` gives the one of each delay that every caller of an environment shares.
+the transport keeps the one of each delay that every caller shares.
 An :class:`Agenda` holds callbacks at times of their own (arrivals) with the timing of
 ``later``, also with one queued event at a time.
 """
@@ -23,7 +23,6 @@ from collections import deque
 from collections.abc import Callable
 from heapq import heappop, heappush
 from typing import Any
-from weakref import WeakKeyDictionary
 
 import simpy
 from simpy.events import NORMAL
@@ -210,19 +209,3 @@ class Agenda:
 def _simpy41(env: simpy.Environment) -> bool:
     """Whether ``env`` has SimPy 4.1's ``_queue``, ``_eid`` and ``_now``."""
     return all(hasattr(env, a) for a in ("_queue", "_eid", "_now"))
-
-
-_SHARED: WeakKeyDictionary[simpy.Environment, dict[float, Deadlines]] = WeakKeyDictionary()
-
-
-def deadlines(env: simpy.Environment, delay: float) -> Deadlines:
-    """The :class:`Deadlines` of ``delay`` shared by every user of ``env`` (one queued
-    event for the timers of all callers, not one per caller: the event heap stays small,
-    and every event costs comparisons in proportion to its depth)."""
-    by_delay = _SHARED.get(env)
-    if by_delay is None:
-        by_delay = _SHARED[env] = {}
-    shared = by_delay.get(delay)
-    if shared is None:
-        shared = by_delay[delay] = Deadlines(env, delay)
-    return shared

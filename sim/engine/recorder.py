@@ -11,7 +11,10 @@ recorder never schedules anything.
 
 A few counts have no line of their own (an approval asked, a discovery started, a
 re-send, a failed task, an unfinished instance, work lost at a down server): they
-have methods here too, so no component touches the metrics directly.
+have methods here too, so no component touches the metrics directly. Hops are the
+exception on the hot path: the transport counts them and reports the count at the end
+(:meth:`Recorder.hops_counted`), and writes the ``hop`` line of an arrival itself from
+the recorder's line state (:meth:`Recorder.hop` is the same line).
 """
 
 from __future__ import annotations

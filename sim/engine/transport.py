@@ -21,6 +21,10 @@ as SimPy computes it), so the transport never reads the clock per hop; it puts t
 message on SimPy's queue itself, as ``Environment.schedule`` does (time, ``NORMAL``,
 SimPy's next insertion number: it reads SimPy 4's ``_queue`` and ``_eid``), and draws
 the jitter as ``random.expovariate`` does (``-log(1 - u) / rate``, one uniform).
+The hops are counted here and reported to the recorder by ``close()``; an arrival's
+departure is one callback (the hop line, at level ``full``, written in it). The
+requests' timers of one timeout are one :class:`~sim.engine.clock.Deadlines` shared by
+every caller (:meth:`Transport.deadlines`).
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from typing import Any
 import simpy
 from simpy.events import NORMAL
 
-from sim.engine.clock import Later
+from sim.engine.clock import Deadlines, Later
 from sim.engine.paths import Path
 from sim.engine.recorder import Recorder
 from sim.engine.topology import Node
@@ -92,6 +96,7 @@ class Transport:
 
     __slots__ = (
         "_arrive_cbs",
+        "_deadlines",
         "_eid",
         "_queue",
         "_translated_cbs",
@@ -129,6 +134,17 @@ class Transport:
         self.hops = 0
         #: messages sent and not yet delivered or dropped, by id (for the end of the run)
         self.in_flight: dict[int, Message] = {}
+        #: the requests' timers, by timeout (seconds), shared by every caller: one queued
+        #: event for all of them (the event heap stays small: each event costs comparisons
+        #: in proportion to its depth)
+        self._deadlines: dict[float, Deadlines] = {}
+
+    def deadlines(self, timeout: float) -> Deadlines:
+        """The timers of ``timeout`` seconds of the requests sent here (every caller's)."""
+        shared = self._deadlines.get(timeout)
+        if shared is None:
+            shared = self._deadlines[timeout] = Deadlines(self.env, timeout)
+        return shared
 
     def send(
         self,

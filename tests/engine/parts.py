@@ -72,9 +72,17 @@ class Sent:
     """A transport stand-in: records what a component sends (time, kind, attempt, payload)."""
 
     def __init__(self, env: Any) -> None:
+        from sim.engine.clock import Deadlines
+
         self.env = env
         self.sent: list[tuple[float, str, int, Any]] = []
         self.messages: list[Any] = []
+        self.timers: dict[float, Deadlines] = {}
+
+    def deadlines(self, timeout: float) -> Any:
+        from sim.engine.clock import Deadlines
+
+        return self.timers.setdefault(timeout, Deadlines(self.env, timeout))
 
     def send(
         self, kind: str, owner: Any, path: Any, attempt: int, payload: Any, deliver: Any

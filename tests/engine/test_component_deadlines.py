@@ -1,5 +1,5 @@
-"""Deadlines and the agenda: lazily queued timers (shared by every caller of an
-environment) and appointments fire when and in the order ``later`` would fire them."""
+"""Deadlines and the agenda: lazily queued timers and appointments fire when and in the
+order ``later`` would fire them."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import simpy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sim.engine.clock import Agenda, Deadlines, deadlines, scheduler
+from sim.engine.clock import Agenda, Deadlines, scheduler
 
 #: a script: at integer times (so events coincide), set a timer (maybe cancelled after
 #: ``c`` time units, or never) or schedule another event after a delay
@@ -83,14 +83,6 @@ def test_a_timer_set_at_the_same_instant_as_another_event_keeps_its_place() -> N
     seen, _ = play(script, lazy=True)
     assert seen == [(3.0, "timer 0"), (3.0, "timer 3"), (3.0, "other 2")]
     assert seen == play(script, lazy=False)[0]
-
-
-def test_callers_of_one_environment_share_the_deadlines_of_a_delay() -> None:
-    env, other = simpy.Environment(), simpy.Environment()
-    shared = deadlines(env, 20.0)
-    assert deadlines(env, 20.0) is shared
-    assert deadlines(env, 5.0) is not shared and deadlines(other, 20.0) is not shared
-    assert shared.delay == 20.0 and isinstance(shared, Deadlines)
 
 
 #: a script: at integer times, book an appointment or schedule another event after a delay

@@ -117,3 +117,12 @@ def test_tool_at_resolves_a_capability_to_the_best_matching_hosted_tool(
     assert not routes.hosts(path, "write_it")  # no tool server runs at s yet
     topology.nodes["s"].server = object()
     assert routes.hosts(path, "write_it") and not routes.hosts(path, "missing")
+
+
+def test_every_caller_shares_the_transports_deadlines_of_a_timeout(kernel: Kernel) -> None:
+    transport = Transport(
+        kernel.env, kernel.later, kernel.recorder, random.Random(1), random.Random(2)
+    )
+    shared = transport.deadlines(20.0)
+    assert transport.deadlines(20.0) is shared and shared.delay == 20.0
+    assert transport.deadlines(5.0) is not shared
