@@ -286,21 +286,28 @@ def test_exclusive_partner_is_skipped(tmp_path: Path) -> None:
     assert m["skips"] == 1
 
 
-def test_tool_server_at_its_concurrency_limit_queues(tmp_path: Path) -> None:
+def one_at_a_time(service: float, extra: str = "") -> str:
+    """Three instances at t = 0 reading from a server that serves one call at a time,
+    each read taking ``service`` seconds (``extra``: more top-level YAML)."""
     text = direct(
         "{MCP+: 1.0}",
         "{MCP+: 1.0}",
         "{MCP+: 0.01}",
         times="[0, 0, 0]",
         tasks="      - {id: r, tool: read_it}",
+        extra=extra,
     )
     text = text.replace(
         "tools: [read_it, write_it]}", "tools: [read_it, write_it], concurrency: 1}"
     )
-    text = text.replace(
+    return text.replace(
         "service_time: {dist: constant, value: 0.1}\n  - name: write_it",
-        "service_time: {dist: constant, value: 2.0}\n  - name: write_it",
+        f"service_time: {{dist: constant, value: {service}}}\n  - name: write_it",
     )
+
+
+def test_tool_server_at_its_concurrency_limit_queues(tmp_path: Path) -> None:
+    text = one_at_a_time(2.0)
     events, _ = run(tmp_path, text.replace("timeout: 5", "timeout: 20"))
     executes = of(events, "execute")
     assert len(executes) == 3

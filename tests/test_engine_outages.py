@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from test_engine_behaviour import (
     OUTAGE,
-    direct,
     of,
+    one_at_a_time,
     run,
 )
 
@@ -70,21 +70,7 @@ def test_semantic_router_fails_over_to_the_next_host(tmp_path: Path) -> None:
 
 
 def test_node_down_loses_queue_and_executions(tmp_path: Path) -> None:
-    text = direct(
-        "{MCP+: 1.0}",
-        "{MCP+: 1.0}",
-        "{MCP+: 0.01}",
-        times="[0, 0, 0]",
-        tasks="      - {id: r, tool: read_it}",
-        extra="failures:\n  - {node: srv, at: 1.0, for: 100}",
-    )
-    text = text.replace(
-        "tools: [read_it, write_it]}", "tools: [read_it, write_it], concurrency: 1}"
-    )
-    text = text.replace(
-        "service_time: {dist: constant, value: 0.1}\n  - name: write_it",
-        "service_time: {dist: constant, value: 5.0}\n  - name: write_it",
-    )
+    text = one_at_a_time(5.0, extra="failures:\n  - {node: srv, at: 1.0, for: 100}")
     events, m = run(tmp_path, text)
     lost = [e for e in of(events, "drop", agent="srv") if "lost" in e["detail"]]
     assert sorted(e["detail"]["lost"] for e in lost) == ["executing", "queued", "queued"]

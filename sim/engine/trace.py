@@ -120,7 +120,8 @@ class TextSink(Protocol):
 #: Lines a :class:`TraceWriter` buffers before writing them as one block: about 50 KB,
 #: below glibc's mmap threshold (128 KiB), so the block's text and its encoding come
 #: from the heap; 2,048-line blocks (430 KB) were mapped and unmapped at every write, a
-#: page fault per 4 KiB (54,000 faults, 0.15 s of system time for 600,000 lines).
+#: page fault per 4 KiB (on 600,000 lines, side by side: 54,000 minor faults against
+#: 3,400, about 2.5× the system time).
 BLOCK_LINES = 256
 
 
