@@ -49,7 +49,7 @@ from sim.experiments.runner import (
 from sim.experiments.store import FolderLock, StorageError, write_atomic
 from sim.experiments.summary import Point, collect, summary_csv, summary_json
 from sim.experiments.sweep import SweepPoint
-from sim.experiments.worker import built, forget, in_memory, remember, ship
+from sim.experiments.worker import built, forget, in_memory, kept_page, remember, ship
 from sim.processes import Stopped
 from sim.scenario.model import Scenario
 
@@ -212,16 +212,21 @@ def _run_locked(
         if plots
         else None
     )
+    left = len(todo.todo)  # the runs not finished yet
     try:
         if drawing is not None:
+            drawing.runs_left(min(left, handle.workers))
             for task in todo.done:
                 drawing.run_kept(task.point, task.router, task.rep)
         # what forked workers inherit stays frozen to the end: this process keeps it too,
         # and the summary's and page's collections need not walk it
         with inheriting(handle):
             for record in run_tasks(todo.todo, handle, hook=hook, report=report):
+                left -= 1
                 if drawing is not None:  # every run is submitted by now
                     drawing.runs_started()
+                    if left:  # the last one's record: the runs are over (below)
+                        drawing.runs_left(min(left, handle.workers))
                 ran.append(record)
                 if record.status == "ok":
                     kept.append(record.key)
@@ -299,7 +304,8 @@ def _conclude(
     try:  # the explorer beside report.md (sim.view); its failure loses no result above
         from sim.view import write_page
 
-        write_page(base, base / "report.html", base_scenario)
+        fp = next((t.fingerprint for t in todo.todo if t.scenario is base_scenario), "")
+        write_page(base, base / "report.html", base_scenario, known=kept_page(base_scenario, fp))
     except Exception as exc:
         warnings.warn(f"report.html not written: {exc}", RuntimeWarning, stacklevel=2)
     plot_paths = drawing.paths() if drawing is not None else []

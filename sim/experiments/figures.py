@@ -27,13 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sim.experiments.executors import ExecutorHandle
+from sim.experiments.executors import ExecutorHandle, default_jobs
 from sim.experiments.summary import Point, series_of
-from sim.experiments.sweep import SweepPoint
-from sim.scenario.model import Scenario
 
 if TYPE_CHECKING:
     from multiprocessing.synchronize import Lock
+
+    from sim.experiments.sweep import SweepPoint
+    from sim.scenario.model import Scenario
 
 #: Metrics drawn against the swept parameter.
 SWEEP_METRICS: tuple[str, ...] = ("success_rate", "latency_p95", "messages_dropped")
@@ -110,13 +111,14 @@ def write_plots(
         return []
     first, scenario = points[0]
     scene = Scene.of(scenario)
-    return draw(base, summary, first, scene, routers, replications, len(points) > 1, FIGURES)
+    point = Point(first.id, first.params)
+    return draw(base, summary, point, scene, routers, replications, len(points) > 1, FIGURES)
 
 
 def draw(
     base: Path,
     summary: dict[str, Any],
-    first: SweepPoint,
+    point: Point,
     scene: Scene,
     routers: Sequence[str],
     replications: int,
@@ -124,15 +126,14 @@ def draw(
     names: Sequence[str],
 ) -> list[Path]:
     """The figures ``names`` (of :data:`FIGURES`) as ``base/plots/*.png``, in that order;
-    ``first`` is the sweep point (and ``scene`` its scenario's) the per-router figures
+    ``point`` is the sweep point (and ``scene`` its scenario's) the per-router figures
     show; ``swept``: the experiment has more than one point. Raises ``ValueError`` when
     the mesh figure is asked of a scene without its mesh."""
     from sim.experiments import plots
 
     out = base / "plots"
     written: list[Path] = []
-    pid = first.id
-    point = Point(pid, first.params)
+    pid = point.id
 
     def emit(name: str, fig: Any) -> None:
         path = out / f"{name}.png"
@@ -164,18 +165,18 @@ def draw(
 
 
 def ready_to_draw() -> None:
-    """Import the figures' modules (matplotlib: about 0.4 s), as a pool task."""
+    """Import the figures' modules (matplotlib: about 0.5 s), as a pool task."""
     from sim.experiments import plots  # noqa: F401
 
 
 def drawer_start(parent: int, turn: Lock) -> None:
     """Initializer of :func:`drawing_pool`'s workers of process ``parent``: they stop and
     die with it (:func:`sim.processes.worker_start`) and import the figures' modules, one
-    worker at a time (``turn``: the first on the core the scenario's loading leaves idle,
-    the two cores never shared by more than this process's work and one import). What
-    they hold then is frozen out of the collector."""
+    worker at a time (``turn``: on the core this process's own imports and loading leave
+    idle, the two cores never shared by more than this process's work and one import).
+    What they hold then is frozen out of the collector."""
+    from sim.longlived import long_lived
     from sim.processes import worker_start
-    from sim.scenario.load import long_lived
 
     worker_start(parent)
     with turn, long_lived():  # modules kept to the end: never scanned by the collector
@@ -196,10 +197,16 @@ def drawing_pool(jobs: int) -> ExecutorHandle | None:
     """A process pool of ``jobs`` workers (at most :data:`MAX_DRAWERS`) forked now, to
     draw a ``compare``'s figures (:class:`Drawing`), importing matplotlib meanwhile
     (:func:`drawer_start`); None where processes are not forked (their imports would then
-    be no head start) or for fewer than 2 jobs."""
+    be no head start) or for fewer than 2 jobs. Best called before the engine is
+    imported: the drawers import on the core this process's imports leave idle. NumPy and
+    networkx, which both this process (the engine, the page's mesh) and the figures
+    need, are imported first, and the drawers find them imported."""
     context = multiprocessing.get_context()
     if jobs < 2 or context.get_start_method() != "fork":
         return None
+    import networkx  # noqa: F401
+    import numpy  # noqa: F401
+
     workers = min(jobs, MAX_DRAWERS)
     pool = ProcessPoolExecutor(
         max_workers=workers,
@@ -234,6 +241,7 @@ class Drawing:
         self._firsts: set[str] = set()  # the routers whose replication 0 is kept
         self._early = False
         self._own = ready  # a pool of its own (not the runs'): it may draw during the runs
+        self._spare = False  # the runs no longer keep every core busy
 
     def runs_started(self) -> None:
         """The runs are all submitted: queue each worker's import of matplotlib behind
@@ -245,14 +253,27 @@ class Drawing:
 
     def run_kept(self, point: str | None, router: str, rep: int) -> None:
         """Run ``rep`` of ``router`` at sweep point ``point`` is finished and ok (or reused):
-        once replication 0 of every router of the first point is, a pool of the figures'
-        own draws :data:`FIRST_RUN_FIGURES` (from those runs alone: the bytes drawn
-        later)."""
-        _, points, routers, _ = self._args
-        if not self._own or self._early or rep != 0 or point != points[0][0].id:
-            return
-        self._firsts.add(router)
-        if self._firsts.issuperset(routers):
+        once replication 0 of every router of the first point is, and a core is spare
+        (:meth:`runs_left`), a pool of the figures' own draws :data:`FIRST_RUN_FIGURES`
+        (from those runs alone: the bytes drawn later)."""
+        _, points, _, _ = self._args
+        if rep == 0 and point == points[0][0].id:
+            self._firsts.add(router)
+            self._draw_firsts()
+
+    def runs_left(self, running: int) -> None:
+        """``running`` runs are still going: fewer than the cores this process may use
+        (:func:`~sim.experiments.executors.default_jobs`), e.g. a worker out of runs while
+        the other finishes its last one, and a core is spare for :meth:`run_kept`'s
+        figures, which would otherwise slow the runs down."""
+        if running < default_jobs():
+            self._spare = True
+            self._draw_firsts()
+
+    def _draw_firsts(self) -> None:
+        """Draw :data:`FIRST_RUN_FIGURES` now if they can be (see :meth:`run_kept`)."""
+        routers = self._args[2]
+        if self._own and self._spare and not self._early and self._firsts.issuperset(routers):
             self._early = True
             for name in FIRST_RUN_FIGURES:
                 self._submit(name, {})
@@ -277,6 +298,7 @@ class Drawing:
             return
         base, points, routers, replications = self._args
         first, scenario = points[0]
+        point = Point(first.id, first.params)  # plain data: no sweep module to import
         if name == "mesh":  # the only figure that needs the mesh (made once, sent once)
             scene = Scene.of(scenario)
         else:
@@ -285,7 +307,7 @@ class Drawing:
             scene = self._scene
         self._futures.append(
             self._pool.executor.submit(
-                draw, base, summary, first, scene, routers, replications, len(points) > 1, (name,)
+                draw, base, summary, point, scene, routers, replications, len(points) > 1, (name,)
             )
         )
 

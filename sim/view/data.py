@@ -116,7 +116,10 @@ def _cdf(values: list[float]) -> list[list[float]]:
 
 
 def build_index(
-    target: Path, scenario: Path | Scenario | None, budget: Budget = DEFAULT_BUDGET
+    target: Path,
+    scenario: Path | Scenario | None,
+    budget: Budget = DEFAULT_BUDGET,
+    known: tuple[Mesh, str] | None = None,
 ) -> dict[str, Any]:
     """The page's data: mesh, runs (instance index, replay, violated checks and properties
     with their counterexamples, timeline), the events of the sampled instances, summary
@@ -125,7 +128,9 @@ def build_index(
     to the cap (or its fragment stored by the worker that checked it with that scenario be
     used, :mod:`sim.view.fragment`); without it the mesh is the one the traces' hops name
     and the Violations tab has the first counterexample each ``metrics.json`` keeps. The
-    sampled instances' events are :class:`Encoded` (their JSON text)."""
+    sampled instances' events are :class:`Encoded` (their JSON text). ``known``: the
+    scenario's mesh and digest, already built from it (by a ``compare``'s worker cache),
+    in place of building them again."""
     runs = discover_runs(target)
     summary_file = target / "summary.json" if target.is_dir() else None
     summary = _read_json(summary_file) if summary_file and summary_file.exists() else None
@@ -134,12 +139,16 @@ def build_index(
         from sim.scenario import load_scenario
 
         scenario = load_scenario(scenario)
-    mesh = (
-        mesh_from_scenario(scenario)
-        if scenario is not None
-        else mesh_from_trace([r.trace for r in runs])
-    )
-    digest = scenario_digest(scenario) if scenario is not None else None
+    digest: str | None
+    if known is not None and scenario is not None:
+        mesh, digest = known
+    else:
+        mesh = (
+            mesh_from_scenario(scenario)
+            if scenario is not None
+            else mesh_from_trace([r.trace for r in runs])
+        )
+        digest = scenario_digest(scenario) if scenario is not None else None
     with ExitStack() as files:
         parts = [
             _part(run, m, mesh, scenario, digest, files)

@@ -15,6 +15,7 @@ from sim.view.data import DEFAULT_BUDGET, Budget, Encoded, build_index
 
 if TYPE_CHECKING:
     from sim.scenario import Scenario
+    from sim.view.mesh import Mesh
 
 
 def _static(name: str) -> str:
@@ -62,10 +63,12 @@ def write_page(
     out: Path,
     scenario: Path | Scenario | None = None,
     budget: Budget = DEFAULT_BUDGET,
+    known: tuple[Mesh, str] | None = None,
 ) -> dict[str, Any]:
     """Build the index of ``target`` (a results folder or a trace) and write the page to
-    ``out``; return the index's sampling note."""
-    index = build_index(target, scenario, budget)
+    ``out``; return the index's sampling note. ``known``: the scenario's mesh and digest
+    when already built (see :func:`~sim.view.data.build_index`)."""
+    index = build_index(target, scenario, budget, known)
     name = (index.get("summary") or {}).get("scenario") or target.name
     text = render_page(index, f"protomesh · {name}")
     out.parent.mkdir(parents=True, exist_ok=True)
