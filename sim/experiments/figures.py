@@ -241,7 +241,7 @@ class Drawing:
         self._firsts: set[str] = set()  # the routers whose replication 0 is kept
         self._early = False
         self._own = ready  # a pool of its own (not the runs'): it may draw during the runs
-        self._spare = False  # the runs no longer keep every core busy
+        self._spare = False  # no run waits for a worker (see runs_left)
 
     def runs_started(self) -> None:
         """The runs are all submitted: queue each worker's import of matplotlib behind
@@ -253,20 +253,22 @@ class Drawing:
 
     def run_kept(self, point: str | None, router: str, rep: int) -> None:
         """Run ``rep`` of ``router`` at sweep point ``point`` is finished and ok (or reused):
-        once replication 0 of every router of the first point is, and a core is spare
-        (:meth:`runs_left`), a pool of the figures' own draws :data:`FIRST_RUN_FIGURES`
-        (from those runs alone: the bytes drawn later)."""
+        once replication 0 of every router of the first point is, and no run waits for a
+        worker any more (:meth:`runs_left`), a pool of the figures' own draws
+        :data:`FIRST_RUN_FIGURES` (from those runs alone: the bytes drawn later)."""
         _, points, _, _ = self._args
         if rep == 0 and point == points[0][0].id:
             self._firsts.add(router)
             self._draw_firsts()
 
-    def runs_left(self, running: int) -> None:
-        """``running`` runs are still going: fewer than the cores this process may use
-        (:func:`~sim.experiments.executors.default_jobs`), e.g. a worker out of runs while
-        the other finishes its last one, and a core is spare for :meth:`run_kept`'s
-        figures, which would otherwise slow the runs down."""
-        if running < default_jobs():
+    def runs_left(self, left: int, workers: int) -> None:
+        """``left`` runs are not finished, on ``workers`` workers. Once none waits for a
+        worker (each runs its last one: from then on cores only fall idle, the first when
+        a worker is out of runs while the other finishes), or when the workers leave a
+        core spare (fewer than :func:`~sim.experiments.executors.default_jobs`),
+        :meth:`run_kept`'s figures are drawn: on the cores the runs leave, rather than
+        slowing both workers all along, or waiting for the summary's figures at the end."""
+        if left <= workers or workers < default_jobs():
             self._spare = True
             self._draw_firsts()
 

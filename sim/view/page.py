@@ -11,11 +11,10 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sim.view.data import DEFAULT_BUDGET, Budget, Encoded, build_index
+from sim.view.data import DEFAULT_BUDGET, Ahead, Budget, Encoded, build_index
 
 if TYPE_CHECKING:
     from sim.scenario import Scenario
-    from sim.view.mesh import Mesh
 
 
 def _static(name: str) -> str:
@@ -63,12 +62,12 @@ def write_page(
     out: Path,
     scenario: Path | Scenario | None = None,
     budget: Budget = DEFAULT_BUDGET,
-    known: tuple[Mesh, str] | None = None,
+    ahead: Ahead | None = None,
 ) -> dict[str, Any]:
     """Build the index of ``target`` (a results folder or a trace) and write the page to
-    ``out``; return the index's sampling note. ``known``: the scenario's mesh and digest
-    when already built (see :func:`~sim.view.data.build_index`)."""
-    index = build_index(target, scenario, budget, known)
+    ``out``; return the index's sampling note. ``ahead``: what was built or read for it
+    already (:class:`~sim.view.data.Ahead`)."""
+    index = build_index(target, scenario, budget, ahead)
     name = (index.get("summary") or {}).get("scenario") or target.name
     text = render_page(index, f"protomesh · {name}")
     out.parent.mkdir(parents=True, exist_ok=True)
