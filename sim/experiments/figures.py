@@ -140,8 +140,10 @@ def draw(
         plots.save(fig, path)
         written.append(path)
 
-    runs = {r: series_of(base, point, r, replications) for r in routers}
-    first_runs = {r: runs[r][0] for r in routers if runs[r]}
+    # the runs' series, read only for a figure of the runs (not the summary's)
+    shown = routers if any(n in RUN_FIGURES for n in names) else ()
+    runs = {r: series_of(base, point, r, replications) for r in shown}
+    first_runs = {r: runs[r][0] for r in shown if runs[r]}
     for name in names:
         if name == "latency_cdf":
             emit(name, plots.latency_cdf_figure(runs))
