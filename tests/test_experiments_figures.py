@@ -176,9 +176,11 @@ class _Recording(InlineExecutor):
 
     def __init__(self) -> None:
         self.names: list[str] = []
+        self.tasks: list[tuple[str, ...]] = []
 
     def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
         self.names.extend(args[-1])
+        self.tasks.append(tuple(args[-1]))
         future: Future[Any] = Future()
         future.set_result([])
         return future
@@ -197,7 +199,7 @@ def test_the_first_runs_figures_are_drawn_once_every_router_has_its_replication_
 ) -> None:
     monkeypatch.setattr(figures, "default_jobs", lambda: 2)
     drawing, pool = _drawing(own=True)
-    drawing.runs_left(2, 2)  # no run waits for a worker from the start
+    drawing.runs_left(1, 2)  # a core is spare from the start
     drawing.run_kept(None, "dijkstra", 1)
     drawing.run_kept(None, "dijkstra", 0)
     assert pool.names == []  # resilient's replication 0 still runs
@@ -208,7 +210,7 @@ def test_the_first_runs_figures_are_drawn_once_every_router_has_its_replication_
     assert pool.names == ["mesh", "timeline", "latency_cdf"]
 
 
-def test_the_first_runs_figures_wait_for_the_last_runs_to_start(
+def test_the_first_runs_figures_wait_for_a_core_the_runs_leave_spare(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(figures, "default_jobs", lambda: 2)
@@ -216,13 +218,12 @@ def test_the_first_runs_figures_wait_for_the_last_runs_to_start(
     drawing.runs_left(4, 2)
     for router in ROUTERS:
         drawing.run_kept(None, router, 0)
-    drawing.runs_left(3, 2)
-    assert pool.names == []  # a run still waits for a worker: both cores run replications
-    drawing.runs_left(2, 2)  # each worker runs its last one: the cores they leave draw them
-    assert pool.names == ["mesh", "timeline"]
-    drawing.runs_left(1, 2)
+    drawing.runs_left(2, 2)
+    assert pool.names == []  # both cores run replications
+    drawing.runs_left(1, 2)  # a worker is out of runs: one drawer draws them on its core
+    assert pool.tasks == [("mesh", "timeline")]
     drawing.runs_over()
-    assert pool.names == ["mesh", "timeline", "latency_cdf"]
+    assert pool.tasks == [("mesh", "timeline"), ("latency_cdf",)]
 
 
 def test_workers_fewer_than_the_cores_leave_one_to_draw_on_at_once(

@@ -3,17 +3,18 @@
 :func:`draw` writes figures as ``base/plots/*.png`` from the run directories' series, the
 summary and a :class:`Scene` of the first point's scenario (its duration and
 :class:`MeshSketch`: plain data, cheap to send). :class:`Drawing` has a process pool draw
-them, one task per figure, as soon as what each one shows exists: those of replication
-0 once every router's is kept (its own pool only, while the other runs go on), the other
-per-run figures once the runs are over (while ``compare`` makes the summary), the
-summary's once it is made (while ``compare`` writes the page), costliest first, so the
-two workers end together. The pool is best :func:`drawing_pool`'s, forked before the
-scenario is loaded: its workers import matplotlib (about 0.4 s each, one at a time) while
-this process loads the scenario, on a core that would otherwise wait. Else the run pool
-draws them, each worker importing matplotlib in a task queued behind the runs (a worker
-out of runs does it while the other finishes its last one). Without a pool every figure
-is drawn in this process once the summary is made. The PNGs are the same bytes either
-way.
+them as soon as what each one shows exists and a core is free for it: those of
+replication 0, one after the other in one task, once every router's is kept and the runs
+leave a core spare (its own pool only: a worker out of runs while the other finishes its
+last one), the other per-run figures once the runs are over (while ``compare`` makes the
+summary), the summary's once it is made (while ``compare`` writes the page), one task
+each, costliest first, so the two workers end together. The pool is best
+:func:`drawing_pool`'s, forked before this process imports the engine: its workers import
+matplotlib (about 0.5 s each, one at a time) meanwhile, on a core that would otherwise
+wait. Else the run pool draws them, each worker importing matplotlib in a task queued
+behind the runs (a worker out of runs does it while the other finishes its last one).
+Without a pool every figure is drawn in this process once the summary is made. The PNGs
+are the same bytes either way.
 """
 
 from __future__ import annotations
@@ -243,7 +244,7 @@ class Drawing:
         self._firsts: set[str] = set()  # the routers whose replication 0 is kept
         self._early = False
         self._own = ready  # a pool of its own (not the runs'): it may draw during the runs
-        self._spare = False  # no run waits for a worker (see runs_left)
+        self._spare = False  # the runs leave a core spare (see runs_left)
 
     def runs_started(self) -> None:
         """The runs are all submitted: queue each worker's import of matplotlib behind
@@ -255,22 +256,22 @@ class Drawing:
 
     def run_kept(self, point: str | None, router: str, rep: int) -> None:
         """Run ``rep`` of ``router`` at sweep point ``point`` is finished and ok (or reused):
-        once replication 0 of every router of the first point is, and no run waits for a
-        worker any more (:meth:`runs_left`), a pool of the figures' own draws
-        :data:`FIRST_RUN_FIGURES` (from those runs alone: the bytes drawn later)."""
+        once replication 0 of every router of the first point is, and a core is spare
+        (:meth:`runs_left`), a pool of the figures' own draws :data:`FIRST_RUN_FIGURES`
+        (from those runs alone: the bytes drawn later)."""
         _, points, _, _ = self._args
         if rep == 0 and point == points[0][0].id:
             self._firsts.add(router)
             self._draw_firsts()
 
     def runs_left(self, left: int, workers: int) -> None:
-        """``left`` runs are not finished, on ``workers`` workers. Once none waits for a
-        worker (each runs its last one: from then on cores only fall idle, the first when
-        a worker is out of runs while the other finishes), or when the workers leave a
-        core spare (fewer than :func:`~sim.experiments.executors.default_jobs`),
-        :meth:`run_kept`'s figures are drawn: on the cores the runs leave, rather than
-        slowing both workers all along, or waiting for the summary's figures at the end."""
-        if left <= workers or workers < default_jobs():
+        """``left`` runs are not finished, on ``workers`` workers. Once they keep fewer
+        cores busy than this process may use
+        (:func:`~sim.experiments.executors.default_jobs`: a worker is out of runs while
+        the other finishes its last one, or the workers are fewer), :meth:`run_kept`'s
+        figures are drawn, one after the other by one drawer: on the core the runs leave,
+        never slowing the runs down."""
+        if min(left, workers) < default_jobs():
             self._spare = True
             self._draw_firsts()
 
@@ -279,14 +280,13 @@ class Drawing:
         routers = self._args[2]
         if self._own and self._spare and not self._early and self._firsts.issuperset(routers):
             self._early = True
-            for name in FIRST_RUN_FIGURES:
-                self._submit(name, {})
+            self._submit(FIRST_RUN_FIGURES, {})
 
     def runs_over(self) -> None:
         """The runs are over: the pool draws the per-run figures (not drawn yet)."""
         for name in RUN_FIGURES:
             if not (self._early and name in FIRST_RUN_FIGURES):
-                self._submit(name, {})
+                self._submit((name,), {})
 
     def summary_made(self, summary: dict[str, Any]) -> None:
         """The summary is made: draw (or have the pool draw) its figures."""
@@ -295,15 +295,16 @@ class Drawing:
             return
         for name in SUMMARY_FIGURES:
             if name != "sweep" or len(self._args[1]) > 1:
-                self._submit(name, summary)
+                self._submit((name,), summary)
 
-    def _submit(self, name: str, summary: dict[str, Any]) -> None:
+    def _submit(self, names: tuple[str, ...], summary: dict[str, Any]) -> None:
+        """Have the pool draw ``names``, in that order, as one task."""
         if self._pool is None:
             return
         base, points, routers, replications = self._args
         first, scenario = points[0]
         point = Point(first.id, first.params)  # plain data: no sweep module to import
-        if name == "mesh":  # the only figure that needs the mesh (made once, sent once)
+        if "mesh" in names:  # the only figure that needs the mesh (made once, sent once)
             scene = Scene.of(scenario)
         else:
             if self._scene is None:
@@ -311,7 +312,7 @@ class Drawing:
             scene = self._scene
         self._futures.append(
             self._pool.executor.submit(
-                draw, base, summary, point, scene, routers, replications, len(points) > 1, (name,)
+                draw, base, summary, point, scene, routers, replications, len(points) > 1, names
             )
         )
 
