@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from sim.experiments import figures
 from sim.experiments.compare import run_compare
 from sim.experiments.executors import ExecutorHandle, InlineExecutor
 from sim.experiments.figures import (
@@ -26,7 +27,8 @@ from sim.experiments.figures import (
     drawing_pool,
 )
 from sim.experiments.runner import make_executor
-from sim.experiments.sweep import SweepPoint, expand, load_points
+from sim.experiments.summary import Point
+from sim.experiments.sweep import expand, load_points
 from sim.scenario import load_scenario
 
 SMALL = Path(__file__).parent / "fixtures" / "scenarios" / "small_mesh.yaml"
@@ -103,9 +105,29 @@ def test_the_drawing_pool_imports_matplotlib_before_its_first_task() -> None:
     assert out.stdout.split() == ["True", "False"]
 
 
+def test_the_drawers_fork_and_draw_without_the_engine_or_the_scenario_model() -> None:
+    # forked before this process imports them, the drawers import matplotlib alone (on
+    # the core the engine's import leaves idle) and never the engine, even to draw
+    code = (
+        "import sys\n"
+        "from sim.experiments.figures import drawing_pool\n"
+        "HEAVY = ('sim.engine', 'sim.scenario', 'sim.experiments.runner', 'pydantic', 'scipy')\n"
+        "def heavy():\n"
+        "    return sorted(m for m in HEAVY if m in sys.modules)\n"
+        "print(heavy())\n"
+        "pool = drawing_pool(2)\n"
+        "print(pool.executor.submit(heavy).result())\n"
+        "pool.close()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.splitlines() == ["[]", "[]"]
+
+
 def test_the_mesh_figure_needs_the_scene_mesh(drawn: Path, tmp_path: Path) -> None:
     scenario = load_scenario(SMALL)
-    first = SweepPoint(None, {}, ())
+    first = Point(None, {})
     bare = Scene.of(scenario, mesh=False)
     assert bare.mesh is None and bare.duration == float(scenario.duration)
     with pytest.raises(ValueError, match="the mesh figure needs the scene's mesh"):
@@ -154,9 +176,11 @@ class _Recording(InlineExecutor):
 
     def __init__(self) -> None:
         self.names: list[str] = []
+        self.tasks: list[tuple[str, ...]] = []
 
     def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
         self.names.extend(args[-1])
+        self.tasks.append(tuple(args[-1]))
         future: Future[Any] = Future()
         future.set_result([])
         return future
@@ -170,8 +194,12 @@ def _drawing(own: bool) -> tuple[Drawing, _Recording]:
     return Drawing(Path("unused"), points, ROUTERS, REPLICATIONS, pool, ready=own), recording
 
 
-def test_the_first_runs_figures_are_drawn_once_every_router_has_its_replication_0() -> None:
+def test_the_first_runs_figures_are_drawn_once_every_router_has_its_replication_0(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(figures, "default_jobs", lambda: 2)
     drawing, pool = _drawing(own=True)
+    drawing.runs_left(1, 2)  # a core is spare from the start
     drawing.run_kept(None, "dijkstra", 1)
     drawing.run_kept(None, "dijkstra", 0)
     assert pool.names == []  # resilient's replication 0 still runs
@@ -180,6 +208,45 @@ def test_the_first_runs_figures_are_drawn_once_every_router_has_its_replication_
     drawing.run_kept(None, "resilient", 0)  # once
     drawing.runs_over()
     assert pool.names == ["mesh", "timeline", "latency_cdf"]
+
+
+def test_the_first_runs_figures_wait_for_a_core_the_runs_leave_spare(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(figures, "default_jobs", lambda: 2)
+    drawing, pool = _drawing(own=True)
+    drawing.runs_left(4, 2)
+    for router in ROUTERS:
+        drawing.run_kept(None, router, 0)
+    drawing.runs_left(2, 2)
+    assert pool.names == []  # both cores run replications
+    drawing.runs_left(1, 2)  # a worker is out of runs: one drawer draws them on its core
+    assert pool.tasks == [("mesh", "timeline")]
+    drawing.runs_over()
+    assert pool.tasks == [("mesh", "timeline"), ("latency_cdf",)]
+
+
+def test_workers_fewer_than_the_cores_leave_one_to_draw_on_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(figures, "default_jobs", lambda: 4)
+    drawing, pool = _drawing(own=True)
+    drawing.runs_left(10, 2)
+    for router in ROUTERS:
+        drawing.run_kept(None, router, 0)
+    assert pool.names == ["mesh", "timeline"]
+
+
+def test_first_runs_figures_left_to_the_end_come_with_the_others(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(figures, "default_jobs", lambda: 2)
+    drawing, pool = _drawing(own=True)
+    drawing.runs_left(3, 2)
+    for router in ROUTERS:
+        drawing.run_kept(None, router, 0)
+    drawing.runs_over()
+    assert pool.names == list(RUN_FIGURES) == ["latency_cdf", "mesh", "timeline"]
 
 
 def test_the_runs_pool_draws_nothing_while_it_runs() -> None:

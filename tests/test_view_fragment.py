@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 from sim.cli import main
 from sim.scenario import Scenario, load_scenario
 from sim.view import ViewError, build_index, write_page
-from sim.view.data import Encoded
+from sim.view.data import Ahead, Encoded
 from sim.view.fragment import EVENTS_FILE, VIEW_FILE, encode_events, encode_json, scenario_digest
+from sim.view.mesh import mesh_from_scenario
 from sim.view.page import encode_index
 
 REPO = Path(__file__).resolve().parents[1]
@@ -110,6 +111,28 @@ def test_a_fragment_checked_with_another_scenario_is_built_again(
     assert not any(g["kind"] == "property" for r in index["runs"] for g in r["violated"])
     longer = load_scenario(scenario_file).model_copy(update={"duration": 900.0, "seed": 1})
     assert scenario_digest(longer) == scenario_digest(load_scenario(scenario_file))
+
+
+def test_the_page_from_fragments_read_ahead_is_the_same_and_reads_none_again(
+    results: Path, scenario_file: Path, tmp_path: Path
+) -> None:
+    # compare reads each run's fragment as the run finishes: the page built at the end
+    # takes those, neither they nor the traces read again (here unreadable), and is the
+    # same bytes
+    scenario = load_scenario(scenario_file)
+    copy = tmp_path / "copy"
+    shutil.copytree(results, copy)
+    ahead = Ahead(mesh_from_scenario(scenario), scenario_digest(scenario))
+    for run in sorted(copy.glob("*/rep-*")):
+        ahead.read(run)
+        (run / VIEW_FILE).write_text("not a fragment")
+        (run / "trace.jsonl").write_text("not a trace\n")
+    assert len(ahead.fragments) == 4
+    write_page(copy, tmp_path / "p.html", scenario, ahead=ahead)
+    assert (tmp_path / "p.html").read_bytes() == (results / "report.html").read_bytes()
+    other = Ahead(ahead.mesh, "another scenario")  # fragments checked with another: none
+    other.read(results / "dijkstra" / "rep-0")
+    assert other.fragments == {}
 
 
 def test_a_reused_run_gives_the_same_page(

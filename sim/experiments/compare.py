@@ -18,6 +18,7 @@ a second ``compare`` into it fails naming the holder's pid, or waits (``wait=Tru
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import shutil
 import tempfile
@@ -26,7 +27,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sim.engine.guard import DEFAULT_GUARD, Guard
 from sim.engine.metrics import dumps
@@ -49,9 +50,12 @@ from sim.experiments.runner import (
 from sim.experiments.store import FolderLock, StorageError, write_atomic
 from sim.experiments.summary import Point, collect, summary_csv, summary_json
 from sim.experiments.sweep import SweepPoint
-from sim.experiments.worker import built, forget, in_memory, remember, ship
+from sim.experiments.worker import built, forget, in_memory, kept_page, remember, ship
 from sim.processes import Stopped
 from sim.scenario.model import Scenario
+
+if TYPE_CHECKING:
+    from sim.view.data import Ahead
 
 
 @dataclass
@@ -101,6 +105,44 @@ def build_tasks(
                     )
                 )
     return tasks
+
+
+class PageAhead:
+    """What the page needs and a ``compare`` builds or reads before its runs are over
+    (:class:`~sim.view.data.Ahead`), so that less is left to do once they are: the
+    scenario's mesh and digest as the runs' worker cache built them (:func:`kept_page`:
+    the parent of forked workers, or this process running them), and each finished run's
+    fragment, read as its record comes (runs of ``scenario`` only, the one the page
+    shows; the others' fragments are checked with another)."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        points: Sequence[tuple[SweepPoint, Scenario]],
+        tasks: Sequence[Task],
+    ) -> None:
+        self._scenario = scenario
+        self._points = {p.id for p, s in points if s is scenario}
+        self._fp = next((t.fingerprint for t in tasks if t.scenario is scenario), "")
+        self._ahead: Ahead | None = None
+
+    def ahead(self) -> Ahead | None:
+        """What is built and read so far (None: nothing, when no run of this process's
+        worker cache was of the page's scenario)."""
+        if self._ahead is None:
+            known = kept_page(self._scenario, self._fp)
+            if known is not None:
+                from sim.view.data import Ahead
+
+                self._ahead = Ahead(*known)
+        return self._ahead
+
+    def run_kept(self, base: Path, record: RunRecord) -> None:
+        """``record``'s run is finished and ok: read its fragment now (never fatal to the
+        runs: a fragment not read here is read with the page, which reports the error)."""
+        if record.point in self._points and (ahead := self.ahead()) is not None:
+            with contextlib.suppress(Exception):
+                ahead.read(run_dir(base, record.point, record.router, record.rep))
 
 
 def _write(path: Path, text: str) -> None:
@@ -212,21 +254,28 @@ def _run_locked(
         if plots
         else None
     )
+    left = len(todo.todo)  # the runs not finished yet
+    page = PageAhead(base_scenario, points, todo.todo)
     try:
         if drawing is not None:
+            drawing.runs_left(left, handle.workers)
             for task in todo.done:
                 drawing.run_kept(task.point, task.router, task.rep)
         # what forked workers inherit stays frozen to the end: this process keeps it too,
         # and the summary's and page's collections need not walk it
         with inheriting(handle):
             for record in run_tasks(todo.todo, handle, hook=hook, report=report):
+                left -= 1
                 if drawing is not None:  # every run is submitted by now
                     drawing.runs_started()
+                    if left:  # the last one's record: the runs are over (below)
+                        drawing.runs_left(left, handle.workers)
                 ran.append(record)
                 if record.status == "ok":
                     kept.append(record.key)
                     if drawing is not None:
                         drawing.run_kept(record.point, record.router, record.rep)
+                    page.run_kept(base, record)
                 if on_record is not None:
                     on_record(record)
             return _conclude(
@@ -240,6 +289,7 @@ def _run_locked(
                 todo,
                 started,
                 drawing,
+                page.ahead(),
             )
     except OSError as exc:
         error = StorageError.of(exc, base)
@@ -273,9 +323,11 @@ def _conclude(
     todo: Plan,
     started: float,
     drawing: Drawing | None,
+    ahead: Ahead | None = None,
 ) -> Outcome:
-    """Summary, plots (``drawing``; None: none), page and report of the runs in ``base``,
-    the runs being over (a pool draws the figures meanwhile: :class:`Drawing`)."""
+    """Summary, plots (``drawing``; None: none), page (with what was built for it ahead,
+    :class:`PageAhead`) and report of the runs in ``base``, the runs being over (a pool
+    draws the figures meanwhile: :class:`Drawing`)."""
     swept = [p for p, _ in points if p.id is not None]
     if drawing is not None:
         drawing.runs_over()
@@ -299,7 +351,7 @@ def _conclude(
     try:  # the explorer beside report.md (sim.view); its failure loses no result above
         from sim.view import write_page
 
-        write_page(base, base / "report.html", base_scenario)
+        write_page(base, base / "report.html", base_scenario, ahead=ahead)
     except Exception as exc:
         warnings.warn(f"report.html not written: {exc}", RuntimeWarning, stacklevel=2)
     plot_paths = drawing.paths() if drawing is not None else []

@@ -3,17 +3,18 @@
 :func:`draw` writes figures as ``base/plots/*.png`` from the run directories' series, the
 summary and a :class:`Scene` of the first point's scenario (its duration and
 :class:`MeshSketch`: plain data, cheap to send). :class:`Drawing` has a process pool draw
-them, one task per figure, as soon as what each one shows exists: those of replication
-0 once every router's is kept (its own pool only, while the other runs go on), the other
-per-run figures once the runs are over (while ``compare`` makes the summary), the
-summary's once it is made (while ``compare`` writes the page), costliest first, so the
-two workers end together. The pool is best :func:`drawing_pool`'s, forked before the
-scenario is loaded: its workers import matplotlib (about 0.4 s each, one at a time) while
-this process loads the scenario, on a core that would otherwise wait. Else the run pool
-draws them, each worker importing matplotlib in a task queued behind the runs (a worker
-out of runs does it while the other finishes its last one). Without a pool every figure
-is drawn in this process once the summary is made. The PNGs are the same bytes either
-way.
+them as soon as what each one shows exists and a core is free for it: those of
+replication 0, one after the other in one task, once every router's is kept and the runs
+leave a core spare (its own pool only: a worker out of runs while the other finishes its
+last one), the other per-run figures once the runs are over (while ``compare`` makes the
+summary), the summary's once it is made (while ``compare`` writes the page), one task
+each, costliest first, so the two workers end together. The pool is best
+:func:`drawing_pool`'s, forked before this process imports the engine: its workers import
+matplotlib (about 0.5 s each, one at a time) meanwhile, on a core that would otherwise
+wait. Else the run pool draws them, each worker importing matplotlib in a task queued
+behind the runs (a worker out of runs does it while the other finishes its last one).
+Without a pool every figure is drawn in this process once the summary is made. The PNGs
+are the same bytes either way.
 """
 
 from __future__ import annotations
@@ -27,13 +28,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sim.experiments.executors import ExecutorHandle
+from sim.experiments.executors import ExecutorHandle, default_jobs
 from sim.experiments.summary import Point, series_of
-from sim.experiments.sweep import SweepPoint
-from sim.scenario.model import Scenario
 
 if TYPE_CHECKING:
     from multiprocessing.synchronize import Lock
+
+    from sim.experiments.sweep import SweepPoint
+    from sim.scenario.model import Scenario
 
 #: Metrics drawn against the swept parameter.
 SWEEP_METRICS: tuple[str, ...] = ("success_rate", "latency_p95", "messages_dropped")
@@ -110,13 +112,14 @@ def write_plots(
         return []
     first, scenario = points[0]
     scene = Scene.of(scenario)
-    return draw(base, summary, first, scene, routers, replications, len(points) > 1, FIGURES)
+    point = Point(first.id, first.params)
+    return draw(base, summary, point, scene, routers, replications, len(points) > 1, FIGURES)
 
 
 def draw(
     base: Path,
     summary: dict[str, Any],
-    first: SweepPoint,
+    point: Point,
     scene: Scene,
     routers: Sequence[str],
     replications: int,
@@ -124,23 +127,24 @@ def draw(
     names: Sequence[str],
 ) -> list[Path]:
     """The figures ``names`` (of :data:`FIGURES`) as ``base/plots/*.png``, in that order;
-    ``first`` is the sweep point (and ``scene`` its scenario's) the per-router figures
+    ``point`` is the sweep point (and ``scene`` its scenario's) the per-router figures
     show; ``swept``: the experiment has more than one point. Raises ``ValueError`` when
     the mesh figure is asked of a scene without its mesh."""
     from sim.experiments import plots
 
     out = base / "plots"
     written: list[Path] = []
-    pid = first.id
-    point = Point(pid, first.params)
+    pid = point.id
 
     def emit(name: str, fig: Any) -> None:
         path = out / f"{name}.png"
         plots.save(fig, path)
         written.append(path)
 
-    runs = {r: series_of(base, point, r, replications) for r in routers}
-    first_runs = {r: runs[r][0] for r in routers if runs[r]}
+    # the runs' series, read only for a figure of the runs (not the summary's)
+    shown = routers if any(n in RUN_FIGURES for n in names) else ()
+    runs = {r: series_of(base, point, r, replications) for r in shown}
+    first_runs = {r: runs[r][0] for r in shown if runs[r]}
     for name in names:
         if name == "latency_cdf":
             emit(name, plots.latency_cdf_figure(runs))
@@ -164,18 +168,18 @@ def draw(
 
 
 def ready_to_draw() -> None:
-    """Import the figures' modules (matplotlib: about 0.4 s), as a pool task."""
+    """Import the figures' modules (matplotlib: about 0.5 s), as a pool task."""
     from sim.experiments import plots  # noqa: F401
 
 
 def drawer_start(parent: int, turn: Lock) -> None:
     """Initializer of :func:`drawing_pool`'s workers of process ``parent``: they stop and
     die with it (:func:`sim.processes.worker_start`) and import the figures' modules, one
-    worker at a time (``turn``: the first on the core the scenario's loading leaves idle,
-    the two cores never shared by more than this process's work and one import). What
-    they hold then is frozen out of the collector."""
+    worker at a time (``turn``: on the core this process's own imports and loading leave
+    idle, the two cores never shared by more than this process's work and one import).
+    What they hold then is frozen out of the collector."""
+    from sim.longlived import long_lived
     from sim.processes import worker_start
-    from sim.scenario.load import long_lived
 
     worker_start(parent)
     with turn, long_lived():  # modules kept to the end: never scanned by the collector
@@ -196,10 +200,16 @@ def drawing_pool(jobs: int) -> ExecutorHandle | None:
     """A process pool of ``jobs`` workers (at most :data:`MAX_DRAWERS`) forked now, to
     draw a ``compare``'s figures (:class:`Drawing`), importing matplotlib meanwhile
     (:func:`drawer_start`); None where processes are not forked (their imports would then
-    be no head start) or for fewer than 2 jobs."""
+    be no head start) or for fewer than 2 jobs. Best called before the engine is
+    imported: the drawers import on the core this process's imports leave idle. NumPy and
+    networkx, which both this process (the engine, the page's mesh) and the figures
+    need, are imported first, and the drawers find them imported."""
     context = multiprocessing.get_context()
     if jobs < 2 or context.get_start_method() != "fork":
         return None
+    import networkx  # noqa: F401
+    import numpy  # noqa: F401
+
     workers = min(jobs, MAX_DRAWERS)
     pool = ProcessPoolExecutor(
         max_workers=workers,
@@ -234,6 +244,7 @@ class Drawing:
         self._firsts: set[str] = set()  # the routers whose replication 0 is kept
         self._early = False
         self._own = ready  # a pool of its own (not the runs'): it may draw during the runs
+        self._spare = False  # the runs leave a core spare (see runs_left)
 
     def runs_started(self) -> None:
         """The runs are all submitted: queue each worker's import of matplotlib behind
@@ -245,23 +256,37 @@ class Drawing:
 
     def run_kept(self, point: str | None, router: str, rep: int) -> None:
         """Run ``rep`` of ``router`` at sweep point ``point`` is finished and ok (or reused):
-        once replication 0 of every router of the first point is, a pool of the figures'
-        own draws :data:`FIRST_RUN_FIGURES` (from those runs alone: the bytes drawn
-        later)."""
-        _, points, routers, _ = self._args
-        if not self._own or self._early or rep != 0 or point != points[0][0].id:
-            return
-        self._firsts.add(router)
-        if self._firsts.issuperset(routers):
+        once replication 0 of every router of the first point is, and a core is spare
+        (:meth:`runs_left`), a pool of the figures' own draws :data:`FIRST_RUN_FIGURES`
+        (from those runs alone: the bytes drawn later)."""
+        _, points, _, _ = self._args
+        if rep == 0 and point == points[0][0].id:
+            self._firsts.add(router)
+            self._draw_firsts()
+
+    def runs_left(self, left: int, workers: int) -> None:
+        """``left`` runs are not finished, on ``workers`` workers. Once they keep fewer
+        cores busy than this process may use
+        (:func:`~sim.experiments.executors.default_jobs`: a worker is out of runs while
+        the other finishes its last one, or the workers are fewer), :meth:`run_kept`'s
+        figures are drawn, one after the other by one drawer: on the core the runs leave,
+        never slowing the runs down."""
+        if min(left, workers) < default_jobs():
+            self._spare = True
+            self._draw_firsts()
+
+    def _draw_firsts(self) -> None:
+        """Draw :data:`FIRST_RUN_FIGURES` now if they can be (see :meth:`run_kept`)."""
+        routers = self._args[2]
+        if self._own and self._spare and not self._early and self._firsts.issuperset(routers):
             self._early = True
-            for name in FIRST_RUN_FIGURES:
-                self._submit(name, {})
+            self._submit(FIRST_RUN_FIGURES, {})
 
     def runs_over(self) -> None:
         """The runs are over: the pool draws the per-run figures (not drawn yet)."""
         for name in RUN_FIGURES:
             if not (self._early and name in FIRST_RUN_FIGURES):
-                self._submit(name, {})
+                self._submit((name,), {})
 
     def summary_made(self, summary: dict[str, Any]) -> None:
         """The summary is made: draw (or have the pool draw) its figures."""
@@ -270,14 +295,16 @@ class Drawing:
             return
         for name in SUMMARY_FIGURES:
             if name != "sweep" or len(self._args[1]) > 1:
-                self._submit(name, summary)
+                self._submit((name,), summary)
 
-    def _submit(self, name: str, summary: dict[str, Any]) -> None:
+    def _submit(self, names: tuple[str, ...], summary: dict[str, Any]) -> None:
+        """Have the pool draw ``names``, in that order, as one task."""
         if self._pool is None:
             return
         base, points, routers, replications = self._args
         first, scenario = points[0]
-        if name == "mesh":  # the only figure that needs the mesh (made once, sent once)
+        point = Point(first.id, first.params)  # plain data: no sweep module to import
+        if "mesh" in names:  # the only figure that needs the mesh (made once, sent once)
             scene = Scene.of(scenario)
         else:
             if self._scene is None:
@@ -285,7 +312,7 @@ class Drawing:
             scene = self._scene
         self._futures.append(
             self._pool.executor.submit(
-                draw, base, summary, first, scene, routers, replications, len(points) > 1, (name,)
+                draw, base, summary, point, scene, routers, replications, len(points) > 1, names
             )
         )
 

@@ -48,18 +48,16 @@ from sim.experiments.executors import InlineExecutor as InlineExecutor
 from sim.experiments.executors import default_jobs as default_jobs
 from sim.experiments.executors import make_executor as make_executor
 from sim.experiments.properties import property_metrics, property_monitor
+from sim.experiments.rundir import ERROR_FILE as ERROR_FILE  # re-exported
+from sim.experiments.rundir import METRICS_FILE as METRICS_FILE
+from sim.experiments.rundir import RUN_FILE as RUN_FILE
+from sim.experiments.rundir import SERIES_FILE as SERIES_FILE
+from sim.experiments.rundir import TRACE_FILE as TRACE_FILE
+from sim.experiments.rundir import VERIFIED_FILES as VERIFIED_FILES
+from sim.experiments.rundir import run_dir as run_dir
 from sim.experiments.store import StorageError, damage, digests, publish, temp_name
 from sim.experiments.worker import Built, built, run_series, shipped_task
 from sim.scenario.model import Scenario
-
-RUN_FILE = "run.json"
-METRICS_FILE = "metrics.json"
-ERROR_FILE = "error.json"
-SERIES_FILE = "series.json"
-TRACE_FILE = "trace.jsonl"
-#: The files of a finished run whose digests ``run.json`` records (with the page
-#: fragment's, :data:`sim.view.fragment.VIEW_FILE` and ``EVENTS_FILE``, when written).
-VERIFIED_FILES = (TRACE_FILE, METRICS_FILE, SERIES_FILE)
 
 #: Keys a complete ``metrics.json`` has (a truncated file fails to parse or lacks one).
 _REQUIRED_METRICS = ("workflows", "latency", "messages", "replication", "router")
@@ -128,12 +126,6 @@ class RunRecord:
     error: str | None = None
     sim_time: float | None = None
     wall: float = 0.0
-
-
-def run_dir(base: Path, point: str | None, router: str, rep: int) -> Path:
-    """``base/[point/]router/rep-k``."""
-    parts = [point] if point else []
-    return base.joinpath(*parts, router, f"rep-{rep}")
 
 
 def reuse_problem(directory: Path, fp: str) -> str | None:

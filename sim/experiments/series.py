@@ -1,9 +1,8 @@
-"""Per-run data beyond the aggregates of ``metrics.json``, read from ``trace.jsonl``.
+"""Per-run data beyond the aggregates of ``metrics.json``: ``series.json``.
 
 The plots need the distribution of end-to-end latencies, the completions per minute,
 the outages and the links the routes used. ``metrics.json`` holds aggregates only, so
-the worker that ran a replication streams its trace once, right after the run, and
-writes ``series.json`` beside it:
+the worker that ran a replication writes ``series.json`` beside it, right after the run:
 
 * ``latencies``: the end-to-end latencies (s) of succeeded instances, sorted (at most
   :data:`MAX_LATENCIES` evenly spaced order statistics, so a huge run stays small);

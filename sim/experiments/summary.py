@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sim.engine.metrics import dumps
-from sim.experiments.runner import ERROR_FILE, METRICS_FILE, SERIES_FILE
+from sim.experiments.rundir import ERROR_FILE, METRICS_FILE, SERIES_FILE, run_dir
 
 CONFIDENCE = 0.95
 
@@ -198,7 +197,7 @@ def collect(
             per_run: list[dict[str, float | None]] = []
             ok = 0
             for rep in range(replications):
-                directory = base.joinpath(*([point.id] if point.id else []), router, f"rep-{rep}")
+                directory = run_dir(base, point.id, router, rep)
                 key = f"{point.id + '/' if point.id else ''}{router}/rep-{rep}"
                 error = _read_json(directory / ERROR_FILE)
                 metrics = _read_json(directory / METRICS_FILE)
@@ -250,8 +249,7 @@ def series_of(base: Path, point: Point, router: str, replications: int) -> list[
     """The ``series.json`` of each finished run of (point, router), in replication order."""
     out: list[dict[str, Any]] = []
     for rep in range(replications):
-        directory = base.joinpath(*([point.id] if point.id else []), router, f"rep-{rep}")
-        data = _read_json(directory / SERIES_FILE)
+        data = _read_json(run_dir(base, point.id, router, rep) / SERIES_FILE)
         if isinstance(data, dict):
             out.append(data)
     return out
@@ -259,6 +257,8 @@ def series_of(base: Path, point: Point, router: str, replications: int) -> list[
 
 def summary_json(summary: dict[str, Any]) -> str:
     """``summary.json``: sorted keys, two-space indent, final newline."""
+    from sim.engine.metrics import dumps  # the engine, imported by whoever makes a summary
+
     return dumps(summary)
 
 

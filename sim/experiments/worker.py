@@ -123,10 +123,10 @@ class Built:
     def prepare(self) -> None:
         """Build the truth (and the checks' trace decoder with the scenario's names, which
         the checks cache per process), the page's mesh and the topology now (kept long:
-        never scanned by the collector while built, :func:`sim.scenario.load.long_lived`)."""
+        never scanned by the collector while built, :func:`sim.longlived.long_lived`)."""
         from sim.conformance.events import interning_decoder
         from sim.conformance.truth import known_values
-        from sim.scenario.load import long_lived
+        from sim.longlived import long_lived
 
         with long_lived():
             interning_decoder(known_values(self.truth()))
@@ -196,6 +196,15 @@ def built(scenario: Scenario, fp: str) -> Built:
     if fp and _IN_POOL[0]:  # also what a forked worker found built by its parent
         hit.settle()
     return hit
+
+
+def kept_page(scenario: Scenario, fp: str) -> tuple[Mesh, str] | None:
+    """The page's mesh and digest of ``scenario`` (fingerprint ``fp``) when this thread
+    keeps what it built for it (:func:`built`: the runs it ran, or the parent of forked
+    workers), else None (nothing is built)."""
+    cache: dict[str, Built] | None = getattr(_LOCAL, "built", None)
+    hit = cache.get(fp) if cache is not None and fp else None
+    return hit.page() if hit is not None and hit.scenario is scenario else None
 
 
 def shipped_task(

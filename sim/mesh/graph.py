@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from sim.longlived import long_lived
 from sim.mesh.errors import NodeNotFound, ProtocolNotFound
 from sim.mesh.protocols import BUILTIN_FIELDS, PairRule, Protocol, TranslationTable
 from sim.scenario.capabilities import cosine, tokens
-from sim.scenario.load import long_lived
 from sim.scenario.model import Scenario
 
 
@@ -83,7 +83,7 @@ class ProtocolGraph:
     @classmethod
     def from_scenario(cls, scenario: Scenario) -> ProtocolGraph:
         """Build G from a validated scenario (objects kept long:
-        :func:`sim.scenario.load.long_lived`)."""
+        :func:`sim.longlived.long_lived`)."""
         with long_lived():
             return cls._of(scenario)
 

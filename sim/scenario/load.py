@@ -16,15 +16,14 @@ Each problem becomes a :class:`Diagnostic` naming file, line, column and field p
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import gc
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from sim.longlived import long_lived
 from sim.scenario.compose import EXTENSION_PREFIX, MAX_BYTES, Document, parse_yaml, too_large
 from sim.scenario.diagnostics import Diagnostic, ScenarioError, format_path
 from sim.scenario.model import Scenario
@@ -104,28 +103,6 @@ def parse_scenario(
     """
     with long_lived():
         return _parse(text, file, overrides)
-
-
-@contextlib.contextmanager
-def long_lived() -> Iterator[None]:
-    """Build, in the block, objects that live long (a scenario and what is built from it:
-    a large file makes hundreds of thousands of objects, all kept). The cyclic collector
-    never scans them while they are made (it would scan them again and again: the time
-    would grow as n²), and they join its oldest generation at once, unscanned
-    (:func:`gc.freeze` then :func:`gc.unfreeze`): the collections that follow do not walk
-    them through the young generations first, nor count them as new old objects (which
-    would start a full collection). Skipped while objects are frozen (by a run, or for a
-    fork: another thread's freeze is never undone, nor one left behind)."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if gc.get_freeze_count() == 0:
-            gc.freeze()
-            gc.unfreeze()
-        if collecting:
-            gc.enable()
 
 
 def _parse(

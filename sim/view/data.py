@@ -18,7 +18,7 @@ import random
 import tempfile
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, overload
 
@@ -115,8 +115,29 @@ def _cdf(values: list[float]) -> list[list[float]]:
     return [[rounded(values[i]), rounded((i + 1) / n)] for i in idx]
 
 
+@dataclass
+class Ahead:
+    """What was built for the page before it is made (by ``compare``, while its runs go
+    on): the scenario's ``mesh`` and ``digest`` (as its workers built them), and the
+    fragments of the runs it read as each one finished (:meth:`read`), by run directory."""
+
+    mesh: Mesh
+    digest: str
+    fragments: dict[Path, dict[str, Any]] = field(default_factory=dict)
+
+    def read(self, directory: Path) -> None:
+        """Read now the fragment stored in ``directory`` (kept if checked with ``digest``:
+        :func:`~sim.view.fragment.stored`)."""
+        data = stored(directory, self.digest)
+        if data is not None:
+            self.fragments[directory] = data
+
+
 def build_index(
-    target: Path, scenario: Path | Scenario | None, budget: Budget = DEFAULT_BUDGET
+    target: Path,
+    scenario: Path | Scenario | None,
+    budget: Budget = DEFAULT_BUDGET,
+    ahead: Ahead | None = None,
 ) -> dict[str, Any]:
     """The page's data: mesh, runs (instance index, replay, violated checks and properties
     with their counterexamples, timeline), the events of the sampled instances, summary
@@ -125,7 +146,9 @@ def build_index(
     to the cap (or its fragment stored by the worker that checked it with that scenario be
     used, :mod:`sim.view.fragment`); without it the mesh is the one the traces' hops name
     and the Violations tab has the first counterexample each ``metrics.json`` keeps. The
-    sampled instances' events are :class:`Encoded` (their JSON text)."""
+    sampled instances' events are :class:`Encoded` (their JSON text). ``ahead``: the
+    scenario's mesh and digest and runs' fragments already built or read from the same
+    scenario and files (:class:`Ahead`), not built or read again."""
     runs = discover_runs(target)
     summary_file = target / "summary.json" if target.is_dir() else None
     summary = _read_json(summary_file) if summary_file and summary_file.exists() else None
@@ -134,15 +157,19 @@ def build_index(
         from sim.scenario import load_scenario
 
         scenario = load_scenario(scenario)
-    mesh = (
-        mesh_from_scenario(scenario)
-        if scenario is not None
-        else mesh_from_trace([r.trace for r in runs])
-    )
-    digest = scenario_digest(scenario) if scenario is not None else None
+    digest: str | None
+    if ahead is not None and scenario is not None:
+        mesh, digest = ahead.mesh, ahead.digest
+    else:
+        mesh = (
+            mesh_from_scenario(scenario)
+            if scenario is not None
+            else mesh_from_trace([r.trace for r in runs])
+        )
+        digest = scenario_digest(scenario) if scenario is not None else None
     with ExitStack() as files:
         parts = [
-            _part(run, m, mesh, scenario, digest, files)
+            _part(run, m, mesh, scenario, digest, files, ahead)
             for run, m in zip(runs, metrics, strict=True)
         ]
         keep = _sample(parts, budget)
@@ -239,10 +266,16 @@ def _part(
     scenario: Scenario | None,
     digest: str | None,
     files: ExitStack,
+    ahead: Ahead | None = None,
 ) -> Part:
     """The run's fragment: the one stored beside its trace when it was checked with this
-    scenario, else built now from the trace (events in a temporary file)."""
-    data = stored(run.trace.parent, digest) if digest is not None else None
+    scenario (read ahead, or now), else built now from the trace (events in a temporary
+    file)."""
+    data = None
+    if ahead is not None and digest == ahead.digest:
+        data = ahead.fragments.get(run.trace.parent)
+    if data is None and digest is not None:
+        data = stored(run.trace.parent, digest)
     events: Path | IO[bytes] = run.trace.parent / EVENTS_FILE
     if data is None:
         events = files.enter_context(tempfile.TemporaryFile())  # noqa: SIM115
@@ -333,4 +366,4 @@ def _collect(part: Part, keep: set[str], files: ExitStack) -> dict[str, Encoded]
     return {k: Encoded(read_segments(stream, part.segments[k]), part.sizes[k]) for k in wanted}
 
 
-__all__ = ["Budget", "Encoded", "Run", "ViewError", "build_index"]
+__all__ = ["Ahead", "Budget", "Encoded", "Run", "ViewError", "build_index"]

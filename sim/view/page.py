@@ -11,7 +11,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sim.view.data import DEFAULT_BUDGET, Budget, Encoded, build_index
+from sim.view.data import DEFAULT_BUDGET, Ahead, Budget, Encoded, build_index
 
 if TYPE_CHECKING:
     from sim.scenario import Scenario
@@ -62,10 +62,12 @@ def write_page(
     out: Path,
     scenario: Path | Scenario | None = None,
     budget: Budget = DEFAULT_BUDGET,
+    ahead: Ahead | None = None,
 ) -> dict[str, Any]:
     """Build the index of ``target`` (a results folder or a trace) and write the page to
-    ``out``; return the index's sampling note."""
-    index = build_index(target, scenario, budget)
+    ``out``; return the index's sampling note. ``ahead``: what was built or read for it
+    already (:class:`~sim.view.data.Ahead`)."""
+    index = build_index(target, scenario, budget, ahead)
     name = (index.get("summary") or {}).get("scenario") or target.name
     text = render_page(index, f"protomesh · {name}")
     out.parent.mkdir(parents=True, exist_ok=True)
