@@ -151,6 +151,21 @@ def test_a_reused_run_gives_the_same_page(
     assert (again / "report.html").read_bytes() == (results / "report.html").read_bytes()
 
 
+def test_the_page_of_a_compare_shows_its_own_runs_only(
+    results: Path, scenario_file: Path, tmp_path: Path
+) -> None:
+    # runs another command left in the folder (a third replication, a router this compare
+    # does not run) are neither shown nor checked again: the page is the summary's runs
+    shared = tmp_path / "shared"
+    shutil.copytree(results, shared)
+    shutil.copytree(shared / "dijkstra" / "rep-1", shared / "dijkstra" / "rep-2")
+    shutil.copytree(shared / "resilient", shared / "detour")
+    assert main(["compare", str(scenario_file), "--out", str(shared), "--quiet", "--no-plots"]) == 0
+    assert (shared / "report.html").read_bytes() == (results / "report.html").read_bytes()
+    index = build_index(shared, load_scenario(scenario_file))  # the folder as `view` sees it
+    assert len(index["runs"]) == 7  # dijkstra 0-2, resilient 0-1, detour 0-1
+
+
 _json = st.recursive(
     st.none()
     | st.booleans()

@@ -351,7 +351,13 @@ def _conclude(
     try:  # the explorer beside report.md (sim.view); its failure loses no result above
         from sim.view import write_page
 
-        write_page(base, base / "report.html", base_scenario, ahead=ahead)
+        runs = [
+            run_dir(base, p.id, router, rep)
+            for p, _ in points
+            for router in routers
+            for rep in range(replications)
+        ]  # what the summary reads: never a run another command left in the folder
+        write_page(base, base / "report.html", base_scenario, ahead=ahead, only=runs)
     except Exception as exc:
         warnings.warn(f"report.html not written: {exc}", RuntimeWarning, stacklevel=2)
     plot_paths = drawing.paths() if drawing is not None else []

@@ -70,16 +70,23 @@ class ViewError(Exception):
     """The target holds no trace the explorer can show (message names the path)."""
 
 
-def discover_runs(target: Path) -> list[Run]:
-    """The runs under ``target``: a trace file, a rep folder, or a results folder."""
+def discover_runs(target: Path, only: Sequence[Path] | None = None) -> list[Run]:
+    """The runs under ``target``: a trace file, a rep folder, or a results folder; with
+    ``only`` (run directories under ``target``), those of them that hold a trace, in
+    path order (what a ``compare`` ran or kept, not what else the folder holds)."""
     if target.is_file():
         metrics = target.with_name("metrics.json")
         return [Run(target.parent.name, "", target, metrics if metrics.exists() else None)]
     if not target.is_dir():
         raise ViewError(f"{target}: no such file or folder")
-    traces = sorted(
-        t for t in target.glob("**/trace.jsonl") if VERIFY_DIR not in t.relative_to(target).parts
-    )
+    if only is not None:
+        traces = sorted(t for d in only if (t := d / "trace.jsonl").is_file())
+    else:
+        traces = sorted(
+            t
+            for t in target.glob("**/trace.jsonl")
+            if VERIFY_DIR not in t.relative_to(target).parts
+        )
     if not traces:
         raise ViewError(f"{target}: no trace.jsonl under it")
     runs = []
@@ -138,6 +145,7 @@ def build_index(
     scenario: Path | Scenario | None,
     budget: Budget = DEFAULT_BUDGET,
     ahead: Ahead | None = None,
+    only: Sequence[Path] | None = None,
 ) -> dict[str, Any]:
     """The page's data: mesh, runs (instance index, replay, violated checks and properties
     with their counterexamples, timeline), the events of the sampled instances, summary
@@ -148,8 +156,9 @@ def build_index(
     and the Violations tab has the first counterexample each ``metrics.json`` keeps. The
     sampled instances' events are :class:`Encoded` (their JSON text). ``ahead``: the
     scenario's mesh and digest and runs' fragments already built or read from the same
-    scenario and files (:class:`Ahead`), not built or read again."""
-    runs = discover_runs(target)
+    scenario and files (:class:`Ahead`), not built or read again. ``only``: the run
+    directories to show (:func:`discover_runs`; default every trace under ``target``)."""
+    runs = discover_runs(target, only)
     summary_file = target / "summary.json" if target.is_dir() else None
     summary = _read_json(summary_file) if summary_file and summary_file.exists() else None
     metrics = [_read_json(r.metrics) if r.metrics else {} for r in runs]

@@ -7,6 +7,7 @@ import html
 import json
 import re
 import secrets
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -63,11 +64,13 @@ def write_page(
     scenario: Path | Scenario | None = None,
     budget: Budget = DEFAULT_BUDGET,
     ahead: Ahead | None = None,
+    only: Sequence[Path] | None = None,
 ) -> dict[str, Any]:
     """Build the index of ``target`` (a results folder or a trace) and write the page to
     ``out``; return the index's sampling note. ``ahead``: what was built or read for it
-    already (:class:`~sim.view.data.Ahead`)."""
-    index = build_index(target, scenario, budget, ahead)
+    already (:class:`~sim.view.data.Ahead`); ``only``: the run directories to show
+    (default: every trace under ``target``)."""
+    index = build_index(target, scenario, budget, ahead, only)
     name = (index.get("summary") or {}).get("scenario") or target.name
     text = render_page(index, f"protomesh · {name}")
     out.parent.mkdir(parents=True, exist_ok=True)
