@@ -41,6 +41,10 @@ MAY_FLIP = [lab in PROTOCOL_LABELS or lab in OUTAGES or lab == "wf_end" for lab 
 IS_MESSAGE = [lab in FUSED[Conservation] for lab in LABEL_IDS]
 
 
+#: The labels counted in their own branches, in the order of the loop's counters (the
+#: hops are the events no other count has).
+OWN_COUNTED = ("send", "deliver", "call", "validate", "execute", "result", "approve",
+               "wf_start", "wf_end")  # fmt: skip
 #: What a label's own branch compares the label with when the branch is off (no label
 #: is this object).
 OFF: Any = object()

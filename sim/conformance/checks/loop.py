@@ -21,8 +21,10 @@ every node and link is up, for the protocol ones, no error awaits its strategy (
 label's branch is off: a sentinel no label is). Every other event takes the general
 branch, by label id.
 
-Within one event the fused checks come first, then the other consumers in their order;
-the consumers share nothing but the invocation histories, which the loop keeps.
+Each line is decoded as the loop reaches it (of a block, only its lines are kept). Within
+one event the fused checks come first, then the other consumers in their order; the
+consumers share nothing but the invocation histories, which the loop keeps
+(:mod:`~sim.conformance.checks.tracking`), unless told not to (see :func:`stream`).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from sim.conformance.checks.fusion import (
     IS_PROTOCOL,
     IS_TERMINAL,
     MAY_FLIP,
+    OWN_COUNTED,
     WRITTEN,
     Branches,
     State,
@@ -47,11 +50,6 @@ from sim.conformance.checks.fusion import (
 )
 from sim.conformance.checks.tracking import FULL, Invocations
 from sim.conformance.events import LABEL_IDS, TraceError, decoder
-
-#: The labels counted in their own branches, in the order of the loop's counters (the
-#: hops are the events no other count has).
-OWN_COUNTED = ("send", "deliver", "call", "validate", "execute", "result", "approve",
-               "wf_start", "wf_end")  # fmt: skip
 
 
 def stream(
@@ -69,7 +67,10 @@ def stream(
     a consumer reads it (``history = True``), and instances' invocations are tracked
     while one acts at ``wf_end``. ``fuse=False`` calls every handler (the reference);
     ``decode`` replaces :func:`~sim.conformance.events.decoder` (a line it does not read
-    is read by that one)."""
+    is read by that one). ``keep=False``, with the seven checks alone (lts among them):
+    no history is kept, an invocation counts as its instance's at its opening only (an
+    event of one not open fails lts), and None is returned after the block in which a
+    check that reports histories first fails (run it again, keeping them)."""
     fused, rest = split(consumers, fuse)
     history = any(getattr(c, "history", False) for c in consumers)
     track = history or any(ends_instances(c) for c in consumers)

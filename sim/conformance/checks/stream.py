@@ -1,7 +1,9 @@
 """The one streaming pass: each line decoded once, dispatched by label to its consumers.
 
 :func:`run_pass` reads the lines, decodes each once, checks SPEC §5 order, keeps each
-open invocation's protocol events (bounded, for counterexamples) in the
+open invocation's protocol events (bounded, for counterexamples; a trace file checked
+by the seven checks alone is read without them, and again with them only if one that
+reports them fails: :func:`check_trace`) in the
 :class:`~sim.conformance.checks.base.Context`, and calls only the handlers registered
 for the line's label (the seven checks' common cases are written out in the loop,
 :mod:`~sim.conformance.checks.loop`). Any :class:`~sim.conformance.checks.base.Consumer`
