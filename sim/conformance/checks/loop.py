@@ -33,7 +33,7 @@ import gc
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from sim.conformance.checks.base import HISTORY_CAP, Consumer, Context, Handler
+from sim.conformance.checks.base import Consumer, Context, Handler
 from sim.conformance.checks.blocks import disorder, line_number, reread, unknown_label
 from sim.conformance.checks.fusion import (
     IS_MESSAGE,
@@ -48,7 +48,7 @@ from sim.conformance.checks.fusion import (
     ends_instances,
     split,
 )
-from sim.conformance.checks.tracking import FULL, Invocations
+from sim.conformance.checks.tracking import Invocations
 from sim.conformance.events import LABEL_IDS, TraceError, decoder
 
 
@@ -212,14 +212,7 @@ def stream(
                 if lab is s_validate:
                     inv = ev.inv
                     if history:
-                        try:
-                            kept = hist[inv]
-                        except KeyError:
-                            kept = FULL
-                        if len(kept) < HISTORY_CAP:
-                            kept.append(raw)
-                        else:  # none kept yet, or a full one
-                            remember(ev, raw, False)
+                        remember(ev, raw, False)
                     try:
                         nxt = lstate[inv].row[VALIDATE]
                     except (KeyError, AttributeError):  # not open, or already reported
@@ -233,14 +226,7 @@ def stream(
                 if lab is s_execute:
                     inv = ev.inv
                     if history:
-                        try:
-                            kept = hist[inv]
-                        except KeyError:
-                            kept = FULL
-                        if len(kept) < HISTORY_CAP:
-                            kept.append(raw)
-                        else:
-                            remember(ev, raw, False)
+                        remember(ev, raw, False)
                     try:
                         nxt = lstate[inv].row[EXECUTE]
                     except (KeyError, AttributeError):
@@ -300,14 +286,7 @@ def stream(
                 if lab is s_approve:
                     inv = ev.inv
                     if history:
-                        try:
-                            kept = hist[inv]
-                        except KeyError:
-                            kept = FULL
-                        if len(kept) < HISTORY_CAP:
-                            kept.append(raw)
-                        else:
-                            remember(ev, raw, False)
+                        remember(ev, raw, False)
                     try:
                         nxt = lstate[inv].row[APPROVE]
                     except (KeyError, AttributeError):

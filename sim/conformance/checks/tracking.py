@@ -13,9 +13,6 @@ from sim.conformance.checks.order import Exclusive, RequiresOrder
 from sim.conformance.checks.recovery import Recovery
 from sim.conformance.checks.write_approval import WriteApproval
 
-#: What a missing history is read as in the loop: a full one (not appended to there).
-FULL: list[bytes] = [b""] * HISTORY_CAP
-
 
 class Invocations:
     """The invocations the loop tracks: ``hist`` (invocation → its events, the first and
