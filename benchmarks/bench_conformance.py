@@ -169,9 +169,12 @@ def run(quick: bool) -> Section:
         "The check's decoder interns the scenario's agents, tools, workflows, tasks and "
         "protocols (the same structs and validation as the decoder alone; a line naming "
         "anything else is read by the decoder alone); the file's lines are split by "
-        "`readlines` in 64 KiB blocks; the checks' common cases are written out in the pass's "
-        "loop (`sim/conformance/checks/loop.py`), the frequent labels in branches of their "
-        "own chosen by the label's interned string, handlers called only for the rest.",
+        "`readlines` in 64 KiB blocks, each line decoded as the loop reaches it; the checks' "
+        "common cases are written out in the pass's loop (`sim/conformance/checks/loop.py`), "
+        "the frequent labels in branches of their own chosen by the label's interned string, "
+        "handlers called only for the rest. A trace file is read keeping no invocation "
+        "history (it would be read again, keeping them, had a check that reports them "
+        "failed: not on this trace); the memory rows below (an iterable) keep them.",
     ]
     return Section(
         title="Conformance checks: events per second",

@@ -3,7 +3,8 @@ scenario's names interned by the decoder) gives exactly the verdicts of the chec
 handlers alone: counts, messages, counterexamples, per workflow counts, on the real
 train_booking trace, its mutations and random damage; both with another consumer beside
 the checks (every label then in the general branch) and without (the frequent labels in
-their own branches)."""
+their own branches); and lazily (no invocation history kept, the pass run again keeping
+them when a check that reports them fails), as ``check_trace`` reads a trace file."""
 
 from __future__ import annotations
 
@@ -16,7 +17,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.conformance.checks import ALL_CHECKS, CHECK_NAMES, Consumer, Context, Verdict, run_pass
+from sim.conformance.checks import (
+    ALL_CHECKS,
+    CHECK_NAMES,
+    Consumer,
+    Context,
+    Verdict,
+    check_trace,
+    run_pass,
+)
 from sim.conformance.checks.fusion import OFF, OWN, Branches, split
 from sim.conformance.checks.lts import LtsReplay
 from sim.conformance.events import encode_event, interning_decoder
@@ -51,17 +60,21 @@ class _Seen:
 
 
 def _run(
-    events: Events, truth: Truth, fuse: bool, beside: bool = True
+    events: Events, truth: Truth, fuse: bool, beside: bool = True, keep: bool = True
 ) -> tuple[Any, list[Verdict], Any]:
-    ctx = Context()
-    checks = [ALL_CHECKS[n](truth, ctx) for n in CHECK_NAMES]
-    seen = _Seen()
     lines = [encode_event(e) for e in events]
     blocks = [lines[i : i + 97] for i in range(0, len(lines), 97)]
     # fused, the scenario's names are interned (a line naming another is read plainly)
     decode = interning_decoder(known_values(truth)) if fuse else None
-    consumers: list[Consumer] = [*checks, seen] if beside else [*checks]
-    counts = run_pass("t", blocks, consumers, ctx, fuse=fuse, decode=decode)
+    while True:  # lazily (keep=False) as check_trace does: again, keeping them, if need be
+        ctx = Context()
+        checks = [ALL_CHECKS[n](truth, ctx) for n in CHECK_NAMES]
+        seen = _Seen()
+        consumers: list[Consumer] = [*checks, seen] if beside else [*checks]
+        counts = run_pass("t", blocks, consumers, ctx, fuse=fuse, decode=decode, keep=keep)
+        if counts is not None:
+            break
+        keep = True
     verdicts = [c.finish(sum(counts.get(lab, 0) for lab in c.labels)) for c in checks]
     return counts, verdicts, (seen.seen, seen.ended, ctx.hist)
 
@@ -74,6 +87,9 @@ def _same(events: Events, truth: Truth) -> list[Verdict]:
         for f, a in zip(fused[1], alone[1], strict=True):
             assert f == a, f.name
         assert fused[2] == alone[2]
+    lazy = _run(events, truth, fuse=True, beside=False, keep=False)
+    assert lazy[0] == alone[0]
+    assert lazy[1] == alone[1]  # the same verdicts and counterexamples, without histories
     return fused[1]
 
 
@@ -185,3 +201,49 @@ def test_the_scenario_s_names_are_decoded_interned_and_others_plainly(truth: Tru
     odd = [{**line, "seq": 0, "t": 0.0, "agent": "stranger", "detail": {"to": "gw1"}}]
     verdicts = _same(odd, truth)
     assert next(v for v in verdicts if v.name == "route_validity").violations == 1
+
+
+def test_lazily_no_history_is_kept_and_a_failing_check_stops_the_pass(
+    train_mutations: dict[str, Events], truth: Truth
+) -> None:
+    def lazily(events: Events) -> tuple[dict[str, int] | None, Context, int]:
+        ctx = Context()
+        lines = [encode_event(e) for e in events]
+        blocks = [lines[i : i + 97] for i in range(0, len(lines), 97)]
+        read = [0]
+
+        def counted() -> Any:
+            for block in blocks:
+                read[0] += 1
+                yield block
+
+        checks = [ALL_CHECKS[n](truth, ctx) for n in CHECK_NAMES]
+        return run_pass("t", counted(), checks, ctx, keep=False), ctx, read[0]
+
+    counts, ctx, read = lazily(train_mutations["none"])
+    assert counts is not None and counts["call"] > 0 and ctx.hist == {}
+    lines = len(train_mutations["none"])
+    assert read == -(-lines // 97)  # every block
+    for name in ("drop_approve", "execute_without_validate"):
+        stopped, ctx, read = lazily(train_mutations[name])
+        assert stopped is None, name  # a check that reports the histories failed
+        assert read < -(-lines // 97), name  # at the block it failed in
+    # eagerly, or with another consumer, the histories are kept
+    ctx = Context()
+    eager = [*(ALL_CHECKS[n](truth, ctx) for n in CHECK_NAMES), _Seen()]
+    trace = [encode_event(e) for e in train_mutations["none"]]
+    assert run_pass("t", [trace[:500]], eager, ctx, keep=False) is not None and ctx.hist
+
+
+def test_check_trace_of_a_file_gives_the_verdicts_of_the_same_lines_read_eagerly(
+    train_mutations: dict[str, Events], tmp_path: Path
+) -> None:
+    scenario = load_scenario(ROOT / "scenarios" / "train_booking.yaml")
+    for name in ("none", "drop_approve", "execute_without_validate"):
+        lines = [encode_event(e) for e in train_mutations[name]]
+        path = tmp_path / f"{name}.jsonl"
+        path.write_bytes(b"".join(line + b"\n" for line in lines))
+        from_file = check_trace(path, scenario)
+        eager = check_trace(iter(lines), scenario, ordered=True)
+        assert from_file.verdicts == eager.verdicts, name
+        assert from_file.ok == (name == "none")

@@ -177,6 +177,26 @@ def broken_links(root: Path, files: Iterable[str]) -> list[str]:
     return problems
 
 
+# --- module length ----------------------------------------------------------------------
+
+#: The project's limit on a module's length, tests and benchmarks included.
+MAX_LINES = 500
+#: The folders of Python code the limit applies to.
+CODE_DIRS = ("sim", "tests", "benchmarks")
+
+
+def long_modules(root: Path, limit: int = MAX_LINES) -> list[str]:
+    """``PATH: N lines`` for every ``.py`` file under ``root``'s :data:`CODE_DIRS` longer
+    than ``limit`` lines."""
+    out = []
+    for folder in CODE_DIRS:
+        for path in sorted((root / folder).rglob("*.py")):
+            lines = len(path.read_text(encoding="utf-8").splitlines())
+            if lines > limit:
+                out.append(f"{path.relative_to(root).as_posix()}: {lines} lines")
+    return out
+
+
 # --- the repository ---------------------------------------------------------------------
 
 
@@ -426,3 +446,17 @@ def test_the_trace_page_check_sees_a_missing_key() -> None:
         "node_down": {"{}"},
         "node_up": {"{}"},
     }
+
+
+def test_no_module_is_longer_than_the_limit() -> None:
+    assert long_modules(REPO) == []
+
+
+def test_a_module_longer_than_the_limit_is_named(tmp_path: Path) -> None:
+    (tmp_path / "sim").mkdir()
+    (tmp_path / "sim" / "at_the_limit.py").write_text("x = 1\n" * MAX_LINES)
+    (tmp_path / "tests" / "deep").mkdir(parents=True)
+    (tmp_path / "tests" / "deep" / "long.py").write_text("x = 1\n" * (MAX_LINES + 1))
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "elsewhere.py").write_text("x = 1\n" * (MAX_LINES + 1))
+    assert long_modules(tmp_path) == [f"tests/deep/long.py: {MAX_LINES + 1} lines"]

@@ -1,20 +1,12 @@
-"""Which consumers the pass's loop fuses, which labels take a branch of their own, and
-what it does when a workflow instance ends (:mod:`~sim.conformance.checks.loop`)."""
+"""Which consumers the pass's loop fuses and which labels take a branch of their own
+(:mod:`~sim.conformance.checks.loop`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-from sim.conformance.checks.base import (
-    HISTORY_CAP,
-    OPENING,
-    TERMINAL,
-    Check,
-    Consumer,
-    Handler,
-    InstanceKey,
-)
+from sim.conformance.checks.base import OPENING, TERMINAL, Check, Consumer, Handler
 from sim.conformance.checks.conservation import Conservation
 from sim.conformance.checks.lts import LtsReplay
 from sim.conformance.checks.order import Exclusive, RequiresOrder
@@ -49,11 +41,13 @@ MAY_FLIP = [lab in PROTOCOL_LABELS or lab in OUTAGES or lab == "wf_end" for lab 
 IS_MESSAGE = [lab in FUSED[Conservation] for lab in LABEL_IDS]
 
 
+#: The labels counted in their own branches, in the order of the loop's counters (the
+#: hops are the events no other count has).
+OWN_COUNTED = ("send", "deliver", "call", "validate", "execute", "result", "approve",
+               "wf_start", "wf_end")  # fmt: skip
 #: What a label's own branch compares the label with when the branch is off (no label
 #: is this object).
 OFF: Any = object()
-#: What a missing history is read as in the loop: a full one (not appended to there).
-FULL: list[bytes] = [b""] * HISTORY_CAP
 #: The labels with a branch of their own, in the loop's order, each with the fused
 #: check its branch needs ("": none) and when it is on: ``quiet`` (every node and link
 #: up), ``idle`` (no error awaiting its strategy) or always ("").
@@ -123,49 +117,64 @@ def ends_instances(c: Consumer) -> bool:
     return not (isinstance(c, Check) and type(c).end_instance is Check.end_instance)
 
 
-class InstanceEnd:
-    """What the loop does at the ``wf_end`` of an instance it tracks, given the
-    invocations the instance opened: each fused check drops the instance's state (those
-    that have any), then the other consumers' ``end_instance`` run in their order, then
-    the invocations' histories (or their open marks) are dropped."""
+class State(NamedTuple):
+    """The fused checks (``None``: not fused, or nothing to do) and their state the loop
+    reads and mutates in place (the checks' handlers never rebind it; an empty stand-in
+    for a check not fused), in the order the loop unpacks them."""
 
-    __slots__ = ("enders", "ex", "hist", "history", "live", "lts", "rec", "ro", "wa")
+    wa: WriteApproval | None
+    ro: RequiresOrder | None
+    ex: Exclusive | None
+    rec: Recovery | None
+    lts: LtsReplay | None
+    cons: Conservation | None
+    rv: RouteValidity | None
+    wwrite: frozenset[Any]
+    wapproved: set[Any]
+    roinst: dict[Any, Any]
+    rrequires: dict[Any, Any]
+    rtargets: frozenset[Any]
+    xpartners: dict[Any, Any]
+    xinst: dict[Any, Any]
+    rpending: dict[Any, Any]
+    rretries: dict[Any, Any]
+    rfallbacks: dict[Any, Any]
+    lstate: dict[Any, Any]
+    lcall: dict[Any, Any]
+    linvoke: dict[Any, Any]
+    copen: dict[Any, bytes]
+    rvalid: frozenset[tuple[Any, Any, Any]]
+    #: node → far node → the protocols of their link (``rvalid`` by its first two items)
+    rlinked: dict[Any, dict[Any, frozenset[str]]]
+    rdown: set[Any]
+    rlinks: set[Any]
 
-    def __init__(
-        self,
-        fused: dict[type, Any],
-        enders: Sequence[Any],
-        hist: dict[Any, list[bytes]],
-        live: set[Any],
-        history: bool,
-    ) -> None:
-        self.wa: WriteApproval | None = fused.get(WriteApproval)
-        self.ro: RequiresOrder | None = fused.get(RequiresOrder)
-        self.ex: Exclusive | None = fused.get(Exclusive)
-        self.rec: Recovery | None = fused.get(Recovery)
-        self.lts: LtsReplay | None = fused.get(LtsReplay)
-        self.enders = tuple(enders)
-        self.hist = hist
-        self.live = live
-        self.history = history
-
-    def end(self, key: InstanceKey, invs: list[Any]) -> None:
-        wa, ro, ex, rec, lts = self.wa, self.ro, self.ex, self.rec, self.lts
-        if wa is not None and wa.approved:
-            wa.end_instance(key, invs)
-        if ro is not None and ro.inst:
-            ro.inst.pop(key, None)
-        if ex is not None and ex.inst:
-            ex.inst.pop(key, None)
-        if rec is not None and (rec.pending or rec.retries or rec.fallbacks):
-            rec.end_instance(key, invs)
-        if lts is not None and lts.state:
-            lts.end_instance(key, invs)
-        for end in self.enders:
-            end(key, invs)
-        if self.history:
-            hist = self.hist
-            for inv in invs:
-                hist.pop(inv, None)
-        else:
-            self.live.difference_update(invs)
+    @classmethod
+    def of(cls, fused: dict[type, Any]) -> State:
+        wa: WriteApproval | None = fused.get(WriteApproval)
+        ro: RequiresOrder | None = fused.get(RequiresOrder)
+        ex: Exclusive | None = fused.get(Exclusive)
+        rec: Recovery | None = fused.get(Recovery)
+        lts: LtsReplay | None = fused.get(LtsReplay)
+        rv: RouteValidity | None = fused.get(RouteValidity)
+        if ro is not None and not ro.requires:
+            ro = None  # nothing is required: the check has nothing to do
+        if ex is not None and not ex.partners:
+            ex = None
+        linked: dict[Any, dict[Any, frozenset[str]]] = {}
+        for (a, b), protos in rv.links.items() if rv else ():
+            linked.setdefault(a, {})[b] = protos
+        cons: Conservation | None = fused.get(Conservation)
+        return cls(
+            wa, ro, ex, rec, lts, cons, rv,
+            wa.write if wa else frozenset(), wa.approved if wa else set(),
+            ro.inst if ro else {}, ro.requires if ro else {}, ro.targets if ro else frozenset(),
+            ex.partners if ex else {}, ex.inst if ex else {},
+            rec.pending if rec else {}, rec.retries if rec else {},
+            rec.fallbacks if rec else {},
+            lts.state if lts else {}, lts.opened["call"] if lts else {},
+            lts.opened["invoke"] if lts else {},
+            cons.open if cons else {},
+            rv.valid if rv else frozenset(), linked,
+            rv.down if rv else set(), rv.down_links if rv else set(),
+        )  # fmt: skip

@@ -21,8 +21,10 @@ every node and link is up, for the protocol ones, no error awaits its strategy (
 label's branch is off: a sentinel no label is). Every other event takes the general
 branch, by label id.
 
-Within one event the fused checks come first, then the other consumers in their order;
-the consumers share nothing but the invocation histories, which the loop keeps.
+Each line is decoded as the loop reaches it (of a block, only its lines are kept). Within
+one event the fused checks come first, then the other consumers in their order; the
+consumers share nothing but the invocation histories, which the loop keeps
+(:mod:`~sim.conformance.checks.tracking`), unless told not to (see :func:`stream`).
 """
 
 from __future__ import annotations
@@ -31,33 +33,23 @@ import gc
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from sim.conformance.checks.base import HISTORY_CAP, Consumer, Context, Handler, InstanceKey
-from sim.conformance.checks.blocks import decoded, disorder, line_number, unknown_label
-from sim.conformance.checks.conservation import Conservation
+from sim.conformance.checks.base import Consumer, Context, Handler
+from sim.conformance.checks.blocks import disorder, line_number, reread, unknown_label
 from sim.conformance.checks.fusion import (
-    FULL,
     IS_MESSAGE,
     IS_OPENING,
     IS_PROTOCOL,
     IS_TERMINAL,
     MAY_FLIP,
+    OWN_COUNTED,
     WRITTEN,
     Branches,
-    InstanceEnd,
+    State,
     ends_instances,
     split,
 )
-from sim.conformance.checks.lts import LtsReplay
-from sim.conformance.checks.order import Exclusive, RequiresOrder
-from sim.conformance.checks.recovery import Recovery
-from sim.conformance.checks.route_validity import RouteValidity
-from sim.conformance.checks.write_approval import WriteApproval
+from sim.conformance.checks.tracking import Invocations
 from sim.conformance.events import LABEL_IDS, TraceError, decoder
-
-#: The labels counted in their own branches, in the order of the loop's counters (the
-#: hops are the events no other count has).
-OWN_COUNTED = ("send", "deliver", "call", "validate", "execute", "result", "approve",
-               "wf_start", "wf_end")  # fmt: skip
 
 
 def stream(
@@ -68,13 +60,17 @@ def stream(
     ordered: bool,
     fuse: bool = True,
     decode: Callable[[bytes], Any] | None = None,
-) -> list[int]:
+    keep: bool = True,
+) -> list[int] | None:
     """Feed every line of ``blocks`` to ``consumers`` (see the module docstring); the
     number of events per label id. ``ctx.hist`` holds each open invocation's events while
     a consumer reads it (``history = True``), and instances' invocations are tracked
     while one acts at ``wf_end``. ``fuse=False`` calls every handler (the reference);
     ``decode`` replaces :func:`~sim.conformance.events.decoder` (a line it does not read
-    is read by that one)."""
+    is read by that one). ``keep=False``, with the seven checks alone (lts among them):
+    no history is kept, an invocation counts as its instance's at its opening only (an
+    event of one not open fails lts), and None is returned after the block in which a
+    check that reports histories first fails (run it again, keeping them)."""
     fused, rest = split(consumers, fuse)
     history = any(getattr(c, "history", False) for c in consumers)
     track = history or any(ends_instances(c) for c in consumers)
@@ -95,39 +91,17 @@ def stream(
     is_protocol, is_terminal, is_opening = IS_PROTOCOL, IS_TERMINAL, IS_OPENING
     is_message = IS_MESSAGE
 
-    wa: WriteApproval | None = fused.get(WriteApproval)
-    ro: RequiresOrder | None = fused.get(RequiresOrder)
-    ex: Exclusive | None = fused.get(Exclusive)
-    rec: Recovery | None = fused.get(Recovery)
-    lts: LtsReplay | None = fused.get(LtsReplay)
-    cons: Conservation | None = fused.get(Conservation)
-    rv: RouteValidity | None = fused.get(RouteValidity)
-    if ro is not None and not ro.requires:
-        ro = None  # nothing is required: the check has nothing to do
-    if ex is not None and not ex.partners:
-        ex = None
-    # the fused checks' state, mutated in place by their handlers (never rebound)
-    wwrite = wa.write if wa else frozenset()
-    wapproved = wa.approved if wa else set()
-    roinst = ro.inst if ro else {}
-    rrequires = ro.requires if ro else {}
-    rtargets = ro.targets if ro else frozenset()
-    xpartners = ex.partners if ex else {}
-    xinst = ex.inst if ex else {}
-    rpending = rec.pending if rec else {}
-    rretries = rec.retries if rec else {}
-    rfallbacks = rec.fallbacks if rec else {}
-    lstate = lts.state if lts else {}
-    lcall = lts.opened["call"] if lts else {}
-    linvoke = lts.opened["invoke"] if lts else {}
-    copen = cons.open if cons else {}
-    rvalid = rv.valid if rv else frozenset()
-    rdown = rv.down if rv else set()
-    rlinks = rv.down_links if rv else set()
-
+    (wa, ro, ex, rec, lts, cons, rv, wwrite, wapproved, roinst, rrequires, rtargets, xpartners,
+     xinst, rpending, rretries, rfallbacks, lstate, lcall, linvoke, copen, rvalid, rlinked,
+     rdown, rlinks) = State.of(fused)  # fmt: skip
+    # lazily (``keep`` False, the seven checks alone): no history; a check reading it fails
+    # first where lts does (an event of an invocation not open), and the pass then stops
+    watched = [c for c in fused.values() if c.history] if not (keep or rest) and lts else []
+    lazy = bool(watched)
+    history = history and not lazy
     hist = ctx.hist
-    by_inst: dict[InstanceKey, list[Any]] = {}
-    live: set[Any] = set()  # open invocations, when no history is kept
+    tracked = Invocations(fused, enders, hist, history)
+    by_inst, live, remember = tracked.by_inst, tracked.live, tracked.remember
     counts = [0] * len(ids)
     sends = 0  # sends conservation took in the loop (its on_send counts the others)
     # events taken by the labels' own branches (added to counts after the loop)
@@ -136,7 +110,7 @@ def stream(
     events = 0
     slow_sends = 0  # of those sends, the ones given to conservation's on_send
     branches = Branches(calls, fused)
-    end_instance = InstanceEnd(fused, enders, hist, live, history).end
+    end_instance = tracked.end
     quiet = not (rdown or rlinks)  # every node and link up
     idle = not (rpending or rretries or rfallbacks)  # no error awaits its strategy
     (s_hop, s_send, s_deliver, s_call, s_validate, s_execute, s_result, s_approve, s_wf_start,
@@ -148,19 +122,29 @@ def stream(
     was_enabled = gc.isenabled()
     gc.disable()  # the checks build no reference cycles; collections would only cost
     try:
-        for evs, raws, base, linenos in decoded(name, blocks, decode or decoder(), decoder()):
-            events += len(evs)
-            for ev, raw in zip(evs, raws, strict=True):
+        base = 0  # lines before the block
+        plain = decoder()
+        decode = decode or plain
+        for block in blocks:
+            events += len(block)
+            for raw in block:
+                try:
+                    ev = decode(raw)
+                except Exception:
+                    ev = reread(name, block, raw, base, plain)
+                    if ev is None:  # a blank line
+                        events -= 1
+                        continue
                 # SPEC §5 order: two comparisons per event (t may be None: TypeError)
                 seq = ev.seq
                 if seq <= last_seq and ordered:
-                    where = line_number(raws, raw, base, linenos)
+                    where = line_number(block, raw, base)
                     raise TraceError(name, where, disorder("seq", seq, last_seq))
                 last_seq = seq
                 t = ev.t
                 try:
                     if t < last_t and ordered:
-                        where = line_number(raws, raw, base, linenos)
+                        where = line_number(block, raw, base)
                         raise TraceError(name, where, disorder("t", t, last_t))
                     last_t = t
                 except TypeError:
@@ -168,8 +152,11 @@ def stream(
                 lab = ev.label
                 # the labels' own branches, most frequent first (each ends in continue)
                 if lab is s_hop:
-                    d = ev.detail  # a ``from`` or ``proto`` None is not in rvalid either
-                    if (d.from_, d.to, d.proto) not in rvalid:
+                    d = ev.detail  # a ``from`` or ``to`` None is in no link, a ``proto`` None
+                    try:  # in no link's protocols
+                        if d.proto not in rlinked[d.from_][d.to]:
+                            rv.on_hop(ev, raw)  # type: ignore[union-attr]
+                    except KeyError:
                         rv.on_hop(ev, raw)  # type: ignore[union-attr]
                     continue  # counted as the events no other count has
                 if lab is s_send:
@@ -190,7 +177,8 @@ def stream(
                     continue
                 if lab is s_call:
                     inv = ev.inv
-                    hist[inv] = [raw]
+                    if history:
+                        hist[inv] = [raw]
                     key = (ev.wf, ev.inst)
                     opened = by_inst.get(key)
                     if opened is None:
@@ -223,112 +211,98 @@ def stream(
                     continue
                 if lab is s_validate:
                     inv = ev.inv
+                    if history:
+                        remember(ev, raw, False)
                     try:
-                        kept = hist[inv]
-                    except KeyError:
-                        kept = FULL
-                    if len(kept) < HISTORY_CAP:  # else (no history, or a full one): in general
-                        kept.append(raw)
-                        try:
-                            nxt = lstate[inv].row[VALIDATE]  # type: ignore[union-attr]
-                        except (KeyError, AttributeError):  # not open, or already reported
-                            nxt = None
-                        if nxt is None:
-                            lts.on_step(ev, raw)  # type: ignore[union-attr]
+                        nxt = lstate[inv].row[VALIDATE]
+                    except (KeyError, AttributeError):  # not open, or already reported
+                        nxt = None
+                    if nxt is None:
+                        lts.on_step(ev, raw)  # type: ignore[union-attr]
+                    else:
+                        lstate[inv] = nxt
+                    n_validate += 1
+                    continue
+                if lab is s_execute:
+                    inv = ev.inv
+                    if history:
+                        remember(ev, raw, False)
+                    try:
+                        nxt = lstate[inv].row[EXECUTE]
+                    except (KeyError, AttributeError):
+                        nxt = None
+                    if nxt is None:
+                        lts.on_step(ev, raw)  # type: ignore[union-attr]
+                    else:
+                        lstate[inv] = nxt
+                    tool = ev.tool
+                    if tool in wwrite:
+                        if inv in wapproved:
+                            wapproved.remove(inv)
                         else:
-                            lstate[inv] = nxt
-                        n_validate += 1
-                        continue
-                elif lab is s_execute:
+                            wa.on_execute(ev, raw)  # type: ignore[union-attr]
+                    if tool in rrequires:
+                        st = roinst.get((ev.wf, ev.inst))
+                        # all it requires succeeded: nothing to report or defer
+                        if st is None or not st.succeeded.issuperset(rrequires[tool]):
+                            ro.on_execute(ev, raw)  # type: ignore[union-attr]
+                    if tool in xpartners:
+                        key = (ev.wf, ev.inst)
+                        done = xinst.get(key)
+                        if done is None:  # nothing executed yet: nothing excluded
+                            xinst[key] = {tool: raw}
+                        else:
+                            ex.on_execute(ev, raw)  # type: ignore[union-attr]
+                    n_execute += 1
+                    continue
+                if lab is s_result:
                     inv = ev.inv
                     try:
-                        kept = hist[inv]
-                    except KeyError:
-                        kept = FULL
-                    if len(kept) < HISTORY_CAP:
-                        kept.append(raw)
-                        try:
-                            nxt = lstate[inv].row[EXECUTE]  # type: ignore[union-attr]
-                        except (KeyError, AttributeError):
-                            nxt = None
-                        if nxt is None:
-                            lts.on_step(ev, raw)  # type: ignore[union-attr]
-                        else:
-                            lstate[inv] = nxt
+                        nxt = lstate[inv].row[RESULT]
+                    except (KeyError, AttributeError):
+                        nxt = None
+                    if nxt is None:  # its history is read only if a check fails now
+                        if history:
+                            remember(ev, raw, False)
+                        lts.on_step(ev, raw)  # type: ignore[union-attr]
+                    else:
+                        del lstate[inv]
+                    if ro is not None:
+                        st = roinst.get((ev.wf, ev.inst))
                         tool = ev.tool
-                        if tool in wwrite:
-                            if inv in wapproved:
-                                wapproved.remove(inv)
-                            else:
-                                wa.on_execute(ev, raw)  # type: ignore[union-attr]
-                        if tool in rrequires:
-                            st = roinst.get((ev.wf, ev.inst))
-                            # all it requires succeeded: nothing to report or defer
-                            if st is None or not st.succeeded.issuperset(rrequires[tool]):
-                                ro.on_execute(ev, raw)  # type: ignore[union-attr]
-                        if tool in xpartners:
-                            key = (ev.wf, ev.inst)
-                            done = xinst.get(key)
-                            if done is None:  # nothing executed yet: nothing excluded
-                                xinst[key] = {tool: raw}
-                            else:
-                                ex.on_execute(ev, raw)  # type: ignore[union-attr]
-                        n_execute += 1
-                        continue
-                elif lab is s_result:
-                    inv = ev.inv
-                    if inv in hist:  # its history is read only if a check fails now
-                        try:
-                            nxt = lstate[inv].row[RESULT]  # type: ignore[union-attr]
-                        except (KeyError, AttributeError):
-                            nxt = None
-                        if nxt is None:
-                            kept = hist[inv]
-                            if len(kept) >= HISTORY_CAP:
-                                del kept[1 : HISTORY_CAP // 2]
-                            kept.append(raw)
-                            lts.on_step(ev, raw)  # type: ignore[union-attr]
-                        else:
-                            del lstate[inv]
-                        if ro is not None:
-                            st = roinst.get((ev.wf, ev.inst))
-                            tool = ev.tool
-                            if st is None:
-                                if tool in rtargets:
-                                    ro.on_result(ev, raw)
-                            else:  # what on_result does on an instance it knows
-                                if tool in rtargets:
-                                    st.succeeded.add(tool)
-                                tools = st.task_tools.get(ev.task)
-                                if tools:
-                                    st.succeeded.update(tools)
+                        if st is None:
+                            if tool in rtargets:
+                                ro.on_result(ev, raw)
+                        else:  # what on_result does on an instance it knows
+                            if tool in rtargets:
+                                st.succeeded.add(tool)
+                            tools = st.task_tools.get(ev.task)
+                            if tools:
+                                st.succeeded.update(tools)
+                    if history:
                         del hist[inv]
-                        n_result += 1
-                        continue
-                elif lab is s_approve:
+                    n_result += 1
+                    continue
+                if lab is s_approve:
                     inv = ev.inv
+                    if history:
+                        remember(ev, raw, False)
                     try:
-                        kept = hist[inv]
-                    except KeyError:
-                        kept = FULL
-                    if len(kept) < HISTORY_CAP:
-                        kept.append(raw)
-                        try:
-                            nxt = lstate[inv].row[APPROVE]  # type: ignore[union-attr]
-                        except (KeyError, AttributeError):
-                            nxt = None
-                        if nxt is None:
-                            lts.on_step(ev, raw)  # type: ignore[union-attr]
-                        else:
-                            lstate[inv] = nxt
-                        if ev.tool in wwrite:
-                            wapproved.add(inv)
-                        n_approve += 1
-                        continue
-                elif lab is s_wf_start:  # no check reads it
+                        nxt = lstate[inv].row[APPROVE]
+                    except (KeyError, AttributeError):
+                        nxt = None
+                    if nxt is None:
+                        lts.on_step(ev, raw)  # type: ignore[union-attr]
+                    else:
+                        lstate[inv] = nxt
+                    if ev.tool in wwrite:
+                        wapproved.add(inv)
+                    n_approve += 1
+                    continue
+                if lab is s_wf_start:  # no check reads it
                     n_wf_start += 1
                     continue
-                elif lab is s_wf_end:  # what end_instance does while no error waits
+                if lab is s_wf_end:  # what end_instance does while no error waits
                     key = (ev.wf, ev.inst)
                     invs = by_inst.pop(key, [])
                     if wapproved:
@@ -341,15 +315,16 @@ def stream(
                         lts.end_instance(key, invs)  # type: ignore[union-attr]
                     for end in enders:
                         end(key, invs)
-                    for inv in invs:
-                        hist.pop(inv, None)
+                    if history:
+                        for inv in invs:
+                            hist.pop(inv, None)
                     n_wf_end += 1
                     continue
                 # the general branch: every label, every case
                 try:
                     i = ids[lab]
                 except KeyError:
-                    where = line_number(raws, raw, base, linenos)
+                    where = line_number(block, raw, base)
                     raise TraceError(name, where, unknown_label(lab)) from None
                 counts[i] += 1
                 if i == HOP:
@@ -382,22 +357,10 @@ def stream(
                 elif is_protocol[i]:
                     inv = ev.inv
                     if history:
-                        past = hist.get(inv)
-                        if past is None or is_opening[i]:
-                            hist[inv] = [raw]
-                            key = (ev.wf, ev.inst)
-                            opened = by_inst.get(key)
-                            if opened is None:
-                                by_inst[key] = [inv]
-                            else:
-                                opened.append(inv)
-                        elif len(past) < HISTORY_CAP:
-                            past.append(raw)
-                        else:
-                            del past[1 : HISTORY_CAP // 2]
-                            past.append(raw)
-                    elif track and (inv not in live or is_opening[i]):
-                        live.add(inv)
+                        remember(ev, raw, is_opening[i])
+                    elif track and (is_opening[i] or (not lazy and inv not in live)):
+                        if not lazy:  # lazily, an event of one not open fails lts: no use
+                            live.add(inv)
                         key = (ev.wf, ev.inst)
                         opened = by_inst.get(key)
                         if opened is None:
@@ -498,6 +461,9 @@ def stream(
                     idle = not (rpending or rretries or rfallbacks)
                     (s_hop, s_send, s_deliver, s_call, s_validate, s_execute, s_result,
                      s_approve, s_wf_start, s_wf_end) = branches.labels(quiet, idle)  # fmt: skip
+            base += len(block)
+            if lazy and any(c.violations for c in watched):
+                return None  # its counterexample needs the histories: run again keeping them
     finally:
         if was_enabled:
             gc.enable()

@@ -1,7 +1,9 @@
 """The one streaming pass: each line decoded once, dispatched by label to its consumers.
 
 :func:`run_pass` reads the lines, decodes each once, checks SPEC §5 order, keeps each
-open invocation's protocol events (bounded, for counterexamples) in the
+open invocation's protocol events (bounded, for counterexamples; a trace file checked
+by the seven checks alone is read without them, and again with them only if one that
+reports them fails: :func:`check_trace`) in the
 :class:`~sim.conformance.checks.base.Context`, and calls only the handlers registered
 for the line's label (the seven checks' common cases are written out in the loop,
 :mod:`~sim.conformance.checks.loop`). Any :class:`~sim.conformance.checks.base.Consumer`
@@ -40,7 +42,9 @@ def check_trace(
     decreases, ``seq`` increases). ``ordered`` defaults to True for a trace file and False
     for an iterable (SGD dialogues converted to events restart ``t`` at each dialogue).
     ``consumers`` are fed in the same pass, after the checks (they read their own results
-    afterwards)."""
+    afterwards). A trace file checked without other consumers is read keeping no
+    invocation history, and read again keeping them only if a check that reports them
+    fails (the same verdicts and counterexamples)."""
     if ordered is None:
         ordered = isinstance(source, (str, Path))
     if isinstance(truth, Scenario):
@@ -49,12 +53,24 @@ def check_trace(
     unknown = [n for n in names if n not in ALL_CHECKS]
     if unknown:
         raise ValueError(f"unknown check(s): {', '.join(unknown)}; known: {', '.join(CHECK_NAMES)}")
-    ctx = Context()
-    active = [ALL_CHECKS[n](truth, ctx) for n in names]
-    name, blocks = read_blocks(source)
     started = time.perf_counter()
     decode = interning_decoder(known_values(truth))  # the scenario's names interned
-    counts = run_pass(name, blocks, [*active, *consumers], ctx, ordered, decode=decode)
+    keep = not isinstance(source, (str, Path)) or bool(consumers)  # else: lazily
+    while True:
+        ctx = Context()
+        active = [ALL_CHECKS[n](truth, ctx) for n in names]
+        name, blocks = read_blocks(source)
+        try:
+            counts = run_pass(
+                name, blocks, [*active, *consumers], ctx, ordered, decode=decode, keep=keep
+            )
+        finally:
+            close = getattr(blocks, "close", None)
+            if close is not None:
+                close()
+        if counts is not None:
+            break
+        keep = True  # a check that reports the histories failed: again, keeping them
     seconds = time.perf_counter() - started
     verdicts = [c.finish(sum(counts.get(lab, 0) for lab in c.labels)) for c in active]
     return Report(
@@ -70,7 +86,8 @@ def run_pass(
     ordered: bool = False,
     fuse: bool = True,
     decode: Callable[[bytes], Any] | None = None,
-) -> dict[str, int]:
+    keep: bool = True,
+) -> dict[str, int] | None:
     """Feed every line of ``blocks`` to ``consumers`` (see the module docstring); the
     number of events per label. ``ctx.hist`` holds each open invocation's events while a
     consumer reads it (``history = True``), and instances' invocations are tracked while
@@ -78,8 +95,12 @@ def run_pass(
     (:mod:`~sim.conformance.checks.loop`); ``fuse=False`` calls all their handlers (same
     verdicts, slower: the reference the fused loop is tested against). ``decode``: the
     line decoder (default :func:`~sim.conformance.events.decoder`; a line it does not
-    read is read by that one)."""
-    counts = stream(name, blocks, consumers, ctx, ordered, fuse, decode)
+    read is read by that one). ``keep=False``, for the seven checks alone (fused, lts
+    among them): no history is kept, and the pass stops (None) after the block in which a
+    check that reports one first fails: run it again with fresh checks, keeping them."""
+    counts = stream(name, blocks, consumers, ctx, ordered, fuse, decode, keep)
+    if counts is None:
+        return None
     for c in consumers:
         c.end_trace()
     return {lab: n for lab, n in zip(LABEL_IDS, counts, strict=True) if n}
