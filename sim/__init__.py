@@ -13,8 +13,11 @@ The public API, re-exported lazily (``import sim`` stays cheap for the command l
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+# Nothing imported at run time: ``python -m sim`` runs this before it can arm its stops
+# (sim/__main__.py), so that a signal here meets Python's own handling as briefly as can be.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __version__ = "0.1.0"
 
@@ -131,6 +134,8 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'sim' has no attribute {name!r}")
+    import importlib
+
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

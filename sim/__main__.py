@@ -1,28 +1,30 @@
-"""``python -m sim``: the protomesh command line."""
+"""``python -m sim`` and the ``protomesh`` script: the protomesh command line.
 
-import gc
-import sys
+Stops are armed first, before the command line loads (docs/experiments.md#signals): from then
+on, SIGINT or SIGTERM ends the command with one line and exit 130 or 143.
+"""
 
-from sim.processes import Stopped, ignore_signals, stop_on_sigterm
+from sim.processes import Stopped, ignore_signals, stop_on_signals_from_now
 
-if __name__ == "__main__":
-    stop_on_sigterm()
+
+def run() -> None:
+    """Arm the stops, run the command line, exit with its code."""
+    import gc
+    import sys
+
     try:
+        stop_on_signals_from_now()
         from sim.cli import main
-    except KeyboardInterrupt:  # Ctrl-C while the command line loads
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
-    except Stopped as stopped:
-        print(stopped, file=sys.stderr)
-        sys.exit(stopped.code)
-    try:
+
         code = main()
-    except KeyboardInterrupt:  # a signal between the command's end and the line below
-        print("interrupted", file=sys.stderr)
-        code = 130
-    except Stopped as stopped:
+    except Stopped as stopped:  # outside the command's handler: while the line loads
+        ignore_signals()
         print(stopped, file=sys.stderr)
         code = stopped.code
+    except KeyboardInterrupt:  # Python's own handler, put back by a library meanwhile
+        ignore_signals()
+        print("interrupted", file=sys.stderr)
+        code = 130
     # The command is over and its exit code decided: a signal arriving now, while the
     # interpreter finalises (pools joined, files closed; Python puts back the default
     # handlers then), must not turn a finished command into a death by signal.
@@ -31,3 +33,7 @@ if __name__ == "__main__":
     # final collection a walk over every object (0.4 s after compare on 10,000 agents).
     gc.freeze()
     sys.exit(code)
+
+
+if __name__ == "__main__":
+    run()

@@ -4,30 +4,45 @@
   when protomesh dies, SIGKILL included (Linux; elsewhere a no-op).
 - :func:`terminate`: SIGTERM to each process group, SIGKILL to what is left after ``grace``
   seconds; :func:`children` lists this process's children from ``/proc``.
-- :class:`Stopped` and :func:`stop_on_signals`: SIGINT and SIGTERM raise :class:`Stopped`
-  in the main thread; the command cleans up and exits ``128 + signal`` (130, 143) with one
-  line of message (``sim.cli.main`` prints it).
+- :class:`Stopped`, :func:`stop_on_signals_from_now` and :func:`stop_on_signals`: SIGINT and
+  SIGTERM raise :class:`Stopped` in the main thread; the command cleans up and exits
+  ``128 + signal`` (130, 143) with one line of message (``sim.cli.main`` prints it, or
+  ``sim.__main__`` for a stop outside the command's handler).
+
+A stop is raised only where the command's own code will see it (docs/experiments.md#signals):
+one that lands while a module loads (where C extensions and class creation wrap it into an
+exception of their own, which an ``except Exception`` may then swallow) or inside
+:func:`stops_deferred` (an event loop that takes stops by its own receiver) is sent again
+:data:`AGAIN` seconds later, and one raised inside a finaliser (where Python drops it) is sent
+again by :func:`_redeliver`.
 """
 
 from __future__ import annotations
 
+import _thread
 import contextlib
-import ctypes
 import os
 import signal
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from importlib.machinery import ExtensionFileLoader
 from types import FrameType
 
 PR_SET_PDEATHSIG = 1
 GRACE = 1.0
 """Seconds between SIGTERM and SIGKILL when stopping children."""
+STOPS = (signal.SIGINT, signal.SIGTERM)
+"""The signals that stop a command."""
+AGAIN = 0.02
+"""Seconds after which a stop that could not be raised where it landed is sent again."""
 
 
-class Stopped(BaseException):
-    """A command stopped by a signal (a BaseException, like KeyboardInterrupt, so that
-    ``except Exception`` handlers on the way do not swallow it)."""
+class Stopped(KeyboardInterrupt):
+    """A command stopped by a signal. A KeyboardInterrupt, so that what lets Ctrl-C through
+    lets it through too: ``except Exception`` does not catch it, and asyncio re-raises it
+    from a callback (where it logs and drops any other exception). Never exactly a
+    KeyboardInterrupt, which Python, once caught, may still turn into a death by SIGINT."""
 
     def __init__(self, signum: int, detail: str = "") -> None:
         super().__init__(signum, detail)
@@ -48,6 +63,8 @@ def die_with_parent(sig: int = signal.SIGKILL) -> None:
     """Ask the kernel to send ``sig`` to this process when its parent dies (Linux)."""
     if not sys.platform.startswith("linux"):
         return
+    import ctypes  # here: the command line imports this module before anything else
+
     with contextlib.suppress(OSError, AttributeError):
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
@@ -118,6 +135,53 @@ def terminate(pids: Iterable[int], *, group: bool = False, grace: float = GRACE)
 
 _HANDLERS: dict[int, object] = {}
 """The raising handler last installed per signal, to arm again by :func:`_redeliver`."""
+_DEFERRING: list[bool] = []
+"""One entry per open :func:`stops_deferred` section."""
+_IMPORT_SYSTEM = tuple(
+    vars(sys.modules[name])
+    for name in ("_frozen_importlib", "_frozen_importlib_external")
+    if name in sys.modules
+)
+"""The namespaces of Python's import system (whatever name ``importlib`` gives them)."""
+_EXTENSION_LOADING = frozenset(
+    code
+    for name in ("create_module", "exec_module")
+    if (code := getattr(getattr(ExtensionFileLoader, name, None), "__code__", None)) is not None
+)
+"""The import system's calls into a C extension's initialisation."""
+_FUNCTION = 0x0001
+"""``inspect.CO_OPTIMIZED``: the code flag of a function (a module's and a class body's
+code lack it)."""
+
+
+def _wrapping(frame: FrameType | None) -> bool:
+    """True when a stop raised at ``frame`` could be wrapped on its way out: a module is
+    loading and, inside that, a function runs (called by class creation, which wraps any
+    exception of ``__set_name__`` into a RuntimeError, or by a C extension such as
+    pydantic-core, which wraps it into its own error) or a C extension initialises. A
+    module's or a class body's own statements and the import system itself let it through
+    as it is."""
+    inside = False
+    while frame is not None:
+        if any(frame.f_globals is space for space in _IMPORT_SYSTEM):
+            if inside or frame.f_code in _EXTENSION_LOADING:
+                return True
+        elif frame.f_code.co_flags & _FUNCTION:
+            inside = True
+        frame = frame.f_back
+    return False
+
+
+def _send_again(signum: int, after: float = AGAIN) -> None:
+    """Send ``signum`` to this process ``after`` seconds from now, from a thread of its own (a
+    signal sent by the handler itself would be handled at once, where it is)."""
+
+    def send() -> None:
+        time.sleep(after)
+        with contextlib.suppress(OSError):
+            os.kill(os.getpid(), signum)
+
+    _thread.start_new_thread(send, ())
 
 
 def _redeliver(unraisable: sys.UnraisableHookArgs) -> None:
@@ -130,10 +194,7 @@ def _redeliver(unraisable: sys.UnraisableHookArgs) -> None:
             signal.signal(exc.signum, _HANDLERS[exc.signum])  # type: ignore[arg-type]
         except ValueError:  # not the main thread: nothing to arm
             return
-        # not from here: a signal sent now would be handled inside this hook again
-        import threading
-
-        threading.Timer(0.05, os.kill, (os.getpid(), exc.signum)).start()
+        _send_again(exc.signum, 0.05)
         return
     _PREVIOUS_HOOK(unraisable)
 
@@ -141,11 +202,38 @@ def _redeliver(unraisable: sys.UnraisableHookArgs) -> None:
 _PREVIOUS_HOOK = sys.unraisablehook
 
 
-def _raising(handler: object, *signums: int) -> None:
-    for signum in signums:
+def _stopper(once: bool) -> Callable[[int, FrameType | None], None]:
+    """The handler that raises :class:`Stopped` (after which, when ``once``, both signals are
+    ignored: the command is cleaning up); where it could be wrapped (:func:`_wrapping`) or
+    inside :func:`stops_deferred`, it sends the signal again :data:`AGAIN` seconds later
+    instead."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if _DEFERRING or _wrapping(frame):
+            _send_again(signum)
+            return
+        if once:
+            for s in STOPS:
+                signal.signal(s, signal.SIG_IGN)
+        raise Stopped(signum)
+
+    return handler
+
+
+def _raising(handler: Callable[[int, FrameType | None], None]) -> None:
+    for signum in STOPS:
         _HANDLERS[signum] = handler
-        signal.signal(signum, handler)  # type: ignore[arg-type]
+        signal.signal(signum, handler)
     sys.unraisablehook = _redeliver
+
+
+def stop_on_signals_from_now() -> None:
+    """From now on SIGINT and SIGTERM raise :class:`Stopped` in the main thread, whatever the
+    parent left (SIGINT ignored, as a shell does for a background job; the signals blocked):
+    the first thing ``python -m sim`` does, so that a command stopped while it starts still
+    ends in one line."""
+    _raising(_stopper(once=False))
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPS)  # one sent meanwhile is raised here
 
 
 @contextlib.contextmanager
@@ -153,33 +241,53 @@ def stop_on_signals() -> Iterator[None]:
     """While inside, SIGINT and SIGTERM raise :class:`Stopped` in the main thread (once;
     a second signal during the clean-up is ignored). The previous handlers come back on
     exit."""
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        raise Stopped(signum)
-
-    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    _raising(handler, signal.SIGINT, signal.SIGTERM)
+    previous = _current()
+    _raising(_stopper(once=True))
     try:
         yield
     finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
-            if callable(h):
-                _HANDLERS[s] = h
-            else:
-                _HANDLERS.pop(s, None)
+        _restore(previous)
 
 
-def stop_on_sigterm() -> None:
-    """From now on SIGTERM raises :class:`Stopped` in the main thread (as SIGINT raises
-    KeyboardInterrupt): a command stopped while it starts still ends in one line."""
+@contextlib.contextmanager
+def stops_deferred() -> Iterator[None]:
+    """While inside, a stop that reaches protomesh's handler is sent again :data:`AGAIN`
+    seconds later instead of raised: for an event loop in the main thread that takes stops
+    through its own signal receiver once it listens. Raised in the loop before (or after),
+    a stop escapes it half-way (anyio then waits forever for a task cancelled before it
+    ever ran)."""
+    _DEFERRING.append(True)
+    try:
+        yield
+    finally:
+        _DEFERRING.pop()
 
-    def handler(signum: int, frame: FrameType | None) -> None:
-        raise Stopped(signum)
 
-    _raising(handler, signal.SIGTERM)
+@contextlib.contextmanager
+def keep_handlers() -> Iterator[None]:
+    """SIGINT's and SIGTERM's handlers as they are now come back on exit (asyncio puts the
+    defaults back when one of its signal receivers closes)."""
+    previous = _current()
+    try:
+        yield
+    finally:
+        _restore(previous)
+
+
+def _current() -> dict[int, object]:
+    """SIGINT's and SIGTERM's handlers now."""
+    return {s: signal.getsignal(s) for s in STOPS}
+
+
+def _restore(previous: dict[int, object]) -> None:
+    """Install ``previous`` (signal -> handler) again; a raising one is the one
+    :func:`_redeliver` arms."""
+    for s, h in previous.items():
+        signal.signal(s, h)  # type: ignore[arg-type]
+        if callable(h):
+            _HANDLERS[s] = h
+        else:
+            _HANDLERS.pop(s, None)
 
 
 def ignore_signals() -> None:

@@ -235,23 +235,6 @@ def test_import_mcp_leaves_no_server_behind(tmp_path: Path, sig: int) -> None:
     assert wait_until(lambda: not alive(pid), 5), f"server {pid} left behind"
 
 
-@pytest.mark.parametrize("delay", [random.Random(s).uniform(0.0, 1.2) for s in range(2)])
-def test_ctrl_c_while_import_mcp_starts_prints_no_traceback(tmp_path: Path, delay: float) -> None:
-    pidfile = tmp_path / "pid"
-    server = [sys.executable, str(SERVERS / "raw_server.py"), "slow", str(pidfile)]
-    proc = start(["import", "mcp", "--timeout", "120", "--", *server], uuid.uuid4().hex)
-    time.sleep(delay)
-    proc.send_signal(signal.SIGINT)
-    stdout, stderr = proc.communicate(timeout=30)
-    # -2: the signal came before Python could install its handler (nothing printed at all)
-    assert proc.returncode in (130, -signal.SIGINT), stderr.decode()
-    assert b"Traceback" not in stdout + stderr, stderr.decode()
-    assert len(stderr.decode().strip().splitlines()) <= 1
-    if pidfile.exists() and pidfile.read_text().strip():
-        pid = int(pidfile.read_text())
-        assert wait_until(lambda: not alive(pid), 5), f"server {pid} left behind"
-
-
 def test_a_finished_command_ignores_signals_while_the_interpreter_exits() -> None:
     """Python puts the default handlers back while it finalises: a SIGTERM then (pools
     being joined after the work is done) would kill a finished command with -15. The
@@ -284,7 +267,7 @@ def test_a_stop_swallowed_by_a_finaliser_is_delivered_again() -> None:
         "    with stop_on_signals():\n"
         "        Finalised()\n"
         "        gc.collect()\n"
-        "        time.sleep(2)\n"
+        "        time.sleep(30)\n"  # cut short by the stop sent again
         "        print('not stopped')\n"
         "except Stopped as stop:\n"
         "    print('stopped', stop.code)\n"

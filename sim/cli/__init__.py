@@ -53,14 +53,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits 2 on bad usage, 0 on --help
         return int(exc.code or 0)
     handler = args.handler
-    from sim.processes import Stopped
+    from sim.processes import Stopped, ignore_signals
 
     try:
         return int(handler(args))
     except Stopped as exc:  # SIGINT or SIGTERM: the command cleaned up; one line
+        ignore_signals()
         print(exc, file=sys.stderr)
         return exc.code
     except KeyboardInterrupt:
+        ignore_signals()
         print("interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly

@@ -42,7 +42,7 @@ from sim.interop.stdio_transport import (
     server_environment,
     stdio_transport,
 )
-from sim.processes import Stopped, children, terminate
+from sim.processes import Stopped, children, keep_handlers, stops_deferred, terminate
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -132,8 +132,9 @@ def _leaf(exc: BaseException) -> BaseException:
 
 
 async def _watch(scope: anyio.CancelScope, stopped: list[int], *, task_status: Any) -> None:
-    """On SIGINT or SIGTERM: terminate the server's group, note the signal, end the exchange."""
-    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+    """On SIGINT or SIGTERM: terminate the server's group, note the signal, end the exchange.
+    The command's own handlers come back afterwards (asyncio would leave the defaults)."""
+    with keep_handlers(), anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         task_status.started()
         async for signum in signals:
             stopped.append(signum)
@@ -352,6 +353,10 @@ def fetch_tools(
         server = StdioServer(tuple(server), dict(env or {}), cwd=cwd)
     if revision not in REVISIONS:
         raise InteropError(f"unknown revision {revision!r} (one of {', '.join(REVISIONS)})")
+    # The SDK loads here, before the event loop: a stop while it loads ends the command at
+    # once, where inside the loop it would wait for the whole import to finish.
+    import mcp  # noqa: F401
+
     shown = server.shown
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog:
 
@@ -369,7 +374,8 @@ def fetch_tools(
         level = sdk_log.level
         sdk_log.setLevel(logging.CRITICAL)
         try:
-            return anyio.run(_fetch, server, revision, timeout, errlog)
+            with stops_deferred():  # until _watch listens, and once it is done
+                return anyio.run(_fetch, server, revision, timeout, errlog)
         except BaseException as exc:  # every failure becomes one line
             leaf = _leaf(exc)
             if isinstance(leaf, Stopped | KeyboardInterrupt):

@@ -188,9 +188,13 @@ async def stdio_transport(
     pair; the server is stopped on the way out, whatever the way."""
     from mcp.shared.message import SessionMessage
 
-    process = await anyio.open_process(
-        list(argv), env=dict(env), cwd=cwd, stderr=errlog, start_new_session=True
-    )
+    # Shielded: cancelled half-way (a stop while the server starts), asyncio kills the
+    # child without waiting for it, and its child watcher then reports a pid it cannot find
+    # on stderr; started whole, the server is stopped below like any other.
+    with anyio.CancelScope(shield=True):
+        process = await anyio.open_process(
+            list(argv), env=dict(env), cwd=cwd, stderr=errlog, start_new_session=True
+        )
     to_session, read = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write, from_session = anyio.create_memory_object_stream[SessionMessage](0)
 
