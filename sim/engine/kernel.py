@@ -3,14 +3,17 @@
 Every component receives what it uses of the kernel (``env``, ``later``, one stream, the
 recorder, ``new_id``) at construction, never the kernel itself. Timing: ``later(delay,
 value, callback)`` runs ``callback`` at ``now + delay`` (:mod:`sim.engine.clock`); the
-clock starts at 0 and only the run advances it.
+clock starts at 0 and only the run advances it. ``later``'s callbacks wait on one
+:class:`~sim.engine.clock.Agenda` (only its earliest on SimPy's queue): they are the
+long waits of a run (approvals, backoffs, outages), and SimPy's heap, which every hop
+passes through, stays as small as the messages and executions in progress.
 """
 
 from __future__ import annotations
 
 import simpy
 
-from sim.engine.clock import scheduler
+from sim.engine.clock import Agenda
 from sim.engine.metrics import Metrics
 from sim.engine.randomness import Streams
 from sim.engine.recorder import Recorder
@@ -24,7 +27,7 @@ class Kernel:
 
     def __init__(self, seed: int, replication: int, writer: TraceWriter) -> None:
         self.env = simpy.Environment(initial_time=0.0)
-        self.later = scheduler(self.env)
+        self.later = Agenda(self.env).later
         self.streams = Streams(seed, replication)
         self.metrics = Metrics()
         self.recorder = Recorder(writer, self.metrics)

@@ -31,6 +31,16 @@ def test_later_runs_callbacks_at_now_plus_delay_in_fifo_order(kernel: Kernel) ->
     assert seen == [(1.0, "a"), (2.0, "b"), (2.0, "timeout"), (2.0, "c")]
 
 
+def test_later_keeps_one_event_of_its_own_on_simpys_queue(kernel: Kernel) -> None:
+    env, seen = kernel.env, []
+    delays = [(k * 37) % 11 * 0.5 for k in range(40)]  # ties and out-of-order times
+    for k, delay in enumerate(delays):
+        kernel.later(delay, k, lambda event: seen.append((env.now, event._value)))
+    assert len(env._queue) <= 2  # the earliest (and one that was the earliest before it)
+    env.run()
+    assert seen == sorted(((d, k) for k, d in enumerate(delays)))  # time, then FIFO
+
+
 def test_ids_count_from_zero(kernel: Kernel) -> None:
     assert [kernel.new_id() for _ in range(3)] == [0, 1, 2]
 
