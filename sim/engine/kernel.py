@@ -11,6 +11,9 @@ passes through, stays as small as the messages and executions in progress.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from itertools import count
+
 import simpy
 
 from sim.engine.clock import Agenda
@@ -23,7 +26,7 @@ from sim.engine.trace import TraceWriter
 class Kernel:
     """Environment, ``later``, invocation ids, streams and recorder of one replication."""
 
-    __slots__ = ("env", "later", "metrics", "next_id", "recorder", "streams")
+    __slots__ = ("env", "later", "metrics", "new_id", "recorder", "streams")
 
     def __init__(self, seed: int, replication: int, writer: TraceWriter) -> None:
         self.env = simpy.Environment(initial_time=0.0)
@@ -31,10 +34,6 @@ class Kernel:
         self.streams = Streams(seed, replication)
         self.metrics = Metrics()
         self.recorder = Recorder(writer, self.metrics)
-        self.next_id = 0
-
-    def new_id(self) -> int:
-        """A fresh invocation (or discovery) id: 0, 1, 2, ... in order of creation."""
-        inv = self.next_id
-        self.next_id = inv + 1
-        return inv
+        #: a fresh invocation (or discovery) id: 0, 1, 2, ... in order of creation (a
+        #: counter's ``__next__``: no Python call per id)
+        self.new_id: Callable[[], int] = count().__next__

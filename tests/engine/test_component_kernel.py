@@ -75,18 +75,19 @@ def test_hop_line(kernel: Kernel) -> None:
         "detail": {"msg": 5, "from": "a", "proto": "MCP", "to": "g"},
     }
     assert line_problems(line) == []
-    assert kernel.metrics.hops == 0  # the transport counts the hops (hops_counted)
+    assert kernel.metrics.hops == 0  # the transport counts the hops (counted)
 
 
 @pytest.mark.parametrize("level", ["protocol", "off"])
 def test_levels_keep_counting_but_write_less(level: str) -> None:
     k = make_kernel(level)
     rec = k.recorder
-    rec.hops_counted(1)
+    rec.counted(3, 2, 1)
     rec.drop(2.0, '"g"', OWNER, '"MCP"', 5, "link_down")
     written = [x["label"] for x in lines(k)]
     assert written == ([] if level == "off" else ["drop"])
-    assert k.metrics.hops == 1 and k.metrics.dropped == {"link_down": 1}
+    assert (k.metrics.sent, k.metrics.delivered, k.metrics.hops) == (3, 2, 1)
+    assert k.metrics.dropped == {"link_down": 1}
 
 
 def test_execute_counts_writes_without_approval(kernel: Kernel) -> None:

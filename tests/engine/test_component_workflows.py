@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import pytest
 from parts import lines
 
 from sim.calculus.mcp import ALL_FIELDS
@@ -119,3 +120,50 @@ def test_a_failed_task_fails_the_instance_and_nothing_else_starts(
     (end,) = [x for x in lines(kernel) if x["label"] == "wf_end"]
     assert end["detail"] == {"status": "failed", "latency": 0.0, "reason": "abort"}
     assert kernel.metrics.tasks_failed == {"abort": 1}
+
+
+class CountingCaller(FakeCaller):
+    """A caller stand-in counting the routes asked for and recording what it invokes."""
+
+    def __init__(self, node: Any, routes: RouteService) -> None:
+        super().__init__(node, routes)
+        self.asked = 0
+        self.over: list[tuple[Any, Any]] = []
+
+    def path_for(self, need: str, rho: str) -> Any:
+        self.asked += 1
+        return super().path_for(need, rho)
+
+    def invoke(self, inst: Any, task: Any, view: Any, path: Any, need: str, **_: Any) -> None:
+        self.over.append((path, view))
+
+
+@pytest.mark.parametrize(("router", "asked"), [("dijkstra", 1), ("resilient", 3)])
+def test_a_static_route_and_a_known_view_are_resolved_once_per_task_and_caller(
+    kernel: Kernel, mesh: Scenario, graph: ProtocolGraph, router: str, asked: int
+) -> None:
+    topology = Topology(graph)
+    routes = RouteService(topology, make_router(router, graph), router)
+    tools = {t.name: ToolRT(t, sampler(t.service_time, random.Random(0))) for t in mesh.tools}
+    views = {n: make_view(t, ALL_FIELDS, "never") for n, t in tools.items()}
+    caller = CountingCaller(topology.nodes["a"], routes)
+    wf = WorkflowRT(mesh.workflows[0], ("a",))
+    wf.times = (0.0, 1.0, 2.0)  # three instances, each invoking its first task
+    wfs = Workflows(
+        kernel.env,
+        kernel.later,
+        kernel.recorder,
+        random.Random(0),
+        100.0,
+        [wf],
+        {"a": caller},  # type: ignore[dict-item]
+        {"a": Known(views)},  # type: ignore[dict-item]
+        routes,
+        tools,
+        lambda: None,
+    )
+    wfs.start()
+    kernel.env.run()
+    assert caller.asked == asked  # a dynamic router's route may change: asked each time
+    assert caller.over == [(routes.path_to("a", "read_it", "MCP", NO_DOWN), views["read_it"])] * 3
+    assert [i.tool_of for i in wfs.running["a"].values()] == [["read_it", "write_it"]] * 3
