@@ -51,15 +51,18 @@ class Message:
     """One message in flight. ``owner`` (an invocation or a discovery) carries the line's
     owner fields in ``owner.frag``; ``on_deliver(msg)`` runs at the destination. While
     it waits on SimPy's queue the message is its own event (``callbacks``, ``_ok``); ``t``
-    is the time of its current step (seconds)."""
+    is the time of its current step (seconds); ``idj``, at level ``full``, its id as its
+    lines write it."""
 
     _ok = True  # what SimPy's step reads of a processed event: it never fails
+    idj: str  # set by Transport.send at level full
 
     __slots__ = (
         "attempt",
         "callbacks",
         "i",
         "id",
+        "idj",
         "kind",
         "on_deliver",
         "owner",
@@ -172,12 +175,13 @@ class Transport:
         self.in_flight[mid] = msg
         full = self.full
         if full:  # Recorder.send's body
+            msg.idj = idj = str(mid)  # written in each of its lines: formatted once
             rec = self.rec
             ts = rec._last_ts if t == rec._last_t else rec._tick(t)
             rec.seq = (seq := rec.seq) + 1
             rec._buffer.append(
                 f'{{"t":{ts},"seq":{seq}{rec._send}{path.send_at}{owner.frag}{path.send_via}'
-                f'{mid},"kind":"{kind}"{path.send_tail}'
+                f'{idj},"kind":"{kind}"{path.send_tail}'
             )
         if path.steps[0] is not None:
             self._at(msg)
@@ -201,7 +205,7 @@ class Transport:
             rec.seq = (seq := rec.seq) + 1
             rec._buffer.append(
                 f'{{"t":{rec._last_ts},"seq":{seq}{rec._hop}{hop.at}{owner.frag}{hop.via}'
-                f'{{"msg":{mid}{hop.tail}'
+                f'{{"msg":{idj}{hop.tail}'
             )
         msg.t = t = t + delay  # what SimPy's schedule computes: now + delay
         msg.callbacks = self._arrive_cbs
@@ -336,7 +340,7 @@ class Transport:
                 rec.seq = (seq := rec.seq) + 1
                 rec._buffer.append(
                     f'{{"t":{ts},"seq":{seq}{rec._deliver}{path.deliver_at}{msg.owner.frag}'
-                    f'{path.deliver_via}{msg.id},"kind":"{msg.kind}"}}}}\n'
+                    f'{path.deliver_via}{msg.idj},"kind":"{msg.kind}"}}}}\n'
                 )
             msg.on_deliver(msg)
             return
@@ -356,7 +360,7 @@ class Transport:
             rec.seq = (seq := rec.seq) + 1
             rec._buffer.append(
                 f'{{"t":{ts},"seq":{seq}{rec._hop}{hop.at}{msg.owner.frag}{hop.via}'
-                f'{{"msg":{msg.id}{hop.tail}'
+                f'{{"msg":{msg.idj}{hop.tail}'
             )
         t += delay  # what SimPy's schedule computes: now + delay
         msg.t = t
