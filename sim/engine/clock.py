@@ -3,9 +3,9 @@
 ``later(delay, value, callback)`` puts a minimal event on SimPy's queue as
 ``Environment.schedule`` does (priority ``NORMAL``, SimPy's own insertion counter), exactly
 as ``env.timeout(delay, value).callbacks.append(callback)`` would order it, but skips
-the ``Timeout``/``Event`` constructors: the engine schedules one of these per hop. The
-callback receives the event; the value is ``event._value`` (what SimPy's ``step``
-reads).
+the ``Timeout``/``Event`` constructors. The callback receives the event; the value is
+``event._value`` (what SimPy's ``step`` reads). (The kernel's ``later`` is an
+:class:`Agenda`'s, with the same timing.)
 
 Timing: the callback runs at ``now + delay``, after every event already scheduled for
 that instant with the same priority (FIFO among equal times).

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 import simpy
 
 from sim.calculus.mcp import DISCOVERY_ATTEMPTS
-from sim.engine.clock import Later
 from sim.engine.invocation import Discovery
 from sim.engine.paths import Path
 from sim.engine.recorder import Recorder
@@ -45,7 +44,6 @@ class ToolDiscovery:
     def __init__(
         self,
         env: simpy.Environment,
-        later: Later,
         recorder: Recorder,
         transport: Transport,
         views: Views,
@@ -53,13 +51,14 @@ class ToolDiscovery:
         list_timeout: float,
     ) -> None:
         self.env = env
-        self.later = later
         self.rec = recorder
         self.transport = transport
         self.shared = views
         self.caller = caller
         self.node = caller.node
         self.list_timeout = list_timeout
+        #: the timers of its ``list`` requests (shared with every caller's of that delay)
+        self._deadlines = transport.deadlines(list_timeout)
         self.views: dict[Any, ViewRT] = {}
         self.latest: dict[str, ViewRT] = {}  # tool → the view learned last
         #: the tools some view of ``latest`` feeds (``ProducesInputFor``)
@@ -107,7 +106,8 @@ class ToolDiscovery:
         disc.waiting = True
         server = disc.path.nodes[-1].server
         self.transport.send("list", disc, disc.path, disc.attempt, None, server.on_list)
-        self.later(self.list_timeout, (disc, disc.attempt), self._timer_cb)
+        # the reply usually comes first: one shared, cancellable timer (no event for it)
+        disc.timer = self._deadlines.set((disc, disc.attempt), self._timer_cb)
 
     def on_list_reply(self, msg: Message) -> None:
         """The ``tools/list`` reply: the descriptor projected through the reply's path."""
@@ -116,6 +116,10 @@ class ToolDiscovery:
             return
         disc.waiting = False
         disc.done = True
+        timer = disc.timer
+        if timer is not None:
+            timer.cancelled = True  # its callback would return at once: no event for it
+            disc.timer = None
         view = self.shared.of(disc.tool, msg.path.fields)
         self.views[(disc.tool.name, disc.path)] = view  # where it was learned (maybe rerouted)
         latest = self.latest
@@ -129,6 +133,8 @@ class ToolDiscovery:
 
     def _timer(self, event: Any) -> None:
         disc, attempt = event._value
+        if disc.timer is event:
+            disc.timer = None  # fired (the timer holds the discovery: no cycle left)
         if disc.done or not disc.waiting or disc.attempt != attempt or self.node.down:
             return
         disc.waiting = False

@@ -191,6 +191,7 @@ class Discovery:
         "reply",
         "rho",
         "taskj",
+        "timer",
         "tool",
         "toolj",
         "waiters",
@@ -226,3 +227,4 @@ class Discovery:
         self.taskj = task.j
         self.waiters: list[Any] = []
         self.frag = owner_fragment(self.wfj, self.inst, self.taskj, disc_id, self.toolj)
+        self.timer: Timer | None = None  # the current attempt's list timeout

@@ -3,14 +3,20 @@
 Every component receives what it uses of the kernel (``env``, ``later``, one stream, the
 recorder, ``new_id``) at construction, never the kernel itself. Timing: ``later(delay,
 value, callback)`` runs ``callback`` at ``now + delay`` (:mod:`sim.engine.clock`); the
-clock starts at 0 and only the run advances it.
+clock starts at 0 and only the run advances it. ``later``'s callbacks wait on one
+:class:`~sim.engine.clock.Agenda` (only its earliest on SimPy's queue): they are the
+long waits of a run (approvals, backoffs, outages), and SimPy's heap, which every hop
+passes through, stays as small as the messages and executions in progress.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from itertools import count
+
 import simpy
 
-from sim.engine.clock import scheduler
+from sim.engine.clock import Agenda
 from sim.engine.metrics import Metrics
 from sim.engine.randomness import Streams
 from sim.engine.recorder import Recorder
@@ -20,18 +26,14 @@ from sim.engine.trace import TraceWriter
 class Kernel:
     """Environment, ``later``, invocation ids, streams and recorder of one replication."""
 
-    __slots__ = ("env", "later", "metrics", "next_id", "recorder", "streams")
+    __slots__ = ("env", "later", "metrics", "new_id", "recorder", "streams")
 
     def __init__(self, seed: int, replication: int, writer: TraceWriter) -> None:
         self.env = simpy.Environment(initial_time=0.0)
-        self.later = scheduler(self.env)
+        self.later = Agenda(self.env).later
         self.streams = Streams(seed, replication)
         self.metrics = Metrics()
         self.recorder = Recorder(writer, self.metrics)
-        self.next_id = 0
-
-    def new_id(self) -> int:
-        """A fresh invocation (or discovery) id: 0, 1, 2, ... in order of creation."""
-        inv = self.next_id
-        self.next_id = inv + 1
-        return inv
+        #: a fresh invocation (or discovery) id: 0, 1, 2, ... in order of creation (a
+        #: counter's ``__next__``: no Python call per id)
+        self.new_id: Callable[[], int] = count().__next__

@@ -142,7 +142,7 @@ class Path:
         self.protos = route.protocols
         self.last = len(ids) - 1
         self.start = start
-        self.startj = js(start)
+        self.startj = pjs(start)
         steps: list[tuple[Step, ...] | None] = [None] * (self.last + 1)
         for tr in route.translations:
             pos = tr.position if tr.position >= 0 else ids.index(tr.at)
@@ -150,7 +150,7 @@ class Path:
             steps[pos] = (*(steps[pos] or ()), step)
         self.steps = tuple(steps)
         self.end = arrival(route, start)
-        self.endj = js(self.end)  # the protocol a message arrives in, as the trace writes it
+        self.endj = pjs(self.end)  # the protocol a message arrives in, as the trace writes it
         self.fields = route_fields(graph, route, start)
         self.key = (
             ids,
@@ -162,7 +162,8 @@ class Path:
             Hop(link, link.latency[p], p, ids[i], ids[i + 1])
             for i, (link, p) in enumerate(zip(self.links, self.protos, strict=True))
         )
-        self.send_detail = members({"to": ids[-1], "path": list(ids)})
+        # members({"to": ids[-1], "path": list(ids)}) (keys sorted), from the encoded ids
+        self.send_detail = f'"path":[{",".join(n.j for n in self.nodes)}],"to":{self.nodes[-1].j}'
         # the constant text of its send and deliver lines (around the owner, after msg)
         self.send_at, via = around(self.nodes[0].j, self.startj)
         self.send_via = via + '{"msg":'

@@ -11,10 +11,12 @@ recorder never schedules anything.
 
 A few counts have no line of their own (an approval asked, a discovery started, a
 re-send, a failed task, an unfinished instance, work lost at a down server): they
-have methods here too, so no component touches the metrics directly. Hops are the
-exception on the hot path: the transport counts them and reports the count at the end
-(:meth:`Recorder.hops_counted`), and writes the ``hop`` line of an arrival itself from
-the recorder's line state (:meth:`Recorder.hop` is the same line).
+have methods here too, so no component touches the metrics directly. Messages are the
+exception on the hot path: the transport counts those sent and delivered and the hops,
+reports the counts at the end (:meth:`Recorder.counted`), and writes the ``send``,
+``hop`` and ``deliver`` lines of its hot path itself from the recorder's line state
+(:meth:`Recorder.send`, :meth:`Recorder.hop`, :meth:`Recorder.deliver` are the same
+lines, written only at level ``full``).
 """
 
 from __future__ import annotations
@@ -400,30 +402,32 @@ class Recorder:
 
     def send(self, t: float, owner: str, msg: int, path: Path, kind: str) -> None:
         """A message ``msg`` of kind ``kind`` leaves ``path``'s first node (its line's
-        constant text: ``path.send_at``, ``path.send_via``, ``path.send_tail``)."""
-        self.metrics.sent += 1
-        if self.full:
-            ts = self._last_ts if t == self._last_t else self._tick(t)
-            self.seq = (seq := self.seq) + 1
-            self._buffer.append(
-                f'{{"t":{ts},"seq":{seq}{self._send}{path.send_at}{owner}{path.send_via}'
-                f'{msg},"kind":"{kind}"{path.send_tail}'
-            )
+        constant text: ``path.send_at``, ``path.send_via``, ``path.send_tail``). Only at
+        level ``full``, as :meth:`hop` and :meth:`deliver`."""
+        ts = self._last_ts if t == self._last_t else self._tick(t)
+        self.seq = (seq := self.seq) + 1
+        self._buffer.append(
+            f'{{"t":{ts},"seq":{seq}{self._send}{path.send_at}{owner}{path.send_via}'
+            f'{msg},"kind":"{kind}"{path.send_tail}'
+        )
 
     def hop(self, t: float, owner: str, msg: int, hop: Hop) -> None:
         """A message of ``owner`` crosses ``hop`` (its line's constant text: ``hop.at``,
         ``hop.via``, ``hop.tail``). Only at level ``full``: the transport checks the level
-        and counts the hops itself (:meth:`hops_counted`)."""
+        and counts the hops itself (:meth:`counted`)."""
         ts = self._last_ts if t == self._last_t else self._tick(t)
         self.seq = (seq := self.seq) + 1
         self._buffer.append(
             f'{{"t":{ts},"seq":{seq}{self._hop}{hop.at}{owner}{hop.via}{{"msg":{msg}{hop.tail}'
         )
 
-    def hops_counted(self, n: int) -> None:
-        """``n`` hops crossed (the transport counts them and reports them at the end of
-        the run rather than once per hop)."""
-        self.metrics.hops += n
+    def counted(self, sent: int, delivered: int, hops: int) -> None:
+        """Messages sent and delivered and hops crossed (the transport counts them and
+        reports them at the end of the run rather than once per message or hop)."""
+        m = self.metrics
+        m.sent += sent
+        m.delivered += delivered
+        m.hops += hops
 
     def translate(
         self, t: float, agent: str, owner: str, proto: str, msg: int, n_dropped: int, step: str
@@ -437,15 +441,13 @@ class Recorder:
 
     def deliver(self, t: float, owner: str, msg: int, path: Path, kind: str) -> None:
         """A message ``msg`` reaches ``path``'s last node (in ``path.endj``; its line's
-        constant text: ``path.deliver_at``, ``path.deliver_via``)."""
-        self.metrics.delivered += 1
-        if self.full:
-            ts = self._last_ts if t == self._last_t else self._tick(t)
-            self.seq = (seq := self.seq) + 1
-            self._buffer.append(
-                f'{{"t":{ts},"seq":{seq}{self._deliver}{path.deliver_at}{owner}'
-                f'{path.deliver_via}{msg},"kind":"{kind}"}}}}\n'
-            )
+        constant text: ``path.deliver_at``, ``path.deliver_via``). Only at level ``full``."""
+        ts = self._last_ts if t == self._last_t else self._tick(t)
+        self.seq = (seq := self.seq) + 1
+        self._buffer.append(
+            f'{{"t":{ts},"seq":{seq}{self._deliver}{path.deliver_at}{owner}'
+            f'{path.deliver_via}{msg},"kind":"{kind}"}}}}\n'
+        )
 
     def drop(self, t: float, agent: str, owner: str, proto: str, msg: int, reason: str) -> None:
         self.metrics.drop(reason)

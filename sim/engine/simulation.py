@@ -134,9 +134,7 @@ class Replication:
                     env, later, rec, transport, routes, gate, kernel.new_id, node, suspect_ttl
                 )
                 self.callers[agent.id] = caller
-                known[agent.id] = ToolDiscovery(
-                    env, later, rec, transport, views, caller, list_timeout
-                )
+                known[agent.id] = ToolDiscovery(env, rec, transport, views, caller, list_timeout)
         self.workflows = Workflows(
             env,
             later,

@@ -21,8 +21,10 @@ as SimPy computes it), so the transport never reads the clock per hop; it puts t
 message on SimPy's queue itself, as ``Environment.schedule`` does (time, ``NORMAL``,
 SimPy's next insertion number: it reads SimPy 4's ``_queue`` and ``_eid``), and draws
 the jitter as ``random.expovariate`` does (``-log(1 - u) / rate``, one uniform).
-The hops are counted here and reported to the recorder by ``close()``; an arrival's
-departure is one callback (the hop line, at level ``full``, written in it). The
+The messages sent and delivered and the hops are counted here and reported to the
+recorder by ``close()``; a send and its first hop are one call, an arrival's delivery or
+departure one callback (the ``send``, ``hop`` and ``deliver`` lines, at level ``full``,
+written in them, with the time text of a new instant). The
 requests' timers of one timeout are one :class:`~sim.engine.clock.Deadlines` shared by
 every caller (:meth:`Transport.deadlines`).
 """
@@ -42,22 +44,25 @@ from sim.engine.clock import Deadlines, Later
 from sim.engine.paths import Path
 from sim.engine.recorder import Recorder
 from sim.engine.topology import Node
-from sim.engine.trace import pjs
+from sim.engine.trace import FAST_HIGH, FAST_LOW, pjs
 
 
 class Message:
     """One message in flight. ``owner`` (an invocation or a discovery) carries the line's
     owner fields in ``owner.frag``; ``on_deliver(msg)`` runs at the destination. While
     it waits on SimPy's queue the message is its own event (``callbacks``, ``_ok``); ``t``
-    is the time of its current step (seconds)."""
+    is the time of its current step (seconds); ``idj``, at level ``full``, its id as its
+    lines write it."""
 
     _ok = True  # what SimPy's step reads of a processed event: it never fails
+    idj: str  # set by Transport.send at level full
 
     __slots__ = (
         "attempt",
         "callbacks",
         "i",
         "id",
+        "idj",
         "kind",
         "on_deliver",
         "owner",
@@ -101,6 +106,7 @@ class Transport:
         "_queue",
         "_translated_cbs",
         "_uniform",
+        "delivered",
         "env",
         "full",
         "hops",
@@ -108,6 +114,7 @@ class Transport:
         "later",
         "next_id",
         "rec",
+        "reported",
         "translation_rng",
     )
 
@@ -127,11 +134,14 @@ class Transport:
         self.translation_rng = translation
         self._uniform = latency.random  # the jitter's one draw per crossing
         self.next_id = 0
+        self.reported = 0  # the messages sent whose count close() reported
         self._arrive_cbs = (self._arrive,)  # what a message waiting for its arrival runs
         self._translated_cbs = (self._translated,)
         self.full = recorder.full  # hop lines are kept
-        #: hops crossed, counted here and reported to the recorder by close()
+        #: hops crossed and messages delivered, counted here and reported to the recorder
+        #: by close() with the messages sent (``next_id``)
         self.hops = 0
+        self.delivered = 0
         #: messages sent and not yet delivered or dropped, by id (for the end of the run)
         self.in_flight: dict[int, Message] = {}
         #: the requests' timers, by timeout (seconds), shared by every caller: one queued
@@ -155,24 +165,58 @@ class Transport:
         payload: Any,
         on_deliver: Callable[[Message], None],
     ) -> Message:
-        """Start a message at ``path``'s first node (which must be up)."""
+        """Start a message at ``path``'s first node (which must be up): the ``send`` line,
+        then its first hop (:meth:`_leave`'s body inlined for a node that does not
+        translate: the hot path, one call per message)."""
         mid = self.next_id
         self.next_id = mid + 1
-        now = self.env._now  # the property's value, read directly (the hot path)
-        msg = Message(mid, kind, owner, path, attempt, payload, on_deliver, now)
+        t = self.env._now  # the property's value, read directly (the hot path)
+        msg = Message(mid, kind, owner, path, attempt, payload, on_deliver, t)
         self.in_flight[mid] = msg
-        self.rec.send(now, owner.frag, mid, path, kind)
-        if path.steps[0] is None:
-            self._leave(msg)
-        else:
+        full = self.full
+        if full:  # Recorder.send's body
+            msg.idj = idj = str(mid)  # written in each of its lines: formatted once
+            rec = self.rec
+            ts = rec._last_ts if t == rec._last_t else rec._tick(t)
+            rec.seq = (seq := rec.seq) + 1
+            rec._buffer.append(
+                f'{{"t":{ts},"seq":{seq}{rec._send}{path.send_at}{owner.frag}{path.send_via}'
+                f'{idj},"kind":"{kind}"{path.send_tail}'
+            )
+        if path.steps[0] is not None:
             self._at(msg)
+            return msg
+        if path.last == 0:
+            self._deliver(msg)
+            return msg
+        hop = path.hops[0]
+        link = hop.link
+        if link.down:
+            self._drop(msg, path.nodes[0], "link_down")
+            return msg
+        delay = hop.latency
+        rate = hop.rate
+        if rate:
+            delay += -log(1.0 - self._uniform()) / rate  # expovariate(rate)
+        msg.proto = hop.proto
+        link.hops += 1
+        self.hops += 1
+        if full:  # Recorder.hop's body, at the instant of the send line (its text)
+            rec.seq = (seq := rec.seq) + 1
+            rec._buffer.append(
+                f'{{"t":{rec._last_ts},"seq":{seq}{rec._hop}{hop.at}{owner.frag}{hop.via}'
+                f'{{"msg":{idj}{hop.tail}'
+            )
+        msg.t = t = t + delay  # what SimPy's schedule computes: now + delay
+        msg.callbacks = self._arrive_cbs
+        heappush(self._queue, (t, NORMAL, next(self._eid), msg))
         return msg
 
     def close(self) -> None:
         """End of the run: every message still travelling is dropped with ``run_end``; the
         hops counted are reported to the recorder."""
-        self.rec.hops_counted(self.hops)
-        self.hops = 0
+        self.rec.counted(self.next_id - self.reported, self.delivered, self.hops)
+        self.reported, self.delivered, self.hops = self.next_id, 0, 0
         now = self.env.now
         for mid in sorted(self.in_flight):
             msg = self.in_flight[mid]
@@ -224,8 +268,10 @@ class Transport:
     def _deliver(self, msg: Message) -> None:
         """The message is at its path's last node: ``deliver``, then its handler."""
         del self.in_flight[msg.id]
+        self.delivered += 1
         # the protocol it arrives in is the path's end (msg.proto, as the trace writes it)
-        self.rec.deliver(msg.t, msg.owner.frag, msg.id, msg.path, msg.kind)
+        if self.full:
+            self.rec.deliver(msg.t, msg.owner.frag, msg.id, msg.path, msg.kind)
         msg.on_deliver(msg)
 
     def _leave(self, msg: Message) -> None:
@@ -260,8 +306,8 @@ class Transport:
     def _arrive(self, msg: Message) -> None:
         """The message reached the next node of its path (``msg.t`` is now): dropped if
         the node is down; translated if the route changes protocol there; else it leaves
-        at once (:meth:`_leave`'s body, :meth:`_deliver`'s and the hop line's inlined:
-        the hot path, one call per hop)."""
+        at once (:meth:`_leave`'s body, :meth:`_deliver`'s and the lines' inlined, the
+        time text too when it is new: the hot path, one call per hop)."""
         i = msg.i + 1
         msg.i = i
         path = msg.path
@@ -272,9 +318,30 @@ class Transport:
         if path.steps[i] is not None:
             self._at(msg)
             return
+        t = msg.t
+        full = self.full
+        if full:  # the line's time text: Recorder._tick's fast case inlined
+            rec = self.rec
+            if t == rec._last_t:
+                ts = rec._last_ts
+            elif FAST_LOW <= t < FAST_HIGH and len(rec._buffer) < rec._limit:
+                ts = "%.6f" % t  # noqa: UP031 (faster than format/f-string)
+                if ts[-1] == "0":
+                    ts = ts.rstrip("0")
+                    if ts[-1] == ".":
+                        ts += "0"
+                rec._last_t, rec._last_ts = t, ts
+            else:
+                ts = rec._tick(t)
         if i == path.last:  # _deliver's body
             del self.in_flight[msg.id]
-            self.rec.deliver(msg.t, msg.owner.frag, msg.id, path, msg.kind)
+            self.delivered += 1
+            if full:  # Recorder.deliver's body
+                rec.seq = (seq := rec.seq) + 1
+                rec._buffer.append(
+                    f'{{"t":{ts},"seq":{seq}{rec._deliver}{path.deliver_at}{msg.owner.frag}'
+                    f'{path.deliver_via}{msg.idj},"kind":"{msg.kind}"}}}}\n'
+                )
             msg.on_deliver(msg)
             return
         hop = path.hops[i]
@@ -289,14 +356,11 @@ class Transport:
         msg.proto = hop.proto
         link.hops += 1
         self.hops += 1
-        t = msg.t
-        if self.full:  # Recorder.hop's body (the recorder's line state, written here)
-            rec = self.rec
-            ts = rec._last_ts if t == rec._last_t else rec._tick(t)
+        if full:  # Recorder.hop's body
             rec.seq = (seq := rec.seq) + 1
             rec._buffer.append(
                 f'{{"t":{ts},"seq":{seq}{rec._hop}{hop.at}{msg.owner.frag}{hop.via}'
-                f'{{"msg":{msg.id}{hop.tail}'
+                f'{{"msg":{msg.idj}{hop.tail}'
             )
         t += delay  # what SimPy's schedule computes: now + delay
         msg.t = t

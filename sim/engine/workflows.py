@@ -75,6 +75,7 @@ class TaskRT:
         "need",
         "plans",
         "rho",
+        "settled",
         "successors",
         "timeout",
         "tool",
@@ -98,6 +99,9 @@ class TaskRT:
         #: its invocations' plans, by view (or by (view, decision) for a policy that
         #: decides per call): :class:`~sim.engine.invocation.Plan`, made by the caller
         self.plans: dict[Any, Any] = {}
+        #: per caller, its path, tool and view for this task once they no longer change
+        #: (a static router's route, a view learned: what ``_prepare`` resolves each time)
+        self.settled: dict[Any, tuple[Path, str, ViewRT]] = {}
 
 
 class WorkflowRT:
@@ -294,6 +298,13 @@ class Workflows:
         inst.state[task.index] = PREPARING
         inst.running += 1
         caller = inst.caller
+        settled = task.settled.get(caller)
+        if settled is not None:  # what the lines below would find, memoised
+            path, tool, view = settled
+            inst.tool_of[task.index] = tool
+            if not (inst.ended or inst.dead):
+                self._ready(inst, task, view, path)
+            return
         try:
             path = caller.path_for(task.need, task.rho)
         except NoRoute:
@@ -306,6 +317,8 @@ class Workflows:
         inst.tool_of[task.index] = tool
         view = inst.known.known(tool, path)
         if view is not None:  # known: what ensure_view would answer at once, no closure
+            if self.routes.static:  # the route never changes, nor a view once learned
+                task.settled[caller] = (path, tool, view)
             if not (inst.ended or inst.dead):
                 self._ready(inst, task, view, path)
             return

@@ -9,6 +9,7 @@ candidates by its score and fails over down the ranking.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from sim.mesh.errors import NoRoute
@@ -30,7 +31,9 @@ def cheapest_service(
     """The route ``router`` gives from ``source`` to the cheapest host of ``need``.
 
     ``need`` is a tool name or a capability. Raises :class:`NoRoute` when no host or
-    matching agent is reachable.
+    matching agent is reachable. Once a host's route has searched the source's forward
+    tree, the other hosts' costs are read off it (:meth:`Router._host_costs`) and only
+    the cheapest is routed: the same answer as routing each host.
     """
     graph = router.graph
     hosts = graph.hosts(need)
@@ -45,7 +48,19 @@ def cheapest_service(
         return walked
     best_route: Route | None = None
     failed: list[tuple[str, NoRoute]] = []
-    for host in hosts:
+    by_tree = True
+    for i, host in enumerate(hosts):
+        if i > 0 and by_tree:  # the first host's route may have searched the source's tree
+            rest = hosts[i:]
+            costs = router._host_costs(source, rest, source_protocol, down)
+            if costs is not None:
+                # the first cheapest of the rest, as routing them one by one finds it
+                k = min(range(len(rest)), key=costs.__getitem__)
+                if costs[k] < (math.inf if best_route is None else best_route.cost):
+                    return router.route(source, rest[k], source_protocol=source_protocol, down=down)
+                if best_route is not None:
+                    return best_route
+                by_tree = False  # none is reachable: route them one by one for the reasons
         try:
             candidate = router.route(source, host, source_protocol=source_protocol, down=down)
         except NoRoute as exc:

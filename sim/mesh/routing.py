@@ -186,12 +186,7 @@ class Router:
         ``hosts`` (the cheapest, ties in graph order), by one walk on the reverse tree of
         all their states; None when that walk cannot tell (a tie, no path, a router with
         routes of its own): the caller then asks host by host."""
-        cls = type(self)
-        if not (
-            cls.route is Router.route
-            and cls._compute is Router._compute
-            and cls._shortest is Router._shortest
-        ):
+        if not self._exact():
             return None
         if self.static:
             down = NO_DOWN
@@ -224,6 +219,49 @@ class Router:
             hit = self._route_of(states, cost, source_protocol)
             self._routes.put(key, hit)
         return hit
+
+    def _host_costs(
+        self, source: str, hosts: Sequence[str], source_protocol: str | None, down: DownSet
+    ) -> list[float] | None:
+        """The cost of the route from ``source`` to each of ``hosts`` (inf: none), read
+        off the source's forward tree when it is built: the distances :meth:`_shortest`
+        takes a route's cost from (a walk on a reverse tree sums the same float). None
+        when the tree is not built or the router has routes of its own (ask
+        :meth:`route` host by host). One search answers every host of a need."""
+        if not self._exact():
+            return None
+        if self.static:
+            down = NO_DOWN
+        space = self.space()
+        k, s = space.k, space.index.get(source)
+        if s is None or source in down.nodes:
+            return None
+        if source_protocol is None:
+            sources = tuple(s * k + j for j in space.speaks[s])
+        elif source_protocol in self.graph.agent(source).protocols:
+            sources = (s * k + space.pindex[source_protocol],)
+        else:
+            return None
+        tree = self._trees.get_or((sources, down))
+        if tree is None:
+            return None
+        at = tree.dist.item  # a Python float per state (no NumPy scalar)
+        index, speaks, gone = space.index, space.speaks, down.nodes
+        return [
+            math.inf
+            if h in gone
+            else min((at(index[h] * k + j) for j in speaks[index[h]]), default=math.inf)
+            for h in hosts
+        ]
+
+    def _exact(self) -> bool:
+        """Whether this router's routes are :meth:`_shortest`'s (no override of its own)."""
+        cls = type(self)
+        return (
+            cls.route is Router.route
+            and cls._compute is Router._compute
+            and cls._shortest is Router._shortest
+        )
 
     # -- checks and explanations --
 

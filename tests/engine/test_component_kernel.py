@@ -31,6 +31,16 @@ def test_later_runs_callbacks_at_now_plus_delay_in_fifo_order(kernel: Kernel) ->
     assert seen == [(1.0, "a"), (2.0, "b"), (2.0, "timeout"), (2.0, "c")]
 
 
+def test_later_keeps_one_event_of_its_own_on_simpys_queue(kernel: Kernel) -> None:
+    env, seen = kernel.env, []
+    delays = [(k * 37) % 11 * 0.5 for k in range(40)]  # ties and out-of-order times
+    for k, delay in enumerate(delays):
+        kernel.later(delay, k, lambda event: seen.append((env.now, event._value)))
+    assert len(env._queue) <= 2  # the earliest (and one that was the earliest before it)
+    env.run()
+    assert seen == sorted(((d, k) for k, d in enumerate(delays)))  # time, then FIFO
+
+
 def test_ids_count_from_zero(kernel: Kernel) -> None:
     assert [kernel.new_id() for _ in range(3)] == [0, 1, 2]
 
@@ -65,18 +75,19 @@ def test_hop_line(kernel: Kernel) -> None:
         "detail": {"msg": 5, "from": "a", "proto": "MCP", "to": "g"},
     }
     assert line_problems(line) == []
-    assert kernel.metrics.hops == 0  # the transport counts the hops (hops_counted)
+    assert kernel.metrics.hops == 0  # the transport counts the hops (counted)
 
 
 @pytest.mark.parametrize("level", ["protocol", "off"])
 def test_levels_keep_counting_but_write_less(level: str) -> None:
     k = make_kernel(level)
     rec = k.recorder
-    rec.hops_counted(1)
+    rec.counted(3, 2, 1)
     rec.drop(2.0, '"g"', OWNER, '"MCP"', 5, "link_down")
     written = [x["label"] for x in lines(k)]
     assert written == ([] if level == "off" else ["drop"])
-    assert k.metrics.hops == 1 and k.metrics.dropped == {"link_down": 1}
+    assert (k.metrics.sent, k.metrics.delivered, k.metrics.hops) == (3, 2, 1)
+    assert k.metrics.dropped == {"link_down": 1}
 
 
 def test_execute_counts_writes_without_approval(kernel: Kernel) -> None:
