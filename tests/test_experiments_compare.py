@@ -26,7 +26,9 @@ from sim.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 
-SMALL = (ROOT / "tests" / "fixtures" / "scenarios" / "small_mesh.yaml").read_text(encoding="utf-8")
+#: the scenario of conftest's ``small_drawn``
+SMALL_FILE = ROOT / "tests" / "fixtures" / "scenarios" / "small_mesh.yaml"
+SMALL = SMALL_FILE.read_text(encoding="utf-8")
 
 SWEEP = (
     SMALL
@@ -55,32 +57,18 @@ def _bare(file: Path, out: Path, *extra: str) -> int:
     return _compare(file, out, "--no-plots", *extra)
 
 
-@pytest.fixture(scope="module")
-def one_job(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """(scenario file, results): small_mesh compared with one job, figures drawn, once for
-    the tests that set it beside another compare of the same file (read-only for them)."""
-    base = tmp_path_factory.mktemp("one-job")
-    file = base / "small.yaml"
-    file.write_text(SMALL, encoding="utf-8")
-    assert _compare(file, base / "one", "--jobs", "1") == 0
-    return file, base / "one"
-
-
-def test_summary_identical_with_one_and_two_jobs(
-    one_job: tuple[Path, Path], tmp_path: Path
-) -> None:
-    small, one_dir = one_job
-    two_dir = tmp_path / "two"
-    assert _compare(small, two_dir, "--jobs", "2") == 0
+def test_summary_identical_with_one_and_two_jobs(small_drawn: Path, tmp_path: Path) -> None:
+    one_dir, two_dir = small_drawn, tmp_path / "two"
+    assert _compare(SMALL_FILE, two_dir, "--jobs", "2", "--replications", "2") == 0
     one = (one_dir / "summary.json").read_bytes()
     assert one == (two_dir / "summary.json").read_bytes()
     assert (one_dir / "summary.csv").read_bytes() == (two_dir / "summary.csv").read_bytes()
     summary = json.loads(one)
     assert [r["router"] for r in summary["results"]] == ["dijkstra", "resilient"]
-    assert all(r["replications_ok"] == 3 for r in summary["results"])
+    assert all(r["replications_ok"] == 2 for r in summary["results"])
     # the runs themselves are byte-identical too
     for router in ("dijkstra", "resilient"):
-        for rep in range(3):
+        for rep in range(2):
             a = one_dir / router / f"rep-{rep}" / "metrics.json"
             b = two_dir / router / f"rep-{rep}" / "metrics.json"
             assert a.read_bytes() == b.read_bytes()
@@ -99,17 +87,14 @@ def test_summary_identical_with_one_and_two_jobs(
     assert all(f"plots/{n}" in "\n".join(timeless(two_dir)) for n in drawn)
 
 
-def test_no_plots_draws_nothing_and_changes_nothing_else(
-    one_job: tuple[Path, Path], tmp_path: Path
-) -> None:
-    small, with_dir = one_job
-    assert _bare(small, tmp_path / "without", "--jobs", "1") == 0
-    assert list((with_dir / "plots").glob("*.png"))
+def test_no_plots_draws_nothing_and_changes_nothing_else(small_drawn: Path, tmp_path: Path) -> None:
+    assert _bare(SMALL_FILE, tmp_path / "without", "--jobs", "1", "--replications", "2") == 0
+    assert list((small_drawn / "plots").glob("*.png"))
     assert not (tmp_path / "without" / "plots").exists()
     for name in ("summary.json", "summary.csv", "report.html"):
-        with_plots = (with_dir / name).read_bytes()
+        with_plots = (small_drawn / name).read_bytes()
         assert with_plots == (tmp_path / "without" / name).read_bytes(), name
-    assert "plots/" in (with_dir / "report.md").read_text()
+    assert "plots/" in (small_drawn / "report.md").read_text()
     assert "plots/" not in (tmp_path / "without" / "report.md").read_text()
 
 

@@ -36,24 +36,16 @@ ROUTERS = ["dijkstra", "resilient"]
 REPLICATIONS = 2
 
 
-@pytest.fixture(scope="module")
-def drawn(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A small compare whose figures this process drew."""
-    out = tmp_path_factory.mktemp("figures") / "inline"
-    scenario = load_scenario(SMALL)
-    loaded, _ = load_points(SMALL, scenario, expand(scenario, []))
-    run_compare(scenario, loaded, ROUTERS, REPLICATIONS, out, make_executor("local", 1))
-    return out
-
-
 def _pngs(base: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted((base / "plots").glob("*.png"))}
 
 
 @pytest.mark.parametrize("pool", ["run pool", "drawing pool"])
-def test_a_pool_draws_the_bytes_this_process_draws(drawn: Path, tmp_path: Path, pool: str) -> None:
+def test_a_pool_draws_the_bytes_this_process_draws(
+    small_drawn: Path, tmp_path: Path, pool: str
+) -> None:
     base = tmp_path / "again"
-    shutil.copytree(drawn, base)
+    shutil.copytree(small_drawn, base)
     shutil.rmtree(base / "plots")
     scenario = load_scenario(SMALL)
     points = load_points(SMALL, scenario, expand(scenario, []))[0]
@@ -68,7 +60,7 @@ def test_a_pool_draws_the_bytes_this_process_draws(drawn: Path, tmp_path: Path, 
         paths = drawing.paths()
     finally:
         handle.close()
-    expected = _pngs(drawn)
+    expected = _pngs(small_drawn)
     assert len(expected) == 6
     assert [p.name for p in paths] == [
         f"{n}.png"
@@ -138,13 +130,13 @@ def test_the_drawers_fork_and_draw_without_the_engine_or_the_scenario_model(
     assert fresh_drawers["drawer"]["heavy"] == []
 
 
-def test_the_mesh_figure_needs_the_scene_mesh(drawn: Path, tmp_path: Path) -> None:
+def test_the_mesh_figure_needs_the_scene_mesh(small_drawn: Path, tmp_path: Path) -> None:
     scenario = load_scenario(SMALL)
     first = Point(None, {})
     bare = Scene.of(scenario, mesh=False)
     assert bare.mesh is None and bare.duration == float(scenario.duration)
     with pytest.raises(ValueError, match="the mesh figure needs the scene's mesh"):
-        draw(drawn, {}, first, bare, ROUTERS, REPLICATIONS, False, ("mesh",))
+        draw(small_drawn, {}, first, bare, ROUTERS, REPLICATIONS, False, ("mesh",))
 
 
 def test_the_sketch_is_the_scenario_agents_links_and_routers() -> None:
