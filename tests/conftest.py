@@ -153,3 +153,21 @@ def train_mutations(train_trace: Events) -> dict[str, Events]:
     for name, mutate in MUTATIONS.items():
         out[name] = mutate(copy.deepcopy(train_trace))
     return out
+
+
+# --- a small compare with its figures (the experiments tests) ---
+
+SMALL_MESH = REPO / "tests" / "fixtures" / "scenarios" / "small_mesh.yaml"
+
+
+@pytest.fixture(scope="session")
+def small_drawn(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The results of ``compare`` on :data:`SMALL_MESH` in this process (one job, 2
+    replications, figures drawn): read-only for the tests that set it beside another
+    compare or draw its figures again (copy it to change it)."""
+    from sim.cli import main
+
+    out = tmp_path_factory.mktemp("small-drawn") / "out"
+    argv = ["compare", str(SMALL_MESH), "--out", str(out), "--quiet", "--jobs", "1"]
+    assert main([*argv, "--replications", "2"]) == 0
+    return out

@@ -22,6 +22,7 @@ from sim.approval import (
     reason,
 )
 from sim.calculus.mcp import ALL_FIELDS, PROTOCOL_FIELDS, ToolPlus, ToolView, caller_view
+from sim.cli import main
 from sim.engine import ReplicationError, run_replication
 from sim.plugins import APPROVAL_GROUP, load_object
 from sim.scenario import ScenarioError, parse_scenario
@@ -119,7 +120,7 @@ def test_the_default_policy_takes_the_scenario_mcp_policy() -> None:
         DescriptorRule("sometimes")
 
 
-# --- the example policy, in a subprocess -----------------------------------------------------
+# --- the example policy, in a run and a compare ----------------------------------------------
 
 
 def asked_before_executes(trace: Path) -> dict[tuple[str, str], set[bool]]:
@@ -156,27 +157,17 @@ def gated_invocations(trace: Path) -> dict[tuple[str, str], int]:
     return counts
 
 
-def test_the_example_policy_asks_only_for_business_fares(tmp_path: Path) -> None:
+def test_the_example_policy_asks_only_for_business_fares(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.syspath_prepend(str(EXAMPLE))  # as PYTHONPATH; the compare's pool forks
     builtin = tmp_path / "builtin.yaml"
     builtin.write_text(with_policy(""), encoding="utf-8")
-    done = sim(
-        "run",
-        str(builtin),
-        "--router",
-        "dijkstra",
-        "--replications",
-        "1",
-        "--out",
-        str(tmp_path / "b"),
-    )
-    assert done.returncode == 0, done.stderr
+    argv = ["run", str(builtin), "--router", "dijkstra", "--replications", "1", "--quiet"]
+    assert main([*argv, "--out", str(tmp_path / "b")]) == 0
     out = tmp_path / "p"
-    done = sim(
-        "compare",
-        *(str(SCENARIO), "--replications", "1", "--jobs", "2", "--no-plots", "--out", str(out)),
-    )
-    assert done.returncode == 0, done.stderr
-
+    argv = ["compare", str(SCENARIO), "--replications", "1", "--jobs", "2", "--no-plots"]
+    assert main([*argv, "--quiet", "--out", str(out)]) == 0
     base_trace = tmp_path / "b" / "dijkstra" / "rep-0" / "trace.jsonl"
     plug_trace = out / "dijkstra" / "rep-0" / "trace.jsonl"
     base, plug = asked_before_executes(base_trace), asked_before_executes(plug_trace)
@@ -203,11 +194,11 @@ def test_the_example_policy_asks_only_for_business_fares(tmp_path: Path) -> None
     assert base_metrics["writes_without_approval"] == 0
 
     # the checks hold the trace to the ground truth, whatever the policy decided
-    done = sim("check", str(base_trace), "--scenario", str(builtin))
-    assert done.returncode == 0, done.stdout + done.stderr
-    done = sim("check", str(plug_trace), "--scenario", str(SCENARIO))
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert "write_approval" in done.stdout and "a write tool, with no approve" in done.stdout
+    capsys.readouterr()
+    assert main(["check", str(base_trace), "--scenario", str(builtin)]) == 0
+    assert main(["check", str(plug_trace), "--scenario", str(SCENARIO)]) == 1
+    said = capsys.readouterr().out
+    assert "write_approval" in said and "a write tool, with no approve" in said
 
 
 # --- policies that cannot be used ------------------------------------------------------------

@@ -76,7 +76,7 @@ def test_sprt_decides(capsys: pytest.CaptureFixture[str], theta: str, decision: 
 
 
 def test_jobs_1_and_2_print_the_same_json(capsys: pytest.CaptureFixture[str]) -> None:
-    args = (APPROVAL, "--width", "0.08", "--router", "dijkstra", "--router", "bfs")
+    args = (APPROVAL, "--width", "0.15", "--router", "dijkstra", "--router", "bfs")
     one = _smc(capsys, *args, "--jobs", "1")
     two = _smc(capsys, *args, "--jobs", "2")
     assert one[0] == two[0] == 0
@@ -153,7 +153,7 @@ def test_a_missing_scenario_exits_2(capsys: pytest.CaptureFixture[str], tmp_path
 
 def test_a_dask_cluster_prints_the_same_json(capsys: pytest.CaptureFixture[str]) -> None:
     distributed = pytest.importorskip("distributed")
-    args = (APPROVAL, "--property", "paid", "--width", "0.08")
+    args = (APPROVAL, "--property", "paid", "--width", "0.15")
     local = _smc(capsys, *args)
     with distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None

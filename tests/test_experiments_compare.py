@@ -11,7 +11,7 @@ import pytest
 
 from sim.cli import main
 from sim.engine import World
-from sim.experiments.compare import run_compare
+from sim.experiments.compare import Outcome, run_compare
 from sim.experiments.runner import (
     InlineExecutor,
     Task,
@@ -26,7 +26,9 @@ from sim.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 
-SMALL = (ROOT / "tests" / "fixtures" / "scenarios" / "small_mesh.yaml").read_text(encoding="utf-8")
+#: the scenario of conftest's ``small_drawn``
+SMALL_FILE = ROOT / "tests" / "fixtures" / "scenarios" / "small_mesh.yaml"
+SMALL = SMALL_FILE.read_text(encoding="utf-8")
 
 SWEEP = (
     SMALL
@@ -55,36 +57,45 @@ def _bare(file: Path, out: Path, *extra: str) -> int:
     return _compare(file, out, "--no-plots", *extra)
 
 
-def test_summary_identical_with_one_and_two_jobs(small: Path, tmp_path: Path) -> None:
-    assert _compare(small, tmp_path / "one", "--jobs", "1") == 0
-    assert _compare(small, tmp_path / "two", "--jobs", "2") == 0
-    one = (tmp_path / "one" / "summary.json").read_bytes()
-    assert one == (tmp_path / "two" / "summary.json").read_bytes()
-    assert (tmp_path / "one" / "summary.csv").read_bytes() == (
-        tmp_path / "two" / "summary.csv"
-    ).read_bytes()
+def test_summary_identical_with_one_and_two_jobs(small_drawn: Path, tmp_path: Path) -> None:
+    one_dir, two_dir = small_drawn, tmp_path / "two"
+    assert _compare(SMALL_FILE, two_dir, "--jobs", "2", "--replications", "2") == 0
+    one = (one_dir / "summary.json").read_bytes()
+    assert one == (two_dir / "summary.json").read_bytes()
+    assert (one_dir / "summary.csv").read_bytes() == (two_dir / "summary.csv").read_bytes()
     summary = json.loads(one)
     assert [r["router"] for r in summary["results"]] == ["dijkstra", "resilient"]
-    assert all(r["replications_ok"] == 3 for r in summary["results"])
+    assert all(r["replications_ok"] == 2 for r in summary["results"])
     # the runs themselves are byte-identical too
     for router in ("dijkstra", "resilient"):
-        for rep in range(3):
-            a = tmp_path / "one" / router / f"rep-{rep}" / "metrics.json"
-            b = tmp_path / "two" / router / f"rep-{rep}" / "metrics.json"
+        for rep in range(2):
+            a = one_dir / router / f"rep-{rep}" / "metrics.json"
+            b = two_dir / router / f"rep-{rep}" / "metrics.json"
             assert a.read_bytes() == b.read_bytes()
     # the figures a pool draws while the page is written, and the page, are the same too
-    drawn = sorted(p.name for p in (tmp_path / "one" / "plots").glob("*.png"))
-    assert drawn == sorted(p.name for p in (tmp_path / "two" / "plots").glob("*.png"))
+    drawn = sorted(p.name for p in (one_dir / "plots").glob("*.png"))
+    assert drawn == sorted(p.name for p in (two_dir / "plots").glob("*.png"))
     assert len(drawn) == 6
     for name in [f"plots/{n}" for n in drawn] + ["report.html"]:
-        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+        assert (one_dir / name).read_bytes() == (two_dir / name).read_bytes()
 
-    def timeless(name: str) -> list[str]:  # the report less its wall-clock rows
-        lines = (tmp_path / name / "report.md").read_text().splitlines()
+    def timeless(out: Path) -> list[str]:  # the report less its wall-clock rows
+        lines = (out / "report.md").read_text().splitlines()
         return [x for x in lines if not x.startswith(("| run time ", "| date ", "| runs "))]
 
-    assert timeless("one") == timeless("two")
-    assert all(f"plots/{n}" in "\n".join(timeless("two")) for n in drawn)
+    assert timeless(one_dir) == timeless(two_dir)
+    assert all(f"plots/{n}" in "\n".join(timeless(two_dir)) for n in drawn)
+
+
+def test_no_plots_draws_nothing_and_changes_nothing_else(small_drawn: Path, tmp_path: Path) -> None:
+    assert _bare(SMALL_FILE, tmp_path / "without", "--jobs", "1", "--replications", "2") == 0
+    assert list((small_drawn / "plots").glob("*.png"))
+    assert not (tmp_path / "without" / "plots").exists()
+    for name in ("summary.json", "summary.csv", "report.html"):
+        with_plots = (small_drawn / name).read_bytes()
+        assert with_plots == (tmp_path / "without" / name).read_bytes(), name
+    assert "plots/" in (small_drawn / "report.md").read_text()
+    assert "plots/" not in (tmp_path / "without" / "report.md").read_text()
 
 
 @pytest.mark.slow  # 4 s; test_summary_identical_with_one_and_two_jobs covers --jobs in the suite
@@ -110,25 +121,13 @@ def test_a_pool_draws_every_figure_once() -> None:
     assert sorted(RUN_FIGURES + SUMMARY_FIGURES) == sorted(FIGURES)
 
 
-def test_no_plots_draws_nothing_and_changes_nothing_else(small: Path, tmp_path: Path) -> None:
-    assert _compare(small, tmp_path / "with", "--jobs", "1", "--replications", "1") == 0
-    assert _bare(small, tmp_path / "without", "--jobs", "1", "--replications", "1") == 0
-    assert list((tmp_path / "with" / "plots").glob("*.png"))
-    assert not (tmp_path / "without" / "plots").exists()
-    for name in ("summary.json", "summary.csv", "report.html"):
-        with_plots = (tmp_path / "with" / name).read_bytes()
-        assert with_plots == (tmp_path / "without" / name).read_bytes(), name
-    assert "plots/" in (tmp_path / "with" / "report.md").read_text()
-    assert "plots/" not in (tmp_path / "without" / "report.md").read_text()
-
-
 def test_summary_identical_on_a_dask_local_cluster(small: Path, tmp_path: Path) -> None:
     distributed = pytest.importorskip("distributed")
     assert _bare(small, tmp_path / "local", "--jobs", "1") == 0
     with distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
     ) as cluster:
-        code = _compare(
+        code = _bare(
             small,
             tmp_path / "dask",
             "--executor",
@@ -184,9 +183,14 @@ def test_resume_runs_only_the_missing_runs(tmp_path: Path) -> None:
     scenario = load_scenario(file)
     loaded, _ = load_points(file, scenario, expand(scenario, []))
     handle = make_executor("local", 1)
-    outcome = run_compare(
-        scenario, loaded, ["dijkstra", "resilient"], 2, out, handle, on_record=records.append
-    )
+
+    def resume() -> Outcome:
+        return run_compare(
+            scenario, loaded, ["dijkstra", "resilient"], 2, out, handle,
+            on_record=records.append, plots=False,
+        )  # fmt: skip
+
+    outcome = resume()
     assert sorted(r.key for r in records) == ["p0/dijkstra/rep-0", "p1/resilient/rep-1"]
     assert outcome.skipped == 6
     after = _mtimes(out)
@@ -196,9 +200,7 @@ def test_resume_runs_only_the_missing_runs(tmp_path: Path) -> None:
     assert (out / "summary.json").read_bytes() != b""
     # a third run does nothing, and the summary is what it was before the kill
     records.clear()
-    outcome = run_compare(
-        scenario, loaded, ["dijkstra", "resilient"], 2, out, handle, on_record=records.append
-    )
+    outcome = resume()
     assert records == [] and outcome.skipped == 8
     assert (out / "summary.json").read_bytes() == summary_before
 
@@ -245,6 +247,7 @@ def test_a_crashed_replication_is_recorded_and_the_others_complete(
         out,
         make_executor("local", 1),
         hook=_crash_on_rep_1,
+        plots=False,
     )
     errors = outcome.summary["errors"]
     assert len(errors) == 1
@@ -333,6 +336,9 @@ def test_gateway_failover_separates_resilient_from_dijkstra(tmp_path: Path) -> N
             "--quiet",
             "--routers",
             "dijkstra,resilient",
+            "--replications",
+            "3",
+            "--no-plots",
             "--jobs",
             str(min(2, os.cpu_count() or 1)),
         ]

@@ -36,24 +36,16 @@ ROUTERS = ["dijkstra", "resilient"]
 REPLICATIONS = 2
 
 
-@pytest.fixture(scope="module")
-def drawn(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A small compare whose figures this process drew."""
-    out = tmp_path_factory.mktemp("figures") / "inline"
-    scenario = load_scenario(SMALL)
-    loaded, _ = load_points(SMALL, scenario, expand(scenario, []))
-    run_compare(scenario, loaded, ROUTERS, REPLICATIONS, out, make_executor("local", 1))
-    return out
-
-
 def _pngs(base: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted((base / "plots").glob("*.png"))}
 
 
 @pytest.mark.parametrize("pool", ["run pool", "drawing pool"])
-def test_a_pool_draws_the_bytes_this_process_draws(drawn: Path, tmp_path: Path, pool: str) -> None:
+def test_a_pool_draws_the_bytes_this_process_draws(
+    small_drawn: Path, tmp_path: Path, pool: str
+) -> None:
     base = tmp_path / "again"
-    shutil.copytree(drawn, base)
+    shutil.copytree(small_drawn, base)
     shutil.rmtree(base / "plots")
     scenario = load_scenario(SMALL)
     points = load_points(SMALL, scenario, expand(scenario, []))[0]
@@ -68,7 +60,7 @@ def test_a_pool_draws_the_bytes_this_process_draws(drawn: Path, tmp_path: Path, 
         paths = drawing.paths()
     finally:
         handle.close()
-    expected = _pngs(drawn)
+    expected = _pngs(small_drawn)
     assert len(expected) == 6
     assert [p.name for p in paths] == [
         f"{n}.png"
@@ -87,51 +79,64 @@ def test_a_drawing_pool_needs_two_jobs_and_forks_no_more_drawers_than_figures_at
         pool.terminate()
 
 
-def test_the_drawing_pool_imports_matplotlib_before_its_first_task() -> None:
-    # in a fresh interpreter, where nothing imported matplotlib: the workers did it in
-    # their initializer (before the task ran), this process never did
-    code = (
-        "import sys\n"
-        "from sim.experiments.figures import drawing_pool\n"
-        "def loaded():\n"
-        "    return 'matplotlib' in sys.modules and 'sim.experiments.plots' in sys.modules\n"
-        "pool = drawing_pool(2)\n"
-        "print(pool.executor.submit(loaded).result(), 'matplotlib' in sys.modules)\n"
-        "pool.close()\n"
-    )
+#: Run in a fresh interpreter, where nothing imported matplotlib nor the engine: what this
+#: process holds before and after it forks a drawing pool, and what a drawer holds when
+#: its first task runs.
+_FRESH_DRAWERS = """
+import json, sys
+from sim.experiments.figures import drawing_pool
+HEAVY = ('sim.engine', 'sim.scenario', 'sim.experiments.runner', 'pydantic', 'scipy')
+def held():
+    return {
+        'heavy': sorted(m for m in HEAVY if m in sys.modules),
+        'matplotlib': 'matplotlib' in sys.modules and 'sim.experiments.plots' in sys.modules,
+    }
+before = held()
+pool = drawing_pool(2)
+drawer = pool.executor.submit(held).result()
+print(json.dumps({'before': before, 'drawer': drawer, 'after': held()}))
+pool.close()
+"""
+
+
+@pytest.fixture(scope="module")
+def fresh_drawers() -> dict[str, Any]:
+    """What :data:`_FRESH_DRAWERS` prints (one interpreter for the tests below)."""
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+        [sys.executable, "-c", _FRESH_DRAWERS],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
     )
-    assert out.stdout.split() == ["True", "False"]
+    seen: dict[str, Any] = json.loads(out.stdout)
+    return seen
 
 
-def test_the_drawers_fork_and_draw_without_the_engine_or_the_scenario_model() -> None:
+def test_the_drawing_pool_imports_matplotlib_before_its_first_task(
+    fresh_drawers: dict[str, Any],
+) -> None:
+    # the workers did it in their initializer (before the task ran), this process never did
+    assert fresh_drawers["drawer"]["matplotlib"] is True
+    assert fresh_drawers["after"]["matplotlib"] is False
+
+
+def test_the_drawers_fork_and_draw_without_the_engine_or_the_scenario_model(
+    fresh_drawers: dict[str, Any],
+) -> None:
     # forked before this process imports them, the drawers import matplotlib alone (on
     # the core the engine's import leaves idle) and never the engine, even to draw
-    code = (
-        "import sys\n"
-        "from sim.experiments.figures import drawing_pool\n"
-        "HEAVY = ('sim.engine', 'sim.scenario', 'sim.experiments.runner', 'pydantic', 'scipy')\n"
-        "def heavy():\n"
-        "    return sorted(m for m in HEAVY if m in sys.modules)\n"
-        "print(heavy())\n"
-        "pool = drawing_pool(2)\n"
-        "print(pool.executor.submit(heavy).result())\n"
-        "pool.close()\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
-    )
-    assert out.stdout.splitlines() == ["[]", "[]"]
+    assert fresh_drawers["before"]["heavy"] == []
+    assert fresh_drawers["drawer"]["heavy"] == []
 
 
-def test_the_mesh_figure_needs_the_scene_mesh(drawn: Path, tmp_path: Path) -> None:
+def test_the_mesh_figure_needs_the_scene_mesh(small_drawn: Path, tmp_path: Path) -> None:
     scenario = load_scenario(SMALL)
     first = Point(None, {})
     bare = Scene.of(scenario, mesh=False)
     assert bare.mesh is None and bare.duration == float(scenario.duration)
     with pytest.raises(ValueError, match="the mesh figure needs the scene's mesh"):
-        draw(drawn, {}, first, bare, ROUTERS, REPLICATIONS, False, ("mesh",))
+        draw(small_drawn, {}, first, bare, ROUTERS, REPLICATIONS, False, ("mesh",))
 
 
 def test_the_sketch_is_the_scenario_agents_links_and_routers() -> None:

@@ -51,6 +51,16 @@ def test_a_held_folder_is_refused_naming_the_holder(tmp_path: Path) -> None:
         pass
 
 
+@pytest.fixture(scope="module")
+def clean_summary(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """summary.json of the small mesh at 6 replications, compared alone in its own folder:
+    what a compare that queued behind or refused another must leave."""
+    base = tmp_path_factory.mktemp("clean")
+    (base / "small.yaml").write_text(SMALL, encoding="utf-8")
+    assert compare(base / "small.yaml", base / "out", "--replications", "6") == 0
+    return (base / "out" / "summary.json").read_bytes()
+
+
 def _holding(small: Path, out: Path) -> subprocess.Popen[bytes]:
     """A ``compare`` subprocess, returned once it holds ``out``'s lock."""
     proc = subprocess.Popen(
@@ -67,6 +77,7 @@ def _holding(small: Path, out: Path) -> subprocess.Popen[bytes]:
             "1",
             "--replications",
             "6",
+            "--no-plots",
         ],
         cwd=REPO,
         stdout=subprocess.PIPE,
@@ -84,7 +95,7 @@ def _holding(small: Path, out: Path) -> subprocess.Popen[bytes]:
 
 
 def test_a_second_compare_into_a_busy_folder_exits_2_and_the_first_completes(
-    small: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    small: Path, tmp_path: Path, clean_summary: bytes, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "shared"
     first = _holding(small, out)
@@ -94,12 +105,11 @@ def test_a_second_compare_into_a_busy_folder_exits_2_and_the_first_completes(
     assert "--wait" in err
     _, first_err = first.communicate(timeout=300)
     assert first.returncode == 0, first_err.decode()
-    assert compare(small, tmp_path / "clean", "--replications", "6") == 0
-    assert (out / "summary.json").read_bytes() == (tmp_path / "clean" / "summary.json").read_bytes()
+    assert (out / "summary.json").read_bytes() == clean_summary
 
 
 def test_wait_queues_behind_the_holder_and_reuses_its_runs(
-    small: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    small: Path, tmp_path: Path, clean_summary: bytes, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "shared"
     first = _holding(small, out)
@@ -109,8 +119,7 @@ def test_wait_queues_behind_the_holder_and_reuses_its_runs(
     assert "0 run(s) done, 12 reused, 0 failed" in captured.out
     first.communicate(timeout=300)
     assert first.returncode == 0
-    assert compare(small, tmp_path / "clean", "--replications", "6") == 0
-    assert (out / "summary.json").read_bytes() == (tmp_path / "clean" / "summary.json").read_bytes()
+    assert (out / "summary.json").read_bytes() == clean_summary
 
 
 def test_a_damaged_run_is_redone_and_named(
@@ -232,6 +241,7 @@ def test_compare_onto_a_really_full_disk(small: Path, tiny_disk: Path) -> None:
             "--quiet",
             "--jobs",
             "2",
+            "--no-plots",
         ],
         cwd=REPO,
         capture_output=True,

@@ -109,7 +109,8 @@ def _files(base: Path) -> dict[str, bytes]:
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_compare_runs_are_the_bytes_of_run(outages: Path, tmp_path: Path, jobs: str) -> None:
     out = tmp_path / "cmp"
-    assert main(["compare", str(outages), "--out", str(out), "--quiet", "--jobs", jobs]) == 0
+    argv = ["compare", str(outages), "--out", str(out), "--quiet", "--no-plots"]
+    assert main([*argv, "--jobs", jobs]) == 0
     scenario = load_scenario(outages)
     for router in ("dijkstra", "resilient"):
         for rep in (0, 1):

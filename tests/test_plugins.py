@@ -8,10 +8,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from plugin_commands import EXAMPLE, REPO, assert_one_error, sim
 
+from sim.cli import main
 from sim.mesh import ProtocolGraph, RouterError, make_router
 from sim.mesh.routing import DijkstraRouter
 from sim.scenario import ScenarioError, load_scenario, parse_scenario
@@ -20,39 +22,35 @@ SCENARIO = EXAMPLE / "scenario.yaml"
 AVOIDED = "gw1"
 
 
-# --- the example package, in a subprocess --------------------------------------------------
+# --- the example package on the path: in this process (its pool forks), and in `python -m sim`
 
 
-def test_route_avoids_the_agent_its_edge_cost_hides() -> None:
+@pytest.fixture
+def on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The example package importable in this process (and the pool workers it forks), as
+    PYTHONPATH makes it for ``python -m sim`` (the tests below that start one)."""
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+
+
+def _route(capsys: pytest.CaptureFixture[str], target: str, router: str) -> dict[str, Any]:
+    capsys.readouterr()
+    code = main(
+        ["route", str(SCENARIO), "--from", "planner", "--to", target, "--router", router, "--json"]
+    )
+    done = capsys.readouterr()
+    assert code == 0, done.err
+    route: dict[str, Any] = json.loads(done.out)
+    return route
+
+
+@pytest.mark.usefixtures("on_path")
+def test_route_avoids_the_agent_its_edge_cost_hides(capsys: pytest.CaptureFixture[str]) -> None:
     for target in ("tickets", "accounts", "book_train"):
-        done = sim(
-            "route",
-            str(SCENARIO),
-            "--from",
-            "planner",
-            "--to",
-            target,
-            "--router",
-            "detour",
-            "--json",
-        )
-        assert done.returncode == 0, done.stderr
-        route = json.loads(done.stdout)
+        route = _route(capsys, target, "detour")
         assert route["router"] == "detour"
         assert AVOIDED not in route["path"] and route["path"][0] == "planner"
     # dijkstra on the same mesh goes through gw1: the plug-in changed the route
-    done = sim(
-        "route",
-        str(SCENARIO),
-        "--from",
-        "planner",
-        "--to",
-        "tickets",
-        "--router",
-        "dijkstra",
-        "--json",
-    )
-    assert AVOIDED in json.loads(done.stdout)["path"]
+    assert AVOIDED in _route(capsys, "tickets", "dijkstra")["path"]
 
 
 def test_plan_lists_the_plugin_beside_the_built_in_routers() -> None:
@@ -65,30 +63,16 @@ def test_plan_lists_the_plugin_beside_the_built_in_routers() -> None:
     assert "planner -" in detour and AVOIDED not in detour
 
 
+@pytest.mark.usefixtures("on_path")
 def test_run_and_compare_with_the_plugin(tmp_path: Path) -> None:
-    done = sim(
-        "run",
-        str(SCENARIO),
-        "--router",
-        "detour",
-        "--replications",
-        "1",
-        "--set",
-        "duration=600",
-        "--out",
-        str(tmp_path / "run"),
-    )
-    assert done.returncode == 0, done.stderr
+    argv = ["run", str(SCENARIO), "--router", "detour", "--replications", "1", "--quiet"]
+    assert main([*argv, "--out", str(tmp_path / "run")]) == 0
     metrics = json.loads((tmp_path / "run" / "detour" / "rep-0" / "metrics.json").read_text())
     assert metrics["router"] == "detour" and metrics["hops_by_link"]
     assert not [link for link in metrics["hops_by_link"] if AVOIDED in link.split("|")]
     out = tmp_path / "compare"
-    done = sim(
-        "compare",
-        str(SCENARIO),
-        *("--replications", "1", "--jobs", "2", "--set", "duration=600", "--out", str(out)),
-    )
-    assert done.returncode == 0, done.stderr
+    argv = ["compare", str(SCENARIO), "--replications", "1", "--jobs", "2", "--quiet"]
+    assert main([*argv, "--no-plots", "--out", str(out)]) == 0  # the workers run detour too
     summary = json.loads((out / "summary.json").read_text())
     assert summary["routers"] == ["dijkstra", "resilient", "detour"]
     used: dict[str, set[str]] = {}

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from sim.cli import main
 from sim.mesh import (
     Agent,
     BfsRouter,
@@ -367,27 +368,38 @@ def test_route_cache_per_key_and_invalidation() -> None:
 
 # --- determinism --------------------------------------------------------------------------
 
-_SCRIPT = r"""
+
+def _route_calls(scenario: str, big: str) -> list[list[str]]:
+    """``route`` command lines (less ``route`` and ``--json``) on the shipped scenario and on
+    :func:`_big_scenario`: every router, down sets, protocols, a capability target."""
+    shipped_down = ["--down", "gw1,accounts~gw2", "--protocol", "A2A", "--to-protocol", "MCP"]
+    big_down = ["--protocol", "A2A", "--down", "n5,n6,n1~n2"]
+    calls = []
+    for router in ("dijkstra", "bfs", "resilient", "semantic"):
+        for a, b in (("planner", "tickets"), ("planner", "accounts"), ("tickets", "planner")):
+            calls.append([scenario, "--from", a, "--to", b, "--router", router])
+        calls.append([scenario, "--from", "planner", "--to", "tickets", "--router", router])
+        calls[-1] += shipped_down
+    calls.append([scenario, "--from", "planner", "--to", "train_booking", "--router", "semantic"])
+    for router in ("dijkstra", "bfs", "resilient"):
+        for a, b in (("n0", "n199"), ("n42", "n3")):
+            calls.append([big, "--from", a, "--to", b, "--router", router])
+        calls.append([big, "--from", "n17", "--to", "n150", "--router", router, *big_down])
+    calls.append([big, "--from", "n0", "--to", "route_planning", "--router", "semantic"])
+    calls[-1] += ["--down", "n10"]
+    return calls
+
+
+#: Prints its hash seed's hash of a string, then runs ``route`` for each command line of
+#: the JSON list in the file ``argv[1]``, printing each exit code after the command's output.
+_ROUTES = r"""
 import json, sys
 from sim.cli import main
-scenario, big = sys.argv[1], sys.argv[2]
-calls = []
-for router in ("dijkstra", "bfs", "resilient", "semantic"):
-    for a, b in (("planner", "tickets"), ("planner", "accounts"), ("tickets", "planner")):
-        calls.append([scenario, "--from", a, "--to", b, "--router", router])
-    calls.append([scenario, "--from", "planner", "--to", "tickets", "--router", router,
-                  "--down", "gw1,accounts~gw2", "--protocol", "A2A", "--to-protocol", "MCP"])
-calls.append([scenario, "--from", "planner", "--to", "train_booking", "--router", "semantic"])
-for router in ("dijkstra", "bfs", "resilient"):
-    for a, b in (("n0", "n199"), ("n42", "n3")):
-        calls.append([big, "--from", a, "--to", b, "--router", router])
-    calls.append([big, "--from", "n17", "--to", "n150", "--router", router, "--protocol", "A2A",
-                  "--down", "n5,n6,n1~n2"])
-calls.append([big, "--from", "n0", "--to", "route_planning", "--router", "semantic",
-              "--down", "n10"])
+print(hash("protomesh"), flush=True)
+with open(sys.argv[1], encoding="utf-8") as f:
+    calls = json.load(f)
 for call in calls:
-    code = main(["route", *call, "--json"])
-    print(code, flush=True)
+    print(main(["route", *call, "--json"]), flush=True)
 """
 
 
@@ -427,24 +439,35 @@ def _big_scenario(n: int = 200, seed: int = 11) -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_routes_do_not_depend_on_hash_seed(tmp_path: Path) -> None:
+def test_routes_do_not_depend_on_hash_seed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same lines and exit codes in a process with PYTHONHASHSEED=0 (12345 where this
+    one has 0) as in this process, whose strings hash differently (checked)."""
     big = tmp_path / "big.yaml"
     big.write_text(_big_scenario())
     load_scenario(big)  # valid
-    runs = [
-        subprocess.Popen(
-            [sys.executable, "-c", _SCRIPT, str(SHIPPED), str(big)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**os.environ, "PYTHONHASHSEED": seed},
-            cwd=ROOT,
-        )
-        for seed in ("0", "12345")
-    ]
-    outputs = [run.communicate(timeout=120) for run in runs]
-    assert [run.returncode for run in runs] == [0, 0], outputs
-    assert outputs[0] == outputs[1]
-    routes = [json.loads(line) for line in outputs[0][0].splitlines() if line.startswith("{")]
+    calls = _route_calls(str(SHIPPED), str(big))
+    (tmp_path / "calls.json").write_text(json.dumps(calls), encoding="utf-8")
+    seed = "12345" if os.environ.get("PYTHONHASHSEED") == "0" else "0"
+    other = subprocess.Popen(
+        [sys.executable, "-c", _ROUTES, str(tmp_path / "calls.json")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONHASHSEED": seed},
+        cwd=ROOT,
+    )
+    capsys.readouterr()
+    print(hash("protomesh"), flush=True)
+    for call in calls:
+        print(main(["route", *call, "--json"]), flush=True)
+    here = capsys.readouterr()
+    there_out, there_err = other.communicate(timeout=120)
+    assert other.returncode == 0, there_err
+    mine, theirs = here.out.split("\n", 1), there_out.split("\n", 1)
+    assert mine[0] != theirs[0]  # the two hash seeds differ
+    assert (mine[1], here.err) == (theirs[1], there_err)
+    routes = [json.loads(line) for line in mine[1].splitlines() if line.startswith("{")]
     assert len(routes) >= 20
     assert {r["router"] for r in routes} == {"dijkstra", "bfs", "resilient", "semantic"}

@@ -101,7 +101,7 @@ def test_estimation_stops_at_the_first_prefix_whose_interval_is_narrow_enough(
     approval: Scenario,
 ) -> None:
     job = _job(approval)
-    rule = Rule(confidence=0.99, width=0.05)
+    rule = Rule(confidence=0.99, width=0.08)  # about 230 runs (test_cli_smc: width 0.05)
     (paid, _) = estimate(job, ["dijkstra"], rule, make_executor("local", 1))
     verdicts = [v[0] for v in run_batch(job, ("dijkstra",), 0, paid.runs)["dijkstra"]]
     k = 0
@@ -109,12 +109,12 @@ def test_estimation_stops_at_the_first_prefix_whose_interval_is_narrow_enough(
         k += ok
         lo, hi = clopper_pearson(k, n, 0.99)
         if n >= 2 and n < paid.runs:
-            assert (hi - lo) / 2 > 0.05, f"should have stopped at {n}"
+            assert (hi - lo) / 2 > 0.08, f"should have stopped at {n}"
     assert k == paid.satisfied
     lo, hi = paid.interval
-    assert (hi - lo) / 2 <= 0.05 and lo <= 0.7 <= hi
+    assert (hi - lo) / 2 <= 0.08 and lo <= 0.7 <= hi
     assert paid.stopped == "width"
-    assert abs(paid.runs - planned_runs(0.7, 0.05, 0.99)) < 0.15 * paid.runs
+    assert abs(paid.runs - planned_runs(0.7, 0.08, 0.99)) < 0.15 * paid.runs
     assert paid.first_violation == verdicts.index(False)
 
 
@@ -150,7 +150,7 @@ def test_routers_share_the_seeds(approval: Scenario) -> None:
 
 def test_the_result_does_not_depend_on_jobs_or_batch(approval: Scenario) -> None:
     job = _job(approval)
-    rule = Rule(width=0.06)
+    rule = Rule(width=0.1)  # about 90 runs: 13 batches of 7, 2 of 64
     one = estimate(job, ["dijkstra"], rule, make_executor("local", 1), batch=7)
     pool = make_executor("local", 2)
     try:

@@ -21,7 +21,7 @@ def test_smc_stops_cleanly_on_a_signal(sig: int) -> None:
     proc = start(argv, marker)
     # the parent and its two pool workers are up (and the workers are computing)
     assert wait_until(lambda: len(marked(marker)) >= 3, 60), "the pool never started"
-    time.sleep(1.0)
+    time.sleep(0.5)  # the workers take their first batch at once: half a second in it
     proc.send_signal(sig)
     stdout, stderr = proc.communicate(timeout=30)
     assert wait_until(lambda: not marked(marker), 5), f"left behind: {marked(marker)}"

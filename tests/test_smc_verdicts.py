@@ -51,7 +51,7 @@ def test_run_stores_each_propertys_verdict_and_the_executions_decide_it(
 def test_compare_summarises_violations_per_1000_scopes_and_the_report_names_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["compare", APPROVAL, "--replications", "6", "--jobs", "1", "--quiet"]
+    argv = ["compare", APPROVAL, "--replications", "6", "--jobs", "1", "--quiet", "--no-plots"]
     assert main([*argv, "--routers", "dijkstra", "--out", str(tmp_path)]) == 0
     summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
     stats = summary["results"][0]["metrics"]

@@ -66,7 +66,11 @@ runpy.run_module("sim", run_name="__main__", alter_sys=True)
 """
 
 
-def _imported(args: list[str], tmp_path: Path) -> tuple[set[str], subprocess.CompletedProcess[str]]:
+#: The modules a command imported, and how it ended.
+Imported = tuple[set[str], subprocess.CompletedProcess[str]]
+
+
+def _imported(args: list[str], tmp_path: Path) -> Imported:
     """The modules ``python -m sim ARGS`` has imported when it exits."""
     out = tmp_path / "modules.json"
     done = subprocess.run(
@@ -86,8 +90,12 @@ def _heavy(modules: set[str]) -> set[str]:
 
 
 def _assert_imports(command: str, args: list[str], tmp_path: Path, exit_code: int) -> None:
-    modules, done = _imported(args, tmp_path)
-    assert done.returncode == exit_code, f"`{' '.join(args)}`: {done.stderr}"
+    _assert_allowed(command, _imported(args, tmp_path), exit_code)
+
+
+def _assert_allowed(command: str, imported: Imported, exit_code: int) -> None:
+    modules, done = imported
+    assert done.returncode == exit_code, f"`{command}`: {done.stderr}"
     heavy = _heavy(modules)
     extra = sorted(heavy - ALLOWED[command])
     assert not extra, f"`{command}` imports {', '.join(extra)}, which it does not need"
@@ -99,26 +107,29 @@ def _assert_imports(command: str, args: list[str], tmp_path: Path, exit_code: in
 
 @pytest.fixture(scope="module")
 def trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A short run's trace of the default scenario."""
+    """A short run's trace of the default scenario (made in this process: only the
+    commands whose imports are counted run in a fresh interpreter)."""
+    from sim.engine import run_replication
+    from sim.scenario import load_scenario
+
     out = tmp_path_factory.mktemp("run")
-    run = ["run", SCENARIO, "--router", "dijkstra", "--replications", "1"]
-    done = subprocess.run(
-        [sys.executable, "-m", "sim", *run, "--set", "duration=60", "--out", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return out / "dijkstra" / "rep-0" / "trace.jsonl"
+    scenario = load_scenario(ROOT / SCENARIO).model_copy(update={"duration": 60.0})
+    run_replication(scenario, "dijkstra", 0, out)
+    return out / "trace.jsonl"
+
+
+@pytest.fixture(scope="module")
+def validated(tmp_path_factory: pytest.TempPathFactory) -> Imported:
+    """What ``validate SCENARIO`` imports (one interpreter for the two tests reading it)."""
+    return _imported(["validate", SCENARIO], tmp_path_factory.mktemp("validate"))
 
 
 def test_help_imports_nothing_heavy(tmp_path: Path) -> None:
     _assert_imports("--help", ["--help"], tmp_path, 0)
 
 
-def test_validate_imports_only_the_loader(tmp_path: Path) -> None:
-    _assert_imports("validate", ["validate", SCENARIO], tmp_path, 0)
+def test_validate_imports_only_the_loader(validated: Imported) -> None:
+    _assert_allowed("validate", validated, 0)
 
 
 def test_route_imports_the_loader_and_the_routers(tmp_path: Path) -> None:
@@ -150,8 +161,8 @@ def test_a_lazy_package_resolves_every_public_name(package: str) -> None:
         module.__getattr__("no_such_name")
 
 
-def test_validate_loads_only_the_calculus_it_needs(tmp_path: Path) -> None:
-    modules, _ = _imported(["validate", SCENARIO], tmp_path)
+def test_validate_loads_only_the_calculus_it_needs(validated: Imported) -> None:
+    modules, _ = validated
     unused = sorted(
         m for m in ("sim.calculus.bisim", "sim.calculus.phi", "sim.properties") if m in modules
     )
