@@ -27,7 +27,7 @@ import io
 import json
 import random
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -204,10 +204,14 @@ class Mutant:
         return f"{self.scenario}:{self.mutator}:{self.seed}"
 
 
-def mutants(count: int, seed: int, start: int = 0) -> Iterator[Mutant]:
+def mutants(
+    count: int, seed: int, start: int = 0, texts: Mapping[str, str] | None = None
+) -> Iterator[Mutant]:
     """Mutants ``start`` .. ``count``-1, round-robin over every shipped scenario and every
-    mutator (mutant ``i`` depends on ``seed`` and ``i`` only)."""
-    texts = {p.name: p.read_text(encoding="utf-8") for p in SCENARIOS}
+    mutator (mutant ``i`` depends on ``seed`` and ``i`` only); ``texts`` (file name → text)
+    replaces the shipped files' texts."""
+    if texts is None:
+        texts = {p.name: p.read_text(encoding="utf-8") for p in SCENARIOS}
     names = list(MUTATORS)
     for i in range(start, count):
         scenario = SCENARIOS[i % len(SCENARIOS)].name

@@ -4,6 +4,7 @@ Stops are armed first, before the command line loads (docs/experiments.md#signal
 on, SIGINT or SIGTERM ends the command with one line and exit 130 or 143.
 """
 
+from sim.longlived import long_lived
 from sim.processes import Stopped, ignore_signals, stop_on_signals_from_now
 
 
@@ -14,7 +15,8 @@ def run() -> None:
 
     try:
         stop_on_signals_from_now()
-        from sim.cli import main
+        with long_lived():  # the command line's modules: kept to the end
+            from sim.cli import main
 
         code = main()
     except Stopped as stopped:  # outside the command's handler: while the line loads

@@ -3,7 +3,6 @@ plus the MCP vs MCP+ claim and the command line's exit codes and bad-input messa
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -70,9 +69,9 @@ def test_unmutated_trace_passes_every_check(
 
 
 def test_drop_approve_fails_write_approval(
-    train_trace: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    train_copy: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    events = copy.deepcopy(train_trace)
+    events = train_copy
     i = next(
         k
         for k, e in enumerate(events)
@@ -94,9 +93,9 @@ def test_drop_approve_fails_write_approval(
 
 
 def test_swap_required_tasks_fails_requires_order(
-    train_trace: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    train_copy: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    events = copy.deepcopy(train_trace)
+    events = train_copy
     # an instance that booked: move its check_balance task after its book task
     book = next(e for e in events if e["label"] == "execute" and e["tool"] == "book_train")
     inst = book["inst"]
@@ -117,11 +116,11 @@ PROTOCOL = {"call", "validate", "approve", "deny", "execute", "result", "error",
 
 
 def test_both_exclusive_tools_fail_exclusive(
-    train_trace: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    train_copy: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A whole, LTS-valid and approved invocation of print_ticket beside the instance's
     send_ticket: only ``exclusive`` fails."""
-    events = copy.deepcopy(train_trace)
+    events = train_copy
     send = next(e for e in events if e["label"] == "execute" and e["tool"] == "send_ticket")
     mine = [e for e in events if e["inv"] == send["inv"] and e["label"] in PROTOCOL]
     last = max(k for k, e in enumerate(events) if e is mine[-1])
@@ -139,9 +138,9 @@ def test_both_exclusive_tools_fail_exclusive(
 
 
 def test_removed_retry_fails_recovery(
-    train_trace: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    train_copy: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    events = copy.deepcopy(train_trace)
+    events = train_copy
     k = next(k for k, e in enumerate(events) if e["label"] == "retry")
     error = events[k - 1]
     assert error["label"] == "error" and error["inv"] == events[k]["inv"]
@@ -156,9 +155,9 @@ def test_removed_retry_fails_recovery(
 
 
 def test_execute_without_validate_fails_lts(
-    train_trace: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    train_copy: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    events = copy.deepcopy(train_trace)
+    events = train_copy
     k, call = next(
         (k, e)
         for k, e in enumerate(events)
@@ -176,9 +175,9 @@ def test_execute_without_validate_fails_lts(
 
 
 def test_deleted_deliver_fails_conservation(
-    train_trace: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    train_copy: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    events = copy.deepcopy(train_trace)
+    events = train_copy
     k, deliver = next((k, e) for k, e in enumerate(events) if e["label"] == "deliver")
     send = next(
         e for e in events if e["label"] == "send" and e["detail"]["msg"] == deliver["detail"]["msg"]
@@ -194,9 +193,9 @@ def test_deleted_deliver_fails_conservation(
 
 
 def test_hop_in_missing_protocol_fails_route_validity(
-    train_trace: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    train_copy: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    events = copy.deepcopy(train_trace)
+    events = train_copy
     hop = next(
         e
         for e in events
@@ -212,8 +211,8 @@ def test_hop_in_missing_protocol_fails_route_validity(
     assert "does not carry MCP" in v["first"]["message"]
 
 
-def test_hop_from_a_down_node_fails_route_validity(train_trace: Events) -> None:
-    events = copy.deepcopy(train_trace)
+def test_hop_from_a_down_node_fails_route_validity(train_copy: Events) -> None:
+    events = train_copy
     down = next(k for k, e in enumerate(events) if e["label"] == "node_down")
     node = events[down]["agent"]
     hop = next(e for e in events[down:] if e["label"] == "hop")
@@ -345,8 +344,8 @@ def test_swapped_lines_exit_2_on_time_and_on_seq(
     train_trace: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     k = next(k for k in range(1, len(train_trace)) if train_trace[k]["t"] > train_trace[k - 1]["t"])
-    events = copy.deepcopy(train_trace)
-    events[k - 1], events[k] = events[k], events[k - 1]
+    events = list(train_trace)  # the two swapped events copied: the rest is only read
+    events[k - 1], events[k] = dict(events[k]), dict(events[k - 1])
     # seq swapped back: only the time order is broken
     events[k - 1]["seq"], events[k]["seq"] = events[k]["seq"], events[k - 1]["seq"]
     code, err = _check_err(tmp_path, events, capsys)
@@ -355,8 +354,8 @@ def test_swapped_lines_exit_2_on_time_and_on_seq(
     assert f"trace.jsonl:{k + 1}: not in time order: {lateness}" in err, err
     assert repr(train_trace[k]["t"]) in err
     # an equal time is in order; a repeated seq is not
-    events = copy.deepcopy(train_trace[:10])
-    events[5]["seq"] = events[4]["seq"]
+    events = train_trace[:10]
+    events[5] = {**events[5], "seq": events[4]["seq"]}
     code, err = _check_err(tmp_path, events, capsys)
     assert code == 2
     assert "trace.jsonl:6: not in time order: `seq`" in err, err
@@ -365,7 +364,7 @@ def test_swapped_lines_exit_2_on_time_and_on_seq(
 def test_inserted_event_with_a_foreign_seq_is_bad_input(
     train_trace: Events, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    events = copy.deepcopy(train_trace)
+    events = list(train_trace)  # a new event inserted: the others are only read
     events.insert(3, {**events[3], "seq": 10**9})
     code, err = _check_err(tmp_path, events, capsys)
     assert code == 2

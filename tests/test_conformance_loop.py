@@ -9,6 +9,7 @@ them when a check that reports them fails), as ``check_trace`` reads a trace fil
 from __future__ import annotations
 
 import copy
+import json
 import random
 from pathlib import Path
 from typing import Any
@@ -60,9 +61,8 @@ class _Seen:
 
 
 def _run(
-    events: Events, truth: Truth, fuse: bool, beside: bool = True, keep: bool = True
+    lines: list[bytes], truth: Truth, fuse: bool, beside: bool = True, keep: bool = True
 ) -> tuple[Any, list[Verdict], Any]:
-    lines = [encode_event(e) for e in events]
     blocks = [lines[i : i + 97] for i in range(0, len(lines), 97)]
     # fused, the scenario's names are interned (a line naming another is read plainly)
     decode = interning_decoder(known_values(truth)) if fuse else None
@@ -80,14 +80,15 @@ def _run(
 
 
 def _same(events: Events, truth: Truth) -> list[Verdict]:
+    lines = [encode_event(e) for e in events]
     for beside in (True, False):  # with a consumer beside the checks, and without
-        fused = _run(events, truth, fuse=True, beside=beside)
-        alone = _run(events, truth, fuse=False, beside=beside)
+        fused = _run(lines, truth, fuse=True, beside=beside)
+        alone = _run(lines, truth, fuse=False, beside=beside)
         assert fused[0] == alone[0]
         for f, a in zip(fused[1], alone[1], strict=True):
             assert f == a, f.name
         assert fused[2] == alone[2]
-    lazy = _run(events, truth, fuse=True, beside=False, keep=False)
+    lazy = _run(lines, truth, fuse=True, beside=False, keep=False)
     assert lazy[0] == alone[0]
     assert lazy[1] == alone[1]  # the same verdicts and counterexamples, without histories
     return fused[1]
@@ -115,7 +116,7 @@ def test_fused_and_alone_agree_on_each_mutation(
 def _damage(events: Events, rng: random.Random, n: int) -> Events:
     """``n`` random changes: lines dropped, doubled, swapped, relabelled, moved to another
     invocation, tool, message, node or instance; outages inserted."""
-    out = copy.deepcopy(events)
+    out: Events = json.loads(json.dumps(events))  # a deep copy, 3x faster than deepcopy
     tools = [*sorted({e["tool"] for e in out if e.get("tool")}), "nope"]
     agents = sorted({e["agent"] for e in out if e.get("agent")})
     for _ in range(n):
@@ -156,11 +157,11 @@ def _damage(events: Events, rng: random.Random, n: int) -> Events:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.integers(1, 40), st.integers(0, 20_000))
+@given(st.integers(0, 2**32 - 1), st.integers(1, 40), st.integers(0, 7_000))
 def test_fused_and_alone_agree_on_damaged_traces(
     train_trace: Events, truth: Truth, seed: int, n: int, start: int
 ) -> None:
-    window = train_trace[start : start + 1500]
+    window = train_trace[start : start + 600]  # six of the pass's blocks of 97 lines
     _same(_damage(window, random.Random(seed), n), truth)
 
 
