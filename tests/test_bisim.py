@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import random
 
-import bispy
-import networkx as nx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -42,6 +40,9 @@ def bispy_partition(lts: LTS) -> set[frozenset[int]]:
     """Maximum strong bisimulation by bispy (Paige–Tarjan) on the standard encoding of an LTS
     as a graph: a node per state, a node per (label, target) pair, labels in the initial
     partition."""
+    import bispy  # with networkx: not at collection
+    import networkx as nx
+
     graph = nx.DiGraph()
     graph.add_nodes_from(range(lts.n_states))
     mid: dict[tuple[str, int], int] = {}

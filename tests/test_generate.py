@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import networkx as nx
 import pytest
 
 from sim.scenario import ScenarioError, load_scenario, parse_scenario
@@ -57,6 +56,8 @@ def test_generated_mesh_is_valid_connected_and_deterministic(gen: str, params: s
     again, _ = parse_scenario(_text(gen, params))
     assert scn.model_dump() == again.model_dump()
     assert len(scn.agents) == 201
+    import networkx as nx  # not at collection
+
     graph = nx.Graph()
     graph.add_nodes_from(a.id for a in scn.agents)
     graph.add_edges_from(tuple(link.between) for link in scn.links)
