@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from sim.scenario import ScenarioError, load_scenario, parse_scenario
-from sim.scenario.generate import expand
 from sim.scenario.model import TopologySpec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -117,6 +116,8 @@ def test_generated_ids_do_not_clash_with_explicit_ones() -> None:
 
 
 def test_expand_directly() -> None:
+    from sim.scenario.generate import expand  # networkx: not at collection
+
     spec = TopologySpec(generator="grid", agents=16, protocols={"MCP": 1.0}, gateways=0.1)
     out = expand(spec, seed=4)
     assert [a.id for a in out.agents][:3] == ["n0", "n1", "n2"]
