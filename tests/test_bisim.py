@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from functools import cache
 
 import pytest
 from hypothesis import given, settings
@@ -14,18 +15,23 @@ from sim.calculus.mcp import Tool, tool_lts
 from sim.calculus.theorems import action_equivalence
 
 
+@cache
+def _edges(n: int) -> st.SearchStrategy[list[tuple[int, str, int]]]:
+    """Up to 3n transitions over n states (built once per n: a strategy built in each
+    drawing is validated again each time; the drawings are the same)."""
+    return st.lists(
+        st.tuples(
+            st.integers(0, n - 1), st.sampled_from(["a", "b", "c", TAU]), st.integers(0, n - 1)
+        ),
+        max_size=3 * n,
+    )
+
+
 @st.composite
 def random_lts(draw: st.DrawFn, max_states: int = 8) -> LTS:
     """A random LTS over a, b, c and τ."""
     n = draw(st.integers(1, max_states))
-    edges = draw(
-        st.lists(
-            st.tuples(
-                st.integers(0, n - 1), st.sampled_from(["a", "b", "c", TAU]), st.integers(0, n - 1)
-            ),
-            max_size=3 * n,
-        )
-    )
+    edges = draw(_edges(n))
     return LTS(n, draw(st.integers(0, n - 1)), edges)
 
 
