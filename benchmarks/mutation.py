@@ -204,6 +204,13 @@ class Mutant:
         return f"{self.scenario}:{self.mutator}:{self.seed}"
 
 
+def placed(i: int) -> tuple[str, str]:
+    """The scenario file name and the mutator of mutant ``i``, whatever the seed
+    (round-robin over every shipped scenario, then every mutator)."""
+    names = list(MUTATORS)
+    return SCENARIOS[i % len(SCENARIOS)].name, names[(i // len(SCENARIOS)) % len(names)]
+
+
 def mutants(
     count: int, seed: int, start: int = 0, texts: Mapping[str, str] | None = None
 ) -> Iterator[Mutant]:
@@ -212,10 +219,8 @@ def mutants(
     replaces the shipped files' texts."""
     if texts is None:
         texts = {p.name: p.read_text(encoding="utf-8") for p in SCENARIOS}
-    names = list(MUTATORS)
     for i in range(start, count):
-        scenario = SCENARIOS[i % len(SCENARIOS)].name
-        mutator = names[(i // len(SCENARIOS)) % len(names)]
+        scenario, mutator = placed(i)
         rng = random.Random(f"{seed}:{i}")
         yield Mutant(scenario, mutator, i, MUTATORS[mutator](texts[scenario], rng))
 

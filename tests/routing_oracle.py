@@ -78,31 +78,50 @@ class Mesh:
         return [a.id for a in self.graph.agents]
 
 
+# The strategies whose arguments never change, built once (a strategy built in each drawing
+# is validated again each time: a third of the drawing's cost); the drawings are the same.
+_NAME_SETS = st.lists(
+    st.sampled_from(("MCP", "MCP+", "A2A", "ANP", "SGD", "U1", "U2", "U3")),
+    min_size=1,
+    max_size=3,
+    unique=True,
+)
+_FIELD_SETS = st.sets(st.sampled_from(FIELD_POOL))
+_RULE_KINDS = st.sampled_from(["none", "none", "forbid", "calibrate", "destroy"])
+_LOSSES = st.none() | st.sampled_from([0.0, 1.0]) | st.floats(0, 1)
+_DELAYS = st.none() | SMALL_DELAY
+_FAILS = st.floats(0, 1)
+_PENALTIES = st.sampled_from([0.0, 0.01, 1.0]) | st.floats(0, 5)
+_AFFINITIES = st.sampled_from([1.0, 0.5]) | st.floats(0.05, 1.0)
+_AGENT_TYPES = st.sampled_from(["LLM_AGENT", "GATEWAY", "TOOL_SERVER"])
+_CAPABILITY_LISTS = st.lists(st.sampled_from(CAPABILITIES), max_size=3)
+_TOOL_LISTS = st.lists(st.sampled_from(TOOLS), max_size=2, unique=True)
+
+
 @st.composite
 def meshes(draw: st.DrawFn, max_agents: int = 7) -> Mesh:
-    pool = ("MCP", "MCP+", "A2A", "ANP", "SGD", "U1", "U2", "U3")
-    names = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3, unique=True))
+    names = draw(_NAME_SETS)
     fields: dict[str, set[str]] = {}
     for n in names:
         if n in BUILTIN:
             fields[n] = set(BUILTIN[n])
         else:
-            fields[n] = set(draw(st.sets(st.sampled_from(FIELD_POOL))))
+            fields[n] = set(draw(_FIELD_SETS))
     rules: dict[tuple[str, str], PairRule] = {}
     for p, q in itertools.permutations(names, 2):
-        kind = draw(st.sampled_from(["none", "none", "forbid", "calibrate", "destroy"]))
+        kind = draw(_RULE_KINDS)
         if kind == "forbid":
             rules[(p, q)] = PairRule(p, q, allowed=False)
         elif kind == "calibrate":
             rules[(p, q)] = PairRule(
                 p,
                 q,
-                loss=draw(st.none() | st.sampled_from([0.0, 1.0]) | st.floats(0, 1)),
-                delay=draw(st.none() | SMALL_DELAY),
+                loss=draw(_LOSSES),
+                delay=draw(_DELAYS),
             )
         elif kind == "destroy":
-            rules[(p, q)] = PairRule(p, q, destructive=True, fail=draw(st.floats(0, 1)))
-    penalty = draw(st.sampled_from([0.0, 0.01, 1.0]) | st.floats(0, 5))
+            rules[(p, q)] = PairRule(p, q, destructive=True, fail=draw(_FAILS))
+    penalty = draw(_PENALTIES)
     default = draw(SMALL_DELAY)
     table = TranslationTable(
         [Protocol(n, frozenset(fields[n])) for n in names],
@@ -114,15 +133,15 @@ def meshes(draw: st.DrawFn, max_agents: int = 7) -> Mesh:
     agents: list[Agent] = []
     for i in range(n):
         speaks = draw(st.lists(st.sampled_from(names), min_size=1, unique=True))
-        affinities = {p: draw(st.sampled_from([1.0, 0.5]) | st.floats(0.05, 1.0)) for p in speaks}
+        affinities = {p: draw(_AFFINITIES) for p in speaks}
         agents.append(
             Agent(
                 id=f"a{i}",
-                type=draw(st.sampled_from(["LLM_AGENT", "GATEWAY", "TOOL_SERVER"])),
+                type=draw(_AGENT_TYPES),
                 protocols=affinities,
-                capabilities=tuple(draw(st.lists(st.sampled_from(CAPABILITIES), max_size=3))),
-                tools=tuple(draw(st.lists(st.sampled_from(TOOLS), max_size=2, unique=True))),
-                translation_delay=draw(st.none() | SMALL_DELAY),
+                capabilities=tuple(draw(_CAPABILITY_LISTS)),
+                tools=tuple(draw(_TOOL_LISTS)),
+                translation_delay=draw(_DELAYS),
             )
         )
     links: list[Link] = []

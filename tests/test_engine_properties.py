@@ -47,9 +47,31 @@ SERVICE_TIMES: list[Any] = [
 ]
 
 
+# The strategies whose arguments never change, built once (a strategy built in each drawing
+# is validated again each time: a third of the drawing's cost); the drawings are the same.
+_PROTOCOL_SETS = st.lists(st.sampled_from(PROTOCOLS), min_size=1, max_size=4, unique=True)
+_AGENT_TYPES = st.sampled_from(["LLM_AGENT", "COORDINATOR", "GATEWAY"])
+_WEIGHTS = st.sampled_from([0.5, 1.0])
+_LATENCIES = st.sampled_from([0.0, 0.01, 0.05])
+_JITTERS = st.sampled_from([0.0, 0.005])
+_EFFECTS = st.sampled_from(["none", "read", "write", "delete"])
+_ERROR_SETS = st.lists(st.sampled_from(ERRORS), max_size=2, unique=True)
+#: recoveries of the first tool, and of a later one (which may fall back to the first, t0);
+#: each drawn as a fresh dict, as when the list was built in the drawing (no YAML aliases)
+_RECOVERIES = [{"retry": 2}, {"abort": True}, {"prompt": "again?"}]
+_FIRST_RECOVERY = st.sampled_from(_RECOVERIES).map(dict)
+_LATER_RECOVERY = st.sampled_from([*_RECOVERIES, {"fallback": "t0"}]).map(dict)
+_RELATIONS = st.sampled_from(["Requires", "ProducesInputFor", "ExclusiveWith"])
+_SCHEMAS = st.sampled_from(INPUT_SCHEMAS)
+_SERVICE_TIMES = st.sampled_from(SERVICE_TIMES)
+_ERROR_RATES = st.sampled_from([0.0, 0.2, 0.5])
+_GRANTS = st.sampled_from([0.0, 0.5, 1.0])
+_POLICIES = st.sampled_from(["hints", "never", "always"])
+
+
 @st.composite
 def scenarios(draw: st.DrawFn) -> dict[str, Any]:
-    protocols = draw(st.lists(st.sampled_from(PROTOCOLS), min_size=1, max_size=4, unique=True))
+    protocols = draw(_PROTOCOL_SETS)
     n = draw(st.integers(3, 6))
     agents: list[dict[str, Any]] = []
     for i in range(n):
@@ -57,8 +79,8 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
         agents.append(
             {
                 "id": f"a{i}",
-                "type": draw(st.sampled_from(["LLM_AGENT", "COORDINATOR", "GATEWAY"])),
-                "protocols": {p: draw(st.sampled_from([0.5, 1.0])) for p in speaks},
+                "type": draw(_AGENT_TYPES),
+                "protocols": {p: draw(_WEIGHTS) for p in speaks},
                 "concurrency": draw(st.integers(1, 3)),
             }
         )
@@ -81,38 +103,33 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
             links.append(
                 {
                     "between": [f"a{j}", f"a{k}"],
-                    "latency": {p: draw(st.sampled_from([0.0, 0.01, 0.05])) for p in carried},
-                    "jitter": draw(st.sampled_from([0.0, 0.005])),
+                    "latency": {p: draw(_LATENCIES) for p in carried},
+                    "jitter": draw(_JITTERS),
                 }
             )
     names = [f"t{k}" for k in range(draw(st.integers(1, 4)))]
     tools: list[dict[str, Any]] = []
     for k, name in enumerate(names):
-        effect = draw(st.sampled_from(["none", "read", "write", "delete"]))
+        effect = draw(_EFFECTS)
         modes = []
-        for error in draw(st.lists(st.sampled_from(ERRORS), max_size=2, unique=True)):
-            recovery = draw(
-                st.sampled_from(
-                    [{"retry": 2}, {"abort": True}, {"prompt": "again?"}]
-                    + ([{"fallback": names[0]}] if k > 0 else [])
-                )
-            )
+        for error in draw(_ERROR_SETS):
+            recovery = draw(_LATER_RECOVERY if k > 0 else _FIRST_RECOVERY)
             modes.append({"error": error, "recovery": recovery})
         deps = []
         if k > 0 and draw(st.booleans()):
-            relation = draw(st.sampled_from(["Requires", "ProducesInputFor", "ExclusiveWith"]))
+            relation = draw(_RELATIONS)
             deps.append({"tool": names[draw(st.integers(0, k - 1))], "relation": relation})
         tools.append(
             {
                 "name": name,
                 "description": f"Tool {name} does something useful with records.",
-                "input_schema": draw(st.sampled_from(INPUT_SCHEMAS)),
+                "input_schema": draw(_SCHEMAS),
                 "side_effects": effect,
                 "requires_approval": effect in ("write", "delete") and draw(st.booleans()),
                 "failure_modes": modes,
                 "dependencies": deps,
-                "service_time": draw(st.sampled_from(SERVICE_TIMES)),
-                "errors": {e: draw(st.sampled_from([0.0, 0.2, 0.5])) for e in ERRORS[:2]},
+                "service_time": draw(_SERVICE_TIMES),
+                "errors": {e: draw(_ERROR_RATES) for e in ERRORS[:2]},
             }
         )
     agents[-1]["tools"] = names
@@ -144,8 +161,8 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
         "protocols": protocols,
         "approval": {
             "latency": {"dist": "constant", "value": 0.5},
-            "grant_probability": draw(st.sampled_from([0.0, 0.5, 1.0])),
-            "mcp_policy": draw(st.sampled_from(["hints", "never", "always"])),
+            "grant_probability": draw(_GRANTS),
+            "mcp_policy": draw(_POLICIES),
         },
         "agents": agents,
         "links": links,

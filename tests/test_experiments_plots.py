@@ -4,16 +4,11 @@ the Axes), every panel is titled and labelled, and every plot file is a valid PN
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from matplotlib.axes import Axes
-from matplotlib.collections import LineCollection
-from matplotlib.container import BarContainer, ErrorbarContainer
-from matplotlib.figure import Figure
-from matplotlib.patches import Polygon, Rectangle
 
-from sim.experiments import plots
 from sim.experiments.compare import run_compare
 from sim.experiments.figures import MeshSketch
 from sim.experiments.runner import make_executor
@@ -21,6 +16,10 @@ from sim.experiments.summary import Point, series_of, stat_of
 from sim.experiments.sweep import expand, load_points, parse_set
 from sim.scenario import load_scenario
 from sim.scenario.model import Scenario
+
+if TYPE_CHECKING:  # matplotlib is imported by the tests that draw, not at collection
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 SMALL = Path(__file__).parent / "fixtures" / "scenarios" / "small_mesh.yaml"
 ROUTERS = ["dijkstra", "resilient"]
@@ -41,6 +40,15 @@ class Experiment:
         stat = stat_of(self.summary, point, router, metric)
         assert stat is not None, (router, metric, point)
         return stat
+
+
+@pytest.fixture(scope="module")
+def plots() -> ModuleType:
+    """:mod:`sim.experiments.plots` (it imports matplotlib: half a second, not paid at
+    collection)."""
+    from sim.experiments import plots
+
+    return plots
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +75,8 @@ def _labelled(fig: Figure) -> None:
 
 def _bars(ax: Axes) -> list[list[tuple[float, float]]]:
     """(x centre, height) of the bars of each bar call, in drawing order."""
+    from matplotlib.container import BarContainer
+
     return [
         [(r.get_x() + r.get_width() / 2, r.get_height()) for r in c.patches]
         for c in ax.containers
@@ -76,6 +86,9 @@ def _bars(ax: Axes) -> list[list[tuple[float, float]]]:
 
 def _error_bars(ax: Axes) -> list[list[tuple[float, float, float]]]:
     """(x, low, high) of each vertical error bar of each errorbar call, in drawing order."""
+    from matplotlib.collections import LineCollection
+    from matplotlib.container import ErrorbarContainer
+
     out = []
     for c in ax.containers:
         if isinstance(c, ErrorbarContainer):
@@ -87,6 +100,8 @@ def _error_bars(ax: Axes) -> list[list[tuple[float, float, float]]]:
 def _x_extent(patch: Any) -> tuple[float, float]:
     """The x range, in data units, of an ``axvspan`` (a Rectangle, or a Polygon before
     matplotlib 3.9)."""
+    from matplotlib.patches import Polygon, Rectangle
+
     if isinstance(patch, Rectangle):
         return patch.get_x(), patch.get_x() + patch.get_width()
     assert isinstance(patch, Polygon)
@@ -98,7 +113,7 @@ def _mean_and_ci(stat: dict[str, Any]) -> tuple[float, float, float]:
     return stat["mean"], stat["ci_low"], stat["ci_high"]
 
 
-def test_success_rate_bars_are_the_summary(experiment: Experiment) -> None:
+def test_success_rate_bars_are_the_summary(experiment: Experiment, plots: ModuleType) -> None:
     fig = plots.success_rate_figure(experiment.summary, ROUTERS, "p0")
     _labelled(fig)
     ax = fig.axes[0]
@@ -111,7 +126,9 @@ def test_success_rate_bars_are_the_summary(experiment: Experiment) -> None:
     assert 0 < expected[0][0] < 1  # a real rate, not a degenerate one
 
 
-def test_drops_and_reroutes_panels_are_the_summary(experiment: Experiment) -> None:
+def test_drops_and_reroutes_panels_are_the_summary(
+    experiment: Experiment, plots: ModuleType
+) -> None:
     fig = plots.drops_reroutes_figure(experiment.summary, ROUTERS, "p0")
     _labelled(fig)
     assert fig.get_suptitle().startswith("Messages dropped and reroutes")
@@ -122,7 +139,7 @@ def test_drops_and_reroutes_panels_are_the_summary(experiment: Experiment) -> No
     assert max(dropped) > 0  # gw1's outage drops messages
 
 
-def test_violation_bars_per_check_and_router(experiment: Experiment) -> None:
+def test_violation_bars_per_check_and_router(experiment: Experiment, plots: ModuleType) -> None:
     fig = plots.violations_figure(experiment.summary, ROUTERS, "p0")
     _labelled(fig)
     ax = fig.axes[0]
@@ -142,7 +159,7 @@ def test_violation_bars_per_check_and_router(experiment: Experiment) -> None:
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ROUTERS
 
 
-def test_a_violation_shows_as_a_bar() -> None:
+def test_a_violation_shows_as_a_bar(plots: ModuleType) -> None:
     stat = {"n": 2, "mean": 4.0, "std": 1.0, "ci_low": 3.0, "ci_high": 5.0}
     summary = {
         "points": [{"id": None, "params": {}}],
@@ -165,7 +182,9 @@ def test_a_violation_shows_as_a_bar() -> None:
     assert _error_bars(ax) == [[(0.0, 3.0, 5.0)]]
 
 
-def test_latency_cdf_steps_through_the_pooled_latencies(experiment: Experiment) -> None:
+def test_latency_cdf_steps_through_the_pooled_latencies(
+    experiment: Experiment, plots: ModuleType
+) -> None:
     fig = plots.latency_cdf_figure(experiment.runs)
     _labelled(fig)
     ax = fig.axes[0]
@@ -179,7 +198,7 @@ def test_latency_cdf_steps_through_the_pooled_latencies(experiment: Experiment) 
         assert list(line.get_ydata()) == [(k + 1) / len(pooled) for k in range(len(pooled))]
 
 
-def test_timeline_draws_completions_and_outages(experiment: Experiment) -> None:
+def test_timeline_draws_completions_and_outages(experiment: Experiment, plots: ModuleType) -> None:
     duration = experiment.scenario.duration
     fig = plots.timeline_figure(experiment.first, duration)
     _labelled(fig)
@@ -199,7 +218,7 @@ def test_timeline_draws_completions_and_outages(experiment: Experiment) -> None:
     assert ax.get_xlim() == (0.0, duration / 60)
 
 
-def test_mesh_widths_follow_the_hops_carried(experiment: Experiment) -> None:
+def test_mesh_widths_follow_the_hops_carried(experiment: Experiment, plots: ModuleType) -> None:
     use = {r: experiment.first[r]["link_use"] for r in ROUTERS}
     fig = plots.mesh_figure(MeshSketch.of(experiment.scenario), use)
     assert fig.get_suptitle().startswith("Mesh and the routes most used")
@@ -228,7 +247,7 @@ def test_mesh_widths_follow_the_hops_carried(experiment: Experiment) -> None:
         assert widths == pytest.approx(expected)
 
 
-def test_a_large_mesh_is_aggregated() -> None:
+def test_a_large_mesh_is_aggregated(plots: ModuleType) -> None:
     agents = tuple((f"a{i}", "LLM_AGENT") for i in range(plots.MESH_DRAW_LIMIT + 5))
     sketch = MeshSketch(agents, (), ("dijkstra",))
     fig = plots.mesh_figure(sketch, {"dijkstra": {"a0|a1": 3}})
@@ -239,7 +258,9 @@ def test_a_large_mesh_is_aggregated() -> None:
     assert fig.axes[0].get_title() == "dijkstra: 3 hops"
 
 
-def test_sweep_lines_are_the_points_means(experiment: Experiment) -> None:
+def test_sweep_lines_are_the_points_means(experiment: Experiment, plots: ModuleType) -> None:
+    from matplotlib.container import ErrorbarContainer
+
     fig = plots.sweep_figure(experiment.summary, ROUTERS, "success_rate")
     _labelled(fig)
     ax = fig.axes[0]

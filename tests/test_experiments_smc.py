@@ -7,16 +7,23 @@ import math
 import random
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from scipy.stats import binomtest
 
 from sim.experiments.smc import Estimation, Sprt, clopper_pearson, half_width, planned_runs
 
 
-@settings(max_examples=300, deadline=None)
+# Both bounds of every branch (k = 0, 0 < k < n, k = n) at once in the examples below;
+# 100 drawings over n, the share and the level (make fuzz draws new ones each round).
+@settings(max_examples=100, deadline=None)
 @given(st.integers(1, 5000), st.floats(0, 1), st.sampled_from([0.8, 0.9, 0.95, 0.99]))
+@example(1, 0.0, 0.95).via("k = 0 of 1")
+@example(1, 1.0, 0.99).via("k = n = 1")
+@example(5000, 0.0002, 0.8).via("k = 1 of the largest n")
+@example(5000, 0.9998, 0.9).via("k = n - 1 of the largest n")
 def test_the_interval_is_scipys_exact_interval(n: int, share: float, confidence: float) -> None:
+    from scipy.stats import binomtest  # a second of imports: not at collection
+
     k = round(share * n)
     oracle = binomtest(k, n).proportion_ci(confidence_level=confidence, method="exact")
     lo, hi = clopper_pearson(k, n, confidence)

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import networkx as nx
 import pytest
 
 from sim.scenario import ScenarioError, load_scenario, parse_scenario
-from sim.scenario.generate import expand
 from sim.scenario.model import TopologySpec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,6 +55,8 @@ def test_generated_mesh_is_valid_connected_and_deterministic(gen: str, params: s
     again, _ = parse_scenario(_text(gen, params))
     assert scn.model_dump() == again.model_dump()
     assert len(scn.agents) == 201
+    import networkx as nx  # not at collection
+
     graph = nx.Graph()
     graph.add_nodes_from(a.id for a in scn.agents)
     graph.add_edges_from(tuple(link.between) for link in scn.links)
@@ -116,6 +116,8 @@ def test_generated_ids_do_not_clash_with_explicit_ones() -> None:
 
 
 def test_expand_directly() -> None:
+    from sim.scenario.generate import expand  # networkx: not at collection
+
     spec = TopologySpec(generator="grid", agents=16, protocols={"MCP": 1.0}, gateways=0.1)
     out = expand(spec, seed=4)
     assert [a.id for a in out.agents][:3] == ["n0", "n1", "n2"]

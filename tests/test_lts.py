@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -39,17 +41,22 @@ GATED = LTS(
 )
 
 
+@cache
+def _edges(n: int, labels: str) -> st.SearchStrategy[list[tuple[int, str, int]]]:
+    """Up to 3n transitions over n states and ``labels`` plus τ (built once per n and
+    labels: a strategy built in each drawing is validated again each time)."""
+    alphabet = [*labels, TAU]
+    return st.lists(
+        st.tuples(st.integers(0, n - 1), st.sampled_from(alphabet), st.integers(0, n - 1)),
+        max_size=3 * n,
+    )
+
+
 @st.composite
 def random_lts(draw: st.DrawFn, max_states: int = 8, labels: str = "abc") -> LTS:
     """A random LTS over ``labels`` plus τ."""
     n = draw(st.integers(1, max_states))
-    alphabet = [*labels, TAU]
-    edges = draw(
-        st.lists(
-            st.tuples(st.integers(0, n - 1), st.sampled_from(alphabet), st.integers(0, n - 1)),
-            max_size=3 * n,
-        )
-    )
+    edges = draw(_edges(n, labels))
     return LTS(n, draw(st.integers(0, n - 1)), edges)
 
 

@@ -94,22 +94,32 @@ _TOOLS = ["fetch_user", "check_balance", "book_train", "send_ticket", "print_tic
 _TASKS = ["user", "bal", "book", "send"]
 
 
+# The strategies whose arguments never change, built once (a strategy built in each drawing
+# is validated again each time); the drawings are the same.
+_WORKFLOWS = st.sampled_from(["book", "elsewhere"])
+_TOOL_DRAWS = st.sampled_from(_TOOLS)
+_TASK_DRAWS = st.sampled_from(_TASKS)
+_STEPS = {
+    n: st.lists(st.tuples(st.integers(0, n - 1), st.sampled_from(_LABELS))) for n in (1, 2, 3)
+}
+_GAPS = st.sampled_from([0.0, 0.5])
+
+
 @st.composite
 def _instances(draw: st.DrawFn) -> Events:
     events: Events = []
     t = 0.0
     inv = 0
     for inst in range(draw(st.integers(1, 3))):
-        wf = draw(st.sampled_from(["book", "elsewhere"]))
+        wf = draw(_WORKFLOWS)
         invs = [
-            (inv + k, draw(st.sampled_from(_TOOLS)), draw(st.sampled_from(_TASKS)))
-            for k in range(draw(st.integers(1, 3)))
+            (inv + k, draw(_TOOL_DRAWS), draw(_TASK_DRAWS)) for k in range(draw(st.integers(1, 3)))
         ]
         inv += len(invs)
         events.append({"t": t, "label": "wf_start", "wf": wf, "inst": inst})
-        steps = draw(st.lists(st.tuples(st.integers(0, len(invs) - 1), st.sampled_from(_LABELS))))
+        steps = draw(_STEPS[len(invs)])
         for which, label in steps:
-            t += draw(st.sampled_from([0.0, 0.5]))
+            t += draw(_GAPS)
             i, tool, task = invs[which]
             events.append(
                 {

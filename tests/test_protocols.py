@@ -287,28 +287,40 @@ FIELD_POOL = (*EIGHT, "annotations")
 NAMES = ("MCP", "MCP+", "A2A", "ANP", "SGD", "X", "Y", "Z")
 
 
+# The strategies whose arguments never change, built once (a strategy built in each drawing
+# is validated again each time); the drawings are the same.
+_NAME_SETS = st.lists(st.sampled_from(NAMES), min_size=2, max_size=5, unique=True)
+_FIELD_SETS = st.sets(st.sampled_from(FIELD_POOL))
+_RULE_KINDS = st.sampled_from(["none", "none", "forbid", "calibrate", "destroy"])
+_LOSSES = st.none() | st.floats(0, 1)
+_DELAYS = st.none() | st.sampled_from([0.0, 0.001, 0.3]) | st.floats(0, 1)
+_FAILS = st.floats(0, 1)
+_PENALTIES = st.sampled_from([0.0, 1.0]) | st.floats(0, 10)
+_DEFAULT_DELAYS = st.sampled_from([0.0, 0.002]) | st.floats(0, 0.5)
+
+
 @st.composite
 def tables(draw: st.DrawFn) -> tuple[TranslationTable, dict[str, set[str]], dict, float, float]:
-    names = draw(st.lists(st.sampled_from(NAMES), min_size=2, max_size=5, unique=True))
+    names = draw(_NAME_SETS)
     fields: dict[str, set[str]] = {}
     for n in names:
         if n in SPEC_TABLE and draw(st.booleans()):
             fields[n] = set(SPEC_TABLE[n])
         else:
-            fields[n] = set(draw(st.sets(st.sampled_from(FIELD_POOL))))
+            fields[n] = set(draw(_FIELD_SETS))
     rules: dict[tuple[str, str], PairRule] = {}
     for p, q in itertools.permutations(names, 2):
-        kind = draw(st.sampled_from(["none", "none", "forbid", "calibrate", "destroy"]))
+        kind = draw(_RULE_KINDS)
         if kind == "forbid":
             rules[(p, q)] = PairRule(p, q, allowed=False)
         elif kind == "calibrate":
-            loss = draw(st.none() | st.floats(0, 1))
-            delay = draw(st.none() | st.sampled_from([0.0, 0.001, 0.3]) | st.floats(0, 1))
+            loss = draw(_LOSSES)
+            delay = draw(_DELAYS)
             rules[(p, q)] = PairRule(p, q, loss=loss, delay=delay)
         elif kind == "destroy":
-            rules[(p, q)] = PairRule(p, q, destructive=True, fail=draw(st.floats(0, 1)))
-    penalty = draw(st.sampled_from([0.0, 1.0]) | st.floats(0, 10))
-    default = draw(st.sampled_from([0.0, 0.002]) | st.floats(0, 0.5))
+            rules[(p, q)] = PairRule(p, q, destructive=True, fail=draw(_FAILS))
+    penalty = draw(_PENALTIES)
+    default = draw(_DEFAULT_DELAYS)
     protocols = [Protocol(n, frozenset(fields[n])) for n in names]
     table = TranslationTable(
         protocols, list(rules.values()), loss_penalty=penalty, default_delay=default

@@ -5,8 +5,8 @@ independent oracle of :mod:`routing_oracle`."""
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -31,6 +31,9 @@ from sim.mesh import (
     ResilientRouter,
     SemanticRouter,
 )
+
+if TYPE_CHECKING:  # networkx is imported by the tests that use it, not at collection
+    import networkx as nx
 
 
 @PROPS
@@ -82,6 +85,8 @@ def test_every_router_returns_valid_routes(data: st.DataObject, mesh: Mesh) -> N
 
 
 def _protocol_subgraph(mesh: Mesh, protocol: str) -> nx.Graph:
+    import networkx as nx
+
     g = nx.Graph()
     g.add_nodes_from(mesh.ids)
     for link in mesh.graph.links:
@@ -93,6 +98,8 @@ def _protocol_subgraph(mesh: Mesh, protocol: str) -> nx.Graph:
 @PROPS
 @given(data=st.data(), mesh=meshes())
 def test_bfs_hops_match_networkx(data: st.DataObject, mesh: Mesh) -> None:
+    import networkx as nx
+
     bfs = BfsRouter(mesh.graph)
     source = data.draw(st.sampled_from(mesh.ids))
     target = data.draw(st.sampled_from(mesh.ids))
