@@ -46,11 +46,11 @@ pytestmark = [
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``compare`` of train_booking (:data:`SHORT`), one replication per router, in this
-    process: report.html beside report.md."""
+    process: report.html beside report.md (no figures: the page is the same bytes without)."""
     from sim.cli import main
 
     out = tmp_path_factory.mktemp("results") / "train-booking"
-    argv = ["compare", str(TRAIN), "--replications", "1", *SHORT, "--jobs", "1"]
+    argv = ["compare", str(TRAIN), "--replications", "1", *SHORT, "--jobs", "1", "--no-plots"]
     assert main([*argv, "--out", str(out), "--quiet"]) == 0
     return out
 
@@ -65,27 +65,30 @@ class Page:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
+def context() -> Iterator[Any]:
+    """One offline browser context for the module's pages (each test opens its own page:
+    the explorer keeps nothing in storage, so a context of their own would add only its
+    start-up)."""
     playwright = pytest.importorskip("playwright.sync_api")
     with playwright.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
+        yield b.new_context(viewport={"width": 1300, "height": 820}, offline=True)
         b.close()
 
 
 @pytest.fixture
-def explorer(browser: Any, results: Path) -> Iterator[Page]:
-    seen = _open(browser, results / "report.html")
+def explorer(context: Any, results: Path) -> Iterator[Page]:
+    seen = _open(context, results / "report.html")
     yield seen
     assert seen.errors == [], seen.errors
     assert seen.blocked == [], seen.blocked
     seen.page.close()
 
 
-def _open(browser: Any, html: Path) -> Page:
+def _open(context: Any, html: Path) -> Page:
     """``html`` loaded from file:// in an offline context, every other request aborted
     (and counted)."""
-    page = browser.new_page(viewport={"width": 1300, "height": 820}, offline=True)
+    page = context.new_page()
     seen = Page(page)
 
     def route(r: Any) -> None:
@@ -211,7 +214,7 @@ def test_every_kept_counterexample_is_listed_and_each_opens(explorer: Page, resu
 
 
 def test_a_check_over_the_cap_says_how_many_are_not_kept(
-    browser: Any, train_mutations: dict[str, list[dict[str, Any]]], tmp_path: Path
+    context: Any, train_mutations: dict[str, list[dict[str, Any]]], tmp_path: Path
 ) -> None:
     from sim.view import write_page
     from sim.vocabulary.counterexamples import KEEP_COUNTEREXAMPLES
@@ -221,7 +224,7 @@ def test_a_check_over_the_cap_says_how_many_are_not_kept(
     events = train_mutations["no_approvals"]
     (rep / "trace.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
     write_page(tmp_path / "r", tmp_path / "p.html", TRAIN)
-    seen = _open(browser, tmp_path / "p.html")
+    seen = _open(context, tmp_path / "p.html")
     page = seen.page
     page.click("nav button[data-tab=viol]")
     group = page.locator(".group[data-name=write_approval]")
@@ -258,11 +261,11 @@ def with_properties(results: Path) -> Path:
 
 
 def test_a_property_counterexample_opens_its_chart_with_the_offending_event(
-    browser: Any, with_properties: Path, results: Path
+    context: Any, with_properties: Path, results: Path
 ) -> None:
     """Item 2: property verdicts in the Violations tab; a click draws the chart of the
     violated scope, its offending event lit and the rest of its counterexample marked."""
-    seen = _open(browser, with_properties)
+    seen = _open(context, with_properties)
     page = seen.page
     page.click("nav button[data-tab=viol]")
     run = page.locator("#run option", has_text="resilient/rep-0").get_attribute("value")
@@ -301,7 +304,7 @@ def test_a_property_counterexample_opens_its_chart_with_the_offending_event(
 
 
 def test_a_verify_counterexample_opens_its_chart(
-    browser: Any, results: Path, tmp_path: Path
+    context: Any, results: Path, tmp_path: Path
 ) -> None:
     """verify's counterexample traces (written under the results folder, verify/<wf>/
     <router>/<property>.jsonl, untimed §5 events) are listed; a click draws the path, its
@@ -317,7 +320,7 @@ def test_a_verify_counterexample_opens_its_chart(
     written = folder / "verify" / "book" / "resilient" / "recovery.jsonl"
     lines = [json.loads(x) for x in written.read_text().splitlines()]
     write_page(folder, tmp_path / "p.html", TRAIN)
-    seen = _open(browser, tmp_path / "p.html")
+    seen = _open(context, tmp_path / "p.html")
     page = seen.page
     page.click("nav button[data-tab=viol]")
     cx = page.locator(".cx[data-kind=verify][data-check=recovery]")
@@ -439,11 +442,11 @@ def protocol_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_a_protocol_level_trace_replays_invocations_and_says_what_is_missing(
-    browser: Any, protocol_run: Path
+    context: Any, protocol_run: Path
 ) -> None:
     """Item 4: no hop at trace level protocol; the mesh replays each call as a flow from
     caller to server, translations and outages, and says that paths are not recorded."""
-    seen = _open(browser, protocol_run / "p.html")
+    seen = _open(context, protocol_run / "p.html")
     page = seen.page
     assert "protocol-level trace" in (page.locator("#legend .level").text_content() or "")
     trace = [
