@@ -65,45 +65,47 @@ class Page:
 
 
 @pytest.fixture(scope="module")
-def context() -> Iterator[Any]:
-    """One offline browser context for the module's pages (each test opens its own page:
-    the explorer keeps nothing in storage, so a context of their own would add only its
-    start-up)."""
+def tab() -> Iterator[Page]:
+    """The module's one page, in an offline context, every non-file request aborted (and
+    counted): each test loads its document into it afresh (:func:`_open`), a new document
+    that keeps nothing of the test before (the explorer keeps nothing in storage)."""
     playwright = pytest.importorskip("playwright.sync_api")
     with playwright.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b.new_context(viewport={"width": 1300, "height": 820}, offline=True)
-        b.close()
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        context = browser.new_context(viewport={"width": 1300, "height": 820}, offline=True)
+        seen = Page(context.new_page())
+
+        def route(r: Any) -> None:
+            if r.request.url.startswith("file://"):
+                r.continue_()
+            else:
+                seen.blocked.append(r.request.url)
+                r.abort()
+
+        seen.page.route("**/*", route)
+        seen.page.on("console", lambda m: seen.errors.append(m.text) if m.type == "error" else None)
+        seen.page.on("pageerror", lambda e: seen.errors.append(str(e)))
+        yield seen
+        browser.close()
 
 
 @pytest.fixture
-def explorer(context: Any, results: Path) -> Iterator[Page]:
-    seen = _open(context, results / "report.html")
+def explorer(tab: Page, results: Path) -> Iterator[Page]:
+    seen = _open(tab, results / "report.html")
     yield seen
     assert seen.errors == [], seen.errors
     assert seen.blocked == [], seen.blocked
-    seen.page.close()
 
 
-def _open(context: Any, html: Path) -> Page:
-    """``html`` loaded from file:// in an offline context, every other request aborted
-    (and counted)."""
-    page = context.new_page()
-    seen = Page(page)
-
-    def route(r: Any) -> None:
-        if r.request.url.startswith("file://"):
-            r.continue_()
-        else:
-            seen.blocked.append(r.request.url)
-            r.abort()
-
-    page.route("**/*", route)
-    page.on("console", lambda m: seen.errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: seen.errors.append(str(e)))
-    page.goto(html.as_uri())
-    page.wait_for_selector("body[data-ready]")
-    return seen
+def _open(tab: Page, html: Path) -> Page:
+    """``tab`` with ``html`` loaded from file:// (a new document; the pointer moved off it
+    and the errors and blocked requests counted from here)."""
+    tab.page.mouse.move(0, 0)
+    tab.errors.clear()
+    tab.blocked.clear()
+    tab.page.goto(html.as_uri())
+    tab.page.wait_for_selector("body[data-ready]")
+    return tab
 
 
 def _trace(results: Path, run: str) -> list[dict[str, Any]]:
@@ -214,7 +216,7 @@ def test_every_kept_counterexample_is_listed_and_each_opens(explorer: Page, resu
 
 
 def test_a_check_over_the_cap_says_how_many_are_not_kept(
-    context: Any, train_mutations: dict[str, list[dict[str, Any]]], tmp_path: Path
+    tab: Page, train_mutations: dict[str, list[dict[str, Any]]], tmp_path: Path
 ) -> None:
     from sim.view import write_page
     from sim.vocabulary.counterexamples import KEEP_COUNTEREXAMPLES
@@ -224,7 +226,7 @@ def test_a_check_over_the_cap_says_how_many_are_not_kept(
     events = train_mutations["no_approvals"]
     (rep / "trace.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
     write_page(tmp_path / "r", tmp_path / "p.html", TRAIN)
-    seen = _open(context, tmp_path / "p.html")
+    seen = _open(tab, tmp_path / "p.html")
     page = seen.page
     page.click("nav button[data-tab=viol]")
     group = page.locator(".group[data-name=write_approval]")
@@ -236,7 +238,6 @@ def test_a_check_over_the_cap_says_how_many_are_not_kept(
         group.locator(".ghead").text_content() or ""
     )
     assert seen.errors == [] and seen.blocked == []
-    page.close()
 
 
 #: Properties checked by the explorer on the compare's results (train_booking has none).
@@ -261,11 +262,11 @@ def with_properties(results: Path) -> Path:
 
 
 def test_a_property_counterexample_opens_its_chart_with_the_offending_event(
-    context: Any, with_properties: Path, results: Path
+    tab: Page, with_properties: Path, results: Path
 ) -> None:
     """Item 2: property verdicts in the Violations tab; a click draws the chart of the
     violated scope, its offending event lit and the rest of its counterexample marked."""
-    seen = _open(context, with_properties)
+    seen = _open(tab, with_properties)
     page = seen.page
     page.click("nav button[data-tab=viol]")
     run = page.locator("#run option", has_text="resilient/rep-0").get_attribute("value")
@@ -300,12 +301,9 @@ def test_a_property_counterexample_opens_its_chart_with_the_offending_event(
     assert (tip["seq"], tip["label"], tip["wf"]) == (drops[0]["seq"], "drop", drops[0]["wf"])
     page.screenshot(path=str(results / "explorer-property.png"))
     assert seen.errors == [] and seen.blocked == []
-    page.close()
 
 
-def test_a_verify_counterexample_opens_its_chart(
-    context: Any, results: Path, tmp_path: Path
-) -> None:
+def test_a_verify_counterexample_opens_its_chart(tab: Page, results: Path, tmp_path: Path) -> None:
     """verify's counterexample traces (written under the results folder, verify/<wf>/
     <router>/<property>.jsonl, untimed §5 events) are listed; a click draws the path, its
     last event lit, the rest marked, the MCP+→MCP translation at gw2 boxed."""
@@ -320,7 +318,7 @@ def test_a_verify_counterexample_opens_its_chart(
     written = folder / "verify" / "book" / "resilient" / "recovery.jsonl"
     lines = [json.loads(x) for x in written.read_text().splitlines()]
     write_page(folder, tmp_path / "p.html", TRAIN)
-    seen = _open(context, tmp_path / "p.html")
+    seen = _open(tab, tmp_path / "p.html")
     page = seen.page
     page.click("nav button[data-tab=viol]")
     cx = page.locator(".cx[data-kind=verify][data-check=recovery]")
@@ -338,7 +336,6 @@ def test_a_verify_counterexample_opens_its_chart(
     tip = json.loads(page.locator("#tip").text_content() or "{}")
     assert tip == {k: lines[-1][k] for k in tip}
     assert seen.errors == [] and seen.blocked == []
-    page.close()
 
 
 def _drag(page: Any, selector: str, x0: float, x1: float) -> None:
@@ -442,11 +439,11 @@ def protocol_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_a_protocol_level_trace_replays_invocations_and_says_what_is_missing(
-    context: Any, protocol_run: Path
+    tab: Page, protocol_run: Path
 ) -> None:
     """Item 4: no hop at trace level protocol; the mesh replays each call as a flow from
     caller to server, translations and outages, and says that paths are not recorded."""
-    seen = _open(context, protocol_run / "p.html")
+    seen = _open(tab, protocol_run / "p.html")
     page = seen.page
     assert "protocol-level trace" in (page.locator("#legend .level").text_content() or "")
     trace = [
@@ -466,4 +463,3 @@ def test_a_protocol_level_trace_replays_invocations_and_says_what_is_missing(
     assert page.locator("#mesh .node.down").count() == 1
     page.screenshot(path=str(protocol_run / "explorer-protocol.png"))
     assert seen.errors == [] and seen.blocked == []
-    page.close()
