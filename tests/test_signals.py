@@ -147,11 +147,20 @@ def trial(long_file: Path, tmp_path: Path, sig: int, seed: int, argv: list[str])
 
 
 @pytest.mark.parametrize(
-    ("sig", "seed"), [(signal.SIGINT, 1), (signal.SIGTERM, 2), (signal.SIGKILL, 3)]
+    ("sig", "seed"),
+    [
+        # SIGINT and SIGTERM take one handler (sim.processes.STOPS): SIGTERM here, and
+        # SIGINT to the same pool in test_smc_signals, cover its path in the default suite
+        pytest.param(signal.SIGINT, 1, marks=pytest.mark.slow),
+        (signal.SIGTERM, 2),
+        (signal.SIGKILL, 3),
+    ],
 )
 def test_compare_stops_cleanly_on_a_signal(
     long_file: Path, tmp_path: Path, sig: int, seed: int
 ) -> None:
+    """The default suite sends SIGTERM (the stop handler) and SIGKILL (none: the workers
+    die with the parent); SIGINT, the same handler as SIGTERM, runs with ``-m slow``."""
     trial(long_file, tmp_path, sig, seed, ["compare", "--quiet"])
 
 
@@ -214,7 +223,16 @@ def test_compare_stops_cleanly_at_many_random_moments(
     trial(long_file, tmp_path, sig, seed, ["compare", "--quiet"])
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL, signal.SIGINT])
+@pytest.mark.parametrize(
+    "sig",
+    [
+        signal.SIGTERM,
+        signal.SIGKILL,
+        # SIGINT to import mcp waiting on this server: the default suite's
+        # test_signals_startup.test_ctrl_c_while_import_mcp_loads_prints_one_line
+        pytest.param(signal.SIGINT, marks=pytest.mark.slow),
+    ],
+)
 def test_import_mcp_leaves_no_server_behind(tmp_path: Path, sig: int) -> None:
     pidfile = tmp_path / "pid"
     server = [sys.executable, str(SERVERS / "raw_server.py"), "slow", str(pidfile)]

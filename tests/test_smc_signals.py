@@ -14,7 +14,15 @@ from test_signals import marked, start, wait_until
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize(
+    "sig",
+    [
+        signal.SIGINT,
+        # one handler for both (sim.processes.STOPS); SIGTERM to this pool's parent runs
+        # in the default suite as test_signals.test_compare_stops_cleanly_on_a_signal[15-2]
+        pytest.param(signal.SIGTERM, marks=pytest.mark.slow),
+    ],
+)
 def test_smc_stops_cleanly_on_a_signal(sig: int) -> None:
     marker = uuid.uuid4().hex
     argv = ["smc", "scenarios/smc_approval.yaml", "--width", "0.001", "--jobs", "2"]

@@ -7,18 +7,15 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-from test_view_browser import REPO, _lit, _open
-
-# the browser fixture, and the module's marks (browser; skipped without a chromium)
-from test_view_browser import browser as browser
+from test_view_browser import REPO, Page, _lit, _open
 from test_view_browser import pytestmark as pytestmark  # the browser marks and skip
+from test_view_browser import tab as tab  # the page fixture
 
 
 @pytest.mark.slow
-def test_a_large_mesh_compare_page_opens(browser: Any, tmp_path: Path) -> None:
+def test_a_large_mesh_compare_page_opens(tab: Page, tmp_path: Path) -> None:
     """Issue 18: a 10,000-agent large_mesh compare writes a report.html under the size
     budget that opens without console errors (aggregated by agent type)."""
     out = tmp_path / "large-mesh"
@@ -27,7 +24,7 @@ def test_a_large_mesh_compare_page_opens(browser: Any, tmp_path: Path) -> None:
     subprocess.run(cmd, cwd=REPO, check=True, capture_output=True)
     html = out / "report.html"
     assert html.stat().st_size <= 20 * 1024 * 1024
-    seen = _open(browser, html)
+    seen = _open(tab, html)
     labels = seen.page.locator("#mesh .nlabel").all_text_contents()
     assert sorted(x.split(" ")[0] for x in labels) == [
         "COORDINATOR",
@@ -40,7 +37,7 @@ def test_a_large_mesh_compare_page_opens(browser: Any, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_make_sim_report_holds_the_issue_must_holds(browser: Any, tmp_path: Path) -> None:
+def test_make_sim_report_holds_the_issue_must_holds(tab: Page, tmp_path: Path) -> None:
     """Issue 18's must-hold on the page `make sim` writes (the same compare, its default
     10 replications per router, into a temporary folder): 5 agents and 6 links offline, the
     resilient router's recovery violations listed, a click through gw2 with MCP+→MCP."""
@@ -49,7 +46,7 @@ def test_make_sim_report_holds_the_issue_must_holds(browser: Any, tmp_path: Path
     out = tmp_path / "train-booking"
     cmd = [sys.executable, "-m", "sim", "compare", "scenarios/train_booking.yaml", "--quiet"]
     subprocess.run([*cmd, "--out", str(out)], cwd=REPO, check=True, capture_output=True)
-    seen = _open(browser, out / "report.html")
+    seen = _open(tab, out / "report.html")
     page = seen.page
     assert page.locator("#mesh .node").count() == 5 and page.locator("#mesh .link").count() == 6
     page.click("nav button[data-tab=viol]")
@@ -72,4 +69,3 @@ def test_make_sim_report_holds_the_issue_must_holds(browser: Any, tmp_path: Path
     assert "translate MCP+→MCP" in " ".join(page.locator("#seq .box.translate").all_text_contents())
     assert _lit(page)
     assert seen.errors == [] and seen.blocked == []
-    page.close()

@@ -26,11 +26,11 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def scenario_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """train_booking, 5 minutes with an outage, 2 replications, with an instance and a run
-    property."""
+    """train_booking, 150 s with an outage, 2 replications, with an instance and a run
+    property (both violated in resilient/rep-0, beside the lts and recovery checks)."""
     data = yaml.safe_load((REPO / "scenarios" / "train_booking.yaml").read_text())
-    data.update(duration=300, replications=2)
-    data["failures"][0]["at"] = 100  # drops within the 5 minutes
+    data.update(duration=150, replications=2)
+    data["failures"][0]["at"] = 50  # drops and failed instances within the 150 s
     failed = "G !wf_end(detail.status=failed)"
     data["properties"] = [
         {"name": "no-failed-instance", "scope": "instance", "formula": failed},
