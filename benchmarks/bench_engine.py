@@ -327,14 +327,12 @@ def hop_rows(quick: bool, only: set[int] | None = None) -> tuple[list[list[str]]
     engine protocol back to back; a ratio is the median over rounds of the round's own
     ratio (paired, so a slow spell of the machine weighs on both of its sides)."""
     counts, repeats = ((2_000, 5_000), (1, 1)) if quick else ((10_000, 20_000), (5, 3))
-    sizes = [
-        (n, k, r)
-        for n, k, r in zip((1_000, 10_000), counts, repeats, strict=True)
-        if not only or n in only
-    ]
+    sizes = zip((1_000, 10_000), counts, repeats, strict=True)
     messages = 200_000 if quick else 1_000_000
     rows, passed = [], True
     for processes, instances, rounds in sizes:
+        if only and processes not in only:
+            continue
         full, proto, raw = [], [], []
         for _ in range(rounds):
             full.append(engine_hops(processes, instances, "full"))
@@ -346,18 +344,10 @@ def hop_rows(quick: bool, only: set[int] | None = None) -> tuple[list[list[str]]
         ok = ratio_full >= floor and (processes != 1_000 or ratio_full >= 1.0)
         passed &= ok
         target = "≥ 1.0 (issue 17), ≥ 0.55" if processes == 1_000 else "≥ 0.83"
-        rows.append(
-            [
-                f"{processes:,}",
-                f"{full[0][1]:,}",
-                f"{_median([f[0] for f in full]):,.0f}",
-                f"{_median([p[0] for p in proto]):,.0f}",
-                f"{_median(raw):,.0f}",
-                f"**{ratio_full:.2f}**",
-                f"{ratio_proto:.2f}",
-                f"{target}: {'yes' if ok else 'no'}",
-            ]
-        )
+        rates = [_median([f[0] for f in full]), _median([p[0] for p in proto]), _median(raw)]
+        row = [f"{processes:,}", f"{full[0][1]:,}", *(f"{x:,.0f}" for x in rates)]
+        row += [f"**{ratio_full:.2f}**", f"{ratio_proto:.2f}", f"{target}: {'yes' if ok else 'no'}"]
+        rows.append(row)
     return rows, passed
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -41,6 +42,28 @@ def test_a_forking_pool_inherits_until_its_workers_are_forked() -> None:
     finally:
         handle.close()
     assert not make_executor("local", 1).inherits()
+
+
+def test_terminate_returns_once_the_pool_has_let_go_of_its_pipes() -> None:
+    """A stop (terminate) ends with the pool's manager thread: Python 3.11's exit hook
+    wakes that thread without its lock, and one still closing its pipe makes the exit
+    print a traceback (OSError: Bad file descriptor)."""
+    handle = make_executor("local", 2)
+    busy = [handle.executor.submit(time.sleep, 30) for _ in range(3)]
+    assert len(handle.executor._processes) == 2  # type: ignore[attr-defined]
+    manager = handle.executor._executor_manager_thread  # type: ignore[attr-defined]
+    assert manager is not None and manager.is_alive()
+    wakeup = handle.executor._executor_manager_thread_wakeup  # type: ignore[attr-defined]
+    close = wakeup.close
+
+    def slow_close() -> None:  # a manager thread slower to let go than the workers to die
+        time.sleep(0.3)
+        close()
+
+    wakeup.close = slow_close
+    handle.terminate()  # the workers killed mid-task, as a stop finds a compare's drawers
+    assert wakeup._closed and not manager.is_alive()
+    assert all(f.done() for f in busy)  # cancelled, or broken with their workers
 
 
 def test_a_spawning_pool_never_inherits() -> None:

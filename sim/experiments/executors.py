@@ -21,7 +21,7 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from sim.processes import terminate
+from sim.processes import GRACE, terminate
 
 
 class InlineExecutor(Executor):
@@ -75,6 +75,11 @@ class ExecutorHandle:
             return
         self._closed = True
         workers: list[int] = []
+        # The pool's manager thread closes its wake-up pipe once the workers are gone;
+        # Python 3.11's exit hook wakes that thread without its lock, so an exit that
+        # overlaps the closing writes to a closed pipe (a traceback): it is waited for
+        # below (taken now: shutdown forgets it).
+        manager = getattr(self.executor, "_executor_manager_thread", None)
         if isinstance(self.executor, ProcessPoolExecutor):
             processes = getattr(self.executor, "_processes", None) or {}
             workers = [p.pid for p in list(processes.values()) if p.pid is not None]
@@ -84,6 +89,8 @@ class ExecutorHandle:
             with contextlib.suppress(Exception):
                 self.executor.shutdown(wait=False)
         terminate(workers)
+        if manager is not None:
+            manager.join(timeout=GRACE)
         for fn in self._close:
             with contextlib.suppress(Exception):
                 fn()
