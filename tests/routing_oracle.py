@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +18,9 @@ from hypothesis import strategies as st
 
 from sim.mesh import (
     Agent,
+    DownSet,
     Link,
+    NoRoute,
     PairRule,
     Protocol,
     ProtocolGraph,
@@ -341,6 +344,27 @@ def endpoints(data: st.DataObject, mesh: Mesh) -> tuple[str, str, str | None, st
     sp = data.draw(st.none() | st.sampled_from(protocols), label="source_protocol")
     tp = data.draw(st.none() | st.sampled_from(protocols), label="target_protocol")
     return source, target, sp, tp
+
+
+def down_set(data: st.DataObject, mesh: Mesh) -> DownSet:
+    """Up to two of the mesh's agents down."""
+    return DownSet.of(data.draw(st.sets(st.sampled_from(mesh.ids), max_size=2), label="down"))
+
+
+def answer(call: Callable[..., Route], *args: Any, **kwargs: Any) -> Route | str:
+    """The route ``call(*args, **kwargs)`` returns, or its NoRoute reason."""
+    try:
+        return call(*args, **kwargs)
+    except NoRoute as exc:
+        return f"NoRoute: {exc.reason}"
+
+
+def same(a: Route | str, b: Route | str) -> None:
+    """Equal routes, the same cost bits and translation positions (or the same reason)."""
+    assert a == b
+    if isinstance(a, Route) and isinstance(b, Route):
+        assert repr(a.cost) == repr(b.cost)
+        assert [t.position for t in a.translations] == [t.position for t in b.translations]
 
 
 def exhaustively(test: Any, **strategies: Any) -> Any:

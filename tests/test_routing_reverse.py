@@ -8,13 +8,10 @@ reason, on random meshes full of ties (zero and repeated latencies) and down-set
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from routing_oracle import PROPS, Mesh, endpoints, meshes
+from routing_oracle import PROPS, Mesh, answer, down_set, endpoints, meshes, same
 from scipy.sparse import csr_matrix
 
 from sim.mesh import (
@@ -22,11 +19,9 @@ from sim.mesh import (
     DijkstraRouter,
     DownSet,
     Link,
-    NoRoute,
     Protocol,
     ProtocolGraph,
     ResilientRouter,
-    Route,
     TranslationTable,
 )
 from sim.mesh.atlas import atlas_of
@@ -39,26 +34,6 @@ def forward_only(router: DijkstraRouter) -> DijkstraRouter:
     router._walk = lambda *args: None  # type: ignore[method-assign]
     router._serve_walk = lambda *args: None  # type: ignore[method-assign]
     return router
-
-
-def answer(call: Callable[..., Route], *args: Any, **kwargs: Any) -> Route | str:
-    """The route ``call(*args, **kwargs)`` returns, or its NoRoute reason."""
-    try:
-        return call(*args, **kwargs)
-    except NoRoute as exc:
-        return f"NoRoute: {exc.reason}"
-
-
-def same(a: Route | str, b: Route | str) -> None:
-    """Equal routes, the same cost bits and translation positions (or the same reason)."""
-    assert a == b
-    if isinstance(a, Route) and isinstance(b, Route):
-        assert repr(a.cost) == repr(b.cost)
-        assert [t.position for t in a.translations] == [t.position for t in b.translations]
-
-
-def down_set(data: st.DataObject, mesh: Mesh) -> DownSet:
-    return DownSet.of(data.draw(st.sets(st.sampled_from(mesh.ids), max_size=2), label="down"))
 
 
 @PROPS

@@ -81,12 +81,13 @@ def alive(pid: int) -> bool:
     return state not in (b"Z", b"X")
 
 
-def wait_until(condition: object, seconds: float) -> bool:
+def wait_until(condition: object, seconds: float, poll: float = 0.05) -> bool:
+    """Whether ``condition()`` holds within ``seconds`` (a bound, never what is tested)."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if condition():  # type: ignore[operator]
             return True
-        time.sleep(0.05)
+        time.sleep(poll)
     return bool(condition())  # type: ignore[operator]
 
 

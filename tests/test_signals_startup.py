@@ -94,10 +94,12 @@ def start_armed(argv: list[str], marker: str) -> subprocess.Popen[bytes]:
         start_new_session=True,
         preexec_fn=ignoring_sigterm,
     )
-    deadline = time.monotonic() + 60
-    while status_mask(proc.pid, "SigIgn") & bit(signal.SIGTERM):
-        assert time.monotonic() < deadline and proc.poll() is None, "never armed"
-        time.sleep(0.002)
+
+    def armed() -> bool:  # or gone: then the assertion below says so
+        return proc.poll() is not None or not status_mask(proc.pid, "SigIgn") & bit(signal.SIGTERM)
+
+    wait_until(armed, 60, poll=0.002)
+    assert proc.poll() is None and armed(), "never armed"
     return proc
 
 
