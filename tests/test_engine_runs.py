@@ -12,6 +12,7 @@ from sim.cli import main
 from sim.conformance import check_trace
 from sim.engine import ReplicationError, run_replication
 from sim.engine.server import ToolServer
+from sim.engine.simulation import Replication
 from sim.scenario import load_scenario, load_scenario_with_warnings
 from sim.scenario.load import Override
 
@@ -205,6 +206,58 @@ def test_mcp_vs_mcp_plus_shows_the_expressiveness_gap(tmp_path: Path) -> None:
         mcp_hints["approvals_asked"] / mcp_hints["started"]
         > 2 * plus_hints["approvals_asked"] / plus_hints["started"]
     )
+
+
+def longest_stretch(world: Replication) -> int:
+    """The most links a message of ``world`` could cross as one event."""
+    return max(
+        (end - i for path in world.routes._paths.values() for i, end in enumerate(path.reach)),
+        default=0,
+    )
+
+
+def hop_by_hop(world: Replication) -> None:
+    """Every node and link may go down: no message crosses two links as one event."""
+    for element in (*world.topology.nodes.values(), *world.topology.links.values()):
+        element.fallible = True
+
+
+def test_every_trace_level_runs_the_same_events_with_jitter_on_long_stretches(
+    tmp_path: Path,
+) -> None:
+    # during gw1's outage (600 s to 900 s) the resilient router's routes go by gw2, where
+    # nothing can happen: its messages cross two jittered links without stopping there
+    scenario = load_scenario(TRAIN).model_copy(update={"duration": 700.0})
+    worlds: list[Replication] = []
+    full = run_replication(scenario, "resilient", 0, tmp_path / "full", "full", hook=worlds.append)
+    protocol = run_replication(
+        scenario, "resilient", 0, tmp_path / "protocol", "protocol", hook=worlds.append
+    )
+    assert all(longest_stretch(w) >= 2 for w in worlds)
+    assert any(link.jitter > 0 for link in scenario.links)
+    events = {}
+    for level in ("full", "protocol"):
+        lines = (tmp_path / level / "trace.jsonl").read_text().splitlines()
+        decoded = [json.loads(x) for x in lines]
+        events[level] = [
+            {**e, "seq": None} for e in decoded if e["label"] not in ("send", "hop", "deliver")
+        ]
+    assert events["full"] == events["protocol"]
+    for key in set(full) - {"trace_level", "trace_lines"}:
+        assert full[key] == protocol[key], key
+
+
+def test_stretches_change_nothing_but_the_event_count_without_jitter(tmp_path: Path) -> None:
+    base = load_scenario(TRAIN).model_copy(update={"duration": 700.0})
+    still = [link.model_copy(update={"jitter": 0.0}) for link in base.links]
+    for scenario, same in ((base.model_copy(update={"links": still}), True), (base, False)):
+        worlds: list[Replication] = []
+        a = run_replication(scenario, "resilient", 0, tmp_path / "a", "full", hook=worlds.append)
+        b = run_replication(scenario, "resilient", 0, tmp_path / "b", "full", hook=hop_by_hop)
+        assert longest_stretch(worlds[0]) >= 2
+        trace_a, trace_b = ((tmp_path / x / "trace.jsonl").read_bytes() for x in "ab")
+        # with jitter the delays of a stretch are drawn when it starts: another sample path
+        assert (trace_a == trace_b and a == b) is same
 
 
 def test_hops_by_link_counts_every_hop_at_every_trace_level(tmp_path: Path) -> None:

@@ -2,8 +2,11 @@
 
 Each case runs one replication of a shipped scenario under a router at a trace level
 and compares the hashes with ``tests/fixtures/golden_hashes.json``, recorded from the
-engine before the component redesign (issue 11). A refactoring must keep them; when a
-change of the semantics is intended, regenerate the file and say so in the commit:
+engine before the component redesign (issue 11); the 8 cases with jittered stretches
+were recorded again when messages began to cross a stretch as one event, its delays
+drawn at its start (issue 17, docs/engine.md "Stretches"). A refactoring must keep
+them; when a change of the semantics is intended, regenerate the file and say so in
+the commit:
 
     .venv/bin/python tests/test_golden_traces.py --record
 

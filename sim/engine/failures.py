@@ -61,20 +61,12 @@ class Failures:
 
     def schedule(self, specs: Iterable[Any]) -> None:
         """Start the scheduled outages and the random failure processes."""
-        nodes = self.topology.nodes
-        link = self.topology.link
-        for spec in specs:
-            if spec.random is not None:
-                r = spec.random
-                for node_id in r.nodes:
-                    self._random(("node", nodes[node_id]), r.mtbf, r.mttr)
-                for a, b in r.links:
-                    self._random(("link", link(a, b)), r.mtbf, r.mttr)
-            elif spec.node is not None:
-                self._outage(("node", nodes[spec.node]), float(spec.at), float(spec.for_))
-            else:
-                a, b = spec.link
-                self._outage(("link", link(a, b)), float(spec.at), float(spec.for_))
+        for spec, elements in _covered(specs, self.topology):
+            for element in elements:
+                if spec.random is not None:
+                    self._random(element, spec.random.mtbf, spec.random.mttr)
+                else:
+                    self._outage(element, float(spec.at), float(spec.for_))
 
     def _outage(self, element: tuple[str, Any], at: float, length: float) -> None:
         def start(_: Any) -> None:
@@ -127,6 +119,35 @@ class Failures:
             self.rec.node_up(now, obj.j)
         else:
             self.rec.link_up(now, js(obj.a), obj.j)
+
+
+def mark_fallible(topology: Topology, specs: Iterable[Any]) -> None:
+    """Mark ``fallible`` every node and link an outage of ``specs`` can cover (before any
+    path is compiled: a path stops its stretches at them, see :mod:`sim.engine.paths`)."""
+    for _, elements in _covered(specs, topology):
+        for _, obj in elements:
+            obj.fallible = True
+
+
+def _covered(
+    specs: Iterable[Any], topology: Topology
+) -> Iterable[tuple[Any, list[tuple[str, Any]]]]:
+    """Each failure spec with the elements it covers: ``("node", Node)``, ``("link",
+    LinkState)``."""
+    nodes = topology.nodes
+    link = topology.link
+    for spec in specs:
+        elements: list[tuple[str, Any]]
+        if spec.random is not None:
+            r = spec.random
+            elements = [("node", nodes[n]) for n in r.nodes]
+            elements += [("link", link(a, b)) for a, b in r.links]
+        elif spec.node is not None:
+            elements = [("node", nodes[spec.node])]
+        else:
+            a, b = spec.link
+            elements = [("link", link(a, b))]
+        yield spec, elements
 
 
 class Suspicion:

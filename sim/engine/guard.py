@@ -11,11 +11,12 @@ the garbage collector's scans (``gc.freeze``; the world is built by then), unles
 someone froze objects already, and the collector's youngest generation is collected
 every :data:`GC_YOUNG` net allocations instead of 700; both are undone at the end.
 
-Timing: ``max_events`` counts SimPy events processed (every hop, timer, arrival and
-outage is one); a run stops at the first multiple of :data:`CHECK_EVERY` at or past it,
-which is deterministic (same scenario and seed: the same stop and the same trace so
-far). ``max_wall`` is seconds of wall-clock time from the start of the run loop; where
-it stops depends on the machine.
+Timing: ``max_events`` counts SimPy events processed (every stretch of a message, timer,
+arrival and outage is one; at trace level ``full`` every hop too, so a budget stops a
+``full`` run earlier than a ``protocol`` one); a run stops at the first multiple of
+:data:`CHECK_EVERY` at or past it, which is deterministic (same scenario, seed and level:
+the same stop and the same trace so far). ``max_wall`` is seconds of wall-clock time
+from the start of the run loop; where it stops depends on the machine.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ recorder, ``new_id``) at construction, never the kernel itself. Timing: ``later(
 value, callback)`` runs ``callback`` at ``now + delay`` (:mod:`sim.engine.clock`); the
 clock starts at 0 and only the run advances it. ``later``'s callbacks wait on one
 :class:`~sim.engine.clock.Agenda` (only its earliest on SimPy's queue): they are the
-long waits of a run (approvals, backoffs, outages), and SimPy's heap, which every hop
-passes through, stays as small as the messages and executions in progress.
+long waits of a run (approvals, backoffs, outages), and SimPy's heap, which every
+stretch of a message passes through, stays as small as the messages and executions in progress.
 """
 
 from __future__ import annotations

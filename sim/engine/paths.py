@@ -6,11 +6,19 @@ translation :class:`Step`\\ s at each position, the protocol the message ends in
 ``fields``: the descriptor fields kept by every protocol the message passes through
 (what a ``list`` reply can carry). ``reverse()`` is the same path walked back, every
 translation undone at the same node (replies). Paths are immutable; they carry no time.
+
+A *stretch* is the run of links a message crosses without anything happening at the
+nodes between: ``reach[i]`` is where the stretch that leaves node ``i`` stops, the first
+later node that is the path's end, translates, can go down (``fallible``) or must
+send the message over a link that can go down. The transport crosses a stretch as one
+event (:mod:`sim.engine.transport`); a path is compiled after the topology's fallible
+elements are marked.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 
 from sim.engine.recorder import target
 from sim.engine.topology import LinkState, Node, Topology
@@ -116,6 +124,7 @@ class Path:
         "links",
         "nodes",
         "protos",
+        "reach",
         "route",
         "send_at",
         "send_detail",
@@ -149,6 +158,7 @@ class Path:
             step = _step(graph, nodes[ids[pos]], tr.source, tr.target)
             steps[pos] = (*(steps[pos] or ()), step)
         self.steps = tuple(steps)
+        self.reach = stretch_ends(self.nodes, self.links, self.steps)
         self.end = arrival(route, start)
         self.endj = pjs(self.end)  # the protocol a message arrives in, as the trace writes it
         self.fields = route_fields(graph, route, start)
@@ -193,6 +203,21 @@ class Path:
             start = route.protocols[-1] if route.protocols else self.end
             self._reverse = Path(self._topology, back, start, reverse_of=self)
         return self._reverse
+
+
+def stretch_ends(
+    nodes: Sequence[Node], links: Sequence[LinkState], steps: Sequence[object]
+) -> tuple[int, ...]:
+    """``reach[i]`` of a path of ``nodes``, ``links`` and translation ``steps`` (None:
+    none at that position): the node where the stretch leaving node ``i`` stops."""
+    last = len(nodes) - 1
+    reach = [last] * last
+    stop = last
+    for i in range(last - 1, -1, -1):
+        reach[i] = stop
+        if i and (steps[i] is not None or nodes[i].fallible or links[i].fallible):
+            stop = i
+    return tuple(reach)
 
 
 def _step(graph: ProtocolGraph, node: Node, source: str, target: str) -> Step:

@@ -411,10 +411,11 @@ class Recorder:
             f'{msg},"kind":"{kind}"{path.send_tail}'
         )
 
-    def hop(self, t: float, owner: str, msg: int, hop: Hop) -> None:
-        """A message of ``owner`` crosses ``hop`` (its line's constant text: ``hop.at``,
-        ``hop.via``, ``hop.tail``). Only at level ``full``: the transport checks the level
-        and counts the hops itself (:meth:`counted`)."""
+    def hop(self, t: float, owner: str, msg: int | str, hop: Hop) -> None:
+        """A message of ``owner`` (``msg``: its id, or the id's text) crosses ``hop`` (its
+        line's constant text: ``hop.at``, ``hop.via``, ``hop.tail``). Only at level
+        ``full``: the transport checks the level and counts the hops itself
+        (:meth:`counted`)."""
         ts = self._last_ts if t == self._last_t else self._tick(t)
         self.seq = (seq := self.seq) + 1
         self._buffer.append(

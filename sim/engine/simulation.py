@@ -28,7 +28,7 @@ from simpy.events import Event
 from sim.approval import make_policy
 from sim.engine.caller import Approval, Caller
 from sim.engine.discovery import ToolDiscovery
-from sim.engine.failures import Failures
+from sim.engine.failures import Failures, mark_fallible
 from sim.engine.guard import DEFAULT_GUARD, Guard, Runaway, explain, run_until
 from sim.engine.kernel import Kernel
 from sim.engine.metrics import dumps
@@ -97,6 +97,7 @@ class Replication:
         if topology is not None and topology.graph is not self.graph:
             raise ValueError("the topology given is not one of the replication's graph")
         self.topology = topology = topology if topology is not None else Topology(self.graph)
+        mark_fallible(topology, scenario.failures)  # before any path is compiled
         self.routes = routes = RouteService(
             topology,
             router if router is not None else make_router(router_name, self.graph, scenario),

@@ -5,7 +5,8 @@ Inputs: the protocol graph's agents and links (static). State: each :class:`Node
 may overlap); a node's ``epoch`` is bumped each time it goes down, so work started
 before (an execution, a translation) can tell it was lost. Outputs: ``hops_by_link``
 for the metrics. Timing: none of its own; :mod:`sim.engine.failures` changes the
-state at outage times, the transport reads it at every hop.
+state at outage times, the transport reads it where a stretch ends (its ``fallible``
+marks: :mod:`sim.engine.paths`).
 
 Building one encodes every agent id and link for the trace (the costly part on a big
 mesh); :meth:`Topology.fresh` gives another replication its own state (all up, no hop
@@ -21,9 +22,21 @@ from sim.mesh.graph import ProtocolGraph
 
 
 class Node:
-    """Run-time state of an agent: ``down`` counts the outages covering it now."""
+    """Run-time state of an agent: ``down`` counts the outages covering it now;
+    ``fallible`` is True when an outage of the scenario can cover it (else it is never
+    down, and messages cross it without an event of their own)."""
 
-    __slots__ = ("down", "epoch", "id", "j", "server", "speaks", "translation_delay", "type")
+    __slots__ = (
+        "down",
+        "epoch",
+        "fallible",
+        "id",
+        "j",
+        "server",
+        "speaks",
+        "translation_delay",
+        "type",
+    )
 
     def __init__(
         self,
@@ -39,15 +52,17 @@ class Node:
         self.speaks = speaks
         self.translation_delay = delay
         self.down = 0
+        self.fallible = False
         self.epoch = 0  # bumped when the node goes down: work started before is lost
         self.server: Any = None  # the tool server at this node, if any
 
 
 class LinkState:
     """Run-time state of a link: ``down`` counts the outages covering it now; ``hops``
-    counts the messages that crossed it (either way, every protocol)."""
+    counts the messages that crossed it (either way, every protocol); ``fallible`` as
+    a node's."""
 
-    __slots__ = ("a", "b", "down", "hops", "j", "jitter", "latency")
+    __slots__ = ("a", "b", "down", "fallible", "hops", "j", "jitter", "latency")
 
     def __init__(
         self, a: str, b: str, latency: dict[str, float], jitter: float, j: str | None = None
@@ -57,6 +72,7 @@ class LinkState:
         self.latency = latency
         self.jitter = jitter
         self.down = 0
+        self.fallible = False
         self.hops = 0
         self.j = js([a, b]) if j is None else j
 

@@ -6,32 +6,42 @@ link's protocol. Drops notify nobody: the sender learns of them only by its time
 
 Timing: ``send`` runs at once (the ``send`` line, then any translation at the first
 node); a translation step takes its ``delay`` (the steps of one node add up; a zero
-total continues at once); crossing a link takes ``latency + Exp(1/jitter)`` seconds,
-drawn from the ``latency`` stream at departure. A message is dropped when it arrives at
-a down node (``node_down``), must leave over a down link (``link_down``), is at a node
-that went down during its translation (``node_down``), fails a destructive
-translation (``translation_failed``, a draw from the ``translation`` stream) or meets a
-pair the node cannot translate (``untranslatable``). ``close()`` at the end of the run
-drops every message still travelling (``run_end``), so each ``send`` ends in exactly
-one ``deliver`` or ``drop``. Each hop is one scheduled event and the message is that
-event itself (SimPy's ``step`` reads ``callbacks`` and ``_ok``; the callbacks are one
-shared tuple): no process, no event object per message. A message carries ``t``, the
-simulated time of its current step (the time SimPy pops it at, ``now + delay`` computed
-as SimPy computes it), so the transport never reads the clock per hop; it puts the
-message on SimPy's queue itself, as ``Environment.schedule`` does (time, ``NORMAL``,
-SimPy's next insertion number: it reads SimPy 4's ``_queue`` and ``_eid``), and draws
-the jitter as ``random.expovariate`` does (``-log(1 - u) / rate``, one uniform).
-The messages sent and delivered and the hops are counted here and reported to the
-recorder by ``close()``; a send and its first hop are one call, an arrival's delivery or
-departure one callback (the ``send``, ``hop`` and ``deliver`` lines, at level ``full``,
-written in them, with the time text of a new instant). The
-requests' timers of one timeout are one :class:`~sim.engine.clock.Deadlines` shared by
-every caller (:meth:`Transport.deadlines`).
+total continues at once); crossing a link takes ``latency + Exp(1/jitter)`` seconds.
+A message is dropped when it arrives at a down node (``node_down``), must leave over a
+down link (``link_down``), is at a node that went down during its translation
+(``node_down``), fails a destructive translation (``translation_failed``, a draw from
+the ``translation`` stream) or meets a pair the node cannot translate
+(``untranslatable``). ``close()`` at the end of the run drops every message still
+travelling (``run_end``) at the last node it reached (an arrival at the end's instant
+counts), so each ``send`` ends in exactly one ``deliver`` or ``drop``.
+
+Stretches: where nothing can happen at a node (it does not translate, no outage of the
+scenario covers it or the link it leaves by: ``Path.reach``), the message does not stop
+there. It crosses the whole stretch as one scheduled event, at the stretch's end; the
+delays of the stretch's links are drawn from the ``latency`` stream, in order, when it
+leaves the stretch's first node (as ``random.expovariate`` draws: ``-log(1 - u) /
+rate``, one uniform each), and the arrival times add up as they would hop by hop. At
+level ``full`` the message is queued again at each node between, where its ``hop`` line
+is written, so every level runs the same events in the same order (the ``hop`` events
+only write); with every node marked fallible it is the hop-by-hop transport, and the
+two give the same trace when no link has jitter (tested).
+
+A message is its own SimPy event (SimPy's ``step`` reads ``callbacks`` and ``_ok``; the
+callbacks are one shared tuple): no process, no event object per message. It carries
+``t``, the simulated time of the end of its current step (``now + delay`` computed as
+SimPy computes it), so the transport never reads the clock; it puts the message on
+SimPy's queue itself, as ``Environment.schedule`` does (time, ``NORMAL``, SimPy's next
+insertion number: it reads SimPy 4's ``_queue`` and ``_eid``). The messages sent and
+delivered and the hops are counted here (a stretch's hops when it starts, taken back
+by ``close()`` for the links not begun) and reported to the recorder by ``close()``.
+The requests' timers of one timeout are one :class:`~sim.engine.clock.Deadlines`
+shared by every caller (:meth:`Transport.deadlines`).
 """
 
 from __future__ import annotations
 
 import random
+from bisect import bisect_right
 from collections.abc import Callable
 from heapq import heappush
 from math import log
@@ -44,7 +54,7 @@ from sim.engine.clock import Deadlines, Later
 from sim.engine.paths import Path
 from sim.engine.recorder import Recorder
 from sim.engine.topology import Node
-from sim.engine.trace import FAST_HIGH, FAST_LOW, pjs
+from sim.engine.trace import pjs
 
 
 class Message:
@@ -58,6 +68,7 @@ class Message:
     idj: str  # set by Transport.send at level full
 
     __slots__ = (
+        "arrivals",
         "attempt",
         "callbacks",
         "i",
@@ -85,6 +96,8 @@ class Message:
     ) -> None:
         self.t = t
         self.callbacks: tuple[Callable[[Message], None], ...] | None = None
+        #: the arrival times at the nodes inside its current stretch (None: one link)
+        self.arrivals: list[float] | None = None
         self.id = mid
         self.kind = kind
         self.owner = owner
@@ -103,6 +116,7 @@ class Transport:
         "_arrive_cbs",
         "_deadlines",
         "_eid",
+        "_hop_cbs",
         "_queue",
         "_translated_cbs",
         "_uniform",
@@ -137,6 +151,7 @@ class Transport:
         self.reported = 0  # the messages sent whose count close() reported
         self._arrive_cbs = (self._arrive,)  # what a message waiting for its arrival runs
         self._translated_cbs = (self._translated,)
+        self._hop_cbs = (self._hop,)  # level full: at a node inside a stretch
         self.full = recorder.full  # hop lines are kept
         #: hops crossed and messages delivered, counted here and reported to the recorder
         #: by close() with the messages sent (``next_id``)
@@ -166,15 +181,13 @@ class Transport:
         on_deliver: Callable[[Message], None],
     ) -> Message:
         """Start a message at ``path``'s first node (which must be up): the ``send`` line,
-        then its first hop (:meth:`_leave`'s body inlined for a node that does not
-        translate: the hot path, one call per message)."""
+        then its first stretch (or its translation, or its delivery at once)."""
         mid = self.next_id
         self.next_id = mid + 1
         t = self.env._now  # the property's value, read directly (the hot path)
         msg = Message(mid, kind, owner, path, attempt, payload, on_deliver, t)
         self.in_flight[mid] = msg
-        full = self.full
-        if full:  # Recorder.send's body
+        if self.full:  # Recorder.send's body
             msg.idj = idj = str(mid)  # written in each of its lines: formatted once
             rec = self.rec
             ts = rec._last_ts if t == rec._last_t else rec._tick(t)
@@ -185,43 +198,48 @@ class Transport:
             )
         if path.steps[0] is not None:
             self._at(msg)
-            return msg
-        if path.last == 0:
+        elif path.last == 0:
             self._deliver(msg)
-            return msg
-        hop = path.hops[0]
-        link = hop.link
-        if link.down:
-            self._drop(msg, path.nodes[0], "link_down")
-            return msg
-        delay = hop.latency
-        rate = hop.rate
-        if rate:
-            delay += -log(1.0 - self._uniform()) / rate  # expovariate(rate)
-        msg.proto = hop.proto
-        link.hops += 1
-        self.hops += 1
-        if full:  # Recorder.hop's body, at the instant of the send line (its text)
-            rec.seq = (seq := rec.seq) + 1
-            rec._buffer.append(
-                f'{{"t":{rec._last_ts},"seq":{seq}{rec._hop}{hop.at}{owner.frag}{hop.via}'
-                f'{{"msg":{idj}{hop.tail}'
-            )
-        msg.t = t = t + delay  # what SimPy's schedule computes: now + delay
-        msg.callbacks = self._arrive_cbs
-        heappush(self._queue, (t, NORMAL, next(self._eid), msg))
+        else:
+            self._go(msg)
         return msg
 
     def close(self) -> None:
-        """End of the run: every message still travelling is dropped with ``run_end``; the
-        hops counted are reported to the recorder."""
+        """End of the run: every message still travelling is dropped with ``run_end`` at
+        the last node it reached (an arrival at the end's instant counts); the hops
+        counted are reported to the recorder."""
+        now = self.env.now
+        travelling = (self._arrive_cbs, self._hop_cbs)
+        for mid in sorted(self.in_flight):
+            msg = self.in_flight[mid]
+            if msg.arrivals is not None and msg.callbacks in travelling:
+                self._halt(msg, now)
         self.rec.counted(self.next_id - self.reported, self.delivered, self.hops)
         self.reported, self.delivered, self.hops = self.next_id, 0, 0
-        now = self.env.now
         for mid in sorted(self.in_flight):
             msg = self.in_flight[mid]
             msg.t = now
             self._drop(msg, msg.path.nodes[msg.i], "run_end")
+
+    def _halt(self, msg: Message, now: float) -> None:
+        """Put ``msg``, inside a stretch at ``now``, at the last node it reached (as the
+        protocol level sees it: by the arrival times, not by the events popped); the
+        hops it was counted for and has not begun are taken back."""
+        arrivals = msg.arrivals
+        assert arrivals is not None
+        path = msg.path
+        stop = path.reach[msg.i]
+        i = stop - len(arrivals) - 1 + bisect_right(arrivals, now)
+        hops = path.hops
+        for k in range(i + 1, stop):
+            hops[k].link.hops -= 1
+            self.hops -= 1
+        if self.full:  # the hop lines of the arrivals at the end's instant not popped yet
+            start = stop - len(arrivals) - 1
+            for k in range(msg.i + 1, i + 1):
+                self.rec.hop(arrivals[k - start - 1], msg.owner.frag, msg.idj, hops[k])
+        msg.i = i
+        msg.proto = hops[i].proto
 
     def _drop(self, msg: Message, node: Node, reason: str) -> None:
         del self.in_flight[msg.id]
@@ -276,93 +294,85 @@ class Transport:
 
     def _leave(self, msg: Message) -> None:
         """The message leaves the node it is at (translated if it had to be): delivered
-        if it is the last, else over the next link (:meth:`_arrive` repeats this for the
-        common case, the hot path)."""
+        if it is the last, else over its next stretch."""
+        if msg.i == msg.path.last:
+            self._deliver(msg)
+        else:
+            self._go(msg)
+
+    def _go(self, msg: Message) -> None:
+        """Send ``msg`` from node ``msg.i`` at ``msg.t`` over its stretch (``reach``): one
+        queued event at the stretch's end, each link's delay drawn now in order, each
+        arrival time kept (``arrivals``) and each hop counted now; at level ``full`` the
+        message is also queued at each node between, where its ``hop`` line is written
+        (:meth:`_hop`). Dropped at once if the first link is down."""
         i = msg.i
         path = msg.path
-        if i == path.last:
-            self._deliver(msg)
-            return
-        hop = path.hops[i]
+        hops = path.hops
+        hop = hops[i]
         link = hop.link
         if link.down:
             self._drop(msg, path.nodes[i], "link_down")
             return
+        t = msg.t
+        full = self.full
+        if full:
+            self.rec.hop(t, msg.owner.frag, msg.idj, hop)
         delay = hop.latency
         rate = hop.rate
         if rate:
             delay += -log(1.0 - self._uniform()) / rate  # expovariate(rate)
-        msg.proto = hop.proto
         link.hops += 1
-        self.hops += 1
-        t = msg.t
-        if self.full:
-            self.rec.hop(t, msg.owner.frag, msg.id, hop)
         t += delay  # what SimPy's schedule computes: now + delay
+        stop = path.reach[i]
+        if stop == i + 1:
+            msg.arrivals = None
+            msg.callbacks = self._arrive_cbs
+        else:
+            msg.arrivals = arrivals = []
+            uniform = self._uniform
+            queue, eid = self._queue, self._eid
+            for k in range(i + 1, stop):
+                arrivals.append(t)
+                if full:
+                    heappush(queue, (t, NORMAL, next(eid), msg))
+                hop = hops[k]
+                delay = hop.latency
+                rate = hop.rate
+                if rate:
+                    delay += -log(1.0 - uniform()) / rate
+                hop.link.hops += 1
+                t += delay
+            msg.callbacks = self._hop_cbs if full else self._arrive_cbs
+        self.hops += stop - i
+        msg.proto = hop.proto
         msg.t = t
-        msg.callbacks = self._arrive_cbs
         heappush(self._queue, (t, NORMAL, next(self._eid), msg))
 
-    def _arrive(self, msg: Message) -> None:
-        """The message reached the next node of its path (``msg.t`` is now): dropped if
-        the node is down; translated if the route changes protocol there; else it leaves
-        at once (:meth:`_leave`'s body, :meth:`_deliver`'s and the lines' inlined, the
-        time text too when it is new: the hot path, one call per hop)."""
+    def _hop(self, msg: Message) -> None:
+        """Level ``full``, a stretch of several links: the message is at a node between
+        (its ``hop`` line, at the time SimPy popped it), or at the stretch's end."""
         i = msg.i + 1
-        msg.i = i
         path = msg.path
+        if i == path.reach[msg.i]:
+            self._arrive(msg)
+            return
+        msg.i = i
+        msg.callbacks = self._hop_cbs  # the message is queued again, further on
+        self.rec.hop(self.env._now, msg.owner.frag, msg.idj, path.hops[i])
+
+    def _arrive(self, msg: Message) -> None:
+        """The message reached the end of its stretch (``msg.t`` is now): dropped if the
+        node is down; translated if the route changes protocol there; delivered if it is
+        the last; else it leaves at once."""
+        path = msg.path
+        msg.i = i = path.reach[msg.i]
         node = path.nodes[i]
         if node.down:
             self._drop(msg, node, "node_down")
-            return
-        if path.steps[i] is not None:
+        elif path.steps[i] is not None:
             self._at(msg)
-            return
-        t = msg.t
-        full = self.full
-        if full:  # the line's time text: Recorder._tick's fast case inlined
-            rec = self.rec
-            if t == rec._last_t:
-                ts = rec._last_ts
-            elif FAST_LOW <= t < FAST_HIGH and len(rec._buffer) < rec._limit:
-                ts = "%.6f" % t  # noqa: UP031 (faster than format/f-string)
-                if ts[-1] == "0":
-                    ts = ts.rstrip("0")
-                    if ts[-1] == ".":
-                        ts += "0"
-                rec._last_t, rec._last_ts = t, ts
-            else:
-                ts = rec._tick(t)
-        if i == path.last:  # _deliver's body
-            del self.in_flight[msg.id]
-            self.delivered += 1
-            if full:  # Recorder.deliver's body
-                rec.seq = (seq := rec.seq) + 1
-                rec._buffer.append(
-                    f'{{"t":{ts},"seq":{seq}{rec._deliver}{path.deliver_at}{msg.owner.frag}'
-                    f'{path.deliver_via}{msg.idj},"kind":"{msg.kind}"}}}}\n'
-                )
-            msg.on_deliver(msg)
-            return
-        hop = path.hops[i]
-        link = hop.link
-        if link.down:
-            self._drop(msg, node, "link_down")
-            return
-        delay = hop.latency
-        rate = hop.rate
-        if rate:
-            delay += -log(1.0 - self._uniform()) / rate  # expovariate(rate)
-        msg.proto = hop.proto
-        link.hops += 1
-        self.hops += 1
-        if full:  # Recorder.hop's body
-            rec.seq = (seq := rec.seq) + 1
-            rec._buffer.append(
-                f'{{"t":{ts},"seq":{seq}{rec._hop}{hop.at}{msg.owner.frag}{hop.via}'
-                f'{{"msg":{msg.idj}{hop.tail}'
-            )
-        t += delay  # what SimPy's schedule computes: now + delay
-        msg.t = t
-        msg.callbacks = self._arrive_cbs
-        heappush(self._queue, (t, NORMAL, next(self._eid), msg))
+        elif i == path.last:
+            self._deliver(msg)
+        else:
+            self._go(msg)

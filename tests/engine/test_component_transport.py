@@ -5,10 +5,12 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from parts import lines
+from hypothesis import given
+from hypothesis import strategies as st
+from parts import lines, make_kernel
 
 from sim.engine.kernel import Kernel
-from sim.engine.paths import Hop, Path
+from sim.engine.paths import Hop, Path, stretch_ends
 from sim.engine.routes import RouteService
 from sim.engine.topology import Topology
 from sim.engine.trace import NO_OWNER, js
@@ -70,6 +72,7 @@ def test_down_link_and_down_node_drop_and_notify_nobody(
     kernel: Kernel, graph: ProtocolGraph
 ) -> None:
     topology, routes, transport = parts(kernel, graph)
+    topology.link("g", "s").fallible = topology.nodes["s"].fallible = True  # outages' marks
     path = routes.path_to("a", "read_it", "MCP", NO_DOWN)
     delivered: list[Message] = []
     topology.link("g", "s").down = 1
@@ -126,3 +129,65 @@ def test_every_caller_shares_the_transports_deadlines_of_a_timeout(kernel: Kerne
     shared = transport.deadlines(20.0)
     assert transport.deadlines(20.0) is shared and shared.delay == 20.0
     assert transport.deadlines(5.0) is not shared
+
+
+class Element:
+    """A node or link stand-in: only ``fallible`` is read."""
+
+    def __init__(self, fallible: bool) -> None:
+        self.fallible = fallible
+
+
+@given(st.lists(st.tuples(st.booleans(), st.booleans(), st.booleans()), min_size=2, max_size=12))
+def test_a_stretch_stops_at_the_first_node_where_something_can_happen(
+    flags: list[tuple[bool, bool, bool]],
+) -> None:
+    # per position: the node can go down, the link leaving it can, it translates
+    nodes = [Element(f[0]) for f in flags]
+    links = [Element(f[1]) for f in flags[:-1]]
+    steps = [() if f[2] else None for f in flags]
+    last = len(flags) - 1
+    reach = stretch_ends(nodes, links, steps)  # type: ignore[arg-type]
+
+    def stops(j: int) -> bool:
+        return j == last or flags[j][0] or flags[j][1] or flags[j][2]
+
+    assert len(reach) == last
+    for i, end in enumerate(reach):
+        assert end == next(j for j in range(i + 1, last + 1) if stops(j))
+
+
+def test_a_stretch_is_one_queued_event_and_its_hops_are_written_at_level_full(
+    graph: ProtocolGraph,
+) -> None:
+    for level, queued in (("protocol", 1), ("full", 2)):
+        kernel = make_kernel(level)
+        topology, routes, transport = parts(kernel, graph)
+        path = routes.path_to("a", "read_it", "MCP", NO_DOWN)
+        assert path.reach == (2, 2)  # nothing can happen at g: a → s is one stretch
+        transport.send("request", Owner(), path, 1, None, lambda m: None)
+        assert len(kernel.env._queue) == queued
+        kernel.env.run()
+        transport.close()
+        assert topology.hops_by_link() == {"a|g": 1, "g|s": 1}
+        assert kernel.metrics.hops == 2
+    hops = [(x["t"], x["agent"]) for x in lines(kernel) if x["label"] == "hop"]
+    assert hops == [(0.0, "a"), (0.25, "g")]
+
+
+def test_close_inside_a_stretch_drops_at_the_last_node_reached(graph: ProtocolGraph) -> None:
+    for level in ("protocol", "full"):
+        for until, at, crossed in ((0.2, "a", {"a|g": 1}), (0.25, "g", {"a|g": 1, "g|s": 1})):
+            kernel = make_kernel(level)
+            topology, routes, transport = parts(kernel, graph)
+            path = routes.path_to("a", "read_it", "MCP", NO_DOWN)
+            transport.send("list", Owner(), path, 1, None, lambda m: None)
+            kernel.env.run(until=until)
+            transport.close()
+            (drop,) = [x for x in lines(kernel) if x["label"] == "drop"]
+            assert (drop["agent"], drop["t"], drop["detail"]["reason"]) == (at, until, "run_end")
+            assert topology.hops_by_link() == crossed, (level, until)
+            assert kernel.metrics.hops == sum(crossed.values())
+            if level == "full":  # run(until=) stopped before the arrival at g was popped
+                hops = [x["agent"] for x in lines(kernel) if x["label"] == "hop"]
+                assert hops == ["a", "g"][: len(crossed)]
