@@ -324,8 +324,8 @@ class Caller:
         inv.waiting = False
         timer = inv.timer
         if timer is not None:
-            timer.cancelled = True  # its callback would return at once: no event for it
-            inv.timer = None  # (the timer holds the invocation: no cycle left for the GC)
+            timer.cancel()  # its callback would return at once: no event for it
+            inv.timer = None  # (the timer held the invocation: no cycle left for the GC)
         outcome: str | None = msg.payload
         if outcome is None:
             inv.take(inv.view.labels.result)

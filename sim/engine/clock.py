@@ -77,8 +77,11 @@ class Timer:
         self.cancelled = False
 
     def cancel(self) -> None:
-        """The timer will not run its callback (it costs no event if not yet queued)."""
+        """The timer will not run its callback (it costs no event if not yet queued). It
+        lets go of its value at once: a cancelled timer waits in its FIFO until its time,
+        and what it held (an invocation and its messages) would live as long."""
         self.cancelled = True
+        self._value = None
 
 
 class Deadlines:

@@ -118,7 +118,7 @@ class ToolDiscovery:
         disc.done = True
         timer = disc.timer
         if timer is not None:
-            timer.cancelled = True  # its callback would return at once: no event for it
+            timer.cancel()  # its callback would return at once: no event for it
             disc.timer = None
         view = self.shared.of(disc.tool, msg.path.fields)
         self.views[(disc.tool.name, disc.path)] = view  # where it was learned (maybe rerouted)

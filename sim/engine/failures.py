@@ -92,8 +92,12 @@ class Failures:
         self.later(rng.expovariate(1.0 / mtbf), None, fail)
 
     def down(self, element: tuple[str, Any]) -> None:
-        """One more outage covers ``element``."""
+        """One more outage covers ``element`` (which :func:`mark_fallible` marked: paths
+        compiled without the mark let messages cross it without a look)."""
         kind, obj = element
+        if not obj.fallible:
+            name = obj.id if kind == "node" else f"{obj.a}|{obj.b}"
+            raise ValueError(f"{kind} {name} goes down but was not marked fallible")
         obj.down += 1
         if obj.down != 1:
             return

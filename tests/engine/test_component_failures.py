@@ -5,9 +5,10 @@ from __future__ import annotations
 import random
 from types import SimpleNamespace
 
+import pytest
 from parts import lines
 
-from sim.engine.failures import Failures, Suspicion
+from sim.engine.failures import Failures, Suspicion, mark_fallible
 from sim.engine.kernel import Kernel
 from sim.engine.topology import Node, Topology
 from sim.mesh.graph import ProtocolGraph
@@ -31,13 +32,15 @@ def test_overlapping_outages_keep_an_element_down_until_the_last_ends(
         downs.append((kernel.env.now, node.id, node.epoch))
 
     failures.on_node_down.append(on_down)
-    failures.schedule(
-        [
-            outage("g", at=1.0, length=3.0),
-            outage("g", at=2.0, length=5.0),
-            outage(link=["g", "s"], at=4.0),
-        ]
-    )
+    specs = [
+        outage("g", at=1.0, length=3.0),
+        outage("g", at=2.0, length=5.0),
+        outage(link=["g", "s"], at=4.0),
+    ]
+    mark_fallible(topology, specs)
+    assert [n.id for n in topology.nodes.values() if n.fallible] == ["g"]
+    assert [(x.a, x.b) for x in topology.links.values() if x.fallible] == [("g", "s")]
+    failures.schedule(specs)
     kernel.env.run(until=3.0)
     assert topology.nodes["g"].down == 2
     kernel.env.run()
@@ -50,6 +53,17 @@ def test_overlapping_outages_keep_an_element_down_until_the_last_ends(
     ]
     assert downs == [(1.0, "g", 1)]  # one outage covering the other: one epoch
     assert topology.nodes["g"].down == 0 and kernel.metrics.outages == 2
+
+
+def test_an_outage_of_an_element_not_marked_fallible_is_refused(
+    kernel: Kernel, graph: ProtocolGraph
+) -> None:
+    # paths compiled before the mark would let messages cross it without a look
+    topology = Topology(graph)
+    failures = Failures(kernel.env, kernel.later, kernel.recorder, random.Random(0), topology)
+    failures.schedule([outage(link=["g", "s"], at=1.0)])
+    with pytest.raises(ValueError, match=r"^link g\|s goes down but was not marked fallible$"):
+        kernel.env.run()
 
 
 def test_suspects_expire_after_their_ttl() -> None:
