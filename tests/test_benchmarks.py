@@ -66,6 +66,16 @@ def test_section_renders_its_table_and_notes() -> None:
     assert "**FAIL**" in text and "- a note" in text
 
 
+def test_a_section_names_the_processor_it_was_measured_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(bench, "_cpu_model", lambda: "Test CPU 9000")
+    monkeypatch.setattr(bench, "_commit", lambda: "abc1234")
+    section = bench.run_one("no_such_benchmark", quick=True)
+    assert ", commit abc1234, Test CPU 9000, load average at start " in section.measured
+    assert "Measured: " + section.measured in section.render()
+
+
 def test_only_replaces_its_section_and_keeps_the_others() -> None:
     old_a = bench.Section(title="Alpha", command="a", table="| x |\n| ---: |\n| 1 |", passed=True)
     old_b = bench.Section(title="Beta", command="b", table="| y |\n| ---: |\n| 2 |", passed=False)
