@@ -20,14 +20,13 @@ Targets: ≥ 500,000 events/s for (c) on one core; (c) ≥ 0.7× (b)'s events/s 
 Memory: ``check_trace`` is fed a generator of lines (no file) replaying the same
 replication N times, each copy a fresh set of instances, invocations and messages
 (:class:`Replay`), for 1M, 4M and 10M events (100k and 300k with ``--quick``). Each size
-runs in a fresh interpreter, plain (wall time, ``ru_maxrss``) and again under
+runs in a fresh interpreter, plain (wall time, ``VmHWM``) and again under
 ``tracemalloc`` (peak of what the check allocates); flat memory means a ratio
 peak(largest) / peak(smallest) near 1.
 """
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import json
 import math
@@ -43,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.memory import reset_peak_rss, status
 from benchmarks.run import Section, table
 from sim.conformance.checks import check_trace
 from sim.conformance.events import HAVE_MSGSPEC
@@ -270,17 +270,6 @@ class Replay:
                 yield tpl % (t + dt, s + ds, i + di, v + dv, m + dm)
 
 
-def _status(key: str) -> int:
-    """``VmRSS`` / ``VmHWM`` of this process in bytes (0 where ``/proc`` is missing)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError):
-        pass
-    return 0
-
-
 def _measure(trace: str, copies: int, traced: bool) -> dict[str, Any]:
     """In a fresh process: check ``copies`` replayed copies of ``trace``; figures as a dict.
 
@@ -291,9 +280,8 @@ def _measure(trace: str, copies: int, traced: bool) -> dict[str, Any]:
     scenario = load_scenario(SCENARIO)
     replay = Replay.from_trace(Path(trace).read_bytes())
     gc.collect()
-    with contextlib.suppress(OSError):
-        Path("/proc/self/clear_refs").write_text("5")  # reset VmHWM to VmRSS
-    base = _status("VmRSS")
+    reset_peak_rss()
+    base = status("VmRSS")
     blocks = [sys.getallocatedblocks()]
     base_blocks = blocks[0]
 
@@ -315,7 +303,7 @@ def _measure(trace: str, copies: int, traced: bool) -> dict[str, Any]:
         "seconds": seconds,
         "violations": sum(v.violations for v in report.verdicts),
         "rss_before": base,
-        "rss_peak": max(_status("VmHWM"), base),
+        "rss_peak": max(status("VmHWM"), base),
         "blocks_growth": max(blocks) - base_blocks,
         "traced_peak": peak,
     }

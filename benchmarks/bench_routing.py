@@ -25,7 +25,6 @@ from __future__ import annotations
 import gc
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -39,6 +38,7 @@ import numpy as np
 from scipy.sparse.csgraph import dijkstra as csgraph_dijkstra
 
 from benchmarks.generate import random_mesh
+from benchmarks.memory import own_peak_rss, reset_peak_rss, status
 from benchmarks.run import ROOT, Section, table
 from sim.mesh import DijkstraRouter, ProtocolGraph, Route, route_cost
 from sim.mesh.routing import NO_DOWN, StateSpace
@@ -80,20 +80,6 @@ class Result:
     scipy: list[float] = field(default_factory=list)
     hops: list[int] = field(default_factory=list)
     translations: int = 0
-
-
-def _max_rss() -> int:
-    """The process's peak resident set so far, in bytes (Linux reports KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
-def _rss_now() -> int:
-    """The process's current resident set in bytes (0 where /proc is missing)."""
-    try:
-        with open("/proc/self/statm") as statm:
-            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError):
-        return 0
 
 
 def _timed(call: Callable[[], T]) -> tuple[float, T]:
@@ -173,7 +159,8 @@ def measure(n: int, queries: int, seed: int = SEED) -> Result:
     """Build a mesh of ``n`` agents and time ``queries`` queries on both sides."""
     mesh_seed = seed + n
     gc.collect()
-    rss_before = _rss_now()
+    reset_peak_rss()
+    rss_before = status("VmRSS")
     start = time.perf_counter()
     graph = random_mesh(n, seed=mesh_seed)
     build = time.perf_counter() - start
@@ -184,14 +171,14 @@ def measure(n: int, queries: int, seed: int = SEED) -> Result:
     space.matrix(NO_DOWN)
     compile_time = time.perf_counter() - start
     gc.collect()
-    rss_growth = _rss_now() - rss_before
-    rss_build = _max_rss()
+    rss_growth = status("VmRSS") - rss_before
+    rss_build = own_peak_rss()
     traced = _traced_in_child(n, mesh_seed)
 
     start = time.perf_counter()
     states = _state_digraph(space)
     nx_build = time.perf_counter() - start
-    rss_end = _max_rss()
+    rss_end = own_peak_rss()
 
     result = Result(
         n=n,
@@ -404,8 +391,9 @@ def render(results: list[Result], quick: bool) -> Section:
         "Both come from a separate, fresh process, so tracemalloc's overhead is in "
         "neither the timings nor the RSS figures. *RSS growth* is the main process's "
         "resident set after the build (graph + compiled state space, after a GC) minus "
-        "before it; *max RSS* is the process high-water mark (`getrusage`), which "
-        "includes the interpreter, numpy/scipy/networkx and the earlier, smaller sizes; "
+        "before it; *max RSS* is the process high-water mark (`VmHWM`) since the size "
+        "began (reset then), which includes the interpreter, numpy/scipy/networkx and "
+        "whatever the process still holds; "
         "the column after the networkx copy shows what the baseline graph adds on top.",
     ]
     if quick:

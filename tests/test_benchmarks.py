@@ -76,6 +76,25 @@ def test_a_section_names_the_processor_it_was_measured_on(
     assert "Measured: " + section.measured in section.render()
 
 
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux's /proc")
+def test_a_child_reports_its_own_peak_rss_not_its_parents() -> None:
+    import subprocess
+    import sys
+
+    parent = b"\x01" * (300 << 20)  # 300 MiB resident in this process when it forks
+    code = (
+        "import resource; from benchmarks.memory import own_peak_rss; "
+        "print(own_peak_rss(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=bench.ROOT, capture_output=True, text=True, check=True
+    )
+    own, inherited = map(int, done.stdout.split())
+    assert len(parent) == 300 << 20
+    assert inherited >= 300 << 20  # what the benchmarks reported before: the parent's
+    assert own < 150 << 20  # an interpreter with nothing imported
+
+
 def test_only_replaces_its_section_and_keeps_the_others() -> None:
     old_a = bench.Section(title="Alpha", command="a", table="| x |\n| ---: |\n| 1 |", passed=True)
     old_b = bench.Section(title="Beta", command="b", table="| y |\n| ---: |\n| 2 |", passed=False)
