@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sim.mesh import (
     BUILTIN_FIELDS,
@@ -18,6 +20,7 @@ from sim.mesh import (
     TranslationKind,
 )
 from sim.scenario import load_scenario, parse_scenario
+from sim.scenario.capabilities import similarity
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "scenarios" / "train_booking.yaml"
@@ -176,3 +179,34 @@ def test_hosts_index_follows_new_agents(shipped: ProtocolGraph) -> None:
     assert shipped.hosts("book_train") == ("tickets",)
     shipped.add_agent(Agent("tickets2", "TOOL_SERVER", {"MCP": 1.0}, tools=("book_train",)))
     assert shipped.hosts("book_train") == ("tickets", "tickets2")
+
+
+def test_matches_follow_new_agents(shipped: ProtocolGraph) -> None:
+    before = dict(shipped.matches("train booking"))
+    shipped.add_agent(Agent("clerk", "LLM_AGENT", {"MCP": 1.0}, capabilities=("train_booking",)))
+    after = shipped.matches("train booking")
+    assert "clerk" not in before and next(iter(after)) == "clerk" and after["clerk"] == 1.0
+
+
+_WORDS = ("book", "train", "hotel", "search", "pay", "refund")
+_CAPS = st.lists(
+    st.lists(st.sampled_from(_WORDS), min_size=1, max_size=3).map("_".join), max_size=3
+).map(tuple)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_CAPS, min_size=1, max_size=8), _CAPS.filter(bool))
+def test_matches_rank_agents_as_similarity_does(
+    capabilities: list[tuple[str, ...]], need: tuple[str, ...]
+) -> None:
+    """The cached ranking is the brute force one: every agent's ``similarity`` (the same
+    float), positive ones only, best first, ties in graph order."""
+    graph = ProtocolGraph([], [], ProtocolGraph.from_scenario(load_scenario(SHIPPED)).table)
+    for i, caps in enumerate(capabilities):
+        graph.add_agent(Agent(f"a{i}", "LLM_AGENT", {"MCP": 1.0}, capabilities=caps))
+    wanted = " ".join(need)
+    brute = sorted(
+        ((similarity(wanted, caps), i) for i, caps in enumerate(capabilities)),
+        key=lambda s: (-s[0], s[1]),
+    )
+    assert list(graph.matches(wanted).items()) == [(f"a{i}", sim) for sim, i in brute if sim > 0]

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 from sim.mesh.errors import NoRoute
 from sim.mesh.route import NO_DOWN, DownSet, Route
-from sim.scenario.capabilities import similarity
 
 if TYPE_CHECKING:
     from sim.mesh.routing import Router
@@ -38,11 +37,10 @@ def cheapest_service(
     graph = router.graph
     hosts = graph.hosts(need)
     if not hosts:
-        scored = [(similarity(need, a.capabilities), -i, a.id) for i, a in enumerate(graph.agents)]
-        best = max((s for s in scored if s[2] != source), default=(0.0, 0, ""))
-        if best[0] <= 0:
+        best = next((agent for agent in graph.matches(need) if agent != source), None)
+        if best is None:
             raise NoRoute(f"no agent hosts or matches '{need}'")
-        hosts = (best[2],)
+        hosts = (best,)
     walked = router._serve_walk(source, hosts, source_protocol, down)
     if walked is not None:
         return walked

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from sim.longlived import long_lived
 from sim.mesh.errors import NodeNotFound, ProtocolNotFound
 from sim.mesh.protocols import BUILTIN_FIELDS, PairRule, Protocol, TranslationTable
-from sim.scenario.capabilities import cosine, tokens
+from sim.scenario.capabilities import Bag, bag, bag_cosine, capability_bag, cosine, tokens
 from sim.scenario.model import Scenario
 
 
@@ -74,6 +74,8 @@ class ProtocolGraph:
         self._links: dict[frozenset[str], Link] = {}
         self._adjacent: dict[str, list[Link]] = {}
         self._hosts: dict[str, tuple[str, ...]] | None = None
+        self._matches: dict[str, dict[str, float]] = {}
+        self._bags: list[tuple[str, Bag]] | None = None  # caps(a) by agent, graph order
         self.version = 0
         for agent in agents:
             self.add_agent(agent)
@@ -155,6 +157,20 @@ class ProtocolGraph:
             self._hosts = {name: tuple(ids) for name, ids in index.items()}
         return self._hosts.get(tool, ())
 
+    def matches(self, capability: str) -> Mapping[str, float]:
+        """sim(capability, caps(a)) > 0 by agent id, best first (ties: graph order);
+        computed once per capability and topology (a call that names no hosted tool asks
+        it again at every call)."""
+        found = self._matches.get(capability)
+        if found is None:
+            if self._bags is None:
+                self._bags = [(a.id, capability_bag(a.capabilities)) for a in self._agents.values()]
+            want = bag(tokens(capability))
+            scored = [(bag_cosine(want, b), i, aid) for i, (aid, b) in enumerate(self._bags)]
+            scored.sort(key=lambda s: (-s[0], s[1]))
+            found = self._matches[capability] = {aid: sim for sim, _, aid in scored if sim > 0}
+        return found
+
     def check_protocol(self, protocol: str) -> None:
         """:class:`ProtocolNotFound` unless ``protocol`` ∈ P."""
         if protocol not in self.protocols:
@@ -186,6 +202,8 @@ class ProtocolGraph:
         self._agents[agent.id] = agent
         self._adjacent.setdefault(agent.id, [])
         self._hosts = None
+        self._matches.clear()
+        self._bags = None
         self.version += 1
 
     def add_link(self, link: Link) -> None:

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from sim.mesh.errors import NoRoute
 from sim.mesh.route import NO_DOWN, DownSet, Route
 from sim.mesh.routing import Router
-from sim.scenario.capabilities import similarity
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +37,7 @@ class SemanticRouter(Router):
         agent = self.graph.agent(agent_id)
         if need in agent.tools:
             return 1.0
-        return similarity(need, agent.capabilities)
+        return self.graph.matches(need).get(agent_id, 0.0)
 
     def rank(
         self,

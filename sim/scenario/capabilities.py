@@ -10,6 +10,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable
+from typing import NamedTuple
 
 _TOKEN_SPLIT = re.compile(r"[_\-./:\s]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -23,16 +24,41 @@ def tokens(text: str) -> list[str]:
     return out
 
 
-def cosine(a: Iterable[str], b: Iterable[str]) -> float:
-    """Cosine similarity of two bags of tokens (0 when either is empty)."""
-    ca, cb = Counter(a), Counter(b)
-    dot = sum(ca[t] * cb[t] for t in ca.keys() & cb.keys())
+class Bag(NamedTuple):
+    """A bag of tokens and the sum of its squared counts (0 when empty)."""
+
+    counts: Counter[str]
+    squares: int
+
+
+def bag(tokens_: Iterable[str]) -> Bag:
+    """The bag of ``tokens_``, made once where it is compared many times."""
+    counts = Counter(tokens_)
+    return Bag(counts, sum(v * v for v in counts.values()))
+
+
+def bag_cosine(a: Bag, b: Bag) -> float:
+    """Cosine similarity of two bags (0 when either is empty)."""
+    ca, cb = a.counts, b.counts
+    if len(cb) < len(ca):
+        ca, cb = cb, ca
+    dot = sum(v * cb[t] for t, v in ca.items() if t in cb)
     if dot == 0:
         return 0.0
-    return dot / math.sqrt(sum(v * v for v in ca.values()) * sum(v * v for v in cb.values()))
+    return dot / math.sqrt(a.squares * b.squares)  # as one root: the same float as before
+
+
+def cosine(a: Iterable[str], b: Iterable[str]) -> float:
+    """Cosine similarity of two bags of tokens (0 when either is empty)."""
+    return bag_cosine(bag(a), bag(b))
+
+
+def capability_bag(capabilities: Iterable[str]) -> Bag:
+    """The bag of tokens of all of an agent's capabilities (caps(a))."""
+    return bag([t for cap in capabilities for t in tokens(cap)])
 
 
 def similarity(capability: str, capabilities: Iterable[str]) -> float:
     """sim(capability, caps(a)): the cosine of the capability's tokens against the bag of
     tokens of all of an agent's capabilities."""
-    return cosine(tokens(capability), [t for cap in capabilities for t in tokens(cap)])
+    return bag_cosine(bag(tokens(capability)), capability_bag(capabilities))
