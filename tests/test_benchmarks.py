@@ -154,3 +154,25 @@ def test_conformance_replay_is_a_valid_longer_trace(tmp_path: Path) -> None:
     assert {v.name: v.violations for v in report.verdicts} == dict.fromkeys(
         (v.name for v in report.verdicts), 0
     )
+
+
+def test_ab_pairs_the_rounds_and_reports_their_ratios() -> None:
+    from benchmarks import ab
+
+    assert ab.summary([110.0, 90.0, 100.0], [100.0, 100.0, 80.0]) == (
+        "this: 100 hops/CPU-s, other: 100; ratio (this/other) median 1.100, "
+        "rounds 0.900-1.250 (3 rounds)"
+    )
+    ours, theirs = ab.compare(ab.ROOT, 1, 40, 20, "protocol")  # A/A, one round
+    assert len(ours) == len(theirs) == 1 and min(ours + theirs) > 0
+
+
+def test_ab_refuses_what_is_not_a_checkout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from benchmarks import ab
+
+    with pytest.raises(SystemExit) as stop:
+        ab.main([str(tmp_path)])
+    assert stop.value.code == 2
+    assert "is not a checkout of the project" in capsys.readouterr().err
