@@ -130,3 +130,47 @@ def test_large_mesh_loads() -> None:
     scn = load_scenario(ROOT / "scenarios" / "large_mesh.yaml")
     assert len(scn.agents) == 10_002
     assert len(scn.links) > 15_000
+
+
+#: The generated mesh's sample path under each latency law: a hash of every generated
+#: agent and link (barabasi_albert, 120 agents, jitter, an attached explicit agent). A
+#: change here changes every generated scenario's results: make it on purpose (a new
+#: networkx whose generator draws otherwise would too).
+PINNED_PATHS = {
+    "uniform": ({"dist": "uniform", "low": 0.001, "high": 0.02}, "4861ff4811914fce"),
+    "exponential": ({"dist": "exponential", "mean": 0.01}, "519e56f0f0b13a7a"),
+    "lognormal": ({"dist": "lognormal", "median": 0.01, "sigma": 0.5}, "c247a970b5b2f13f"),
+    "per_protocol": (
+        {"MCP": {"dist": "exponential", "mean": 0.01}, "A2A": {"dist": "constant", "value": 0.02}},
+        "b463e8de3e996f9e",
+    ),
+}
+
+
+@pytest.mark.parametrize("law", sorted(PINNED_PATHS))
+def test_the_generated_sample_path_is_pinned(law: str) -> None:
+    import hashlib
+    import json
+
+    from sim.scenario.generate import expand  # networkx: not at collection
+    from sim.scenario.model import AgentSpec
+
+    latency, pinned = PINNED_PATHS[law]
+    spec = TopologySpec.model_validate(
+        {
+            "generator": "barabasi_albert",
+            "agents": 120,
+            "params": {"m": 2},
+            "protocols": {"MCP": 0.6, "MCP+": 0.3, "A2A": 0.2},
+            "gateways": 0.05,
+            "latency": latency,
+            "jitter": 0.002,
+            "attach": [{"agent": "planner", "links": 3}],
+            "tools": [{"name": "lookup", "replicas": 3}],
+        }
+    )
+    planner = {"id": "planner", "type": "LLM_AGENT", "protocols": {"MCP+": 1.0, "MCP": 0.5}}
+    out = expand(spec, 5, [AgentSpec.model_validate(planner)])
+    items = [x.model_dump(mode="json") for x in (*out.agents, *out.links)]
+    text = json.dumps(items, sort_keys=True)
+    assert hashlib.sha256(text.encode()).hexdigest()[:16] == pinned

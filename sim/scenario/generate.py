@@ -228,13 +228,12 @@ def expand(spec: TopologySpec, seed: int, explicit: Sequence[AgentSpec] = ()) ->
         )
 
     sets = [set(s) for s in speaks]
-    edges: list[tuple[int, int]] = []
+    edges = [
+        (a, b) for a, b in sorted((min(e), max(e)) for e in graph.edges()) if sets[a] & sets[b]
+    ]
     kept = nx.Graph()
     kept.add_nodes_from(range(n))
-    for a, b in sorted((min(e), max(e)) for e in graph.edges()):
-        if sets[a] & sets[b]:
-            edges.append((a, b))
-            kept.add_edge(a, b)
+    kept.add_edges_from(edges)
     hub = by_degree[0]
     gw_list = sorted(gateways)
     for component in sorted(nx.connected_components(kept), key=min):
@@ -251,13 +250,15 @@ def expand(spec: TopologySpec, seed: int, explicit: Sequence[AgentSpec] = ()) ->
         if not kept.has_edge(a, b):
             edges.append((a, b))
             kept.add_edge(a, b)
+    # one sampler per protocol, each drawing from rng as Law.draw does (the same draws)
+    latency = {p: latency_of(p).law().sampler(rng) for p in protocols}
     links: list[LinkSpec] = []
     for a, b in edges:
         shared = [p for p in protocols if p in sets[a] and p in sets[b]]
         links.append(
             LinkSpec.model_construct(
                 between=[ids[a], ids[b]],
-                latency={p: round(latency_of(p).law().draw(rng), 6) for p in shared},
+                latency={p: round(latency[p](), 6) for p in shared},
                 jitter=spec.jitter,
             )
         )
@@ -287,7 +288,7 @@ def expand(spec: TopologySpec, seed: int, explicit: Sequence[AgentSpec] = ()) ->
             links.append(
                 LinkSpec.model_construct(
                     between=[att.agent, ids[v]],
-                    latency={p: round(latency_of(p).law().draw(rng), 6) for p in shared},
+                    latency={p: round(latency[p](), 6) for p in shared},
                     jitter=spec.jitter,
                 )
             )
