@@ -176,3 +176,14 @@ def test_ab_refuses_what_is_not_a_checkout(
         ab.main([str(tmp_path)])
     assert stop.value.code == 2
     assert "is not a checkout of the project" in capsys.readouterr().err
+
+
+def test_the_scale_mesh_hosts_every_tool_at_every_size() -> None:
+    from benchmarks.engine_mesh import scale_mesh, scale_scenario
+
+    quick = scale_mesh(2_000, 1_000)  # the size of make bench's quick run
+    hosted = {t for a in quick.agents for t in a.tools}
+    assert hosted == {t.name for t in quick.tools} and len(hosted) == 500
+    assert len(quick.workflows) == 200
+    full, default = scale_mesh(10_000, 1_000), scale_scenario(10_000, instances=1_000)
+    assert full.model_dump() == default.model_dump()  # the measured mesh is unchanged
