@@ -193,7 +193,7 @@ def hop_rows(quick: bool, only: set[int] | None = None) -> tuple[list[list[str]]
     processes (``only``: those sizes alone). Each round runs engine full, raw SimPy and
     engine protocol back to back; a ratio is the median over rounds of the round's own
     ratio (paired, so a slow spell of the machine weighs on both of its sides)."""
-    counts, repeats = ((2_000, 5_000), (1, 1)) if quick else ((10_000, 20_000), (5, 3))
+    counts, repeats = ((2_000, 5_000), (1, 1)) if quick else ((10_000, 20_000), (9, 3))
     sizes = zip((1_000, 10_000), counts, repeats, strict=True)
     messages = 200_000 if quick else 1_000_000
     rows, passed = [], True
@@ -291,7 +291,7 @@ def run(quick: bool) -> Any:
     )
     cmp_table = table(COMPARE_HEADER, cmp_rows)
     notes = [
-        "Hops/CPU-s: rounds of engine full, raw SimPy and engine protocol back to back (5 "
+        "Hops/CPU-s: rounds of engine full, raw SimPy and engine protocol back to back (9 "
         "rounds at 1,000 processes, 3 at 10,000), timed with time.process_time in the same "
         "process; rates are medians over rounds, a ratio is the median of each round's own "
         "ratio (paired: a slow spell of this shared machine weighs on both sides of it), the "
