@@ -39,9 +39,10 @@ RUN = (
 def rate(checkout: Path, agents: int, instances: int, level: str) -> float:
     """Hops per CPU-second of one run of ``checkout``'s engine, in a fresh process."""
     code = RUN.format(agents=agents, instances=instances, level=level)
-    out = subprocess.run(
-        [sys.executable, "-c", code], cwd=checkout, capture_output=True, text=True, check=True
-    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=checkout, capture_output=True, text=True)
+    if out.returncode != 0:
+        last = (out.stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise SystemExit(f"{checkout}: the engine's run failed (exit {out.returncode}): {last}")
     return float(out.stdout.split()[-1])
 
 
@@ -79,6 +80,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if not (args.other / "sim" / "engine").is_dir():
         parser.error(f"{args.other} is not a checkout of the project (no sim/engine)")
+    for name in ("rounds", "agents", "instances"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be at least 1, not {getattr(args, name)}")
     ours, theirs = compare(args.other, args.rounds, args.agents, args.instances, args.level)
     print(summary(ours, theirs))
 

@@ -176,6 +176,21 @@ def test_ab_refuses_what_is_not_a_checkout(
         ab.main([str(tmp_path)])
     assert stop.value.code == 2
     assert "is not a checkout of the project" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:
+        ab.main([str(ab.ROOT), "--rounds", "0"])
+    assert stop.value.code == 2
+    assert "--rounds must be at least 1, not 0" in capsys.readouterr().err
+
+
+def test_ab_names_the_checkout_whose_run_failed(tmp_path: Path) -> None:
+    from benchmarks import ab
+
+    (tmp_path / "benchmarks").mkdir()  # a checkout whose engine cannot be imported
+    (tmp_path / "benchmarks" / "__init__.py").write_text("")
+    with pytest.raises(SystemExit) as stop:
+        ab.rate(tmp_path, 40, 20, "protocol")
+    assert str(stop.value).startswith(f"{tmp_path}: the engine's run failed (exit 1): ")
+    assert "bench_engine" in str(stop.value)
 
 
 def test_the_scale_mesh_hosts_every_tool_at_every_size() -> None:
