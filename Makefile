@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 SCENARIO ?= scenarios/train_booking.yaml
 
-.PHONY: install sim test fuzz bench lint schema clean
+.PHONY: install native sim test fuzz bench lint schema clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -13,11 +13,19 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test,dask]'
 	touch $(STAMP)
 
-install: $(STAMP)
+# The engine's per-event modules compiled with mypyc (sim/engine/compiled.py), rebuilt when
+# a source of the engine changed; if the compiler fails, the same engine runs as Python.
+NATIVE := sim/engine/_native/manifest.json
+$(NATIVE): $(STAMP) $(wildcard sim/engine/*.py)
+	$(PY) -m sim native build || echo "make: the compiled engine was not built: the pure-Python engine runs"
+
+native: $(NATIVE)
+
+install: $(STAMP) $(NATIVE)
 
 # `make sim` compares the scenario's routers (its replications, all cores) and prints
 # where the report is (results/<scenario>/report.md).
-sim: $(STAMP)
+sim: $(STAMP) $(NATIVE)
 	$(PY) -m sim compare $(SCENARIO)
 
 # The suite starts `python -m sim` a few hundred times: byte-compile the package first, so
@@ -27,18 +35,18 @@ sim: $(STAMP)
 # rewriting them all again (about 4 CPU s per worker and run).
 PYTEST := PYTHONDONTWRITEBYTECODE= $(PY) -m pytest
 
-test: $(STAMP)
+test: $(STAMP) $(NATIVE)
 	$(PY) -m compileall -q sim benchmarks
 	$(PYTEST) -q -n 2
 
 # The default suite draws hypothesis's examples the same way every run; `make fuzz` runs
 # it ROUNDS times with new random drawings (a failure prints the blob that reproduces it).
 ROUNDS ?= 3
-fuzz: $(STAMP)
+fuzz: $(STAMP) $(NATIVE)
 	$(PY) -m compileall -q sim benchmarks
 	for i in $$(seq $(ROUNDS)); do HYPOTHESIS_PROFILE=explore $(PYTEST) -q -n 2 -x || exit 1; done
 
-bench: $(STAMP)
+bench: $(STAMP) $(NATIVE)
 	$(PY) -m compileall -q sim benchmarks
 	$(PYTEST) -q -m 'slow or bench' -p no:xdist
 	$(PY) -m benchmarks.run
@@ -52,4 +60,4 @@ schema: $(STAMP)
 	$(PY) -m sim schema > scenarios/protomesh.schema.json
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache sim/engine/_native

@@ -16,7 +16,8 @@ from sim.calculus.mcp.invocation import RETRY_STATES
 from sim.cli import main
 from sim.cli.console import guard_of
 from sim.engine import ReplicationError, run_replication
-from sim.engine.guard import CHECK_EVERY, DEFAULT_MAX_EVENTS, UNBOUNDED, Guard, Runaway, run_until
+from sim.engine.guard import DEFAULT_MAX_EVENTS, UNBOUNDED, Guard, Runaway
+from sim.engine.loop import CHECK_EVERY, run_until
 from sim.scenario import load_scenario
 
 REPO = Path(__file__).resolve().parents[1]

@@ -11,7 +11,6 @@ import pytest
 from sim.cli import main
 from sim.conformance import check_trace
 from sim.engine import ReplicationError, run_replication
-from sim.engine.server import ToolServer
 from sim.engine.simulation import Replication
 from sim.scenario import load_scenario, load_scenario_with_warnings
 from sim.scenario.load import Override
@@ -60,23 +59,19 @@ def test_trace_level_does_not_change_the_metrics(tmp_path: Path) -> None:
     assert (tmp_path / "b" / "trace.jsonl").read_text() == ""
 
 
-def test_an_error_inside_a_run_names_scenario_replication_and_time(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    original = ToolServer._start
-
-    def broken(self: ToolServer, msg: object, queued_at: float, now: float) -> None:
-        if now > 5.0:
+def test_an_error_inside_a_run_names_scenario_replication_and_time(tmp_path: Path) -> None:
+    def inject(world: Replication) -> None:  # a callback that raises at t = 5.5
+        def broken(_event: object) -> None:
             raise ValueError("injected failure")
-        original(self, msg, queued_at, now)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(ToolServer, "_start", broken)
+        world.env.timeout(5.5).callbacks.append(broken)
+
     with pytest.raises(ReplicationError) as info:
-        run_replication(small(), "dijkstra", 2, tmp_path)
+        run_replication(small(), "dijkstra", 2, tmp_path, hook=inject)
     text = str(info.value)
     assert "scenario 'train-booking'" in text and "replication 2" in text
     assert "injected failure" in text
-    assert info.value.now > 5.0 and f"t={info.value.now:.6f}" in text
+    assert info.value.now == 5.5 and "t=5.500000" in text
     lines = (tmp_path / "trace.jsonl").read_text().splitlines()
     assert lines and json.loads(lines[-1])["t"] <= info.value.now
     assert not (tmp_path / "metrics.json").exists()

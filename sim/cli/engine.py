@@ -1,4 +1,5 @@
-"""``run FILE``: simulate a scenario with one router for N replications (SPEC §7)."""
+"""``run FILE``: simulate a scenario with one router for N replications (SPEC §7);
+``native build|status``: the compiled engine (:mod:`sim.engine.compiled`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from sim.cli.console import (
     EXIT_BAD_INPUT,
+    EXIT_NEGATIVE,
     EXIT_OK,
     TRACE_LEVEL_NAMES,
     BadInput,
@@ -79,6 +81,36 @@ def register(sub: Any) -> None:
     add_guard_options(p)
     p.add_argument("--quiet", action="store_true", help="no progress display")
     p.set_defaults(handler=run)
+    n = sub.add_parser(
+        "native",
+        help="build the compiled engine (mypyc), or say which engine runs",
+        description="build: compile the engine's per-event modules with mypyc into "
+        "sim/engine/_native (about 30 s; make install and make test do it when a source "
+        "changed); exit 1 if the compiler fails (the pure-Python engine then runs, with the "
+        "same results). status: print which engine runs and why. PROTOMESH_PURE=1 runs "
+        "the pure-Python engine whatever is built.",
+    )
+    n.add_argument("action", choices=("build", "status"))
+    n.set_defaults(handler=native)
+
+
+def native(args: argparse.Namespace) -> int:
+    """``native build``: compile the engine; ``native status``: which engine runs, why."""
+    from sim.engine import compiled
+
+    if args.action == "status":
+        why = compiled.check()
+        print(f"running: {compiled.state}")
+        print("build: current" if why is None else f"build: {why}")
+        return EXIT_OK
+    try:
+        where = compiled.build()
+    except compiled.BuildError as exc:
+        print(f"the compiled engine was not built: {exc}", file=sys.stderr)
+        print("the pure-Python engine runs (the same results, slower)", file=sys.stderr)
+        return EXIT_NEGATIVE
+    print(f"compiled {len(compiled.MODULES)} engine modules into {where}")
+    return EXIT_OK
 
 
 def _positive(text: str) -> int:

@@ -44,15 +44,15 @@ from sim.calculus.mcp import (
 )
 from sim.engine.clock import Later
 from sim.engine.failures import Suspicion
-from sim.engine.invocation import EngineBug, Invocation, Plan
+from sim.engine.invocation import Invocation, Plan
 from sim.engine.paths import Path
 from sim.engine.randomness import Sampler
 from sim.engine.recorder import Recorder, target
 from sim.engine.routes import RouteService
 from sim.engine.topology import Node
 from sim.engine.trace import js
-from sim.engine.transport import Message, Transport
-from sim.engine.views import ViewRT
+from sim.engine.transport import Message, Sends
+from sim.engine.views import EngineBug, ViewRT
 from sim.mesh.errors import NoRoute
 from sim.mesh.routing import NO_DOWN
 
@@ -130,7 +130,7 @@ class Caller:
         env: simpy.Environment,
         later: Later,
         recorder: Recorder,
-        transport: Transport,
+        transport: Sends,
         routes: RouteService,
         approval: Approval,
         new_id: Any,

@@ -17,17 +17,13 @@ from sim.calculus.mcp import SGD
 from sim.engine.clock import Timer
 from sim.engine.paths import Path
 from sim.engine.trace import js, owner_fragment, owner_parts, pjs
-from sim.engine.views import Table, ToolRT, ViewRT
+from sim.engine.views import EngineBug, Table, ToolRT, ViewRT
 
 if TYPE_CHECKING:
     from sim.engine.transport import Message
     from sim.engine.workflows import Instance, TaskRT
 
 Reply = Callable[["Message"], None]
-
-
-class EngineBug(RuntimeError):
-    """The engine tried a transition its LTS does not enable (a bug, never user input)."""
 
 
 class Plan:

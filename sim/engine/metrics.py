@@ -32,6 +32,19 @@ def _r(x: float | None) -> float | None:
     return None if x is None else float(f"{x:.9g}")
 
 
+#: The counts of :class:`WorkflowCounters` that ``metrics.json`` writes, in its order.
+_COUNTS = (
+    "approvals_asked",
+    "cancelled",
+    "executions",
+    "failed",
+    "started",
+    "succeeded",
+    "writes_executed",
+    "writes_without_approval",
+)
+
+
 class WorkflowCounters:
     """The per-workflow part of the metrics (to compare workflows within one run)."""
 
@@ -59,7 +72,7 @@ class WorkflowCounters:
         self.latency_sum = 0.0
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {k: getattr(self, k) for k in self.__slots__ if k != "latency_sum"}
+        out: dict[str, Any] = {k: getattr(self, k) for k in _COUNTS}
         out["latency_mean"] = _r(self.latency_sum / self.succeeded) if self.succeeded else None
         return out
 

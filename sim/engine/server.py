@@ -33,7 +33,7 @@ from sim.engine.invocation import Discovery, Invocation
 from sim.engine.recorder import Recorder
 from sim.engine.topology import Node
 from sim.engine.trace import pjs
-from sim.engine.transport import Message, Transport
+from sim.engine.transport import Message, Sends
 
 
 class ToolServer:
@@ -45,7 +45,7 @@ class ToolServer:
         env: simpy.Environment,
         later: Later,
         recorder: Recorder,
-        transport: Transport,
+        transport: Sends,
         errors: random.Random,
         node: Node,
         concurrency: int,

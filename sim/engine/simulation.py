@@ -29,8 +29,9 @@ from sim.approval import make_policy
 from sim.engine.caller import Approval, Caller
 from sim.engine.discovery import ToolDiscovery
 from sim.engine.failures import Failures, mark_fallible
-from sim.engine.guard import DEFAULT_GUARD, Guard, Runaway, explain, run_until
+from sim.engine.guard import DEFAULT_GUARD, Guard, Runaway, explain
 from sim.engine.kernel import Kernel
+from sim.engine.loop import run_until
 from sim.engine.metrics import dumps
 from sim.engine.randomness import sampler
 from sim.engine.routes import RouteService

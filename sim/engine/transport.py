@@ -45,7 +45,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 from heapq import heappush
 from math import log
-from typing import Any
+from typing import Any, Protocol
 
 import simpy
 from simpy.events import NORMAL
@@ -107,6 +107,25 @@ class Message:
         self.attempt = attempt
         self.payload = payload
         self.on_deliver = on_deliver
+
+
+class Sends(Protocol):
+    """What a component that sends needs of the transport (:class:`Transport`; a unit
+    test gives a stand-in: a protocol, so the compiled engine does not check its type)."""
+
+    def send(
+        self,
+        kind: str,
+        owner: Any,
+        path: Path,
+        attempt: int,
+        payload: Any,
+        on_deliver: Callable[[Message], None],
+    ) -> Message:
+        """Start a message at ``path``'s first node."""
+
+    def deadlines(self, timeout: float) -> Deadlines:
+        """The timers of ``timeout`` seconds of the requests sent here."""
 
 
 class Transport:

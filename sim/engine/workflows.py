@@ -37,19 +37,19 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 import simpy
 
 from sim.calculus.mcp import MAX_FALLBACK_DEPTH
-from sim.engine.caller import Caller
 from sim.engine.clock import Agenda, Later
 from sim.engine.discovery import ToolDiscovery
 from sim.engine.invocation import Invocation
 from sim.engine.paths import Path
 from sim.engine.recorder import Recorder
 from sim.engine.routes import RouteService
+from sim.engine.topology import Node
 from sim.engine.trace import js, owner_fragment
 from sim.engine.views import ToolRT, ViewRT
 from sim.mesh.errors import NoRoute
@@ -59,6 +59,29 @@ PENDING, PREPARING, RUNNING, SUCCEEDED, FAILED, CANCELLED, SKIPPED, WAITING = ra
 _DONE_OK = (SUCCEEDED, SKIPPED)
 _TERMINAL = (SUCCEEDED, FAILED, CANCELLED, SKIPPED)
 _CODE = {"succeeded": SUCCEEDED, "failed": FAILED, "cancelled": CANCELLED}
+
+
+class Invoker(Protocol):
+    """What the workflows need of a caller (:class:`~sim.engine.caller.Caller`; a unit
+    test gives a stand-in: a protocol, so the compiled engine does not check its type)."""
+
+    id: str
+    node: Node
+
+    def path_for(self, need: str, rho: str) -> Path:
+        """The current path to a server of ``need`` (raises ``NoRoute``)."""
+
+    def invoke(
+        self,
+        instance: Instance,
+        task: TaskRT,
+        view: ViewRT,
+        path: Path,
+        need: str,
+        parent: int | None = None,
+        depth: int = 0,
+    ) -> object:
+        """Start an invocation of ``task`` over ``path`` (what it returns is not used)."""
 
 
 class TaskRT:
@@ -145,7 +168,7 @@ class Instance:
     )
 
     def __init__(
-        self, inst_id: int, wf: WorkflowRT, caller: Caller, known: ToolDiscovery, start: float
+        self, inst_id: int, wf: WorkflowRT, caller: Invoker, known: ToolDiscovery, start: float
     ) -> None:
         self.id = inst_id
         self.wf = wf
@@ -172,7 +195,7 @@ class Workflows:
         arrivals: random.Random,
         duration: float,
         workflows: list[WorkflowRT],
-        callers: dict[str, Caller],
+        callers: Mapping[str, Invoker],
         known: dict[str, ToolDiscovery],
         routes: RouteService,
         tools: dict[str, ToolRT],

@@ -12,14 +12,14 @@ from hypothesis import strategies as st
 
 from sim.calculus.lts import LTS, TAU
 from sim.calculus.mcp import ALL_FIELDS
-from sim.engine.invocation import EngineBug, Plan
+from sim.engine.invocation import Plan
 from sim.engine.metrics import Metrics
 from sim.engine.paths import Hop
 from sim.engine.randomness import sampler
 from sim.engine.recorder import Recorder
 from sim.engine.topology import LinkState
 from sim.engine.trace import TraceWriter, js, members, owner_fragment, owner_parts
-from sim.engine.views import ToolRT, make_view, transition_table
+from sim.engine.views import EngineBug, ToolRT, make_view, transition_table
 from sim.engine.workflows import WorkflowRT
 from sim.scenario.model import Scenario
 

@@ -16,8 +16,9 @@ from sim.approval import ApprovalPolicy, DescriptorRule
 from sim.calculus.mcp import ALL_FIELDS
 from sim.engine.caller import Approval
 from sim.engine.clock import Timer
-from sim.engine.guard import GC_YOUNG, UNBOUNDED, run_until
+from sim.engine.guard import UNBOUNDED
 from sim.engine.invocation import Invocation
+from sim.engine.loop import GC_YOUNG, run_until
 from sim.engine.simulation import Replication
 from sim.engine.trace import TraceWriter
 from sim.engine.views import ToolRT, make_view
