@@ -17,6 +17,10 @@ measured 1.00× (rounds 0.93–1.07). The engine's instructions per hop are abou
 SimPy's per message, yet it runs at about 0.9× raw SimPy's rate there: what a change
 does to the cycles per instruction decides (docs/engine.md, "Stretches"). A difference
 under about 2 % needs more rounds than 20.
+
+Each checkout runs the engine it has built (``make native`` in it; the first line printed
+names both): a compiled checkout against an unbuilt one measures the compiler, not the
+change. ``PROTOMESH_PURE=1`` runs both interpreted.
 """
 
 from __future__ import annotations
@@ -34,6 +38,25 @@ RUN = (
     "from benchmarks.bench_engine import engine_hops; "
     "print(engine_hops({agents}, {instances}, {level!r})[0])"
 )
+
+
+#: Which engine a checkout runs (checkouts before the compiled engine run the source).
+ENGINE = (
+    "import sim.engine as e; "
+    "print(getattr(getattr(e, 'compiled', None), 'state', 'pure (no compiled engine)'))"
+)
+
+
+def engine(checkout: Path) -> str:
+    """Which engine ``checkout`` runs in a fresh process of this interpreter (``compiled``
+    or ``pure (why)``: :mod:`sim.engine.compiled`; ``PROTOMESH_PURE`` passes through)."""
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", ENGINE], cwd=checkout, capture_output=True, text=True
+        )
+    except OSError as exc:
+        return f"unknown ({exc.strerror})"
+    return out.stdout.strip() if out.returncode == 0 else f"unknown (exit {out.returncode})"
 
 
 def rate(checkout: Path, agents: int, instances: int, level: str) -> float:
@@ -83,6 +106,7 @@ def main(argv: list[str] | None = None) -> None:
     for name in ("rounds", "agents", "instances"):
         if getattr(args, name) < 1:
             parser.error(f"--{name} must be at least 1, not {getattr(args, name)}")
+    print(f"engines: this: {engine(ROOT)}; other: {engine(args.other)}")
     ours, theirs = compare(args.other, args.rounds, args.agents, args.instances, args.level)
     print(summary(ours, theirs))
 

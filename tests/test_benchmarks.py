@@ -167,6 +167,23 @@ def test_ab_pairs_the_rounds_and_reports_their_ratios() -> None:
     assert len(ours) == len(theirs) == 1 and min(ours + theirs) > 0
 
 
+def test_ab_names_the_engine_each_checkout_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from benchmarks import ab
+    from sim.engine import compiled
+
+    assert ab.engine(ab.ROOT) == compiled.state  # a fresh process decides as this one did
+    monkeypatch.setenv("PROTOMESH_PURE", "1")
+    assert ab.engine(ab.ROOT) == "pure (PROTOMESH_PURE is set)"
+    old = tmp_path / "sim" / "engine"  # a checkout from before the compiled engine
+    old.mkdir(parents=True)
+    (tmp_path / "sim" / "__init__.py").write_text("")
+    (old / "__init__.py").write_text("")
+    assert ab.engine(tmp_path) == "pure (no compiled engine)"
+    assert ab.engine(tmp_path / "nowhere").startswith("unknown")
+
+
 def test_ab_refuses_what_is_not_a_checkout(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

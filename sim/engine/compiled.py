@@ -24,13 +24,11 @@ not checked at run time). Plug-in bases (routers, approval policies) are not com
 from __future__ import annotations
 
 import hashlib
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import json
 import os
 import sys
-import sysconfig
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
@@ -59,7 +57,7 @@ MANIFEST = NATIVE / "manifest.json"
 PURE_ENV = "PROTOMESH_PURE"
 
 _SOURCE = Path(__file__).resolve().parent
-_SUFFIX: str = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+_SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]  # e.g. .cpython-311-x86_64-linux-gnu.so
 
 #: What :func:`activate` decided: ``"compiled"``, ``"pure"`` or ``"pure (reason)"``.
 state = "pure (not activated)"
@@ -96,8 +94,9 @@ def _files(native: Path) -> dict[str, str]:
     return files
 
 
-class _Finder(importlib.abc.MetaPathFinder):
-    """Finds the compiled modules in the build (and nothing else)."""
+class _Finder:
+    """Finds the compiled modules in the build (and nothing else): a meta path finder
+    (not derived from ``importlib.abc``, whose import pulls in ``importlib.resources``)."""
 
     def __init__(self, native: Path) -> None:
         self.paths = {name: str(native / file) for name, file in _files(native).items()}
