@@ -1,8 +1,9 @@
 """The engine's per-event modules compiled with mypyc, used only while they match their source.
 
 The modules of :data:`MODULES` are plain, type-checked Python (``make lint``: mypy
-strict). mypyc compiles them to C extensions that run the same code about 1.5× faster
-(``BENCHMARKS.md``: hop rows, compiled and pure side by side). ``python -m sim
+strict). mypyc compiles them to C extensions that run the same code about 1.4× faster
+at trace level ``full`` and 1.5× at ``protocol`` (``BENCHMARKS.md``: the hop rows,
+compiled and pure side by side). ``python -m sim
 native build`` (``make native``; ``make install``, ``make test`` and ``make sim`` run it
 when a source of the engine changed) writes them to ``sim/engine/_native/`` with a
 manifest: the SHA-256 of each module's source, the interpreter's extension suffix and
@@ -51,8 +52,6 @@ MODULES = (
 GROUP = "protomesh_engine"
 #: Where the build goes (not committed: ``.gitignore``).
 NATIVE = Path(__file__).resolve().parent / "_native"
-#: The build's record: ``{"suffix", "mypy", "sources": {module: sha256}}``.
-MANIFEST = NATIVE / "manifest.json"
 #: Set (to anything but empty or 0) to run the source whatever is built.
 PURE_ENV = "PROTOMESH_PURE"
 
