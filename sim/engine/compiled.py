@@ -1,8 +1,8 @@
 """The engine's per-event modules compiled with mypyc, used only while they match their source.
 
 The modules of :data:`MODULES` are plain, type-checked Python (``make lint``: mypy
-strict). mypyc compiles them to C extensions that run the same code about 1.4× faster
-at trace level ``full`` and 1.5× at ``protocol`` (``BENCHMARKS.md``: the hop rows,
+strict). mypyc compiles them to C extensions that run the same code 1.4–1.5× faster at
+trace level ``full`` and 1.5–1.7× at ``protocol`` (``BENCHMARKS.md``: the hop rows,
 compiled and pure side by side). ``python -m sim
 native build`` (``make native``; ``make install``, ``make test`` and ``make sim`` run it
 when a source of the engine changed) writes them to ``sim/engine/_native/`` with a
