@@ -136,3 +136,55 @@ def test_the_compiled_and_the_pure_engine_write_the_same_bytes(
     done = subprocess.run(args, env=env, capture_output=True, text=True, check=True, cwd=ROOT)
     state, *theirs = done.stdout.split()
     assert state == "pure" and theirs == ours
+
+
+def test_a_failed_build_names_the_compiler_s_last_lines_and_keeps_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        compiled, "_SETUP", "import sys\nprint('cc: no such compiler')\nsys.exit(3)\n"
+    )
+    with pytest.raises(compiled.BuildError) as failed:
+        compiled.build(tmp_path / "_native")
+    assert str(failed.value) == "mypyc failed (exit 3):\ncc: no such compiler"
+    assert not (tmp_path / "_native").exists()
+
+
+def test_native_build_exits_1_with_a_message_when_the_build_fails(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from sim.cli import main
+
+    def fail(native: Path = compiled.NATIVE) -> Path:
+        raise compiled.BuildError("mypy, which carries mypyc, is not installed (pip install mypy)")
+
+    monkeypatch.setattr(compiled, "build", fail)
+    assert main(["native", "build"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "the compiled engine was not built: mypy, which carries mypyc, is not installed "
+        "(pip install mypy)",
+        "the pure-Python engine runs (the same results, slower)",
+    ]
+
+
+def test_native_status_says_which_engine_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    from sim.cli import main
+
+    assert main(["native", "status"]) == 0
+    why = compiled.check()
+    assert capsys.readouterr().out.splitlines() == [
+        f"running: {compiled.state}",
+        "build: current" if why is None else f"build: {why}",
+    ]
+
+
+@pytest.mark.slow
+def test_a_build_compiles_every_module_and_records_their_sources(tmp_path: Path) -> None:
+    native = compiled.build(tmp_path / "_native")  # about 30 s: mypyc and the C compiler
+    assert compiled.check(native) is None
+    manifest = json.loads((native / "manifest.json").read_text())
+    assert manifest["sources"] == {m: compiled.digest(m) for m in compiled.MODULES}
+    assert sorted(p.name for p in native.iterdir()) == sorted(
+        [*compiled._files(native).values(), "manifest.json"]
+    )
