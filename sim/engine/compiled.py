@@ -50,15 +50,14 @@ MODULES = (
 )
 #: mypyc's group: the name of the shared library the compiled modules live in.
 GROUP = "protomesh_engine"
+_SOURCE = Path(__file__).resolve().parent
 #: Where the build goes (not committed: ``.gitignore``).
-NATIVE = Path(__file__).resolve().parent / "_native"
+NATIVE = _SOURCE / "_native"
 #: Set (to anything but empty or 0) to run the source whatever is built.
 PURE_ENV = "PROTOMESH_PURE"
-
-_SOURCE = Path(__file__).resolve().parent
 _SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]  # e.g. .cpython-311-x86_64-linux-gnu.so
 
-#: What :func:`activate` decided: ``"compiled"``, ``"pure"`` or ``"pure (reason)"``.
+#: What :func:`activate` decided: ``"compiled"``, or ``"pure (why)"``.
 state = "pure (not activated)"
 
 
@@ -80,13 +79,13 @@ def check(native: Path = NATIVE) -> str | None:
     stale = [m for m in MODULES if sources.get(m) != digest(m)]
     if stale:
         return f"older than the source of {', '.join(stale)} (make native)"
-    missing = [f for f in _files(native).values() if not (native / f).is_file()]
+    missing = [f for f in _files().values() if not (native / f).is_file()]
     if missing:
         return f"incomplete: {', '.join(missing)} missing (make native)"
     return None
 
 
-def _files(native: Path) -> dict[str, str]:
+def _files() -> dict[str, str]:
     """Module name → file name of the build's extensions (the group's library included)."""
     files = {f"sim.engine.{m}": f"{m}{_SUFFIX}" for m in MODULES}
     files[f"{GROUP}__mypyc"] = f"{GROUP}__mypyc{_SUFFIX}"
@@ -98,7 +97,7 @@ class _Finder:
     (not derived from ``importlib.abc``, whose import pulls in ``importlib.resources``)."""
 
     def __init__(self, native: Path) -> None:
-        self.paths = {name: str(native / file) for name, file in _files(native).items()}
+        self.paths = {name: str(native / file) for name, file in _files().items()}
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
@@ -184,7 +183,7 @@ def build(native: Path = NATIVE) -> Path:
             raise BuildError(f"mypyc failed (exit {done.returncode}):\n{tail}")
         staged = work / "native"
         staged.mkdir()
-        for name, file in _files(native).items():
+        for name, file in _files().items():
             parts = name.split(".")
             built = lib.joinpath(*parts[:-1], file)
             shutil.copy2(built, staged / file)

@@ -48,17 +48,7 @@ _COUNTS = (
 class WorkflowCounters:
     """The per-workflow part of the metrics (to compare workflows within one run)."""
 
-    __slots__ = (
-        "approvals_asked",
-        "cancelled",
-        "executions",
-        "failed",
-        "latency_sum",
-        "started",
-        "succeeded",
-        "writes_executed",
-        "writes_without_approval",
-    )
+    __slots__ = (*_COUNTS, "latency_sum")
 
     def __init__(self) -> None:
         self.started = 0

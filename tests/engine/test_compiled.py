@@ -27,7 +27,7 @@ def build(tmp_path: Path) -> Path:
     sources = {m: compiled.digest(m) for m in compiled.MODULES}
     manifest = {"suffix": compiled._SUFFIX, "mypy": "x", "sources": sources}
     (native / "manifest.json").write_text(json.dumps(manifest))
-    for file in compiled._files(native).values():
+    for file in compiled._files().values():
         (native / file).write_bytes(b"")
     return native
 
@@ -186,5 +186,5 @@ def test_a_build_compiles_every_module_and_records_their_sources(tmp_path: Path)
     manifest = json.loads((native / "manifest.json").read_text())
     assert manifest["sources"] == {m: compiled.digest(m) for m in compiled.MODULES}
     assert sorted(p.name for p in native.iterdir()) == sorted(
-        [*compiled._files(native).values(), "manifest.json"]
+        [*compiled._files().values(), "manifest.json"]
     )
