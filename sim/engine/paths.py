@@ -17,15 +17,20 @@ elements are marked.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 
 from sim.engine.recorder import target
 from sim.engine.topology import LinkState, Node, Topology
 from sim.engine.trace import around, js, members, pjs
 from sim.mesh.graph import ProtocolGraph
-from sim.mesh.route import arrival, route_fields, transformer_at
-from sim.mesh.routing import Route, Translation
+from sim.mesh.route import (
+    arrival,
+    position_of,
+    reversed_route,
+    route_fields,
+    translation_step,
+)
+from sim.mesh.routing import Route
 
 
 class Step:
@@ -154,8 +159,8 @@ class Path:
         self.startj = pjs(start)
         steps: list[tuple[Step, ...] | None] = [None] * (self.last + 1)
         for tr in route.translations:
-            pos = tr.position if tr.position >= 0 else ids.index(tr.at)
-            step = _step(graph, nodes[ids[pos]], tr.source, tr.target)
+            pos = position_of(route, tr)
+            step = _step(graph, ids[pos], tr.source, tr.target)
             steps[pos] = (*(steps[pos] or ()), step)
         self.steps = tuple(steps)
         self.reach = stretch_ends(self.nodes, self.links, self.steps)
@@ -187,21 +192,8 @@ class Path:
         """The same path walked back (replies): links reversed, each translation undone."""
         if self._reverse is None:
             route = self.route
-            last = self.last
-            translations = []
-            for tr in route.translations:
-                pos = tr.position if tr.position >= 0 else route.path.index(tr.at)
-                translations.append(Translation(tr.at, tr.target, tr.source, last - pos))
-            translations.sort(key=lambda t: t.position)
-            back = Route(
-                route.router,
-                tuple(reversed(route.path)),
-                tuple(reversed(route.protocols)),
-                tuple(translations),
-                route.cost,
-            )
             start = route.protocols[-1] if route.protocols else self.end
-            self._reverse = Path(self._topology, back, start, reverse_of=self)
+            self._reverse = Path(self._topology, reversed_route(route), start, reverse_of=self)
         return self._reverse
 
 
@@ -220,26 +212,7 @@ def stretch_ends(
     return tuple(reach)
 
 
-def _step(graph: ProtocolGraph, node: Node, source: str, target: str) -> Step:
-    table = graph.table
-    transformer = transformer_at(graph, node.id, source, target)
-    if transformer is None:
-        return Step(node.id, source, target, 0.0, 1.0, (), "forbidden", False, (source, target))
-    delay = 0.0
-    chain = transformer.chain
-    for a, b in itertools.pairwise(chain):
-        direct = table.direct(a, b)
-        assert direct is not None
-        delay += table.step_delay(direct, node.translation_delay)
-    dropped = tuple(sorted(transformer.dropped))
-    return Step(
-        node.id,
-        source,
-        target,
-        delay,
-        transformer.fail,
-        dropped,
-        transformer.kind.label,
-        True,
-        chain,
-    )
+def _step(graph: ProtocolGraph, at: str, source: str, target: str) -> Step:
+    """The engine's :class:`Step` of the mesh's :func:`translation_step`."""
+    f = translation_step(graph, at, source, target)
+    return Step(f.at, f.source, f.target, f.delay, f.fail, f.dropped, f.kind, f.ok, f.chain)

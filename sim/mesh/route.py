@@ -8,6 +8,7 @@ Definition 12 of the Protocol Graph Model: Σ w_e(p_i) + Σ τ(p_i, p_i+1, v_i),
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -174,3 +175,74 @@ def arrival(route: Route, start: str) -> str:
         if (tr.position if tr.position >= 0 else route.path.index(tr.at)) == last:
             end = tr.target
     return end
+
+
+@dataclass(frozen=True, slots=True)
+class TranslationStep:
+    """What translating ``source → target`` at node ``at`` does (SPEC §2): the cheapest
+    chain the node can run (``chain``, protocols in order), its total ``delay`` in
+    seconds (each step: the node's own delay, else the pair's calibrated one, else the
+    routing default), the probability ``fail`` that it fails (⊥), the descriptor fields
+    it drops, its ``kind`` (lossless, lossy, destructive); ``ok`` False: the node cannot
+    make it (``kind`` forbidden, ``fail`` 1). The engine and the live mesh share it."""
+
+    at: str
+    source: str
+    target: str
+    delay: float
+    fail: float
+    dropped: tuple[str, ...]
+    kind: str
+    ok: bool
+    chain: tuple[str, ...]
+
+
+def translation_step(graph: ProtocolGraph, at: str, source: str, target: str) -> TranslationStep:
+    """The :class:`TranslationStep` of ``source → target`` at ``at``."""
+    table = graph.table
+    transformer = transformer_at(graph, at, source, target)
+    if transformer is None:
+        return TranslationStep(
+            at, source, target, 0.0, 1.0, (), "forbidden", False, (source, target)
+        )
+    node_delay = graph.agent(at).translation_delay
+    delay = 0.0
+    chain = transformer.chain
+    for a, b in itertools.pairwise(chain):
+        direct = table.direct(a, b)
+        assert direct is not None
+        delay += table.step_delay(direct, node_delay)
+    return TranslationStep(
+        at,
+        source,
+        target,
+        delay,
+        transformer.fail,
+        tuple(sorted(transformer.dropped)),
+        transformer.kind.label,
+        True,
+        chain,
+    )
+
+
+def position_of(route: Route, tr: Translation) -> int:
+    """The index in ``route.path`` of the visit where ``tr`` happens."""
+    return tr.position if tr.position >= 0 else route.path.index(tr.at)
+
+
+def reversed_route(route: Route) -> Route:
+    """``route`` walked back (a reply's): the path and protocols reversed, each
+    translation undone at the same node."""
+    last = len(route.path) - 1
+    back = [
+        Translation(tr.at, tr.target, tr.source, last - position_of(route, tr))
+        for tr in route.translations
+    ]
+    back.sort(key=lambda t: t.position)
+    return Route(
+        route.router,
+        tuple(reversed(route.path)),
+        tuple(reversed(route.protocols)),
+        tuple(back),
+        route.cost,
+    )
