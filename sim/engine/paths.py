@@ -17,11 +17,12 @@ elements are marked.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from sim.engine.recorder import target
 from sim.engine.topology import LinkState, Node, Topology
 from sim.engine.trace import around, js, members, pjs
+from sim.engine.views import EngineBug
 from sim.mesh.graph import ProtocolGraph
 from sim.mesh.route import (
     arrival,
@@ -86,20 +87,41 @@ class Step:
         )
 
 
+#: :attr:`Hop.rate` of a crossing drawn from a distribution (no rate is negative).
+DRAWN = -1.0
+
+
+def _unused() -> float:
+    """The ``draw`` of a hop whose latency is a number (never called)."""
+    raise EngineBug("a numeric latency has no sampler")
+
+
 class Hop:
     """Crossing one link of a path: from ``frm`` over ``link`` in ``proto``.
 
     ``latency`` is the link's weight for ``proto`` (seconds); ``rate`` is 1/jitter (0:
-    no jitter), the rate of the exponential delay added per crossing. ``at``, ``via``
+    no jitter), the rate of the exponential delay added per crossing, or :data:`DRAWN`
+    when the link's latency for ``proto`` is a distribution: each crossing then takes
+    ``draw()`` seconds (its sampler on the ``latency`` stream) instead. ``at``, ``via``
     and ``tail`` are the constant text of its ``hop`` line (:func:`around`: before and
     after the owner fields; after ``msg``: the hop's members and the line's end)."""
 
-    __slots__ = ("at", "latency", "link", "proto", "rate", "tail", "via")
+    __slots__ = ("at", "draw", "latency", "link", "proto", "rate", "tail", "via")
 
     def __init__(self, link: LinkState, latency: float, proto: str, frm: str, to: str) -> None:
         self.link = link
         self.latency = latency
         self.rate = 1.0 / link.jitter if link.jitter > 0 else 0.0
+        self.draw: Callable[[], float] = _unused
+        if proto in link.laws:
+            draw = link.draws.get(proto)
+            if draw is None:
+                raise EngineBug(
+                    f"link {link.a}-{link.b}: {proto}'s latency law is not bound to a stream "
+                    "(Topology.draw_latencies before any path is compiled)"
+                )
+            self.draw = draw
+            self.rate = DRAWN
         self.proto = proto
         pj = pjs(proto)
         self.at, self.via = around(pjs(frm), pj)

@@ -99,6 +99,7 @@ class Replication:
             raise ValueError("the topology given is not one of the replication's graph")
         self.topology = topology = topology if topology is not None else Topology(self.graph)
         mark_fallible(topology, scenario.failures)  # before any path is compiled
+        topology.draw_latencies(streams.latency)  # so are the distribution latencies
         self.routes = routes = RouteService(
             topology,
             router if router is not None else make_router(router_name, self.graph, scenario),

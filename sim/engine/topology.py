@@ -15,10 +15,13 @@ counted, no server) sharing those encodings, so a worker builds them once per gr
 
 from __future__ import annotations
 
+import random
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from sim.engine.trace import js
 from sim.mesh.graph import ProtocolGraph
+from sim.scenario.model.distribution import Law
 
 
 class Node:
@@ -60,17 +63,27 @@ class Node:
 class LinkState:
     """Run-time state of a link: ``down`` counts the outages covering it now; ``hops``
     counts the messages that crossed it (either way, every protocol); ``fallible`` as
-    a node's."""
+    a node's. ``laws`` are the protocols whose crossings are drawn from a distribution;
+    ``draws`` their samplers on this replication's ``latency`` stream
+    (:meth:`Topology.draw_latencies`)."""
 
-    __slots__ = ("a", "b", "down", "fallible", "hops", "j", "jitter", "latency")
+    __slots__ = ("a", "b", "down", "draws", "fallible", "hops", "j", "jitter", "latency", "laws")
 
     def __init__(
-        self, a: str, b: str, latency: dict[str, float], jitter: float, j: str | None = None
+        self,
+        a: str,
+        b: str,
+        latency: dict[str, float],
+        jitter: float,
+        j: str | None = None,
+        laws: Mapping[str, Law] | None = None,
     ) -> None:
         self.a = a
         self.b = b
         self.latency = latency
         self.jitter = jitter
+        self.laws: Mapping[str, Law] = laws if laws is not None else {}
+        self.draws: dict[str, Callable[[], float]] = {}
         self.down = 0
         self.fallible = False
         self.hops = 0
@@ -96,7 +109,12 @@ class Topology:
         nodes = self.nodes
         self.links: dict[frozenset[str], LinkState] = {  # js([a, b]) from the ends' js
             link.ends: LinkState(
-                link.a, link.b, dict(link.latency), link.jitter, _pair(nodes, link.a, link.b)
+                link.a,
+                link.b,
+                dict(link.latency),
+                link.jitter,
+                _pair(nodes, link.a, link.b),
+                link.laws,
             )
             for link in graph.links
         }
@@ -113,10 +131,18 @@ class Topology:
             k: Node(n.id, n.type, n.speaks, n.translation_delay, n.j) for k, n in self.nodes.items()
         }
         other.links = {
-            k: LinkState(ls.a, ls.b, ls.latency, ls.jitter, ls.j) for k, ls in self.links.items()
+            k: LinkState(ls.a, ls.b, ls.latency, ls.jitter, ls.j, ls.laws)
+            for k, ls in self.links.items()
         }
         other.hosted = self.hosted
         return other
+
+    def draw_latencies(self, rng: random.Random) -> None:
+        """Bind every distribution latency to ``rng`` (the replication's ``latency``
+        stream), before any path is compiled: each crossing draws from it."""
+        for ls in self.links.values():
+            if ls.laws:
+                ls.draws = {p: law.sampler(rng) for p, law in ls.laws.items()}
 
     def link(self, a: str, b: str) -> LinkState:
         """The link between ``a`` and ``b``."""

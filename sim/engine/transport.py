@@ -6,7 +6,8 @@ link's protocol. Drops notify nobody: the sender learns of them only by its time
 
 Timing: ``send`` runs at once (the ``send`` line, then any translation at the first
 node); a translation step takes its ``delay`` (the steps of one node add up; a zero
-total continues at once); crossing a link takes ``latency + Exp(1/jitter)`` seconds.
+total continues at once); crossing a link takes ``latency + Exp(1/jitter)`` seconds, or
+a draw from the link's law when its latency is a distribution (``Hop.draw``).
 A message is dropped when it arrives at a down node (``node_down``), must leave over a
 down link (``link_down``), is at a node that went down during its translation
 (``node_down``), fails a destructive translation (``translation_failed``, a draw from
@@ -20,7 +21,8 @@ scenario covers it or the link it leaves by: ``Path.reach``), the message does n
 there. It crosses the whole stretch as one scheduled event, at the stretch's end; the
 delays of the stretch's links are drawn from the ``latency`` stream, in order, when it
 leaves the stretch's first node (as ``random.expovariate`` draws: ``-log(1 - u) /
-rate``, one uniform each), and the arrival times add up as they would hop by hop. At
+rate``, one uniform each; a distribution's sampler as many as its family takes), and the
+arrival times add up as they would hop by hop. At
 level ``full`` the message is queued again at each node between, where its ``hop`` line
 is written, so every level runs the same events in the same order (the ``hop`` events
 only write); with every node marked fallible it is the hop-by-hop transport, and the
@@ -340,7 +342,10 @@ class Transport:
         delay = hop.latency
         rate = hop.rate
         if rate:
-            delay += -log(1.0 - self._uniform()) / rate  # expovariate(rate)
+            if rate > 0.0:
+                delay += -log(1.0 - self._uniform()) / rate  # expovariate(rate)
+            else:  # DRAWN: the link's latency is a distribution
+                delay = hop.draw()
         link.hops += 1
         t += delay  # what SimPy's schedule computes: now + delay
         stop = path.reach[i]
@@ -359,7 +364,10 @@ class Transport:
                 delay = hop.latency
                 rate = hop.rate
                 if rate:
-                    delay += -log(1.0 - uniform()) / rate
+                    if rate > 0.0:
+                        delay += -log(1.0 - uniform()) / rate
+                    else:
+                        delay = hop.draw()
                 hop.link.hops += 1
                 t += delay
             msg.callbacks = self._hop_cbs if full else self._arrive_cbs

@@ -1,7 +1,8 @@
 """The protocol graph G = (V, E, P, Φ, Γ) of the Protocol Graph Model.
 
 V are agents with their type, capabilities, tools and Γ(v, p) affinities; E are
-undirected links with Φ(e) and the mean one-way latency w_e(p) in seconds; P and the
+undirected links with Φ(e) and the mean one-way latency w_e(p) in seconds (a protocol
+whose latency is a distribution keeps its law too, and w_e(p) is its mean); P and the
 translation table give τ. The graph is built once from a scenario; ``version``
 increases on every topology change, so routers know when their caches are stale.
 """
@@ -15,7 +16,7 @@ from sim.longlived import long_lived
 from sim.mesh.errors import NodeNotFound, ProtocolNotFound
 from sim.mesh.protocols import BUILTIN_FIELDS, PairRule, Protocol, TranslationTable
 from sim.scenario.capabilities import Bag, bag, bag_cosine, capability_bag, cosine, tokens
-from sim.scenario.model import Scenario
+from sim.scenario.model import Distribution, Law, Scenario
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,12 +39,16 @@ class Agent:
 
 @dataclass(frozen=True, slots=True)
 class Link:
-    """An undirected edge e = {a, b}: Φ(e) with w_e(p) in seconds, and jitter (seconds)."""
+    """An undirected edge e = {a, b}: Φ(e) with w_e(p) in seconds, and jitter (seconds).
+
+    ``laws`` holds the protocols whose crossings are drawn from a distribution (their
+    w_e(p) in ``latency`` is the law's mean; they have no jitter)."""
 
     a: str
     b: str
     latency: Mapping[str, float]
     jitter: float = 0.0
+    laws: Mapping[str, Law] = field(default_factory=dict)
     #: the two agent ids, built once (the graph, the routers and the engine share it)
     ends: frozenset[str] = field(init=False, repr=False, compare=False)
 
@@ -117,10 +122,7 @@ class ProtocolGraph:
             )
             for a in scenario.agents
         ]
-        links = [
-            Link(spec.between[0], spec.between[1], dict(spec.latency), spec.jitter)
-            for spec in scenario.links
-        ]
+        links = [_link(spec.between, spec.latency, spec.jitter) for spec in scenario.links]
         return cls(agents, links, table)
 
     # --- V ---------------------------------------------------------------------------
@@ -232,6 +234,19 @@ class ProtocolGraph:
         self._adjacent[link.b].remove(link)
         self.version += 1
         return link
+
+
+def _link(ends: Sequence[str], latency: Mapping[str, float | Distribution], jitter: float) -> Link:
+    """The graph's link of a scenario's: a distribution's weight is its law's mean."""
+    weights: dict[str, float] = {}
+    laws: dict[str, Law] = {}
+    for protocol, value in latency.items():
+        if isinstance(value, Distribution):
+            law = laws[protocol] = value.law()
+            weights[protocol] = law.mean()
+        else:
+            weights[protocol] = float(value)
+    return Link(ends[0], ends[1], weights, jitter, laws)
 
 
 def served_tool(hosted: Sequence[str], tool: str | None, capability: str | None) -> str | None:

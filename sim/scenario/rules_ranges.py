@@ -2,8 +2,10 @@
 
 Every :class:`~sim.scenario.model.Distribution` in the scenario (links, tools, approval,
 topology, wherever the models put one) is found by walking the validated models; its
-durations must be at most :data:`MAX_SECONDS` and a lognormal's ``sigma`` at most
-:data:`MAX_SIGMA` (``exp(sigma²/2)`` and ``exp(sigma·z)`` stay far inside a float).
+durations (an empirical one's samples and quantiles too) must be at most
+:data:`MAX_SECONDS`, a lognormal's ``sigma`` at most :data:`MAX_SIGMA` (``exp(sigma²/2)``
+and ``exp(sigma·z)`` stay far inside a float) and a gamma's sd within :data:`GAMMA_CV`
+of its mean.
 """
 
 from __future__ import annotations
@@ -23,8 +25,11 @@ from sim.scenario.model import Distribution, Scenario
 MAX_SECONDS = 1e9
 #: The largest lognormal sigma: its mean is exp(sigma²/2) = e^50 times its median.
 MAX_SIGMA = 10.0
+#: The range of a gamma's sd / mean: its shape (mean/sd)² stays in [1e-6, 1e12], where
+#: ``random.gammavariate`` draws finite values.
+GAMMA_CV = (1e-6, 1e3)
 
-_DURATIONS = ("value", "mean", "median", "low", "high")
+_DURATIONS = ("value", "mean", "sd", "median", "low", "high")
 
 
 @cache
@@ -64,6 +69,16 @@ def _distributions(value: Any, path: FieldPath) -> Iterator[tuple[FieldPath, Dis
             yield from _distributions(item, (*path, key))
 
 
+def _points(dist: Distribution) -> Iterator[tuple[float, FieldPath]]:
+    """An empirical distribution's durations past the bound, with where each is."""
+    for i, x in enumerate(dist.samples or ()):
+        if x > MAX_SECONDS:
+            yield x, ("samples", i)
+    for key, x in (dist.quantiles or {}).items():
+        if x > MAX_SECONDS:
+            yield x, ("quantiles", key)
+
+
 def range_findings(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
     """A finding on each distribution parameter past its bound."""
     del known
@@ -74,6 +89,20 @@ def range_findings(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
                 yield Finding(
                     (*path, key),
                     f"must be ≤ {MAX_SECONDS:g} s (about 32 years) (got {given:g})",
+                )
+        for got, where in _points(dist):
+            yield Finding(
+                (*path, *where),
+                f"must be ≤ {MAX_SECONDS:g} s (about 32 years) (got {got:g})",
+            )
+        if dist.dist == "gamma" and dist.mean and dist.sd:
+            low, high = GAMMA_CV
+            if not low * dist.mean <= dist.sd <= high * dist.mean:
+                yield Finding(
+                    (*path, "sd"),
+                    f"must be between {low:g} and {high:g} times the mean (got sd {dist.sd:g}, "
+                    f"mean {dist.mean:g}): the gamma's shape (mean/sd)² must be in "
+                    f"[{high**-2:g}, {low**-2:g}]",
                 )
         if dist.sigma is not None and dist.sigma > MAX_SIGMA:
             yield Finding(

@@ -19,6 +19,7 @@ from pydantic_core import ErrorDetails
 from sim.scenario.compose import Document, kind_of
 from sim.scenario.diagnostics import Diagnostic, FieldPath, did_you_mean
 from sim.scenario.model import Scenario, SpecError
+from sim.scenario.model.base import UNION_TAGS
 
 
 def _unwrap(annotation: Any) -> list[Any]:
@@ -93,8 +94,13 @@ _TYPE_WORDS = {
 }
 
 
+def _loc(err: ErrorDetails) -> FieldPath:
+    """The error's location in the document (without the tags of union members)."""
+    return tuple(part for part in err["loc"] if part not in UNION_TAGS)
+
+
 def pydantic_diagnostic(err: ErrorDetails, doc: Document, base: FieldPath) -> Diagnostic:
-    path: FieldPath = (*base, *err["loc"])
+    path: FieldPath = (*base, *_loc(err))
     kind = err["type"]
     ctx = err.get("ctx") or {}
     got = f" (got {_short(err['input'])})"
@@ -149,19 +155,20 @@ def pydantic_diagnostic(err: ErrorDetails, doc: Document, base: FieldPath) -> Di
 
 def misspelt_elsewhere(err: ErrorDetails, details: list[ErrorDetails]) -> bool:
     """A missing field whose misspelling is reported as an unknown key (one error, not two)."""
-    if err["type"] != "missing" or not err["loc"]:
+    loc = _loc(err)
+    if err["type"] != "missing" or not loc:
         return False
-    parent, name = err["loc"][:-1], str(err["loc"][-1])
+    parent, name = loc[:-1], str(loc[-1])
     model = _model_at(tuple(parent))
     if model is None:
         return False
     fields = _field_names(model)
     return any(
         other["type"] == "extra_forbidden"
-        and other["loc"][:-1] == parent
-        and did_you_mean(str(other["loc"][-1]), fields) == f" (did you mean '{name}'?)"
+        and _loc(other)[:-1] == parent
+        and did_you_mean(str(_loc(other)[-1]), fields) == f" (did you mean '{name}'?)"
         for other in details
-        if other["loc"]
+        if _loc(other)
     )
 
 

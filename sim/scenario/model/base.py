@@ -37,6 +37,11 @@ Probability = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False), _NOT_BOOL
 Affinity = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False), _NOT_BOOLEAN]
 
 
+#: Tags of the unions a value of the scenario may take (a number or a distribution):
+#: pydantic writes the tag into an error's location, the loader leaves it out.
+UNION_TAGS: frozenset[str] = frozenset({"<number>", "<distribution>"})
+
+
 class SpecError(ValueError):
     """A model-level error about one of the model's own fields.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, Field
+from pydantic import BeforeValidator, Discriminator, Field, Tag, model_validator
 
 from sim.calculus.mcp import DescriptorField
 from sim.scenario.model.base import (
@@ -16,6 +16,7 @@ from sim.scenario.model.base import (
     Positive,
     Probability,
     Spec,
+    SpecError,
     Whole,
 )
 from sim.scenario.model.distribution import Distribution
@@ -143,19 +144,48 @@ class AgentSpec(Spec):
     )
 
 
+def _latency_kind(value: Any) -> str:
+    """Which member of :data:`LinkLatency` a value is (a mapping: a distribution)."""
+    return "<distribution>" if isinstance(value, dict | Distribution) else "<number>"
+
+
+#: One protocol's latency on a link: seconds, or a distribution of seconds per crossing.
+LinkLatency = Annotated[
+    Annotated[NonNegative, Tag("<number>")] | Annotated[Distribution, Tag("<distribution>")],
+    Discriminator(_latency_kind),
+]
+
+
 class LinkSpec(Spec):
-    """An edge e of G with Φ(e) and the latency w_e(p) of each protocol."""
+    """An edge e of G with Φ(e) and the latency w_e(p) of each protocol: a number (the
+    crossing's latency, plus the exponential ``jitter``) or a distribution (each crossing
+    drawn from it; w_e(p) is its mean)."""
 
     between: list[str] = Field(
         min_length=2, max_length=2, description="The two agent ids this link joins (undirected)."
     )
-    latency: dict[str, NonNegative] = Field(
+    latency: dict[str, LinkLatency] = Field(
         min_length=1,
-        description="Φ(e): protocols carried, each with its mean one-way latency w_e(p), seconds.",
+        description="Φ(e): protocols carried, each with its one-way latency, seconds: a "
+        "number (w_e(p)), or a distribution drawn per crossing (w_e(p) is its mean).",
     )
     jitter: NonNegative = Field(
-        0.0, description="Mean of the exponential extra latency per hop, seconds (0: none)."
+        0.0,
+        description="Mean of the exponential extra latency per hop, seconds (0: none); "
+        "numeric latencies only.",
     )
+
+    @model_validator(mode="after")
+    def _jitter_with_numbers(self) -> LinkSpec:
+        drawn = [p for p, v in self.latency.items() if isinstance(v, Distribution)]
+        if drawn and self.jitter > 0:
+            raise SpecError(
+                f"jitter applies to numeric latencies only: {drawn[0]}'s latency is a "
+                "distribution, which is the whole latency of a crossing (drop jitter, or "
+                "widen the distribution)",
+                "jitter",
+            )
+        return self
 
 
 class TranslationSpec(Spec):
