@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sim.cli.against import (
+    add_options,
+    check_routers,
+    live_runs,
+    print_against,
+    with_live_duration,
+)
 from sim.cli.console import (
     EXIT_BAD_INPUT,
     EXIT_OK,
@@ -95,6 +103,7 @@ def register(sub: Any) -> None:
         "--set lists), then write results/<scenario>/{summary.json,summary.csv,plots/,"
         "report.md}. Finished runs are reused (--force redoes them); a replication that "
         "crashes is recorded with its error and the others complete (exit 2). "
+        "With --against DIR, the summary is set beside the live mesh's runs in DIR. "
         "See docs/experiments.md.",
     )
     p.add_argument("file", metavar="FILE", help="scenario YAML file")
@@ -154,6 +163,7 @@ def register(sub: Any) -> None:
         help="if another protomesh process is writing into the folder, wait for it "
         "(default: exit 2 naming its pid)",
     )
+    add_options(p)
     p.set_defaults(handler=compare)
 
 
@@ -207,6 +217,16 @@ def _compare(args: argparse.Namespace, drawers: ExecutorHandle | None) -> int:
         return EXIT_BAD_INPUT
     try:
         base_scenario, warnings = load_scenario_with_warnings(args.file)
+    except ScenarioError as exc:
+        return scenario_error(exc)
+    try:
+        live = live_runs(args, base_scenario, settings)
+        if live is not None:
+            settings = with_live_duration(live, base_scenario, settings)
+    except BadInput as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
         points = expand(base_scenario, settings)
         loaded, more = load_points(args.file, base_scenario, points)
     except ScenarioError as exc:
@@ -223,6 +243,12 @@ def _compare(args: argparse.Namespace, drawers: ExecutorHandle | None) -> int:
         problem = unknown_router(name, base_scenario)
         if problem is not None:
             print(f"--routers: {problem}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+    if live is not None:
+        try:
+            check_routers(live, routers)
+        except BadInput as exc:
+            print(f"error: {exc}", file=sys.stderr)
             return EXIT_BAD_INPUT
     reps = args.replications or base_scenario.replications
     base = args.out if args.out is not None else Path("results") / base_scenario.name
@@ -243,10 +269,12 @@ def _compare(args: argparse.Namespace, drawers: ExecutorHandle | None) -> int:
         print(f"error: {exc}{hint}", file=sys.stderr)
         return EXIT_BAD_INPUT
     n_points = len(loaded)
+    told = sys.stderr if args.json else sys.stdout  # --json: stdout holds the JSON only
     print(
         f"{base_scenario.name}: routers {', '.join(routers)}, {reps} replication(s)"
         + (f", {n_points} sweep points" if n_points > 1 else "")
-        + f", seed {base_scenario.seed}, executor {handle.kind} ({handle.workers})"
+        + f", seed {base_scenario.seed}, executor {handle.kind} ({handle.workers})",
+        file=told,
     )
     progress = LiveProgress(
         float(max(s.duration for _, s in loaded)),
@@ -273,6 +301,7 @@ def _compare(args: argparse.Namespace, drawers: ExecutorHandle | None) -> int:
                 plots=args.plots,
                 drawers=drawers,
                 guard=guard_of(args, args.file),
+                against=live,
                 on_wait=lambda pid: print(
                     f"{base}: waiting for protomesh process {pid} to finish with it",
                     file=sys.stderr,
@@ -297,11 +326,19 @@ def _compare(args: argparse.Namespace, drawers: ExecutorHandle | None) -> int:
         print(f"error: {err['run']}: {err.get('message') or err.get('error')}", file=sys.stderr)
     print(
         f"{len(outcome.ran)} run(s) done, {outcome.skipped} reused, {len(failed)} failed, "
-        f"in {outcome.wall:.1f} s"
+        f"in {outcome.wall:.1f} s",
+        file=told,
     )
-    _print_headline(outcome.summary, routers)
-    print(f"summary: {base / 'summary.json'}")
-    print(f"report:  {outcome.report}")
+    with contextlib.redirect_stdout(told):
+        _print_headline(outcome.summary, routers)
+        if outcome.against is not None and not args.json:
+            print_against(outcome.against, as_json=False)
+        print(f"summary: {base / 'summary.json'}")
+        if outcome.against is not None:
+            print(f"against: {base / 'against.json'}")
+        print(f"report:  {outcome.report}")
+    if outcome.against is not None and args.json:
+        print_against(outcome.against, as_json=True)
     return EXIT_BAD_INPUT if failed else EXIT_OK
 
 

@@ -10,7 +10,11 @@ Layout under ``base`` (``results/<scenario>`` or ``--out``)::
     <router>/rep-<k>/{trace.jsonl, metrics.json, series.json, view.json, view_events.jsonl,
                       run.json[, error.json]}
     p<i>/<router>/rep-<k>/...          (with a sweep; points.json maps p<i> to values)
-    summary.json  summary.csv  plots/*.png  report.md
+    summary.json  summary.csv  plots/*.png  report.md  [against.json]
+
+With ``against`` (the live runs of :mod:`sim.experiments.against`), ``against.json`` and
+the report's section set the summary beside them; without, an ``against.json`` left by
+an earlier ``compare --against`` is removed (it compared other runs' summary).
 
 The folder is locked for the whole experiment (:class:`~sim.experiments.store.FolderLock`):
 a second ``compare`` into it fails naming the holder's pid, or waits (``wait=True``).
@@ -31,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from sim.engine.guard import DEFAULT_GUARD, Guard
 from sim.engine.metrics import dumps
+from sim.experiments.against import AGAINST_FILE, Live, compared, section
 from sim.experiments.executors import inheriting
 from sim.experiments.figures import Drawing
 from sim.experiments.report import render_report
@@ -69,6 +74,8 @@ class Outcome:
     ran: list[RunRecord] = field(default_factory=list)
     skipped: int = 0
     wall: float = 0.0
+    #: the comparison with the live runs (``against.json``), when asked
+    against: dict[str, Any] | None = None
 
     @property
     def failed(self) -> list[dict[str, Any]]:
@@ -170,9 +177,11 @@ def run_compare(
     guard: Guard | None = None,
     plots: bool = True,
     drawers: ExecutorHandle | None = None,
+    against: Live | None = None,
 ) -> Outcome:
     """Lock ``base``, run what is missing, then write the summary, the plots (unless not
-    ``plots``: ``plots/`` is then left as it is and the report shows none) and the report.
+    ``plots``: ``plots/`` is then left as it is and the report shows none) and the report
+    (with the live runs ``against``, the comparison: ``against.json`` and its section).
     ``drawers`` (:func:`~sim.experiments.figures.drawing_pool`, the caller's to close)
     draws the figures; without it a process pool ``handle`` does, else this process.
 
@@ -198,6 +207,7 @@ def run_compare(
             guard=guard,
             plots=plots,
             drawers=drawers,
+            against=against,
         )
 
 
@@ -219,6 +229,7 @@ def _run_locked(
     guard: Guard | None,
     plots: bool,
     drawers: ExecutorHandle | None,
+    against: Live | None,
 ) -> Outcome:
     started = time.perf_counter()
     tasks = build_tasks(base, points, routers, replications, trace_level, guard)
@@ -290,6 +301,7 @@ def _run_locked(
                 started,
                 drawing,
                 page.ahead(),
+                against,
             )
     except OSError as exc:
         error = StorageError.of(exc, base)
@@ -324,6 +336,7 @@ def _conclude(
     started: float,
     drawing: Drawing | None,
     ahead: Ahead | None = None,
+    against: Live | None = None,
 ) -> Outcome:
     """Summary, plots (``drawing``; None: none), page (with what was built for it ahead,
     :class:`PageAhead`) and report of the runs in ``base``, the runs being over (a pool
@@ -348,6 +361,12 @@ def _conclude(
         )
     if drawing is not None:
         drawing.summary_made(summary)
+    table = None  # before the page, which shows against.json
+    if against is not None:
+        table = compared(summary, against, routers, base_scenario.duration)
+        _write(base / AGAINST_FILE, dumps(table))
+    else:
+        (base / AGAINST_FILE).unlink(missing_ok=True)
     try:  # the explorer beside report.md (sim.view); its failure loses no result above
         from sim.view import write_page
 
@@ -375,6 +394,7 @@ def _conclude(
             executor=f"{handle.kind} ({handle.workers} worker{'s' if handle.workers != 1 else ''})",
             ran=len(ran),
             skipped=len(todo.done),
+            sections=section(table, against.directory) if table and against else (),
         ),
     )
-    return Outcome(base, summary, report_path, plot_paths, ran, len(todo.done), wall)
+    return Outcome(base, summary, report_path, plot_paths, ran, len(todo.done), wall, table)

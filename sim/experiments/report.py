@@ -130,8 +130,10 @@ def render_report(
     executor: str,
     ran: int,
     skipped: int,
+    sections: Sequence[str] = (),
 ) -> str:
-    """The text of ``report.md``."""
+    """The text of ``report.md``; ``sections``: more lines after the results (the
+    comparison with the live mesh)."""
     reps = summary["replications"]
     lines = [
         f"# Router comparison: {scenario.name}",
@@ -189,6 +191,7 @@ def render_report(
             lines.append("")
         lines += _table(summary, pid, routers)
         lines.append("")
+    lines += sections
     errors = summary["errors"]
     if errors or summary.get("missing"):
         lines += ["## Failed runs", ""]
@@ -209,7 +212,12 @@ def render_report(
         "",
         "`summary.json` and `summary.csv` hold every metric's mean, standard deviation and "
         "interval; each run's `trace.jsonl`, `metrics.json` and `series.json` are under "
-        "`<router>/rep-<k>/` (`p<i>/<router>/rep-<k>/` in a sweep).",
+        "`<router>/rep-<k>/` (`p<i>/<router>/rep-<k>/` in a sweep)."
+        + (
+            " `against.json` holds the comparison with the live runs, as `--json` prints it."
+            if sections
+            else ""
+        ),
         "",
     ]
     return "\n".join(lines)

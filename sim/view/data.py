@@ -24,6 +24,7 @@ from typing import IO, TYPE_CHECKING, Any, overload
 
 import msgspec
 
+from sim.view.against import AGAINST_FILE
 from sim.view.fragment import EVENTS_FILE, PagePass, read_segments, scenario_digest, stored
 from sim.view.mesh import Mesh, mesh_from_scenario, mesh_from_trace
 from sim.view.replay import FRAMES, rounded
@@ -149,7 +150,8 @@ def build_index(
 ) -> dict[str, Any]:
     """The page's data: mesh, runs (instance index, replay, violated checks and properties
     with their counterexamples, timeline), the events of the sampled instances, summary
-    tables, latency CDFs, what was sampled. ``scenario`` (a file or a loaded one) gives
+    tables, the comparison with the live mesh (``against.json``, when ``compare --against``
+    wrote one), latency CDFs, what was sampled. ``scenario`` (a file or a loaded one) gives
     agent types and lets each violating run be checked again for every counterexample up
     to the cap (or its fragment stored by the worker that checked it with that scenario be
     used, :mod:`sim.view.fragment`); without it the mesh is the one the traces' hops name
@@ -161,6 +163,8 @@ def build_index(
     runs = discover_runs(target, only)
     summary_file = target / "summary.json" if target.is_dir() else None
     summary = _read_json(summary_file) if summary_file and summary_file.exists() else None
+    against_file = target / AGAINST_FILE if target.is_dir() else None
+    against = _read_json(against_file) if against_file and against_file.exists() else None
     metrics = [_read_json(r.metrics) if r.metrics else {} for r in runs]
     if isinstance(scenario, Path):
         from sim.scenario import load_scenario
@@ -215,6 +219,7 @@ def build_index(
         "runs": out_runs,
         "verify": from_verify(target) if target.is_dir() else [],
         "summary": summary,
+        "against": against,
         "cdf": {name: _cdf(v) for name, v in sorted(latencies.items())},
         "frames": FRAMES,
         "keep_counterexamples": KEEP_COUNTEREXAMPLES,

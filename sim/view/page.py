@@ -12,6 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sim.view.against import SLOT, against_html
 from sim.view.data import DEFAULT_BUDGET, Ahead, Budget, Encoded, build_index
 
 if TYPE_CHECKING:
@@ -46,13 +47,16 @@ def encode_index(index: dict[str, Any]) -> str:
 def render_page(index: dict[str, Any], title: str) -> str:
     """The HTML text of the explorer for ``index`` (from :func:`build_index`)."""
     data = encode_index(index).replace("</", "<\\/")  # no "</script>" inside the data block
+    body = _static("body.html")
+    if index.get("against"):  # drawn here, in the Results tab
+        body = body.replace(SLOT, against_html(index["against"]))
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title>"
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
         "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
         f"<style>{_static('view.css')}</style></head>\n<body>"
-        f"{_static('body.html')}"
+        f"{body}"
         f'<script type="application/json" id="protomesh-data">{data}</script>\n'
         f"<script>{_static('view.js')}</script>\n</body></html>\n"
     )
