@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from sim import __version__
 from sim.cli import (
     calculus,
+    calibrate,
     conformance,
     engine,
     experiments,
@@ -29,7 +30,19 @@ from sim.cli import (
     view,
 )
 
-_GROUPS = (scenario, mesh, calculus, engine, interop, conformance, experiments, view, smc, verify)
+_GROUPS = (
+    scenario,
+    mesh,
+    calculus,
+    engine,
+    interop,
+    conformance,
+    calibrate,
+    experiments,
+    view,
+    smc,
+    verify,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
