@@ -57,8 +57,10 @@ class Runaway(Exception):
 
 def explain(stop: Runaway, scenario: Scenario, metrics: Metrics, guard: Guard) -> Runaway:
     """``stop`` with its reason: the driver of the events (:func:`driver`), located."""
+    from sim.scenario.diagnostics import locate_field
+
     what, path, value, tally = driver(scenario, metrics)
-    where = _locate(guard.source, path)
+    where = locate_field(guard.source, path)
     reason = f": {what}: {path[-1]} {value} ({where}); so far {tally}"
     return Runaway(stop.budget, stop.events, stop.wall, reason)
 
@@ -114,24 +116,3 @@ def driver(scenario: Scenario, metrics: Metrics) -> tuple[str, FieldPath, str, s
         return sentence, ("workflows", i, "arrivals", "rate"), f"{arrivals.rate:g}", tally
     times = arrivals.times or []
     return sentence, ("workflows", i, "arrivals", "times"), f"({len(times):,})", tally
-
-
-def _locate(source: str | None, path: FieldPath) -> str:
-    """``file:line:col: field`` of ``path`` in the scenario file (its nearest ancestor
-    present there), or the field alone when the file cannot be read again."""
-    from sim.scenario.diagnostics import format_path
-
-    field = format_path(path)
-    if source is None:
-        return field
-    from sim.scenario.compose import Document, parse_yaml
-
-    try:
-        with open(source, encoding="utf-8") as fh:
-            text = fh.read()
-        doc = Document(source)
-        parse_yaml(text, doc)
-    except (OSError, UnicodeDecodeError):
-        return field
-    line, column = doc.locate(path)
-    return f"{source}:{line}:{column}: {field}"

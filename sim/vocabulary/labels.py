@@ -10,7 +10,8 @@ apply is ``null``. ``detail`` is an object whose keys are the label's :class:`Ke
 written in the declared order (``turn``, a dialogue key, first); a key with
 ``required=False`` is left out where it does not apply. Keys with
 ``source="dialogue"`` are written by the SGD dialogue converter
-(``sim.conformance.dialogues``), never by the engine.
+(``sim.conformance.dialogues``), never by the engine; the one key with ``source="live"``,
+``wall`` (every label's last), by the live mesh (``sim.live``), never by the engine.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class Key(NamedTuple):
     name: str
     type: object  #: int, float, str, bool or STRINGS
     required: bool = True
-    source: str = "engine"  #: "engine" or "dialogue" (SGD dialogues only)
+    source: str = "engine"  #: "engine", "dialogue" (SGD dialogues only) or "live"
     doc: str = ""
 
 
@@ -306,8 +307,12 @@ _DECLARED: tuple[Label, ...] = (
     ),
 )
 
+#: ``detail.wall`` of the live mesh (SPEC §13): the event's UTC time, ISO 8601 with
+#: microseconds and ``Z``; the last key of every label.
+WALL = Key("wall", str, False, "live", "the UTC time of the event (live mesh only)")
+
 #: Every label, by name, in SPEC §5's order.
-LABELS: dict[str, Label] = {lab.name: lab for lab in _DECLARED}
+LABELS: dict[str, Label] = {lab.name: lab._replace(keys=(*lab.keys, WALL)) for lab in _DECLARED}
 LABEL_NAMES: tuple[str, ...] = tuple(LABELS)
 #: Labels of the tool invocation LTS (they carry ``inv``).
 PROTOCOL_LABELS: frozenset[str] = frozenset(n for n, lab in LABELS.items() if lab.protocol)
@@ -316,12 +321,12 @@ TRANSPORT_LABELS: frozenset[str] = frozenset(n for n, lab in LABELS.items() if l
 #: Trace levels: ``full`` everything, ``protocol`` without TRANSPORT_LABELS, ``off`` nothing.
 TRACE_LEVELS: tuple[str, ...] = ("full", "protocol", "off")
 #: Every detail key any label declares (their union), sorted.
-DETAIL_KEYS: tuple[str, ...] = tuple(sorted({k.name for lab in _DECLARED for k in lab.keys}))
+DETAIL_KEYS: tuple[str, ...] = tuple(sorted({k.name for lab in LABELS.values() for k in lab.keys}))
 
 
 def detail_type(name: str) -> object:
     """The one type of detail key ``name`` across labels (keys share their type)."""
-    types = {repr(k.type): k.type for lab in _DECLARED for k in lab.keys if k.name == name}
+    types = {repr(k.type): k.type for lab in LABELS.values() for k in lab.keys if k.name == name}
     if not types:
         raise KeyError(f"no label declares detail key '{name}'")
     (only,) = types.values()

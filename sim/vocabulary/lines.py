@@ -43,7 +43,8 @@ def line_problems(line: dict[str, Any], *, source: str = "engine") -> list[str]:
     """What in ``line`` the vocabulary does not declare (fields, order, types, keys).
 
     ``source="engine"`` also requires the engine's key order and scope (which fields are
-    null); dialogue lines (``source="dialogue"``) may carry the dialogue keys."""
+    null); ``source="live"`` the same, and allows the live mesh's ``wall``; dialogue lines
+    (``source="dialogue"``) may carry the dialogue keys."""
     problems: list[str] = []
     if tuple(line) != FIELD_NAMES:
         problems.append(f"fields {list(line)} are not {list(FIELD_NAMES)}")
@@ -58,7 +59,8 @@ def line_problems(line: dict[str, Any], *, source: str = "engine") -> list[str]:
                 problems.append(f"{field.name}: missing or null")
         elif not has_type(value, field.type):
             problems.append(f"{field.name}: {value!r} is not of type {field.type!r}")
-    if source == "engine":
+    ordered = source in ("engine", "live")
+    if ordered:
         filled = _FILLED[spec.scope]
         for f in _OWNER_FIELDS:
             if (line.get(f) is not None) != (f in filled):
@@ -67,7 +69,11 @@ def line_problems(line: dict[str, Any], *, source: str = "engine") -> list[str]:
     detail = line.get("detail")
     if not isinstance(detail, dict):
         return problems
-    allowed = [k for k in spec.keys if source == "dialogue" or k.source == source]
+    allowed = [
+        k
+        for k in spec.keys
+        if source == "dialogue" or k.source == source or (source == "live" and k.source == "engine")
+    ]
     names = [k.name for k in allowed]
     for key, value in detail.items():
         if key not in names:
@@ -80,6 +86,6 @@ def line_problems(line: dict[str, Any], *, source: str = "engine") -> list[str]:
         if k.required and k.name not in detail:
             problems.append(f"detail.{k.name}: required for {name}, missing")
     order = [k for k in detail if k in names]
-    if source == "engine" and order != sorted(order, key=names.index):
+    if ordered and order != sorted(order, key=names.index):
         problems.append(f"detail keys {order} are not in the declared order {names}")
     return problems

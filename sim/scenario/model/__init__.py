@@ -26,6 +26,7 @@ from sim.scenario.model.base import (
     Whole,
 )
 from sim.scenario.model.distribution import Distribution, Law
+from sim.scenario.model.live import LiveSpec
 from sim.scenario.model.mesh import (
     AgentSpec,
     ApprovalPolicySpec,
@@ -81,6 +82,7 @@ __all__ = [
     "InitiatorsSpec",
     "Law",
     "LinkSpec",
+    "LiveSpec",
     "McpPolicy",
     "NonNegative",
     "Positive",

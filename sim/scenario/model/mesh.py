@@ -20,6 +20,7 @@ from sim.scenario.model.base import (
     Whole,
 )
 from sim.scenario.model.distribution import Distribution
+from sim.scenario.model.live import LiveSpec
 
 
 def protocol_entry(value: Any) -> Any:
@@ -141,6 +142,11 @@ class AgentSpec(Spec):
     tools: list[str] = Field(default_factory=list, description="Names of the tools hosted here.")
     concurrency: Whole = Field(
         8, ge=1, description="Tool executions served at once; more wait in a FIFO queue."
+    )
+    live: LiveSpec | None = Field(
+        None,
+        description="The live mesh (`python -m sim live`): a real server in this agent's "
+        "place (`command` or `url`), or the port its process listens on.",
     )
 
 

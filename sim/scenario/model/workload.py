@@ -134,6 +134,11 @@ class FailureSpec(Spec):
     at: NonNegative | None = Field(None, description="Outage start, seconds.")
     for_: NonNegative | None = Field(None, alias="for", description="Outage length, seconds.")
     random: RandomFailureSpec | None = Field(None, description="Random failures.")
+    kill: bool = Field(
+        False,
+        description="The live mesh: kill the agent's process and restart it after the "
+        "outage (default: stop it with SIGSTOP and resume it with SIGCONT).",
+    )
 
     @model_validator(mode="after")
     def _one_form(self) -> FailureSpec:
@@ -149,4 +154,6 @@ class FailureSpec(Spec):
             raise SpecError("a scheduled failure names a node or a link, not both", "link")
         elif self.at is None or self.for_ is None:
             raise SpecError("a scheduled failure needs `at` and `for` (start and length, seconds)")
+        if self.kill and self.node is None and (self.random is None or not self.random.nodes):
+            raise SpecError("kill applies to a node's outage (a link has no process)", "kill")
         return self

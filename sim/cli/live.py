@@ -1,0 +1,175 @@
+"""``live FILE``: the scenario as a real mesh on this machine (SPEC §13, docs/live.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from sim.cli.console import (
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    TRACE_LEVEL_NAMES,
+    output_directory,
+    print_table,
+    scenario_error,
+)
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {text!r}")
+    return value
+
+
+def register(sub: Any) -> None:
+    """Add ``live`` to ``sub`` (an argparse subparsers action)."""
+    from sim.live.deploy import DEFAULT_MAX_PROCESSES
+    from sim.live.run import DEFAULT_DRAIN
+
+    p = sub.add_parser(
+        "live",
+        help="deploy the scenario as a real mesh on 127.0.0.1 and run its workload",
+        description="Deploy FILE as real processes on this machine, one per agent (one "
+        "process group; none outlives the command): tool servers are real MCP servers "
+        "(the mcp SDK, Streamable HTTP), gateways and coordinators relay along the route "
+        "each call carries and translate the real message, A2A links speak A2A (the "
+        "a2a-sdk); ANP, SGD and user-defined protocols have no real implementation here "
+        "and travel as JSON-RPC 2.0 over HTTP with the protocol's name. Each hop waits its "
+        "link latency; outages stop (SIGSTOP) or kill the agent's process. Writes "
+        "DIR/<router>/live-<k>/{trace.jsonl,metrics.json} (k: the next free number) and "
+        "checks the trace like run. See docs/live.md.",
+    )
+    p.add_argument("file", metavar="FILE", help="scenario YAML file")
+    p.add_argument("--router", metavar="NAME", help="one router (default: each of the scenario's)")
+    p.add_argument(
+        "--duration", type=_positive, metavar="S", help="scenario seconds (default: the scenario's)"
+    )
+    p.add_argument(
+        "--speed",
+        type=_positive,
+        default=1.0,
+        metavar="X",
+        help="scenario seconds per wall second (default 1)",
+    )
+    p.add_argument("--seed", type=_seed, metavar="S", help="root seed (default: the scenario's)")
+    p.add_argument("--out", type=Path, metavar="DIR", help="default: results/<scenario>-live")
+    p.add_argument("--trace", choices=TRACE_LEVEL_NAMES, metavar="LEVEL", help="full (default), protocol or off")
+    p.add_argument("--quiet", action="store_true", help="print only where the results are")
+    p.add_argument(
+        "--max-processes",
+        type=_count,
+        default=DEFAULT_MAX_PROCESSES,
+        metavar="N",
+        help=f"processes this machine may host (default {DEFAULT_MAX_PROCESSES}: 8 per core)",
+    )
+    p.add_argument(
+        "--processes",
+        type=_count,
+        metavar="N",
+        help="pack the agents into N processes (hops between them stay real messages)",
+    )
+    p.add_argument(
+        "--drain",
+        type=_positive,
+        default=DEFAULT_DRAIN,
+        metavar="S",
+        help=f"scenario seconds after the duration for instances to end (default {DEFAULT_DRAIN:g})",
+    )
+    p.set_defaults(handler=_live)
+
+
+def _live(args: argparse.Namespace) -> int:
+    from sim.live.deploy import LiveError
+    from sim.live.run import live_run
+    from sim.processes import stop_on_signals
+    from sim.scenario import ScenarioError, load_scenario
+
+    source = Path(args.file)
+    try:
+        scenario = load_scenario(source)
+    except ScenarioError as exc:
+        return scenario_error(exc)
+    updates: dict[str, Any] = {}
+    if args.duration is not None:
+        updates["duration"] = float(args.duration)
+    if args.seed is not None:
+        updates["seed"] = int(args.seed)
+    if updates:
+        scenario = scenario.model_copy(update=updates)
+    names = [r.name for r in scenario.routers]
+    if args.router is not None:
+        from sim.mesh.registry import unknown_router
+
+        problem = unknown_router(args.router, scenario)
+        if problem is not None:
+            print(f"error: --router: {problem}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        names = [args.router]
+    base = output_directory(args.out or Path("results") / f"{scenario.name}-live")
+    level = args.trace or "full"
+    say = (lambda line: None) if args.quiet else (lambda line: print(line, file=sys.stderr))
+    runs = []
+    try:
+        with stop_on_signals():
+            for name in names:
+                runs.append(
+                    live_run(
+                        source,
+                        scenario,
+                        name,
+                        base,
+                        speed=args.speed,
+                        trace_level=level,
+                        max_processes=args.max_processes,
+                        processes=args.processes,
+                        drain=args.drain,
+                        say=say,
+                    )
+                )
+    except LiveError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not args.quiet:
+        rows = []
+        for r in runs:
+            m = r.metrics
+            wf = m["workflows"]
+            rate = wf["succeeded"] / wf["started"] if wf["started"] else None
+            violations = sum(v or 0 for v in (m.get("violations") or {}).values())
+            rows.append(
+                [r.router, wf["started"], rate, m["latency"]["p50"], m["latency"]["p95"],
+                 m["messages"]["dropped"], m["reroutes"], violations]  # fmt: skip
+            )
+        print_table(
+            ["router", "started", "success", "p50 s", "p95 s", "drops", "reroutes", "violations"],
+            rows,
+        )
+    for r in runs:
+        print(f"results in {r.directory}")
+    return EXIT_OK

@@ -1,0 +1,547 @@
+"""The scenario as processes: start them, run the workload and the faults, stop them.
+
+:func:`layout` decides which agents share a process (by default none: one process per
+agent); :class:`Deployment` owns them:
+
+- **start**: every agent's listening socket is bound here first (its ``live.port``, or
+  any free port on 127.0.0.1), so a port that is taken is reported before anything
+  starts, and each process inherits its sockets; the processes form one process group
+  (and die with protomesh, SIGKILL included: ``PR_SET_PDEATHSIG``). A process that
+  exits or reports an error before it is ready, or is not ready within ``start_timeout``
+  wall seconds, is a :class:`LiveError` naming its agents, and everything already
+  started is stopped;
+- **go**: scenario time 0 is now (``time.monotonic()``), sent to every process;
+- **faults** (:meth:`Deployment.supervise`), at their scenario times: a node outage
+  stops the agent's process (SIGSTOP) and resumes it (SIGCONT) at its end, after
+  writing the outage to the agent's down-log (:class:`~sim.live.clock.DownLog`);
+  ``kill: true`` kills it and starts it again instead; a link outage tells both ends to
+  refuse the link. Overlapping outages of one element are one. The controller writes
+  ``node_down``, ``node_up``, ``link_down`` and ``link_up`` to its own part of the trace;
+- **the end**: after ``duration`` the run lasts until every initiator's instances are
+  over, or until the drain cap, when what still runs ends ``drain_cap``; then every
+  stopped process is resumed, the messages in flight are given up to ``QUIET`` wall
+  seconds to land, and the processes are stopped (SIGKILL after ``GRACE``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from sim.live.clock import DownLog, SceneClock
+from sim.live.parts import PartWriter
+from sim.scenario.model import Scenario
+
+__all__ = ["DEFAULT_MAX_PROCESSES", "Deployment", "Fault", "LiveError", "faults", "layout"]
+
+DEFAULT_MAX_PROCESSES = 8 * (os.cpu_count() or 1)
+"""Processes a machine hosts by default: 8 per core (16 on this project's 2 cores)."""
+QUIET = 10.0
+"""Wall seconds the messages still in flight at the end are given to land."""
+GRACE = 3.0
+"""Wall seconds a process is given to stop before it is killed."""
+
+
+class LiveError(Exception):
+    """A live run that cannot start or go on: one line naming the agent (exit 2)."""
+
+
+def layout(scenario: Scenario, max_processes: int, processes: int | None = None) -> list[list[str]]:
+    """The agents of each process. Without ``processes``, one process per agent (more
+    agents than ``max_processes`` is a :class:`LiveError` naming the count). With
+    ``processes`` N, an agent with a node outage keeps a process of its own (stopping
+    it must not stop others) and the other agents are packed round-robin into the rest."""
+    ids = [a.id for a in scenario.agents]
+    if processes is None:
+        if len(ids) > max_processes:
+            raise LiveError(
+                f"{scenario.name}: {len(ids)} agents need {len(ids)} processes, more than "
+                f"this machine hosts (--max-processes {max_processes}); pack them with "
+                f"--processes N"
+            )
+        return [[a] for a in ids]
+    fallible = [a for a in ids if a in _outaged(scenario)]
+    rest = [a for a in ids if a not in fallible]
+    need = len(fallible) + (1 if rest else 0)
+    if processes < need:
+        raise LiveError(
+            f"{scenario.name}: --processes {processes} is too few: {len(fallible)} agents "
+            f"with node outages need a process each ({', '.join(fallible)}), and the "
+            f"{len(rest)} others at least one more"
+        )
+    packs = max(1, min(processes - len(fallible), len(rest)))
+    groups = [[a] for a in fallible] + [rest[k::packs] for k in range(packs) if rest[k::packs]]
+    return groups
+
+
+def _outaged(scenario: Scenario) -> set[str]:
+    out: set[str] = set()
+    for f in scenario.failures:
+        if f.node is not None:
+            out.add(f.node)
+        if f.random is not None:
+            out.update(f.random.nodes)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """One outage: of a node (``element`` its id) or a link (two ids), in scenario
+    seconds, and whether the node's process is killed rather than stopped."""
+
+    element: tuple[str, ...]
+    down: float
+    up: float
+    kill: bool = False
+
+    @property
+    def is_link(self) -> bool:
+        return len(self.element) == 2
+
+
+def faults(scenario: Scenario, seed: int, run: int) -> list[Fault]:
+    """Every outage of the run before ``duration`` (random ones drawn from a stream per
+    element), overlapping outages of one element merged, in time order."""
+    spans: dict[tuple[tuple[str, ...], bool], list[tuple[float, float]]] = {}
+    duration = scenario.duration
+    for f in scenario.failures:
+        if f.random is not None:
+            r = f.random
+            elements = [(n,) for n in r.nodes] + [tuple(sorted(ln)) for ln in r.links]
+            for element in elements:
+                rng = random.Random(f"protomesh-live/{seed}/{run}/failures/{'/'.join(element)}")
+                t = 0.0
+                while True:
+                    t += rng.expovariate(1.0 / r.mtbf)
+                    if t >= duration:
+                        break
+                    d = rng.expovariate(1.0 / r.mttr)
+                    spans.setdefault((element, f.kill), []).append((t, t + d))
+                    t += d
+        else:
+            element = (f.node,) if f.node is not None else tuple(sorted(f.link or ()))
+            at, length = float(f.at or 0.0), float(f.for_ or 0.0)
+            if at < duration:
+                spans.setdefault((element, f.kill), []).append((at, at + length))
+    out: list[Fault] = []
+    for (element, kill), intervals in spans.items():
+        intervals.sort()
+        merged: list[list[float]] = []
+        for a, b in intervals:
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        out.extend(Fault(element, a, b, kill) for a, b in merged)
+    out.sort(key=lambda f: (f.down, f.element))
+    return out
+
+
+@dataclass
+class _Process:
+    """One child process and what the controller knows of it."""
+
+    index: int
+    agents: list[str]
+    fds: list[int]
+    proc: subprocess.Popen[bytes] | None = None
+    ready: bool = False
+    idle: bool = False
+    busy: int | None = None
+    stopped: bool = False  # SIGSTOPped
+    killed: bool = False
+    generation: int = 0
+    errlog: IO[bytes] | None = None
+    buffer: bytes = b""
+    error: str = ""
+    initiator: bool = False
+    kills: list[float] = field(default_factory=list)
+
+
+class Deployment:
+    """The processes of one live run (see the module)."""
+
+    def __init__(
+        self,
+        source: Path,
+        scenario: Scenario,
+        router: str,
+        run: int,
+        seed: int,
+        speed: float,
+        out: Path,
+        groups: Sequence[Sequence[str]],
+        overrides: dict[str, Any] | None = None,
+        start_timeout: float = 120.0,
+    ) -> None:
+        self.source = source
+        self.overrides = dict(overrides or {})
+        self.scenario = scenario
+        self.router = router
+        self.run = run
+        self.seed = seed
+        self.speed = speed
+        self.out = out
+        self.start_timeout = start_timeout
+        self.sockets: dict[str, socket.socket] = {}
+        self.book: dict[str, str] = {}
+        initiators = {a for wf in scenario.workflows for a in (wf.initiators or [wf.initiator])}
+        self.procs = [
+            _Process(i, list(g), [], initiator=any(a in initiators for a in g))
+            for i, g in enumerate(groups)
+        ]
+        self.owner = {a: p for p in self.procs for a in p.agents}
+        self.selector = selectors.DefaultSelector()
+        self.pgid = 0
+        self.clock = SceneClock(time.monotonic(), speed)
+        self.part: PartWriter | None = None
+        self.kills: list[tuple[str, float]] = []
+
+    # -- start --
+
+    def start(self) -> None:
+        """Bind, spawn, wait until every process is ready (:class:`LiveError` if not)."""
+        for sub in ("parts", "ctl", "spec", "logs"):
+            (self.out / sub).mkdir(parents=True, exist_ok=True)
+        for i, agent in enumerate(self.scenario.agents):
+            self.sockets[agent.id] = self._bind(i, agent)
+            port = self.sockets[agent.id].getsockname()[1]
+            self.book[agent.id] = f"http://127.0.0.1:{port}"
+        for p in self.procs:
+            p.fds = [self.sockets[a].fileno() for a in p.agents]
+            self._spawn(p)
+        self._wait_ready(self.procs)
+
+    def _bind(self, index: int, agent: Any) -> socket.socket:
+        port = agent.live.port if agent.live is not None and agent.live.port else 0
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(("127.0.0.1", port))
+            sock.listen(1024)
+        except OSError as exc:
+            sock.close()
+            self.close()
+            from sim.scenario.diagnostics import locate_field
+
+            where = locate_field(str(self.source), ("agents", index, "live", "port"))
+            raise LiveError(
+                f"{where}: agent '{agent.id}' cannot listen on 127.0.0.1:{port}: "
+                f"{exc.strerror or exc} (the port is taken?)"
+            ) from None
+        sock.set_inheritable(True)
+        return sock
+
+    def _spec(self, p: _Process) -> Path:
+        spec = {
+            "scenario": str(self.source.resolve()),
+            "overrides": self.overrides,
+            "router": self.router,
+            "run": self.run,
+            "seed": self.seed,
+            "speed": self.speed,
+            "out": str(self.out),
+            "process": f"p{p.index}-g{p.generation}",
+            "generation": p.generation,
+            "agents": [{"id": a, "fd": fd} for a, fd in zip(p.agents, p.fds, strict=True)],
+            "book": self.book,
+        }
+        path = self.out / "spec" / f"p{p.index}-g{p.generation}.json"
+        path.write_text(json.dumps(spec, indent=1), encoding="utf-8")
+        return path
+
+    def _spawn(self, p: _Process) -> None:
+        path = self._spec(p)
+        p.errlog = open(self.out / "logs" / f"p{p.index}-g{p.generation}.stderr", "wb")  # noqa: SIM115
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "sim.live.host", str(path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=p.errlog,
+            pass_fds=p.fds,
+            process_group=self.pgid,
+            env=env,
+            close_fds=True,
+        )
+        if not self.pgid:
+            self.pgid = proc.pid
+        p.proc, p.ready, p.idle, p.buffer, p.error = proc, False, False, b"", ""
+        assert proc.stdout is not None
+        os.set_blocking(proc.stdout.fileno(), False)
+        self.selector.register(proc.stdout, selectors.EVENT_READ, p)
+
+    def _wait_ready(self, procs: Sequence[_Process]) -> None:
+        deadline = time.monotonic() + self.start_timeout
+        while not all(p.ready for p in procs):
+            self._poll(0.2)
+            for p in procs:
+                failed = p.error or (
+                    p.proc is not None and p.proc.poll() is not None and not p.ready
+                )
+                if failed:
+                    why = (
+                        p.error or f"its process exited with {p.proc.returncode if p.proc else '?'}"
+                    )
+                    tail = _tail(self.out / "logs" / f"p{p.index}-g{p.generation}.stderr")
+                    self.close()
+                    raise LiveError(
+                        f"agent {', '.join(repr(a) for a in p.agents)} failed to start: {why}{tail}"
+                    )
+            if time.monotonic() > deadline:
+                late = [a for p in procs if not p.ready for a in p.agents]
+                self.close()
+                raise LiveError(
+                    f"agents not ready within {self.start_timeout:g} s: {', '.join(late)}"
+                )
+
+    # -- the control channel --
+
+    def _poll(self, timeout: float) -> None:
+        for key, _ in self.selector.select(timeout):
+            p: _Process = key.data
+            try:
+                chunk = os.read(key.fd, 65536)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.selector.unregister(key.fileobj)
+                continue
+            p.buffer += chunk
+            *lines, p.buffer = p.buffer.split(b"\n")
+            for line in lines:
+                self._status(p, line)
+
+    def _status(self, p: _Process, line: bytes) -> None:
+        try:
+            status = json.loads(line)
+        except ValueError:
+            return
+        if "ready" in status:
+            p.ready = True
+        if status.get("idle"):
+            p.idle = True
+        if "busy" in status:
+            p.busy = int(status["busy"])
+        if "error" in status:
+            p.error = str(status["error"])
+
+    def _tell(self, p: _Process, **command: Any) -> None:
+        proc = p.proc
+        if proc is None or proc.stdin is None or proc.poll() is not None:
+            return
+        with contextlib.suppress(OSError):
+            proc.stdin.write((json.dumps(command) + "\n").encode())
+            proc.stdin.flush()
+
+    # -- the run --
+
+    def go(self) -> SceneClock:
+        """Scenario time 0 is now: the workload starts everywhere."""
+        self.clock = SceneClock(time.monotonic() + 0.05, self.speed)
+        self.part = PartWriter(self.out / "parts" / "controller.jsonl", self.clock, self.run)
+        for p in self.procs:
+            self._tell(p, cmd="go", origin=self.clock.origin)
+        return self.clock
+
+    def supervise(self, duration: float, drain: float) -> None:
+        """The faults at their times; then wait for the initiators (see the module)."""
+        plan = faults(self.scenario, self.seed, self.run)
+        pending: list[tuple[float, int, str, Fault]] = []
+        for k, f in enumerate(plan):
+            pending.append((f.down, k, "down", f))
+            pending.append((f.up, k, "up", f))
+        pending.sort(key=lambda e: (e[0], e[1], e[2] == "down"))
+        cap = duration + drain
+        drained = False
+        while True:
+            now = self.clock.now()
+            while pending and pending[0][0] <= now:
+                t, _k, edge, f = pending.pop(0)
+                self._fault(f, edge, t)
+            self._crashed()
+            over = now >= duration and all(p.idle for p in self.procs if p.initiator)
+            if over and not any(e[0] <= duration for e in pending):
+                return
+            if now >= cap and not drained:
+                drained = True
+                for p in self.procs:
+                    if p.initiator:
+                        self._tell(p, cmd="drain")
+            if drained and now >= cap + 10.0 * self.speed:
+                return
+            wait = (pending[0][0] - now) / self.speed if pending else 0.2
+            self._poll(max(0.0, min(wait, 0.2)))
+
+    def _fault(self, f: Fault, edge: str, t: float) -> None:
+        part = self.part
+        assert part is not None
+        if f.is_link:
+            a, b = f.element
+            part.event("link_down" if edge == "down" else "link_up", a, t=t, link=[a, b])
+            for agent in (a, b):
+                self._tell(self.owner[agent], cmd="link", ends=[a, b], up=edge == "up")
+            return
+        (agent,) = f.element
+        p = self.owner[agent]
+        if edge == "down":
+            part.event("node_down", agent, t=t)
+            if f.kill:
+                self._kill(p, t)
+            else:
+                self._signal(p, signal.SIGSTOP)
+                p.stopped = True
+            return
+        DownLog.append(self.out / "ctl" / f"{agent}.down", f.down, t)
+        if f.kill:
+            self._restart(p)
+        else:
+            self._signal(p, signal.SIGCONT)
+            p.stopped = False
+        part.event("node_up", agent, t=t)
+
+    def _signal(self, p: _Process, sig: int) -> None:
+        if p.proc is not None and p.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p.proc.pid, sig)
+
+    def _kill(self, p: _Process, t: float) -> None:
+        if p.proc is None:
+            return
+        p.killed = True
+        self._signal(p, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            p.proc.wait(timeout=5)
+        with contextlib.suppress(KeyError, ValueError):
+            if p.proc.stdout is not None:
+                self.selector.unregister(p.proc.stdout)
+        for a in p.agents:
+            self.kills.append((a, t))
+
+    def _restart(self, p: _Process) -> None:
+        p.generation += 1
+        p.killed = False
+        self._spawn(p)
+        self._wait_ready([p])
+        self._tell(p, cmd="go", origin=self.clock.origin, resume=self.clock.now())
+
+    def _crashed(self) -> None:
+        for p in self.procs:
+            if p.error:
+                tail = _tail(self.out / "logs" / f"p{p.index}-g{p.generation}.stderr")
+                raise LiveError(
+                    f"agent {', '.join(repr(a) for a in p.agents)}: {p.error} (during the run)"
+                )
+            if p.proc is not None and not p.killed and p.proc.poll() is not None:
+                tail = _tail(self.out / "logs" / f"p{p.index}-g{p.generation}.stderr")
+                raise LiveError(
+                    f"agent {', '.join(repr(a) for a in p.agents)}: its process exited with "
+                    f"{p.proc.returncode} during the run{tail}"
+                )
+
+    # -- the end --
+
+    def finish(self) -> None:
+        """Resume what is stopped, let the messages in flight land, stop everything."""
+        part = self.part
+        now = self.clock.now()
+        for p in self.procs:
+            if p.stopped:
+                for a in p.agents:
+                    DownLog.append(self.out / "ctl" / f"{a}.down", self._down_since(a), now)
+                self._signal(p, signal.SIGCONT)
+                p.stopped = False
+                if part is not None:
+                    for a in p.agents:
+                        part.event("node_up", a, t=now)
+        deadline = time.monotonic() + QUIET
+        calm = 0
+        while time.monotonic() < deadline and calm < 2:
+            for p in self.procs:
+                p.busy = None
+                self._tell(p, cmd="busy")
+            asked = time.monotonic()
+            live = [p for p in self.procs if p.proc is not None and p.proc.poll() is None]
+            while any(p.busy is None for p in live) and time.monotonic() - asked < 2.0:
+                self._poll(0.05)
+            calm = calm + 1 if all((p.busy or 0) == 0 for p in live) else 0
+            time.sleep(0.1)
+        for p in self.procs:
+            self._tell(p, cmd="stop")
+        self.close()
+
+    def _down_since(self, agent: str) -> float:
+        part = self.part
+        if part is None:
+            return 0.0
+        # the last node_down the controller wrote for the agent
+        since = 0.0
+        with open(part.path, encoding="utf-8") as fh:
+            for line in fh:
+                ev = json.loads(line)
+                if ev["label"] == "node_down" and ev["agent"] == agent:
+                    since = float(ev["t"])
+        return since
+
+    def close(self) -> None:
+        """Stop every process (SIGTERM, SIGKILL after :data:`GRACE`) and the sockets."""
+        procs = [p.proc for p in self.procs if p.proc is not None]
+        for p in self.procs:
+            if p.stopped:
+                self._signal(p, signal.SIGCONT)
+                p.stopped = False
+        end = time.monotonic() + GRACE
+        for proc in procs:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=max(0.0, end - time.monotonic()))
+        for proc in procs:
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.terminate()
+        end = time.monotonic() + GRACE
+        for proc in procs:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=max(0.0, end - time.monotonic()))
+        if self.pgid:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pgid, signal.SIGKILL)
+        for proc in procs:
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                proc.wait()
+            for stream in (proc.stdin, proc.stdout):
+                if stream is not None:
+                    with contextlib.suppress(OSError):
+                        stream.close()
+        for p in self.procs:
+            if p.errlog is not None:
+                p.errlog.close()
+        for sock in self.sockets.values():
+            sock.close()
+        self.sockets.clear()
+        if self.part is not None:
+            self.part.close()
+        with contextlib.suppress(Exception):
+            self.selector.close()
+
+
+def _tail(path: Path) -> str:
+    """``; its stderr: <last line>`` of a process's log, or ''."""
+    try:
+        lines = [ln.strip() for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return f"; its stderr: {lines[-1][:300]}" if lines else ""

@@ -1,0 +1,435 @@
+"""One process of the live mesh: the agents it hosts, their servers and their callers.
+
+``python -m sim.live.host SPEC.json`` is started by :mod:`sim.live.deploy` (never by a
+user). SPEC names the scenario, the router, the run, the agents of this process with the
+listening socket each inherits (bound by the controller, so a port is never lost between
+binding and serving), the address of every agent of the mesh, and the files to write.
+
+Each agent gets one HTTP server (uvicorn on its socket) whose application holds the MCP
+endpoint (``/mcp``, the SDK's Streamable HTTP), the A2A endpoint and card (``/a2a``,
+``/.well-known/agent-card.json``, the ``a2a-sdk``) and one JSON-RPC endpoint per other
+protocol it speaks (``/rpc/<protocol>``); its :class:`~sim.live.node.Node` relays, its
+:class:`~sim.live.toolserver.ToolHost` serves its tools, and, for an initiator, its
+:class:`~sim.live.workflows.Workflows` run the workload once the controller says go.
+
+The control channel is the process's stdin and stdout, one JSON object a line. In:
+``{"cmd": "go", "origin": T}`` (``time.monotonic()`` of scenario time 0), ``{"cmd":
+"link", "ends": [a, b], "up": bool}``, ``{"cmd": "drain"}`` (the drain cap: what runs
+ends ``drain_cap``), ``{"cmd": "busy"}``, ``{"cmd": "stop"}``. Out: ``{"ready": [...]}``,
+``{"idle": true}`` (every workflow of the process is over), ``{"busy": n}`` (messages
+and requests in flight here), ``{"stopped": true}``, ``{"error": "..."}``. SIGCONT (the
+end of an outage) makes its initiators learn of the outage; SIGTERM stops it like
+``stop``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import random
+import signal
+import socket
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from sim.live.clock import DownLog, SceneClock
+from sim.live.node import Link, Node, Sender
+from sim.live.parts import IdSpace, PartWriter
+from sim.live.wire import wire_of
+
+__all__ = ["main"]
+
+SEND_TIMEOUT = 3600.0
+"""Wall seconds a hop's HTTP request may wait for its reply (the run's end comes first)."""
+GENERATION = 1_000_000
+"""Ids of a restarted process start this many ids per agent further on."""
+
+
+def stream(seed: int, run: int, agent: str, name: str) -> random.Random:
+    """The random stream ``name`` of ``agent`` in live run ``run`` (the same every time)."""
+    return random.Random(f"protomesh-live/{seed}/{run}/{agent}/{name}")
+
+
+def latency_sampler(link: Any, protocol: str, rng: random.Random) -> Callable[[], float]:
+    """Scenario seconds of one crossing of ``link`` in ``protocol``: its law, or its
+    mean latency plus an exponential jitter (the engine's rule)."""
+    law = link.laws.get(protocol)
+    if law is not None:
+        sampler: Callable[[], float] = law.sampler(rng)
+        return sampler
+    w = float(link.latency[protocol])
+    jitter = float(link.jitter)
+    if jitter <= 0:
+        return lambda: w
+    rate = 1.0 / jitter
+    return lambda: w - math.log(1.0 - rng.random()) / rate
+
+
+class _Server:
+    """uvicorn without its own signal handling (several serve in one process)."""
+
+    @staticmethod
+    def make(app: Any, sock: socket.socket) -> Any:
+        import uvicorn
+
+        class Quiet(uvicorn.Server):
+            @contextlib.contextmanager
+            def capture_signals(self) -> Any:
+                yield
+
+        config = uvicorn.Config(
+            app,
+            log_level="error",
+            lifespan="on",
+            access_log=False,
+            timeout_graceful_shutdown=2,
+            limit_concurrency=None,
+            backlog=1024,
+        )
+        return Quiet(config), sock
+
+
+class Host:
+    """The agents of one process (see the module)."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        from sim.mesh.graph import ProtocolGraph
+        from sim.mesh.registry import make_router
+        from sim.scenario import load_scenario
+
+        self.spec = spec
+        scenario = load_scenario(spec["scenario"])
+        self.scenario = scenario = scenario.model_copy(update=spec.get("overrides") or {})
+        self.graph = ProtocolGraph.from_scenario(scenario)
+        self.router = make_router(spec["router"], self.graph, scenario)
+        self.clock = SceneClock(0.0, float(spec["speed"]))
+        out = Path(spec["out"])
+        self.part = PartWriter(
+            out / "parts" / f"{spec['process']}.jsonl", self.clock, int(spec["run"])
+        )
+        self.book: dict[str, str] = spec["book"]
+        self.stack = contextlib.AsyncExitStack()
+        self.nodes: dict[str, Node] = {}
+        self.workflows: list[Any] = []
+        self.servers: list[tuple[Any, socket.socket]] = []
+        self.busy = 0
+        self._senders: dict[tuple[str, str, str], Sender] = {}
+        self._go = anyio.Event()
+        self.closing = anyio.Event()  #: set at the end: the senders' clients close
+        self.resumed_at: float | None = None
+        self._stop = anyio.Event()
+        self.task_group: Any = None
+        agents = {a.id: a for a in scenario.agents}
+        index = {a.id: i for i, a in enumerate(scenario.agents)}
+        stride = len(scenario.agents)
+        for entry in spec["agents"]:
+            agent = agents[entry["id"]]
+            self._agent(
+                agent,
+                index[agent.id],
+                stride,
+                int(entry["fd"]),
+                out,
+                int(spec.get("generation", 0)),
+            )
+
+    def _agent(
+        self, agent: Any, index: int, stride: int, fd: int, out: Path, generation: int
+    ) -> None:
+        from sim import __version__
+        from sim.live.toolserver import Simulated, ToolHost
+        from sim.live.wire.jsonrpc import jsonrpc_routes
+        from sim.live.wire.mcp import mcp_server
+
+        spec, scenario, graph = self.spec, self.scenario, self.graph
+        seed, run = int(spec["seed"]), int(spec["run"])
+        aid = agent.id
+        downlog = DownLog(out / "ctl" / f"{aid}.down")
+        ids = IdSpace(index, stride, start=generation * GENERATION * stride)
+        latency = stream(seed, run, aid, "latency")
+        links: dict[str, Link] = {}
+        for link in graph.incident(aid):
+            other = link.other(aid)
+            links[other] = Link({p: latency_sampler(link, p, latency) for p in link.latency})
+        host = None
+        if agent.tools:
+            tools = [t for t in scenario.tools if t.name in agent.tools]
+            executes = Simulated(
+                tools,
+                self.clock,
+                stream(seed, run, aid, "service"),
+                stream(seed, run, aid, "errors"),
+            )
+            host = ToolHost(
+                aid,
+                scenario,
+                agent.tools,
+                graph.table,
+                self.clock,
+                self.part,
+                downlog,
+                executes,
+                agent.concurrency,
+            )
+        node = Node(
+            aid,
+            graph,
+            self.clock,
+            self.part,
+            downlog,
+            ids,
+            links,
+            lambda there, proto, _me=aid: self._sender(_me, there, proto),
+            stream(seed, run, aid, "translation"),
+            host,
+        )
+        counted = _Counting(self, node)
+        self.nodes[aid] = node
+        fields = graph.table.fields
+        mcp = mcp_server(aid, __version__, counted, fields)
+        app = mcp.streamable_http_app(host="127.0.0.1", streamable_http_path="/mcp")
+        others = [p for p in agent.protocols if wire_of(p) == "jsonrpc"]
+        for route in jsonrpc_routes(others, counted, fields):
+            app.router.routes.append(route)
+        if "A2A" in agent.protocols:
+            from sim.live.wire.a2a import a2a_routes
+
+            for route in a2a_routes(aid, self.book[aid], counted, fields, list(agent.tools)):
+                app.router.routes.append(route)
+        sock = socket.socket(fileno=fd)
+        sock.setblocking(False)
+        self.servers.append(_Server.make(app, sock))
+        if any(aid in (wf.initiators or [wf.initiator]) for wf in scenario.workflows):
+            self.workflows.append(self._initiator(agent, node, ids, downlog))
+
+    def _initiator(self, agent: Any, node: Node, ids: IdSpace, downlog: DownLog) -> Any:
+        from sim.approval import make_policy
+        from sim.live.caller import Caller
+        from sim.live.routes import Routes
+        from sim.live.workflows import Workflows
+
+        spec, scenario = self.spec, self.scenario
+        seed, run, aid = int(spec["seed"]), int(spec["run"]), agent.id
+        routes = Routes(aid, self.router, self.graph, scenario.routing.suspect_ttl)
+        timeouts = [
+            float(t.timeout if t.timeout is not None else wf.timeout)
+            for wf in scenario.workflows
+            for t in wf.tasks
+        ]
+        approval = scenario.approval
+        caller = Caller(
+            aid,
+            node,
+            routes,
+            self.clock,
+            self.part,
+            ids,
+            make_policy(approval),
+            approval.mcp_policy.value,
+            approval.latency.law().sampler(stream(seed, run, aid, "approvals")),
+            approval.grant_probability,
+            stream(seed, run, aid, "grants"),
+            {t.name: tuple(t.errors) for t in scenario.tools},
+            max(timeouts, default=30.0),
+            self._spawn,
+        )
+        return Workflows(
+            aid, scenario, caller, routes, self.clock, self.part, ids, downlog, self._spawn
+        )
+
+    # -- plumbing --
+
+    def _spawn(self, fn: Any) -> None:
+        """Run ``fn()`` in the process's task group; a failure is reported to the
+        controller (with its traceback on stderr) and stops the process."""
+
+        async def guarded() -> None:
+            try:
+                await fn()
+            except Exception as exc:
+                import traceback
+
+                traceback.print_exc(file=sys.stderr)
+                self.say(error=f"{type(exc).__name__}: {exc}")
+                self._stop.set()
+
+        self.task_group.start_soon(guarded)
+
+    def _sender(self, me: str, there: str, protocol: str) -> Sender:
+        wire = wire_of(protocol)
+        key = (me, there, wire)
+        hit = self._senders.get(key)
+        if hit is None:
+            base = self.book[there]
+            if wire == "mcp":
+                from sim.live.wire.mcp import McpSender
+
+                hit = McpSender(base + "/mcp", me, self._spawn, self.closing, SEND_TIMEOUT)
+            elif wire == "a2a":
+                from sim.live.wire.a2a import A2aSender
+
+                hit = A2aSender(base, self.stack, SEND_TIMEOUT)
+            else:
+                from sim.live.wire.jsonrpc import JsonRpcSender
+
+                hit = JsonRpcSender(base, self._spawn, self.closing, SEND_TIMEOUT)
+            self._senders[key] = hit
+        return hit
+
+    def say(self, **status: Any) -> None:
+        sys.stdout.write(json.dumps(status) + "\n")
+        sys.stdout.flush()
+
+    # -- the run --
+
+    async def run(self) -> None:
+        async with self.stack, anyio.create_task_group() as tg:
+            self.task_group = tg
+            for server, sock in self.servers:
+                tg.start_soon(server.serve, [sock])
+            while not all(s.started for s, _ in self.servers):
+                await anyio.sleep(0.01)
+            self._spawn(self._control)
+            with contextlib.suppress(NotImplementedError, ValueError, RuntimeError):
+                import asyncio
+
+                loop = asyncio.get_running_loop()
+                loop.add_signal_handler(signal.SIGCONT, self._resumed)
+                loop.add_signal_handler(signal.SIGTERM, self._stop.set)
+                loop.add_signal_handler(signal.SIGINT, self._stop.set)
+            self.say(ready=[a["id"] for a in self.spec["agents"]])
+            await self._go.wait()
+            for wf in self.workflows:
+                self._spawn(lambda wf=wf: self._workload(wf))
+            if not self.workflows:
+                self.say(idle=True)
+            await self._stop.wait()
+            for node in self.nodes.values():
+                node.run_end()
+            self.part.close()
+            failed: dict[str, int] = {}
+            for wf in self.workflows:
+                for reason, n in wf.tasks_failed.items():
+                    failed[reason] = failed.get(reason, 0) + n
+            counts = self.part.path.with_suffix(".counts.json")
+            counts.write_text(json.dumps(failed, sort_keys=True), encoding="utf-8")
+            self.closing.set()
+            for server, _ in self.servers:
+                server.should_exit = True
+            with anyio.move_on_after(2.0):
+                while any(s.started and not getattr(s, "_stopped", False) for s, _ in self.servers):
+                    await anyio.sleep(0.05)
+                    if all(s.should_exit for s, _ in self.servers):
+                        break
+            tg.cancel_scope.cancel()
+        self.say(stopped=True)
+
+    async def _workload(self, wf: Any) -> None:
+        from sim.live.workflows import arrivals
+
+        spec = self.spec
+        seed, run = int(spec["seed"]), int(spec["run"])
+        planned = arrivals(
+            self.scenario, wf.agent, lambda w: stream(seed, run, f"workflow-{w}", "arrivals")
+        )
+        await wf.run(planned)
+        if all(w.idle.is_set() for w in self.workflows):
+            self.say(idle=True)
+
+    def _resumed(self) -> None:
+        for wf in self.workflows:
+            wf.resumed()
+
+    async def _lines(self) -> Any:
+        """The controller's commands, read from stdin without a thread (a stop must not
+        wait for a blocked read); ends when stdin closes."""
+        fd = sys.stdin.fileno()
+        os.set_blocking(fd, False)
+        buffer = b""
+        while True:
+            await anyio.wait_readable(fd)
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                return
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for line in lines:
+                yield line
+
+    async def _control(self) -> None:
+        async for line in self._lines():
+            try:
+                command = json.loads(line)
+            except ValueError:
+                continue
+            cmd = command.get("cmd")
+            if cmd == "go":
+                self.clock.origin = float(command["origin"])
+                self.resumed_at = command.get("resume")
+                self._go.set()
+            elif cmd == "link":
+                a, b = command["ends"]
+                for me, other in ((a, b), (b, a)):
+                    node = self.nodes.get(me)
+                    if node is not None and other in node.links:
+                        node.links[other].down = not command["up"]
+                self.say(link=[a, b], up=bool(command["up"]), t=self.clock.now())
+            elif cmd == "drain":
+                for wf in self.workflows:
+                    wf.unfinished()
+            elif cmd == "busy":
+                held = sum(len(n.holding) for n in self.nodes.values())
+                waiting = sum(wf.caller.in_flight for wf in self.workflows)
+                self.say(busy=self.busy + held + waiting)
+            elif cmd == "stop":
+                break
+        self._stop.set()
+
+
+class _Counting:
+    """The node as the wires' receiver, counting the messages being handled."""
+
+    def __init__(self, host: Host, node: Node) -> None:
+        self.host = host
+        self.node = node
+
+    async def on_message(self, protocol: str, env: Any, payload: Any, notice: Any) -> Any:
+        self.host.busy += 1
+        try:
+            return await self.node.on_message(protocol, env, payload, notice)
+        finally:
+            self.host.busy -= 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the process described by the SPEC file ``argv[0]``."""
+    from sim.processes import die_with_parent
+
+    die_with_parent()
+    args = sys.argv[1:] if argv is None else argv
+    spec = json.loads(Path(args[0]).read_text(encoding="utf-8"))
+    import logging
+
+    logging.getLogger("mcp").setLevel(logging.CRITICAL)
+    logging.getLogger("uvicorn").setLevel(logging.CRITICAL)
+    try:
+        host = Host(spec)
+        anyio.run(host.run)
+    except Exception as exc:  # reported to the controller, which names the agent
+        sys.stdout.write(json.dumps({"error": f"{type(exc).__name__}: {exc}"}) + "\n")
+        sys.stdout.flush()
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    os._exit(main())

@@ -1,0 +1,177 @@
+"""``python -m sim live``: one live run per router, from deployment to checked results.
+
+For each router: deploy the scenario (:mod:`sim.live.deploy`), run its workload for
+``duration`` scenario seconds and its faults, stop, merge the parts into
+``DIR/<router>/live-<k>/trace.jsonl`` (:mod:`sim.live.merge`), count the metrics from
+the full trace (:mod:`sim.live.metrics`), check the trace like ``run`` does (SPEC §6
+and the scenario's properties) and write ``metrics.json``. ``k`` is the first free
+number under ``DIR/<router>/``: runs accumulate. The processes' own files (their parts,
+specs, logs) are removed once the trace is merged, unless the run failed: then they
+stay under ``live-<k>/processes/`` with what was written so far.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sim.live.deploy import DEFAULT_MAX_PROCESSES, Deployment, LiveError, layout
+from sim.scenario.model import Scenario
+
+__all__ = ["DEFAULT_DRAIN", "LiveRun", "live_run", "next_run"]
+
+DEFAULT_DRAIN = 120.0
+"""Scenario seconds after ``duration`` that instances still running are given."""
+PROCESS_DIR = "processes"
+
+
+@dataclass(frozen=True)
+class LiveRun:
+    """What one live run wrote."""
+
+    router: str
+    directory: Path
+    metrics: dict[str, Any]
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.metrics.get("conformance", {}).get("ok", False))
+
+
+def next_run(base: Path, router: str) -> int:
+    """The first ``k`` with no ``base/<router>/live-<k>``."""
+    k = 0
+    while (base / router / f"live-{k}").exists():
+        k += 1
+    return k
+
+
+def live_run(
+    source: Path,
+    scenario: Scenario,
+    router: str,
+    base: Path,
+    *,
+    speed: float = 1.0,
+    trace_level: str = "full",
+    max_processes: int = DEFAULT_MAX_PROCESSES,
+    processes: int | None = None,
+    drain: float = DEFAULT_DRAIN,
+    say: Callable[[str], None] = lambda line: None,
+) -> LiveRun:
+    """One live run of ``scenario`` (its duration and seed already chosen) with
+    ``router``; raises :class:`LiveError` when it cannot start or go on (what was
+    written so far stays)."""
+    groups = layout(scenario, max_processes, processes)
+    k = next_run(base, router)
+    directory = base / router / f"live-{k}"
+    work = directory / PROCESS_DIR
+    work.mkdir(parents=True)
+    overrides = {"duration": scenario.duration, "seed": scenario.seed}
+    deployment = Deployment(
+        source, scenario, router, k, scenario.seed, speed, work, groups, overrides
+    )
+    started = datetime.now(UTC)
+    wall = time.monotonic()
+    say(f"{router}: starting {len(groups)} processes for {len(scenario.agents)} agents")
+    try:
+        deployment.start()
+        clock = deployment.go()
+        say(f"{router}: running {scenario.duration:g} s of scenario time at speed {speed:g}")
+        deployment.supervise(scenario.duration, drain)
+        deployment.finish()
+    finally:
+        deployment.close()
+    elapsed = time.monotonic() - wall
+    header = {
+        "scenario": scenario.name,
+        "router": router,
+        "replication": k,
+        "seed": scenario.seed,
+        "duration": float(scenario.duration),
+        "trace_level": trace_level,
+        "live": {
+            "duration": float(scenario.duration),
+            "speed": speed,
+            "started": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "wall_seconds": round(elapsed, 3),
+            "origin_monotonic": clock.origin,
+            "processes": len(groups),
+            "agents": {a: url for a, url in deployment.book.items()},
+            "kills": [[a, round(t, 6)] for a, t in deployment.kills],
+            "machine": _machine(),
+        },
+    }
+    metrics = _results(scenario, directory, work, header, trace_level, deployment.kills)
+    shutil.rmtree(work, ignore_errors=True)
+    return LiveRun(router, directory, metrics)
+
+
+def _results(
+    scenario: Scenario,
+    directory: Path,
+    work: Path,
+    header: dict[str, Any],
+    level: str,
+    kills: list[tuple[str, float]],
+) -> dict[str, Any]:
+    from sim.live.merge import merge
+    from sim.live.metrics import live_metrics
+
+    parts = sorted((work / "parts").glob("*.jsonl"))
+    failed: dict[str, int] = {}
+    for counts in sorted((work / "parts").glob("*.counts.json")):
+        for reason, n in json.loads(counts.read_text(encoding="utf-8")).items():
+            failed[reason] = failed.get(reason, 0) + int(n)
+    trace = directory / "trace.jsonl"
+    with open(trace, "w", encoding="utf-8") as out:
+        events = merge(parts, out, level=level, kills=kills)
+    writes = frozenset(t.name for t in scenario.tools if t.side_effects.writes)
+    metrics = live_metrics(events, writes, failed, header)
+    metrics.update(_verdicts(scenario, trace))
+    (directory / "metrics.json").write_text(
+        json.dumps(metrics, sort_keys=True, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    return metrics
+
+
+def _verdicts(scenario: Scenario, trace: Path) -> dict[str, Any]:
+    """The conformance checks and the scenario's properties on the merged trace, as
+    ``metrics.json`` holds them (the runner's keys)."""
+    from sim.conformance import TraceError, check_trace
+    from sim.conformance.checks import run_dir_verdicts
+    from sim.experiments.properties import property_metrics, property_monitor
+
+    monitor = property_monitor(scenario) if scenario.properties else None
+    try:
+        report = check_trace(trace, scenario, consumers=[monitor] if monitor else [])
+    except TraceError as exc:
+        return {"conformance": {"ok": False, "error": str(exc)}}
+    out: dict[str, Any] = dict(run_dir_verdicts(report))
+    if monitor is not None:
+        out["properties"] = property_metrics(monitor.finish(), out["conformance"]["checked"])
+    return out
+
+
+def _machine() -> dict[str, Any]:
+    try:
+        load = [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        load = []
+    return {
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "load": load,
+    }
+
+
+__all__ += ["LiveError"]

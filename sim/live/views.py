@@ -1,0 +1,72 @@
+"""What a live caller knows of each tool: the views it learned by real discovery.
+
+A view comes from a real ``tools/list`` reply that walked back along a route
+(:class:`~sim.live.payload.Descriptor`, what survived every protocol on the way), read
+with the calculus's rule (:meth:`Descriptor.view`, SPEC §2). Each :class:`LiveView`
+keeps what the invocations need: the :class:`~sim.calculus.mcp.ToolView`, its
+:class:`~sim.calculus.mcp.Knowledge` and one LTS per (gate, dialect), built on first use.
+Values; no time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sim.calculus.lts import LTS
+from sim.calculus.mcp import SERVICE_DOWN, ToolView, knowledge, tool_lts
+from sim.live.payload import Descriptor
+
+__all__ = ["TOOL_ERROR", "LiveView", "error_type"]
+
+TOOL_ERROR = "ToolError"
+"""The error type of an ``isError`` result whose text does not start with one (a real
+server's free text)."""
+
+
+def error_type(text: str, known: frozenset[str]) -> str:
+    """The error type an ``isError`` text starts with (``Type: ...``), if it is one of
+    ``known``, else :data:`TOOL_ERROR`."""
+    head = text.partition(":")[0].strip()
+    return head if head in known else TOOL_ERROR
+
+
+class LiveView:
+    """A caller's view of one tool (see the module); ``error_types``: the errors its
+    server can answer (the scenario's, ServiceDown and :data:`TOOL_ERROR`)."""
+
+    __slots__ = ("_lts", "descriptor", "error_types", "fields", "known", "view")
+
+    def __init__(
+        self, descriptor: Descriptor, mcp_policy: str, error_types: tuple[str, ...]
+    ) -> None:
+        self.descriptor = descriptor
+        self.view: ToolView = descriptor.view(mcp_policy)
+        self.known = knowledge(self.view)
+        self.fields = sorted(descriptor.known)
+        self.error_types = tuple(sorted({*error_types, SERVICE_DOWN, TOOL_ERROR}))
+        self._lts: dict[tuple[bool, bool], LTS] = {}
+
+    @property
+    def name(self) -> str:
+        return self.view.descriptor.name
+
+    def lts(self, gate: bool, sgd: bool) -> LTS:
+        """The LTS an invocation with this gate decision runs (MCP or SGD dialect)."""
+        key = (gate, sgd)
+        hit = self._lts.get(key)
+        if hit is None:
+            hit = self._lts[key] = tool_lts(
+                self.view,
+                approval=gate,
+                error_types=self.error_types,
+                dialect="sgd" if sgd else "mcp",
+            )
+        return hit
+
+    def list_detail(self) -> dict[str, Any]:
+        """The ``list`` line's detail after ``host``."""
+        return {
+            "fields": self.fields,
+            "approval": self.view.approval,
+            "approval_reason": self.view.approval_reason,
+        }
