@@ -3,8 +3,9 @@ measurements use, every line checked, every problem located.
 
 A file is read with the conformance reader (:func:`sim.conformance.events.read_blocks`:
 plain or gzip, blank lines skipped, line numbers kept). A line must be a trace event
-(the conformance decoder's message names the field otherwise), of a known label, with
-a time ``t``; times never go back (a trace is time-ordered). Detail keys other than
+(the conformance decoder's message names the field otherwise: ``seq`` and ``label`` are
+required, as ``check`` requires them), of a known label, with a time ``t``; times never
+go back (a trace is time-ordered). Detail keys other than
 those of :class:`Detail` are ignored.
 """
 
@@ -45,6 +46,7 @@ _EMPTY = Detail()
 class Event(msgspec.Struct, gc=False):
     """One event: time (seconds), label, where, whose, and the :class:`Detail`."""
 
+    seq: int
     label: str
     t: float | None = None
     rep: int | None = None

@@ -8,9 +8,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sim.cli.console import EXIT_BAD_INPUT, EXIT_OK, BadInput, output_directory, scenario_error
+
+if TYPE_CHECKING:
+    from sim.calibrate.calibration import Calibration
 
 #: The report folder's name beside ``--out`` (or in the current folder).
 REPORT = "calibration"
@@ -102,7 +105,10 @@ def run(args: argparse.Namespace) -> int:
         return _bad(str(exc))
 
 
-def _write(cal: Any, traces: list[str], out: Path | None, folder: Path, as_json: bool) -> int:
+def _write(
+    cal: Calibration, traces: list[str], out: Path | None, folder: Path, as_json: bool
+) -> int:
+    """Check the calibrated scenario, write the report and the scenario, say what was done."""
     from sim.calibrate.report import write_report
     from sim.calibrate.write import calibrated_yaml
     from sim.scenario import ScenarioError, parse_scenario

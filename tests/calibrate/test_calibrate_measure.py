@@ -3,6 +3,7 @@ traces with known intervals, and every name or line it cannot read, located."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -262,3 +263,12 @@ def test_malformed_json_and_a_missing_file_are_located(tmp_path: Path, mesh: Sou
     with pytest.raises(TraceError) as info:
         measure([tmp_path / "nope.jsonl"], names)
     assert str(info.value) == f"{tmp_path / 'nope.jsonl'}: No such file or directory"
+
+
+def test_a_line_without_seq_is_refused_as_check_refuses_it(tmp_path: Path, mesh: Source) -> None:
+    line = {k: v for k, v in event("wf_start", 0.0).items() if k != "seq"}
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    with pytest.raises(TraceError) as info:
+        measure([trace], Names.of(mesh.scenario, "mesh.yaml"))
+    assert str(info.value) == f"{trace}:1: not a trace event: `seq` must be an integer (missing)"
