@@ -49,8 +49,7 @@ def _seed(text: str) -> int:
 
 def register(sub: Any) -> None:
     """Add ``live`` to ``sub`` (an argparse subparsers action)."""
-    from sim.live.deploy import DEFAULT_MAX_PROCESSES
-    from sim.live.run import DEFAULT_DRAIN
+    from sim.live import DEFAULT_DRAIN, DEFAULT_MAX_PROCESSES
 
     p = sub.add_parser(
         "live",
@@ -79,7 +78,9 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--seed", type=_seed, metavar="S", help="root seed (default: the scenario's)")
     p.add_argument("--out", type=Path, metavar="DIR", help="default: results/<scenario>-live")
-    p.add_argument("--trace", choices=TRACE_LEVEL_NAMES, metavar="LEVEL", help="full (default), protocol or off")
+    p.add_argument(
+        "--trace", choices=TRACE_LEVEL_NAMES, metavar="LEVEL", help="full (default), protocol, off"
+    )
     p.add_argument("--quiet", action="store_true", help="print only where the results are")
     p.add_argument(
         "--max-processes",
@@ -99,13 +100,13 @@ def register(sub: Any) -> None:
         type=_positive,
         default=DEFAULT_DRAIN,
         metavar="S",
-        help=f"scenario seconds after the duration for instances to end (default {DEFAULT_DRAIN:g})",
+        help=f"scenario seconds after the duration for instances to end ({DEFAULT_DRAIN:g})",
     )
     p.set_defaults(handler=_live)
 
 
 def _live(args: argparse.Namespace) -> int:
-    from sim.live.deploy import LiveError
+    from sim.live.layout import LiveError
     from sim.live.run import live_run
     from sim.processes import stop_on_signals
     from sim.scenario import ScenarioError, load_scenario
@@ -162,10 +163,9 @@ def _live(args: argparse.Namespace) -> int:
             wf = m["workflows"]
             rate = wf["succeeded"] / wf["started"] if wf["started"] else None
             violations = sum(v or 0 for v in (m.get("violations") or {}).values())
-            rows.append(
-                [r.router, wf["started"], rate, m["latency"]["p50"], m["latency"]["p95"],
-                 m["messages"]["dropped"], m["reroutes"], violations]  # fmt: skip
-            )
+            latency, dropped = m["latency"], m["messages"]["dropped"]
+            row = [r.router, wf["started"], rate, latency["p50"], latency["p95"], dropped]
+            rows.append([*row, m["reroutes"], violations])
         print_table(
             ["router", "started", "success", "p50 s", "p95 s", "drops", "reroutes", "violations"],
             rows,

@@ -30,8 +30,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import anyio
 
@@ -48,6 +47,7 @@ from sim.calculus.mcp import (
 )
 from sim.live.clock import SceneClock
 from sim.live.envelope import Envelope, Leg, route_json
+from sim.live.invocation import Ended, LiveBug, Run, Task, inv_of
 from sim.live.node import Node
 from sim.live.parts import IdSpace, Owner, PartWriter
 from sim.live.payload import PLUS_FIELDS, Call, Outcome
@@ -59,43 +59,7 @@ from sim.mesh.route import Route
 __all__ = ["Caller", "Ended", "LiveBug", "Task"]
 
 
-class LiveBug(RuntimeError):
-    """The live caller tried a transition its LTS does not enable (a bug)."""
-
-
-_RESENT = object()
-"""What :meth:`Caller._send` returns after a timeout that re-sends."""
 _TIMED_OUT = "protomesh: the executed attempt timed out"
-
-
-@dataclass(frozen=True, slots=True)
-class Task:
-    """A task of a workflow as the caller runs it."""
-
-    wf: str
-    id: str
-    index: int
-    tool: str | None
-    capability: str | None
-    args: Mapping[str, Any]
-    rho: str
-    timeout: float
-    after: tuple[int, ...]
-
-    @property
-    def need(self) -> str:
-        return self.tool if self.tool is not None else str(self.capability)
-
-
-@dataclass(frozen=True, slots=True)
-class Ended:
-    """How an invocation ended: ``status`` succeeded, failed or cancelled (with the
-    task's ``reason``), or ``fallback`` to ``tool``."""
-
-    status: str
-    reason: str = ""
-    tool: str = ""
-    inv: int = -1
 
 
 class _Reply:
@@ -147,7 +111,7 @@ class Caller:
         self.in_flight = 0  #: exchanges waiting for their reply (late ones included)
         self.views: dict[Any, LiveView] = {}
         self.latest: dict[str, LiveView] = {}
-        self._pending: dict[Any, tuple[anyio.Event, list[Any]]] = {}
+        self._pending: dict[Any, tuple[anyio.Event, list[tuple[LiveView, Route] | str]]] = {}
 
     # -- messages --
 
@@ -215,12 +179,13 @@ class Caller:
         if shared is not None:
             await shared[0].wait()
             return shared[1][0]
-        done, result = anyio.Event(), [cast(Any, "discovery_timeout")]
+        done = anyio.Event()
+        result: list[tuple[LiveView, Route] | str] = ["discovery_timeout"]
         self._pending[key] = (done, result)
         try:
             owner = Owner(wf, inst, task, self.ids.new(), tool)
             result[0] = await self._list(owner, tool, need, route, rho)
-            return result[0]  # type: ignore[no-any-return]
+            return result[0]
         finally:
             del self._pending[key]
             done.set()
@@ -303,7 +268,7 @@ class Caller:
         gate = decide(self.policy, view.view, args)
         why = reason(self.policy, view.view, args) if gate else ""
         lts = view.lts(gate, sgd)
-        run = _Run(lts, tool, route, owner)
+        run = Run(lts, tool, route, owner)
         target: dict[str, Any] = {"target": route.target}
         if parent is not None:
             target["parent"] = parent
@@ -338,7 +303,7 @@ class Caller:
                 answer = None
                 if gate:  # the server's question first, then the human's answer
                     got = await self._send(run, view, task, call, why, need, question=True)
-                    if got is _RESENT:
+                    if got is None:
                         continue
                     if isinstance(got, Ended):
                         return got
@@ -356,7 +321,7 @@ class Caller:
                 phase = "attempt"
             answered = Call(call.name, call.arguments, call.plus, answer)
             got = await self._send(run, view, task, answered, None, need, question=False)
-            if got is _RESENT:
+            if got is None:
                 continue  # the same attempt again (its approval was not used)
             if isinstance(got, Ended):
                 return got
@@ -379,7 +344,7 @@ class Caller:
 
     async def _send(
         self,
-        run: _Run,
+        run: Run,
         view: LiveView,
         task: Task,
         call: Call,
@@ -387,8 +352,8 @@ class Caller:
         need: str,
         *,
         question: bool,
-    ) -> tuple[int, Outcome] | Ended | object:
-        """One request and its reply: (attempt, outcome); :data:`_RESENT` after a
+    ) -> tuple[int, Outcome] | Ended | None:
+        """One request and its reply: (attempt, outcome); None after a
         timeout that re-sends (its backoff slept); or how the invocation ended. A
         ``question`` (the gate's round) is not an attempt: it carries the number of the
         attempt it precedes. An executed attempt that timed out is ServiceDown."""
@@ -438,11 +403,11 @@ class Caller:
             )
         run.resends += 1
         await self.clock.sleep(backoff(run.resends))
-        return _RESENT
+        return None
 
     async def _error(
         self,
-        run: _Run,
+        run: Run,
         view: LiveView,
         rho: str,
         error: str,
@@ -478,41 +443,13 @@ class Caller:
             run.take(lab)
             message = strategy.message if isinstance(strategy, UserPrompt) else ""
             part.event("prompt", agent, owner, rho, error=error, message=message)
-            return Ended("failed", "prompt", inv=_inv(owner))
+            return Ended("failed", "prompt", inv=inv_of(owner))
         if lab == label("abort", tool):
             run.take(lab)
             part.event("abort", agent, owner, rho, error=error)
-            return Ended("failed", "abort", inv=_inv(owner))
+            return Ended("failed", "abort", inv=inv_of(owner))
         if isinstance(strategy, Fallback) and lab == label("fallback", tool, strategy.tool):
             run.take(lab)
             part.event("fallback", agent, owner, rho, error=error, to=strategy.tool)
-            return Ended("fallback", tool=strategy.tool, inv=_inv(owner))
+            return Ended("fallback", tool=strategy.tool, inv=inv_of(owner))
         raise LiveBug(f"{tool}: unexpected recovery label {lab}")
-
-
-def _inv(owner: Owner) -> int:
-    return owner.inv if owner.inv is not None else -1
-
-
-class _Run:
-    """The state of one invocation: its LTS state, route and counters."""
-
-    __slots__ = ("attempt", "lts", "owner", "resends", "retries", "route", "sent", "state", "tool")
-
-    def __init__(self, lts: Any, tool: str, route: Route, owner: Owner) -> None:
-        self.lts = lts
-        self.state = lts.initial
-        self.tool = tool
-        self.route = route
-        self.owner = owner
-        self.attempt = 0
-        self.resends = 0
-        self.retries = 0
-        self.sent = 0
-
-    def take(self, lab: str) -> None:
-        nxt = self.lts.step(self.state, lab)
-        if nxt is None:
-            enabled = [a for a, _ in self.lts.enabled(self.state)]
-            raise LiveBug(f"{self.tool}: '{lab}' is not enabled (enabled: {enabled})")
-        self.state = nxt

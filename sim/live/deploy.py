@@ -28,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import random
 import selectors
 import signal
 import socket
@@ -36,138 +35,22 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
+from sim.live.children import Child, stderr_tail, wait_stopped
 from sim.live.clock import DownLog, SceneClock
+from sim.live.faults import Fault, faults
+from sim.live.layout import LiveError
 from sim.live.parts import PartWriter
 from sim.scenario.model import Scenario
 
-__all__ = ["DEFAULT_MAX_PROCESSES", "Deployment", "Fault", "LiveError", "faults", "layout"]
+__all__ = ["Deployment"]
 
-DEFAULT_MAX_PROCESSES = 8 * (os.cpu_count() or 1)
-"""Processes a machine hosts by default: 8 per core (16 on this project's 2 cores)."""
 QUIET = 10.0
 """Wall seconds the messages still in flight at the end are given to land."""
 GRACE = 3.0
 """Wall seconds a process is given to stop before it is killed."""
-
-
-class LiveError(Exception):
-    """A live run that cannot start or go on: one line naming the agent (exit 2)."""
-
-
-def layout(scenario: Scenario, max_processes: int, processes: int | None = None) -> list[list[str]]:
-    """The agents of each process. Without ``processes``, one process per agent (more
-    agents than ``max_processes`` is a :class:`LiveError` naming the count). With
-    ``processes`` N, an agent with a node outage keeps a process of its own (stopping
-    it must not stop others) and the other agents are packed round-robin into the rest."""
-    ids = [a.id for a in scenario.agents]
-    if processes is None:
-        if len(ids) > max_processes:
-            raise LiveError(
-                f"{scenario.name}: {len(ids)} agents need {len(ids)} processes, more than "
-                f"this machine hosts (--max-processes {max_processes}); pack them with "
-                f"--processes N"
-            )
-        return [[a] for a in ids]
-    fallible = [a for a in ids if a in _outaged(scenario)]
-    rest = [a for a in ids if a not in fallible]
-    need = len(fallible) + (1 if rest else 0)
-    if processes < need:
-        raise LiveError(
-            f"{scenario.name}: --processes {processes} is too few: {len(fallible)} agents "
-            f"with node outages need a process each ({', '.join(fallible)}), and the "
-            f"{len(rest)} others at least one more"
-        )
-    packs = max(1, min(processes - len(fallible), len(rest)))
-    groups = [[a] for a in fallible] + [rest[k::packs] for k in range(packs) if rest[k::packs]]
-    return groups
-
-
-def _outaged(scenario: Scenario) -> set[str]:
-    out: set[str] = set()
-    for f in scenario.failures:
-        if f.node is not None:
-            out.add(f.node)
-        if f.random is not None:
-            out.update(f.random.nodes)
-    return out
-
-
-@dataclass(frozen=True, slots=True)
-class Fault:
-    """One outage: of a node (``element`` its id) or a link (two ids), in scenario
-    seconds, and whether the node's process is killed rather than stopped."""
-
-    element: tuple[str, ...]
-    down: float
-    up: float
-    kill: bool = False
-
-    @property
-    def is_link(self) -> bool:
-        return len(self.element) == 2
-
-
-def faults(scenario: Scenario, seed: int, run: int) -> list[Fault]:
-    """Every outage of the run before ``duration`` (random ones drawn from a stream per
-    element), overlapping outages of one element merged, in time order."""
-    spans: dict[tuple[tuple[str, ...], bool], list[tuple[float, float]]] = {}
-    duration = scenario.duration
-    for f in scenario.failures:
-        if f.random is not None:
-            r = f.random
-            elements = [(n,) for n in r.nodes] + [tuple(sorted(ln)) for ln in r.links]
-            for element in elements:
-                rng = random.Random(f"protomesh-live/{seed}/{run}/failures/{'/'.join(element)}")
-                t = 0.0
-                while True:
-                    t += rng.expovariate(1.0 / r.mtbf)
-                    if t >= duration:
-                        break
-                    d = rng.expovariate(1.0 / r.mttr)
-                    spans.setdefault((element, f.kill), []).append((t, t + d))
-                    t += d
-        else:
-            element = (f.node,) if f.node is not None else tuple(sorted(f.link or ()))
-            at, length = float(f.at or 0.0), float(f.for_ or 0.0)
-            if at < duration:
-                spans.setdefault((element, f.kill), []).append((at, at + length))
-    out: list[Fault] = []
-    for (element, kill), intervals in spans.items():
-        intervals.sort()
-        merged: list[list[float]] = []
-        for a, b in intervals:
-            if merged and a <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], b)
-            else:
-                merged.append([a, b])
-        out.extend(Fault(element, a, b, kill) for a, b in merged)
-    out.sort(key=lambda f: (f.down, f.element))
-    return out
-
-
-@dataclass
-class _Process:
-    """One child process and what the controller knows of it."""
-
-    index: int
-    agents: list[str]
-    fds: list[int]
-    proc: subprocess.Popen[bytes] | None = None
-    ready: bool = False
-    idle: bool = False
-    busy: int | None = None
-    stopped: bool = False  # SIGSTOPped
-    killed: bool = False
-    generation: int = 0
-    errlog: IO[bytes] | None = None
-    buffer: bytes = b""
-    error: str = ""
-    initiator: bool = False
-    kills: list[float] = field(default_factory=list)
 
 
 class Deployment:
@@ -197,9 +80,9 @@ class Deployment:
         self.start_timeout = start_timeout
         self.sockets: dict[str, socket.socket] = {}
         self.book: dict[str, str] = {}
-        initiators = {a for wf in scenario.workflows for a in (wf.initiators or [wf.initiator])}
+        initiators = {a for wf in scenario.workflows for a in scenario.initiators_of(wf)}
         self.procs = [
-            _Process(i, list(g), [], initiator=any(a in initiators for a in g))
+            Child(i, list(g), [], initiator=any(a in initiators for a in g))
             for i, g in enumerate(groups)
         ]
         self.owner = {a: p for p in self.procs for a in p.agents}
@@ -208,6 +91,10 @@ class Deployment:
         self.clock = SceneClock(time.monotonic(), speed)
         self.part: PartWriter | None = None
         self.kills: list[tuple[str, float]] = []
+        #: when each stopped agent went down (scenario seconds)
+        self.down_at: dict[str, float] = {}
+        #: link outage edges waiting for their ends: (ends, edge) → (who must answer, answers)
+        self.links: dict[tuple[tuple[str, ...], str], tuple[set[int], dict[int, float]]] = {}
 
     # -- start --
 
@@ -244,7 +131,7 @@ class Deployment:
         sock.set_inheritable(True)
         return sock
 
-    def _spec(self, p: _Process) -> Path:
+    def _spec(self, p: Child) -> Path:
         spec = {
             "scenario": str(self.source.resolve()),
             "overrides": self.overrides,
@@ -262,7 +149,7 @@ class Deployment:
         path.write_text(json.dumps(spec, indent=1), encoding="utf-8")
         return path
 
-    def _spawn(self, p: _Process) -> None:
+    def _spawn(self, p: Child) -> None:
         path = self._spec(p)
         p.errlog = open(self.out / "logs" / f"p{p.index}-g{p.generation}.stderr", "wb")  # noqa: SIM115
         env = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -283,7 +170,7 @@ class Deployment:
         os.set_blocking(proc.stdout.fileno(), False)
         self.selector.register(proc.stdout, selectors.EVENT_READ, p)
 
-    def _wait_ready(self, procs: Sequence[_Process]) -> None:
+    def _wait_ready(self, procs: Sequence[Child]) -> None:
         deadline = time.monotonic() + self.start_timeout
         while not all(p.ready for p in procs):
             self._poll(0.2)
@@ -295,7 +182,7 @@ class Deployment:
                     why = (
                         p.error or f"its process exited with {p.proc.returncode if p.proc else '?'}"
                     )
-                    tail = _tail(self.out / "logs" / f"p{p.index}-g{p.generation}.stderr")
+                    tail = stderr_tail(self.out / "logs" / f"p{p.index}-g{p.generation}.stderr")
                     self.close()
                     raise LiveError(
                         f"agent {', '.join(repr(a) for a in p.agents)} failed to start: {why}{tail}"
@@ -311,7 +198,7 @@ class Deployment:
 
     def _poll(self, timeout: float) -> None:
         for key, _ in self.selector.select(timeout):
-            p: _Process = key.data
+            p: Child = key.data
             try:
                 chunk = os.read(key.fd, 65536)
             except OSError:
@@ -324,7 +211,7 @@ class Deployment:
             for line in lines:
                 self._status(p, line)
 
-    def _status(self, p: _Process, line: bytes) -> None:
+    def _status(self, p: Child, line: bytes) -> None:
         try:
             status = json.loads(line)
         except ValueError:
@@ -337,8 +224,19 @@ class Deployment:
             p.busy = int(status["busy"])
         if "error" in status:
             p.error = str(status["error"])
+            field = status.get("field")
+            if isinstance(field, list):
+                from sim.scenario.diagnostics import locate_field
 
-    def _tell(self, p: _Process, **command: Any) -> None:
+                p.error = f"{locate_field(str(self.source), tuple(field))}: {p.error}"
+        if "link" in status:
+            key = (tuple(status["link"]), "up" if status.get("up") else "down")
+            pending = self.links.get(key)
+            if pending is not None:
+                pending[1][id(p)] = float(status.get("t", self.clock.now()))
+                self._link_settled(key)
+
+    def _tell(self, p: Child, **command: Any) -> None:
         proc = p.proc
         if proc is None or proc.stdin is None or proc.poll() is not None:
             return
@@ -386,38 +284,62 @@ class Deployment:
             self._poll(max(0.0, min(wait, 0.2)))
 
     def _fault(self, f: Fault, edge: str, t: float) -> None:
+        """Carry out one edge of an outage. Its trace line's time is when it took
+        effect: a node is down once its process is stopped (or dead), up just before it
+        runs again; a link is down once both ends refuse it, up once one end takes it."""
         part = self.part
         assert part is not None
         if f.is_link:
             a, b = f.element
-            part.event("link_down" if edge == "down" else "link_up", a, t=t, link=[a, b])
-            for agent in (a, b):
-                self._tell(self.owner[agent], cmd="link", ends=[a, b], up=edge == "up")
+            ends = {id(self.owner[x]): self.owner[x] for x in (a, b)}
+            key = ((a, b), edge)
+            self.links[key] = ({k for k, p in ends.items() if self._running(p)}, {})
+            for p in ends.values():
+                self._tell(p, cmd="link", ends=[a, b], up=edge == "up")
+            self._link_settled(key)
             return
         (agent,) = f.element
         p = self.owner[agent]
         if edge == "down":
-            part.event("node_down", agent, t=t)
             if f.kill:
-                self._kill(p, t)
+                self._kill(p, self.clock.now())
             else:
                 self._signal(p, signal.SIGSTOP)
+                wait_stopped(p.proc)
                 p.stopped = True
+            self.down_at[agent] = now = self.clock.now()
+            part.event("node_down", agent, t=now)
             return
-        DownLog.append(self.out / "ctl" / f"{agent}.down", f.down, t)
+        now = self.clock.now()
+        DownLog.append(self.out / "ctl" / f"{agent}.down", self.down_at.pop(agent, f.down), now)
+        part.event("node_up", agent, t=now)
         if f.kill:
             self._restart(p)
         else:
             self._signal(p, signal.SIGCONT)
             p.stopped = False
-        part.event("node_up", agent, t=t)
 
-    def _signal(self, p: _Process, sig: int) -> None:
+    def _running(self, p: Child) -> bool:
+        return p.proc is not None and p.proc.poll() is None and not p.stopped and not p.killed
+
+    def _link_settled(self, key: tuple[tuple[str, ...], str]) -> None:
+        """Write a link's outage edge once every running end acknowledged it."""
+        need, acks = self.links[key]
+        if not need <= set(acks):
+            return
+        del self.links[key]
+        (a, b), edge = key
+        times = list(acks.values()) or [self.clock.now()]
+        t = max(times) if edge == "down" else min(times)
+        assert self.part is not None
+        self.part.event("link_down" if edge == "down" else "link_up", a, t=t, link=[a, b])
+
+    def _signal(self, p: Child, sig: int) -> None:
         if p.proc is not None and p.proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(p.proc.pid, sig)
 
-    def _kill(self, p: _Process, t: float) -> None:
+    def _kill(self, p: Child, t: float) -> None:
         if p.proc is None:
             return
         p.killed = True
@@ -430,7 +352,7 @@ class Deployment:
         for a in p.agents:
             self.kills.append((a, t))
 
-    def _restart(self, p: _Process) -> None:
+    def _restart(self, p: Child) -> None:
         p.generation += 1
         p.killed = False
         self._spawn(p)
@@ -440,12 +362,12 @@ class Deployment:
     def _crashed(self) -> None:
         for p in self.procs:
             if p.error:
-                tail = _tail(self.out / "logs" / f"p{p.index}-g{p.generation}.stderr")
+                tail = stderr_tail(self.out / "logs" / f"p{p.index}-g{p.generation}.stderr")
                 raise LiveError(
                     f"agent {', '.join(repr(a) for a in p.agents)}: {p.error} (during the run)"
                 )
             if p.proc is not None and not p.killed and p.proc.poll() is not None:
-                tail = _tail(self.out / "logs" / f"p{p.index}-g{p.generation}.stderr")
+                tail = stderr_tail(self.out / "logs" / f"p{p.index}-g{p.generation}.stderr")
                 raise LiveError(
                     f"agent {', '.join(repr(a) for a in p.agents)}: its process exited with "
                     f"{p.proc.returncode} during the run{tail}"
@@ -460,12 +382,11 @@ class Deployment:
         for p in self.procs:
             if p.stopped:
                 for a in p.agents:
-                    DownLog.append(self.out / "ctl" / f"{a}.down", self._down_since(a), now)
+                    DownLog.append(self.out / "ctl" / f"{a}.down", self.down_at.pop(a, now), now)
+                    if part is not None:
+                        part.event("node_up", a, t=now)
                 self._signal(p, signal.SIGCONT)
                 p.stopped = False
-                if part is not None:
-                    for a in p.agents:
-                        part.event("node_up", a, t=now)
         deadline = time.monotonic() + QUIET
         calm = 0
         while time.monotonic() < deadline and calm < 2:
@@ -481,19 +402,6 @@ class Deployment:
         for p in self.procs:
             self._tell(p, cmd="stop")
         self.close()
-
-    def _down_since(self, agent: str) -> float:
-        part = self.part
-        if part is None:
-            return 0.0
-        # the last node_down the controller wrote for the agent
-        since = 0.0
-        with open(part.path, encoding="utf-8") as fh:
-            for line in fh:
-                ev = json.loads(line)
-                if ev["label"] == "node_down" and ev["agent"] == agent:
-                    since = float(ev["t"])
-        return since
 
     def close(self) -> None:
         """Stop every process (SIGTERM, SIGKILL after :data:`GRACE`) and the sockets."""
@@ -536,12 +444,3 @@ class Deployment:
             self.part.close()
         with contextlib.suppress(Exception):
             self.selector.close()
-
-
-def _tail(path: Path) -> str:
-    """``; its stderr: <last line>`` of a process's log, or ''."""
-    try:
-        lines = [ln.strip() for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
-    except OSError:
-        return ""
-    return f"; its stderr: {lines[-1][:300]}" if lines else ""

@@ -26,49 +26,24 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
-import random
 import signal
 import socket
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from sim.live.clock import DownLog, SceneClock
-from sim.live.node import Link, Node, Sender
-from sim.live.parts import IdSpace, PartWriter
+from sim.live.clock import SceneClock
+from sim.live.node import Node, Sender
+from sim.live.parts import PartWriter
 from sim.live.wire import wire_of
 
 __all__ = ["main"]
 
 SEND_TIMEOUT = 3600.0
 """Wall seconds a hop's HTTP request may wait for its reply (the run's end comes first)."""
-GENERATION = 1_000_000
-"""Ids of a restarted process start this many ids per agent further on."""
-
-
-def stream(seed: int, run: int, agent: str, name: str) -> random.Random:
-    """The random stream ``name`` of ``agent`` in live run ``run`` (the same every time)."""
-    return random.Random(f"protomesh-live/{seed}/{run}/{agent}/{name}")
-
-
-def latency_sampler(link: Any, protocol: str, rng: random.Random) -> Callable[[], float]:
-    """Scenario seconds of one crossing of ``link`` in ``protocol``: its law, or its
-    mean latency plus an exponential jitter (the engine's rule)."""
-    law = link.laws.get(protocol)
-    if law is not None:
-        sampler: Callable[[], float] = law.sampler(rng)
-        return sampler
-    w = float(link.latency[protocol])
-    jitter = float(link.jitter)
-    if jitter <= 0:
-        return lambda: w
-    rate = 1.0 / jitter
-    return lambda: w - math.log(1.0 - rng.random()) / rate
 
 
 class _Server:
@@ -99,6 +74,7 @@ class Host:
     """The agents of one process (see the module)."""
 
     def __init__(self, spec: dict[str, Any]) -> None:
+        from sim.live.agent import LiveAgent
         from sim.mesh.graph import ProtocolGraph
         from sim.mesh.registry import make_router
         from sim.scenario import load_scenario
@@ -107,17 +83,12 @@ class Host:
         scenario = load_scenario(spec["scenario"])
         self.scenario = scenario = scenario.model_copy(update=spec.get("overrides") or {})
         self.graph = ProtocolGraph.from_scenario(scenario)
-        self.router = make_router(spec["router"], self.graph, scenario)
+        router = make_router(spec["router"], self.graph, scenario)
         self.clock = SceneClock(0.0, float(spec["speed"]))
         out = Path(spec["out"])
-        self.part = PartWriter(
-            out / "parts" / f"{spec['process']}.jsonl", self.clock, int(spec["run"])
-        )
+        run = int(spec["run"])
+        self.part = PartWriter(out / "parts" / f"{spec['process']}.jsonl", self.clock, run)
         self.book: dict[str, str] = spec["book"]
-        self.stack = contextlib.AsyncExitStack()
-        self.nodes: dict[str, Node] = {}
-        self.workflows: list[Any] = []
-        self.servers: list[tuple[Any, socket.socket]] = []
         self.busy = 0
         self._senders: dict[tuple[str, str, str], Sender] = {}
         self._go = anyio.Event()
@@ -125,125 +96,39 @@ class Host:
         self.resumed_at: float | None = None
         self._stop = anyio.Event()
         self.task_group: Any = None
-        agents = {a.id: a for a in scenario.agents}
         index = {a.id: i for i, a in enumerate(scenario.agents)}
-        stride = len(scenario.agents)
+        specs = {a.id: a for a in scenario.agents}
+        self.agents: list[LiveAgent] = []
+        self.fds: list[int] = []
         for entry in spec["agents"]:
-            agent = agents[entry["id"]]
-            self._agent(
-                agent,
-                index[agent.id],
-                stride,
-                int(entry["fd"]),
-                out,
-                int(spec.get("generation", 0)),
+            aid = entry["id"]
+            self.agents.append(
+                LiveAgent(
+                    specs[aid],
+                    index[aid],
+                    scenario,
+                    self.graph,
+                    router,
+                    self.clock,
+                    self.part,
+                    out,
+                    int(spec["seed"]),
+                    run,
+                    int(spec.get("generation", 0)),
+                    self._sender,
+                    self._spawn,
+                    self.closing,
+                )
             )
-
-    def _agent(
-        self, agent: Any, index: int, stride: int, fd: int, out: Path, generation: int
-    ) -> None:
-        from sim import __version__
-        from sim.live.toolserver import Simulated, ToolHost
-        from sim.live.wire.jsonrpc import jsonrpc_routes
-        from sim.live.wire.mcp import mcp_server
-
-        spec, scenario, graph = self.spec, self.scenario, self.graph
-        seed, run = int(spec["seed"]), int(spec["run"])
-        aid = agent.id
-        downlog = DownLog(out / "ctl" / f"{aid}.down")
-        ids = IdSpace(index, stride, start=generation * GENERATION * stride)
-        latency = stream(seed, run, aid, "latency")
-        links: dict[str, Link] = {}
-        for link in graph.incident(aid):
-            other = link.other(aid)
-            links[other] = Link({p: latency_sampler(link, p, latency) for p in link.latency})
-        host = None
-        if agent.tools:
-            tools = [t for t in scenario.tools if t.name in agent.tools]
-            executes = Simulated(
-                tools,
-                self.clock,
-                stream(seed, run, aid, "service"),
-                stream(seed, run, aid, "errors"),
-            )
-            host = ToolHost(
-                aid,
-                scenario,
-                agent.tools,
-                graph.table,
-                self.clock,
-                self.part,
-                downlog,
-                executes,
-                agent.concurrency,
-            )
-        node = Node(
-            aid,
-            graph,
-            self.clock,
-            self.part,
-            downlog,
-            ids,
-            links,
-            lambda there, proto, _me=aid: self._sender(_me, there, proto),
-            stream(seed, run, aid, "translation"),
-            host,
-        )
-        counted = _Counting(self, node)
-        self.nodes[aid] = node
-        fields = graph.table.fields
-        mcp = mcp_server(aid, __version__, counted, fields)
-        app = mcp.streamable_http_app(host="127.0.0.1", streamable_http_path="/mcp")
-        others = [p for p in agent.protocols if wire_of(p) == "jsonrpc"]
-        for route in jsonrpc_routes(others, counted, fields):
-            app.router.routes.append(route)
-        if "A2A" in agent.protocols:
-            from sim.live.wire.a2a import a2a_routes
-
-            for route in a2a_routes(aid, self.book[aid], counted, fields, list(agent.tools)):
-                app.router.routes.append(route)
-        sock = socket.socket(fileno=fd)
-        sock.setblocking(False)
-        self.servers.append(_Server.make(app, sock))
-        if any(aid in (wf.initiators or [wf.initiator]) for wf in scenario.workflows):
-            self.workflows.append(self._initiator(agent, node, ids, downlog))
-
-    def _initiator(self, agent: Any, node: Node, ids: IdSpace, downlog: DownLog) -> Any:
-        from sim.approval import make_policy
-        from sim.live.caller import Caller
-        from sim.live.routes import Routes
-        from sim.live.workflows import Workflows
-
-        spec, scenario = self.spec, self.scenario
-        seed, run, aid = int(spec["seed"]), int(spec["run"]), agent.id
-        routes = Routes(aid, self.router, self.graph, scenario.routing.suspect_ttl)
-        timeouts = [
-            float(t.timeout if t.timeout is not None else wf.timeout)
-            for wf in scenario.workflows
-            for t in wf.tasks
-        ]
-        approval = scenario.approval
-        caller = Caller(
-            aid,
-            node,
-            routes,
-            self.clock,
-            self.part,
-            ids,
-            make_policy(approval),
-            approval.mcp_policy.value,
-            approval.latency.law().sampler(stream(seed, run, aid, "approvals")),
-            approval.grant_probability,
-            stream(seed, run, aid, "grants"),
-            {t.name: tuple(t.errors) for t in scenario.tools},
-            max(timeouts, default=30.0),
-            self._spawn,
-        )
-        return Workflows(
-            aid, scenario, caller, routes, self.clock, self.part, ids, downlog, self._spawn
-        )
+            self.fds.append(int(entry["fd"]))
+        self.nodes = {a.id: a.node for a in self.agents}
+        self.servers: list[tuple[Any, socket.socket]] = []
+        self.workflows = [a.workflows for a in self.agents if a.workflows is not None]
 
     # -- plumbing --
+
+    def _index(self, agent: str) -> int:
+        return next(i for i, a in enumerate(self.scenario.agents) if a.id == agent)
 
     def _spawn(self, fn: Any) -> None:
         """Run ``fn()`` in the process's task group; a failure is reported to the
@@ -274,7 +159,7 @@ class Host:
             elif wire == "a2a":
                 from sim.live.wire.a2a import A2aSender
 
-                hit = A2aSender(base, self.stack, SEND_TIMEOUT)
+                hit = A2aSender(base, self._spawn, self.closing, SEND_TIMEOUT)
             else:
                 from sim.live.wire.jsonrpc import JsonRpcSender
 
@@ -289,8 +174,26 @@ class Host:
     # -- the run --
 
     async def run(self) -> None:
-        async with self.stack, anyio.create_task_group() as tg:
+        from sim.live.realserver import RealServerError
+
+        async with anyio.create_task_group() as tg:
             self.task_group = tg
+            for k, agent in enumerate(self.agents):
+                try:
+                    await agent.prepare()
+                except RealServerError as exc:
+                    where = ["agents", self._index(agent.id), "live"]
+                    where.append(
+                        "command" if agent.spec.live and agent.spec.live.command else "url"
+                    )
+                    self.say(error=str(exc), agent=agent.id, field=where)
+                    self.closing.set()
+                    tg.cancel_scope.cancel()
+                    return
+                app = agent.app(_Counting(self, agent.node), self.book[agent.id])
+                sock = socket.socket(fileno=self.fds[k])
+                sock.setblocking(False)
+                self.servers.append(_Server.make(app, sock))
             for server, sock in self.servers:
                 tg.start_soon(server.serve, [sock])
             while not all(s.started for s, _ in self.servers):
@@ -331,6 +234,7 @@ class Host:
         self.say(stopped=True)
 
     async def _workload(self, wf: Any) -> None:
+        from sim.live.agent import stream
         from sim.live.workflows import arrivals
 
         spec = self.spec

@@ -55,8 +55,14 @@ class _Workflow:
     )
 
     def __init__(self) -> None:
-        for name in self.__slots__:
-            setattr(self, name, 0)
+        self.approvals_asked = 0
+        self.cancelled = 0
+        self.executions = 0
+        self.failed = 0
+        self.started = 0
+        self.succeeded = 0
+        self.writes_executed = 0
+        self.writes_without_approval = 0
         self.latency_sum = 0.0
 
     def to_json(self) -> dict[str, Any]:

@@ -300,7 +300,7 @@ class Node:
         if payload is DROPPED:
             return None
         if leg.last == 0:  # the caller hosts the tool itself: no link to cross
-            reply_env, reply = await self._serve(leg, env, payload, notice)
+            reply_env, reply = await self._serve(leg, env, payload, notice or _no_notice)
         else:
             reply_env, reply = await self.forward(leg, env, payload, notice)
         if reply_env.silent:
@@ -329,6 +329,10 @@ class Node:
         for msg, (owner, proto) in sorted(self.holding.items()):
             self.part.event("drop", self.agent, owner, proto, msg=msg, reason="run_end")
         self.holding.clear()
+
+
+async def _no_notice(attempt: int) -> None:
+    """A notice nobody waits for."""
 
 
 def _silent(env: Envelope) -> Envelope:

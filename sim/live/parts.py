@@ -99,11 +99,11 @@ class PartWriter:
         wf, inst, task, inv, tool = owner
         proto = protocol
         if spec.scope == "element":
-            wf = inst = task = inv = tool = proto = None  # type: ignore[assignment]
+            wf = inst = task = inv = tool = proto = None
         elif spec.scope == "instance":
-            task = inv = tool = proto = None  # type: ignore[assignment]
+            task = inv = tool = proto = None
         elif spec.scope == "task":
-            inv = proto = None  # type: ignore[assignment]
+            inv = proto = None
         line = {
             "t": round(when, 9),
             "seq": self._seq,

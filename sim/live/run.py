@@ -23,13 +23,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sim.live.deploy import DEFAULT_MAX_PROCESSES, Deployment, LiveError, layout
+from sim.live import DEFAULT_DRAIN, DEFAULT_MAX_PROCESSES
+from sim.live.deploy import Deployment
+from sim.live.layout import LiveError, layout
 from sim.scenario.model import Scenario
 
 __all__ = ["DEFAULT_DRAIN", "LiveRun", "live_run", "next_run"]
 
-DEFAULT_DRAIN = 120.0
-"""Scenario seconds after ``duration`` that instances still running are given."""
 PROCESS_DIR = "processes"
 
 

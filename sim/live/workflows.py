@@ -51,7 +51,7 @@ def arrivals(
     out: list[Arrival] = []
     duration = scenario.duration
     for w, wf in enumerate(scenario.workflows):
-        initiators = wf.initiators or [wf.initiator]
+        initiators = scenario.initiators_of(wf)
         if agent not in initiators:
             continue
         rng = stream(w)

@@ -219,12 +219,22 @@ def served() -> Iterator[Served]:
 
 
 def sending(base: str, body: Callable[[A2aSender], Awaitable[T]]) -> T:
-    """``body`` run with a fresh sender to ``base`` (its stack closed after)."""
+    """``body`` run with a fresh sender to ``base`` (its clients closed after)."""
 
     async def go() -> T:
+        failed: list[BaseException] = []
         with anyio.fail_after(10):
-            async with contextlib.AsyncExitStack() as stack:
-                return await body(A2aSender(base, stack, 10.0))
+            async with anyio.create_task_group() as tg:
+                closing = anyio.Event()
+                try:
+                    value = await body(A2aSender(base, tg.start_soon, closing, 10.0))
+                except Exception as exc:  # raised after the clients' task group closed
+                    failed.append(exc)
+                finally:
+                    closing.set()
+        if failed:
+            raise failed[0]
+        return value
 
     return anyio.run(go)
 
@@ -432,13 +442,15 @@ def test_a_hop_that_went_away_is_unreachable() -> None:
 
     async def go() -> None:
         with anyio.fail_after(10):
-            async with contextlib.AsyncExitStack() as stack:
+            async with anyio.create_task_group() as tg:
+                closing = anyio.Event()
                 with serving() as other:
-                    sender = A2aSender(other.base, stack, 10.0)
+                    sender = A2aSender(other.base, tg.start_soon, closing, 10.0)
                     _, tools = await sender.send("A2A", envelope("list"), None, A2A, None)
                     assert [t.values["name"] for t in tools] == ["search_flights", "book_flight"]
                 with pytest.raises(Unreachable):
                     await sender.send("A2A", envelope("request"), Call("ok", {}), A2A, None)
+                closing.set()
 
     anyio.run(go)
 

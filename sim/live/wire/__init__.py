@@ -96,8 +96,11 @@ class Kept:
                     finally:
                         ready.set()
 
+                self._error = None
                 self._spawn(hold)
                 await ready.wait()
-                if self._value is None:
-                    raise Unreachable(f"cannot open the client: {self._error!r}")
+                if self._value is None:  # it failed: the next get tries again
+                    if self._error is not None:
+                        raise self._error
+                    raise Unreachable("the client closed before it opened")
             return self._value

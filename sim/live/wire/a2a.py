@@ -48,14 +48,14 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Any
 
 import anyio
 
 from sim.live.envelope import ENVELOPE_KEY, Envelope, arriving
 from sim.live.payload import Call, Descriptor, Outcome
-from sim.live.wire import Notice, Receiver, Unreachable
+from sim.live.wire import Kept, Notice, Receiver, Spawn, Unreachable
 from sim.live.wire.content import (
     call_from_json,
     call_json,
@@ -319,50 +319,39 @@ def _executor(receiver: Receiver, fields: Callable[[str], frozenset[str]]) -> An
 
 class A2aSender:
     """Sends to one agent's A2A endpoint: its card resolved once, then one SDK client
-    (non-streaming, JSON-RPC) over one ``httpx`` client, both kept open in ``stack``.
+    (non-streaming, JSON-RPC) over one ``httpx`` client, both kept open until ``closing``
+    (:class:`~sim.live.wire.Kept`; a failed opening is tried again on the next send).
     ``timeout``: wall seconds a request may wait for its reply."""
 
-    def __init__(self, base: str, stack: contextlib.AsyncExitStack, timeout: float) -> None:
+    def __init__(self, base: str, spawn: Spawn, closing: anyio.Event, timeout: float) -> None:
         self.base = base.rstrip("/")
-        self.stack = stack
         self.timeout = timeout
-        self._http: Any = None
-        self._client: Any = None
-        self._lock = anyio.Lock()
+        self._kept = Kept(self._open, spawn, closing)
 
-    async def _connect(self) -> Any:
-        """The SDK client (the card fetched on first use; again after a failure)."""
-        if self._client is not None:
-            return self._client
-        async with self._lock:
-            if self._client is not None:
-                return self._client
-            import httpx
-            from a2a.client import (
-                A2ACardResolver,
-                A2AClientError,
-                ClientConfig,
-                ClientFactory,
-            )
+    @contextlib.asynccontextmanager
+    async def _open(self) -> AsyncIterator[Any]:
+        import httpx
+        from a2a.client import A2ACardResolver, A2AClientError, ClientConfig, ClientFactory
 
-            if self._http is None:
-                self._http = await self.stack.enter_async_context(
-                    httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, connect=5.0))
-                )
+        async with httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, connect=5.0)) as http:
             try:
-                card = await A2ACardResolver(self._http, self.base).get_agent_card()
+                card = await A2ACardResolver(http, self.base).get_agent_card()
             except A2AClientError as exc:
                 if isinstance(exc.__cause__, httpx.TransportError):
                     raise Unreachable(f"{self.base}: {exc.message}") from None
                 raise ValueError(f"{self.base}: {exc.message}") from None
             config = ClientConfig(
                 streaming=False,
-                httpx_client=self._http,
+                httpx_client=http,
                 supported_protocol_bindings=[BINDING],
                 accepted_output_modes=[MEDIA],
             )
-            self._client = await self.stack.enter_async_context(ClientFactory(config).create(card))
-            return self._client
+            async with ClientFactory(config).create(card) as client:
+                yield client
+
+    async def _connect(self) -> Any:
+        """The SDK client (the card fetched on first use; again after a failure)."""
+        return await self._kept.get()
 
     async def send(
         self,

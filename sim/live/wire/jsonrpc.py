@@ -48,7 +48,7 @@ def jsonrpc_routes(protocols: list[str], receiver: Receiver, fields: Any) -> lis
     from starlette.routing import Route
 
     def endpoint(protocol: str) -> Any:
-        async def handle(request: Request) -> JSONResponse:
+        async def handle(request: Request) -> Any:
             try:
                 body = await request.json()
             except ValueError:
@@ -91,7 +91,7 @@ def jsonrpc_routes(protocols: list[str], receiver: Receiver, fields: Any) -> lis
     return [Route(path_of(p), endpoint(p), methods=["POST"]) for p in protocols]
 
 
-def _error(rid: Any, code: int, message: str) -> Any:
+def _error(rid: Any, code: int, message: str) -> Any:  # a starlette JSONResponse
     from starlette.responses import JSONResponse
 
     return JSONResponse({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}})

@@ -1,0 +1,172 @@
+"""A real MCP server in an agent's place (the scenario's ``live: {command: [...]}`` or
+``live: {url: ...}``): protomesh's process for the agent stays in front of it (it relays,
+traces and gates approvals like any agent) and calls the real server for each execution.
+
+The server is reached through the official SDK's ``Client``: over stdio through
+:func:`sim.interop.stdio_transport.stdio_transport` (its own process group, killed with
+the agent's process, SIGKILL included), or over Streamable HTTP; the revision is
+negotiated (2026-07-28 when the server speaks it, else the 2025-11-25 handshake). At
+start its ``tools/list`` must serve every tool the scenario hosts at the agent (the
+scenario still declares them: routing, the checks and the ground truth need them); the
+descriptors served are the real server's (name, description, input schema,
+annotations) with the scenario's MCP⁺ metadata. Each execution is one ``tools/call``;
+an ``isError`` result is an error whose type is the text's first word when it is one of
+the tool's error types, else ``ToolError``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+import anyio
+
+from sim.calculus.mcp import ToolPlus
+from sim.live.payload import Outcome
+from sim.live.wire import Kept, Spawn
+from sim.scenario.model import LiveSpec, ToolSpec
+
+__all__ = ["RealServer", "RealServerError"]
+
+OPEN_TIMEOUT = 60.0
+"""Wall seconds a real server has to start and list its tools."""
+
+
+class RealServerError(Exception):
+    """The real server cannot stand in for the agent (one line, naming the server)."""
+
+
+class RealServer:
+    """The real server behind one agent (see the module)."""
+
+    def __init__(self, agent: str, live: LiveSpec, spawn: Spawn, closing: anyio.Event) -> None:
+        self.agent = agent
+        self.live = live
+        self.shown = " ".join(live.command) if live.command else str(live.url)
+        self.entries: dict[str, Mapping[str, Any]] = {}
+        self._kept = Kept(self._open, spawn, closing)
+
+    @contextlib.asynccontextmanager
+    async def _open(self) -> AsyncIterator[Any]:
+        import mcp.types as mt
+        from mcp import Client
+
+        from sim import __version__
+
+        info = mt.Implementation(name=f"protomesh-live-{self.agent}", version=__version__)
+        async with (
+            self._transport() as transport,
+            Client(transport, mode="auto", cache=None, client_info=info) as client,
+        ):
+            yield client
+
+    @contextlib.asynccontextmanager
+    async def _transport(self) -> AsyncIterator[Any]:
+        if self.live.command:
+            import tempfile
+
+            from sim.interop.stdio_transport import (
+                launch_argv,
+                server_environment,
+                stdio_transport,
+            )
+
+            env = server_environment(dict(self.live.env), inherit=False)
+            with tempfile.TemporaryFile() as errlog:
+                async with stdio_transport(
+                    launch_argv(self.live.command), env=env, cwd=None, errlog=errlog
+                ) as streams:
+                    yield streams
+        else:
+            import httpx2
+            from mcp.client.streamable_http import streamable_http_client
+
+            async with (
+                httpx2.AsyncClient(timeout=httpx2.Timeout(OPEN_TIMEOUT, connect=5.0)) as http,
+                streamable_http_client(str(self.live.url), http_client=http) as streams,
+            ):
+                yield streams
+
+    async def start(self, hosted: Sequence[str]) -> None:
+        """Reach the server and list its tools; :class:`RealServerError` when it does not
+        answer, or lacks a tool of ``hosted``."""
+        import mcp.types as mt
+        from pydantic import TypeAdapter
+
+        raw: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
+        try:
+            with anyio.fail_after(OPEN_TIMEOUT):
+                client = await self._kept.get()
+                tools: list[Any] = []
+                cursor: str | None = None
+                while True:
+                    params = mt.PaginatedRequestParams(cursor=cursor) if cursor else None
+                    listing = mt.ListToolsRequest(params=params)
+                    page = await client.session.send_request(listing, raw)
+                    tools.extend(page.get("tools") or [])
+                    cursor = page.get("nextCursor")
+                    if not cursor or len(tools) > 100_000:
+                        break
+        except TimeoutError:
+            late = f"{self.shown}: no tools/list within {OPEN_TIMEOUT:g} s"
+            raise RealServerError(late) from None
+        except RealServerError:
+            raise
+        except Exception as exc:
+            raise RealServerError(f"{self.shown}: {_why(exc)}") from None
+        self.entries = {str(t.get("name")): t for t in tools if isinstance(t, Mapping)}
+        missing = [name for name in hosted if name not in self.entries]
+        if missing:
+            served = ", ".join(sorted(self.entries)) or "nothing"
+            raise RealServerError(
+                f"{self.shown} does not serve {', '.join(missing)} (it serves {served})"
+            )
+
+    def descriptor(self, spec: ToolSpec) -> ToolPlus:
+        """The real entry's name, description, schema and annotations with the
+        scenario's metadata."""
+        truth = spec.descriptor()
+        entry = self.entries.get(spec.name)
+        if entry is None:
+            return truth
+        real = ToolPlus.from_mapping(dict(entry))
+        return ToolPlus(
+            truth.name,
+            real.description,
+            real.input_schema,
+            truth.side_effects,
+            truth.requires_approval,
+            truth.failure_modes,
+            truth.summary,
+            truth.dependencies,
+            real.annotations if real.annotations is not None else truth.annotations,
+        )
+
+    async def run(self, name: str, arguments: Mapping[str, Any]) -> Outcome:
+        import mcp.types as mt
+        from pydantic import TypeAdapter
+
+        raw: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
+        client = await self._kept.get()
+        request = mt.CallToolRequest(
+            params=mt.CallToolRequestParams(name=name, arguments=dict(arguments))
+        )
+        try:
+            result = await client.session.send_request(request, raw)
+        except Exception as exc:
+            return Outcome("ToolError", f"ToolError: {self.shown}: {_why(exc)}")
+        content = result.get("content") or []
+        text = " ".join(str(c.get("text", "")) for c in content if isinstance(c, Mapping))
+        if result.get("isError"):
+            return Outcome(text.partition(":")[0].strip() or "ToolError", text)
+        body = text or json.dumps(result.get("structuredContent"), ensure_ascii=False)
+        return Outcome(None, body, result.get("structuredContent"))
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        return _why(exc.exceptions[0])
+    message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    return str(message).splitlines()[0][:300]
