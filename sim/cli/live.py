@@ -102,6 +102,11 @@ def register(sub: Any) -> None:
         metavar="S",
         help=f"scenario seconds after the duration for instances to end ({DEFAULT_DRAIN:g})",
     )
+    p.add_argument(
+        "--capture",
+        action="store_true",
+        help="record every HTTP request each agent receives in live-<k>/wire/<agent>.jsonl",
+    )
     p.set_defaults(handler=_live)
 
 
@@ -150,6 +155,7 @@ def _live(args: argparse.Namespace) -> int:
                         max_processes=args.max_processes,
                         processes=args.processes,
                         drain=args.drain,
+                        capture=args.capture,
                         say=say,
                     )
                 )

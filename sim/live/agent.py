@@ -137,8 +137,9 @@ class LiveAgent:
             spec.concurrency,
         )
 
-    def app(self, receiver: Receiver, base_url: str) -> Any:
-        """The agent's HTTP application, handing every message to ``receiver``."""
+    def app(self, receiver: Receiver, base_url: str, capture: Path | None = None) -> Any:
+        """The agent's HTTP application, handing every message to ``receiver``; with
+        ``capture`` (a folder), what it receives is recorded there (:mod:`sim.live.capture`)."""
         from sim import __version__
         from sim.live.wire.jsonrpc import jsonrpc_routes
         from sim.live.wire.mcp import mcp_server
@@ -157,6 +158,10 @@ class LiveAgent:
             ]
             for route in a2a_routes(self.id, base_url, receiver, fields, skills):
                 app.router.routes.append(route)
+        if capture is not None:
+            from sim.live.capture import Capture
+
+            return Capture(app, capture / f"{self.id}.jsonl", self.clock)
         return app
 
     def _initiator(self, router: Router) -> Any:

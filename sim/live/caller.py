@@ -284,8 +284,13 @@ class Caller:
         else:
             run.take(label("call", tool))
             part.event("call", agent, owner, rho, **target)
-        plus = {k: view.view.descriptor.meta().get(k) for k in PLUS_FIELDS}
-        call = Call(tool, args, {k: v for k, v in plus.items() if v is not None})
+        # MCP+'s request metadata: the approval this call requires (the gate of the
+        # caller's view, first-class in MCP+) and the side effect the caller believes in
+        plus: dict[str, Any] = {"requires_approval": gate}
+        known = view.view.descriptor.side_effects
+        if known is not None:
+            plus["side_effects"] = known.value
+        call = Call(tool, args, {k: plus[k] for k in PLUS_FIELDS if k in plus})
         phase = "gate" if sgd else "validate"
         answer: dict[str, str] | None = None
         while True:

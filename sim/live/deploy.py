@@ -68,7 +68,9 @@ class Deployment:
         groups: Sequence[Sequence[str]],
         overrides: dict[str, Any] | None = None,
         start_timeout: float = 120.0,
+        capture: Path | None = None,
     ) -> None:
+        self.capture = capture
         self.source = source
         self.overrides = dict(overrides or {})
         self.scenario = scenario
@@ -144,6 +146,7 @@ class Deployment:
             "generation": p.generation,
             "agents": [{"id": a, "fd": fd} for a, fd in zip(p.agents, p.fds, strict=True)],
             "book": self.book,
+            "capture": str(self.capture) if self.capture is not None else None,
         }
         path = self.out / "spec" / f"p{p.index}-g{p.generation}.json"
         path.write_text(json.dumps(spec, indent=1), encoding="utf-8")

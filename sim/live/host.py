@@ -190,7 +190,12 @@ class Host:
                     self.closing.set()
                     tg.cancel_scope.cancel()
                     return
-                app = agent.app(_Counting(self, agent.node), self.book[agent.id])
+                capture = self.spec.get("capture")
+                app = agent.app(
+                    _Counting(self, agent.node),
+                    self.book[agent.id],
+                    Path(capture) if capture else None,
+                )
                 sock = socket.socket(fileno=self.fds[k])
                 sock.setblocking(False)
                 self.servers.append(_Server.make(app, sock))

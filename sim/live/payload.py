@@ -11,8 +11,9 @@ here, and encodes it in p': the next hop receives only what p' can represent.
   ``known``, the fields it carries. A field that is known but has no value was not
   declared (MCP's defaults apply); a field not known was lost on the way.
 - :class:`Call`: a ``tools/call``: the tool, its arguments, ``plus`` (the MCP⁺ request
-  metadata: what the caller's view holds of the tool's ``side_effects`` and
-  ``requires_approval``; kept field by field where the protocol represents it) and
+  metadata: ``requires_approval``, whether the caller's approval gate is taken for this
+  call, first-class in MCP⁺, and ``side_effects`` when the caller's view knows it; kept
+  field by field where the protocol represents it) and
   ``answer`` (an approval's answer and the server's state, the MCP 2026-07-28
   multi-round-trip pattern).
 - :class:`Outcome`: a reply to a call: success, an error type, or a request for
@@ -35,7 +36,8 @@ from sim.calculus.mcp.view import ToolView
 __all__ = ["PLUS_FIELDS", "Ask", "Call", "Descriptor", "Outcome", "fields_of"]
 
 PLUS_FIELDS = ("side_effects", "requires_approval")
-"""The descriptor fields an MCP⁺ ``tools/call`` carries (the caller's view of them)."""
+"""The descriptor fields an MCP⁺ ``tools/call`` carries: whether the call requires
+approval (the caller's gate) and the side effect the caller's view knows."""
 
 
 def fields_of(table: Any, protocol: str) -> frozenset[str]:

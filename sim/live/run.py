@@ -65,6 +65,7 @@ def live_run(
     max_processes: int = DEFAULT_MAX_PROCESSES,
     processes: int | None = None,
     drain: float = DEFAULT_DRAIN,
+    capture: bool = False,
     say: Callable[[str], None] = lambda line: None,
 ) -> LiveRun:
     """One live run of ``scenario`` (its duration and seed already chosen) with
@@ -76,8 +77,11 @@ def live_run(
     work = directory / PROCESS_DIR
     work.mkdir(parents=True)
     overrides = {"duration": scenario.duration, "seed": scenario.seed}
+    wire = directory / "wire" if capture else None
+    if wire is not None:
+        wire.mkdir()
     deployment = Deployment(
-        source, scenario, router, k, scenario.seed, speed, work, groups, overrides
+        source, scenario, router, k, scenario.seed, speed, work, groups, overrides, capture=wire
     )
     started = datetime.now(UTC)
     wall = time.monotonic()
