@@ -71,6 +71,10 @@ RULES: list[tuple[str, set[str] | None]] = [
     ("conformance", {"engine", "experiments", "cli"}),
     # verify must be able to disagree with the engine it checks
     ("verify", {"engine", "experiments", "cli"}),
+    # the live mesh shares the engine's facts through mesh, calculus and vocabulary, never
+    # the engine itself: the simulation and the real mesh can disagree (the measurement)
+    ("live", {"engine", "cli", "view"}),
+    ("calibrate", {"engine", "live", "cli"}),
 ]
 
 

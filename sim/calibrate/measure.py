@@ -24,8 +24,12 @@ VALIDATION_ERROR = "ValidationError"
 OUTPUT_UNAVAILABLE = "OutputUnavailable"
 #: The workflow of ``serve mcp --trace`` lines (no messages: a reply ends the service).
 SERVE_WORKFLOW = "serve"
-#: The events an approval's latency is measured from (besides a retry's backoff end).
-_ANCHORS = frozenset({"validate", "collect", "invoke", "deliver"})
+#: The events an approval's latency is measured from (besides a retry's backoff end): the
+#: gate's start. In a live trace the question is a round trip to the server (an
+#: elicitation) before the human answers: timed from the gate's start, the fitted law is
+#: what the caller waits, round trip included, which is what the engine's approval
+#: latency stands for (its human answers without one).
+_ANCHORS = frozenset({"validate", "collect", "invoke"})
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -64,6 +68,8 @@ class Measurements:
     labels: dict[str, int] = field(default_factory=dict)
     #: service samples left out: a response that could end more than one execution
     ambiguous: int = 0
+    #: samples left out because an agent they involve was down meanwhile
+    outaged: int = 0
     serve: bool = False  #: some trace is a ``serve mcp`` session's
 
     def add(self, quantity: Quantity, seconds: float) -> None:
@@ -81,6 +87,11 @@ class Measurements:
             out.append(
                 "no send events: the service times of a simulated trace need level full "
                 "(the response's send ends the service); every service time is kept"
+            )
+        if self.outaged:
+            out.append(
+                f"{self.outaged} sample(s) left out: they met an outage of an agent they "
+                "involve (a stopped process holds what it had; that time is the outage's)"
             )
         if self.ambiguous:
             out.append(
@@ -134,7 +145,7 @@ class _Reader:
         self.out = out
         self.source = source
         self.lineno = 0
-        self.hops: dict[tuple[int, int], tuple[float, Quantity]] = {}
+        self.hops: dict[tuple[int, int], tuple[float, Quantity, tuple[str | None, str | None]]] = {}
         self.translations: dict[tuple[int, int], _Translation] = {}
         #: (rep, inv) -> the running executions: (agent, start, tool)
         self.running: dict[tuple[int, int], list[tuple[str, float, str]]] = {}
@@ -142,6 +153,21 @@ class _Reader:
         self.pending: dict[tuple[int, int, int], str] = {}
         #: (rep, inv, agent) -> the last event an approval is timed from (label, t, backoff)
         self.anchors: dict[tuple[int, int, str], tuple[str, float, float]] = {}
+        #: (rep, agent) -> when it last went down; the agents down now
+        self.went_down: dict[tuple[int, str], float] = {}
+        self.down: set[tuple[int, str]] = set()
+
+    def _met_outage(self, rep: int, since: float, *agents: str | None) -> bool:
+        """Whether one of ``agents`` was down at some moment since ``since``: a sample
+        that met an outage measures the outage (a stopped process holds what it had),
+        not the link, the translation or the service; it is left out."""
+        for a in agents:
+            if a is not None and (
+                (rep, a) in self.down or self.went_down.get((rep, a), -1.0) >= since
+            ):
+                self.out.outaged += 1
+                return True
+        return False
 
     def bad(self, message: str) -> TraceError:
         return TraceError(self.source, self.lineno, f"{message} in {self.names.source}")
@@ -155,6 +181,11 @@ class _Reader:
         rep = e.rep or 0
         d = e.detail
         t = e.t or 0.0
+        if label == "node_down" and e.agent is not None:
+            self.went_down[(rep, e.agent)] = t
+            self.down.add((rep, e.agent))
+        elif label == "node_up" and e.agent is not None:
+            self.down.discard((rep, e.agent))
         if d.msg is not None and label in ("hop", "translate", "deliver", "drop"):
             self._message(rep, d.msg, t, e)
         elif label == "drop" and e.inv is not None and e.agent is not None:
@@ -163,8 +194,9 @@ class _Reader:
             return
         if label == "send" and d.kind == "response" and e.agent is not None:
             self._service_end(rep, e.inv, t, e.agent)
-        elif label == "deliver" and d.kind == "response" and e.agent is not None:
-            self.anchors[(rep, e.inv, e.agent)] = ("deliver", t, 0.0)
+        elif label == "timeout" and e.agent is not None:
+            # a question that timed out and was asked again: not a human's answer time
+            self.anchors.pop((rep, e.inv, e.agent), None)
         if label in PROTOCOL_LABELS:
             self._protocol(rep, e.inv, t, e)
 
@@ -175,15 +207,17 @@ class _Reader:
         label = e.label
         hop = self.hops.pop(key, None)
         if hop is not None and label != "drop":
-            self.out.add(hop[1], t - hop[0])
+            a, b = hop[2]
+            if not self._met_outage(rep, hop[0], a, b):
+                self.out.add(hop[1], t - hop[0])
         open_tr = self.translations.get(key)
         if open_tr is not None and (label != "translate" or open_tr.t != t):
             del self.translations[key]
-            if label != "drop":
+            if label != "drop" and not self._met_outage(rep, open_tr.t, open_tr.at):
                 self.out.add(Quantity("translation", open_tr.at), (t - open_tr.t) / open_tr.steps)
             open_tr = None
         if label == "hop":
-            self.hops[key] = (t, self._link(e))
+            self.hops[key] = (t, self._link(e), (e.detail.from_, e.detail.to))
         elif label == "translate":
             at = e.detail.at
             if at is None or at not in self.names.agents:
@@ -223,8 +257,9 @@ class _Reader:
         if len(mine) > 1:
             self.out.ambiguous += len(mine)
             return
-        _, start, tool = mine[0]
-        self.out.add(Quantity("service", tool), t - start)
+        server, start, tool = mine[0]
+        if not self._met_outage(rep, start, server):
+            self.out.add(Quantity("service", tool), t - start)
 
     def _protocol(self, rep: int, inv: int, t: float, e: Event) -> None:
         label = e.label

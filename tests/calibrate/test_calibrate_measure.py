@@ -159,11 +159,15 @@ def test_approval_latency_is_timed_from_what_asked(tmp_path: Path, mesh: Source)
         at("call", 20.0, 3, target="server"),
         at("validate", 20.0, 3),
         event("deliver", 21.0, detail=response, inv=3, tool="store"),  # a live approval request
-        at("approve", 21.5, 3),  # 0.5 after the request's delivery
+        at("approve", 21.5, 3),  # 1.5 after the gate's start: the question's round trip counts
+        at("call", 30.0, 4, target="server"),
+        at("validate", 30.0, 4),
+        event("timeout", 32.0, detail={"attempt": 1, "action": "resend"}, inv=4, tool="store"),
+        at("approve", 36.0, 4),  # the question was asked twice: no sample
     ]
     got = _measured(tmp_path, mesh, trace)
-    assert _approx(got.durations[Quantity("approval")]) == [2.0, 1.5, 0.75, 0.25, 0.5]
-    assert (got.approves, got.denies) == (3, 1)
+    assert _approx(got.durations[Quantity("approval")]) == [2.0, 1.5, 0.75, 0.25, 1.5]
+    assert (got.approves, got.denies) == (4, 1)
 
 
 def test_a_protocol_level_trace_says_what_it_cannot_show(tmp_path: Path, mesh: Source) -> None:
@@ -272,3 +276,20 @@ def test_a_line_without_seq_is_refused_as_check_refuses_it(tmp_path: Path, mesh:
     with pytest.raises(TraceError) as info:
         measure([trace], Names.of(mesh.scenario, "mesh.yaml"))
     assert str(info.value) == f"{trace}:1: not a trace event: `seq` must be an integer (missing)"
+
+
+def test_a_sample_that_met_an_outage_is_left_out(tmp_path: Path, mesh: Source) -> None:
+    """A hop whose receiver was stopped meanwhile measures the outage, not the link."""
+    owner = {"inv": 1, "tool": "lookup"}
+    trace = [
+        hop(1.0, 1, "gw", "server", "MCP", **owner),
+        event("deliver", 1.010, "server", detail={"msg": 1, "kind": "request"}, **owner),
+        hop(2.0, 2, "gw", "server", "MCP", **owner),
+        event("node_down", 2.001, "server"),
+        event("node_up", 30.0, "server"),
+        event("deliver", 30.010, "server", detail={"msg": 2, "kind": "request"}, **owner),
+    ]
+    got = _measured(tmp_path, mesh, trace)
+    assert _approx(got.durations[LINK_GS]) == [0.01]
+    assert got.outaged == 1
+    assert "1 sample(s) left out: they met an outage" in " ".join(got.notes())
