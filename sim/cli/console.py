@@ -28,6 +28,32 @@ EXIT_BAD_INPUT = 2
 Handler = Callable[[argparse.Namespace], int]
 
 
+def at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: a whole number ≥ ``minimum``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}")
+        return value
+
+    return parse
+
+
+def positive_number(text: str) -> float:
+    """An argparse type: a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return value
+
+
 class Choices(Sequence[str]):
     """An argparse ``choices`` list read from ``module.attribute`` on first use.
 

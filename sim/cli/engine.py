@@ -16,6 +16,7 @@ from sim.cli.console import (
     TRACE_LEVEL_NAMES,
     BadInput,
     add_guard_options,
+    at_least,
     guard_of,
     output_directory,
     print_table,
@@ -46,13 +47,13 @@ def register(sub: Any) -> None:
         help=f"{', '.join(BUILTIN_ROUTERS)}, an installed plug-in or one of the scenario's "
         "routers (default: its first)",
     )
-    p.add_argument("--replications", type=_positive, metavar="N", help="default: the scenario's")
+    p.add_argument("--replications", type=at_least(1), metavar="N", help="default: the scenario's")
     p.add_argument(
-        "--seed", type=_non_negative, metavar="S", help="root seed (default: the scenario's)"
+        "--seed", type=at_least(0), metavar="S", help="root seed (default: the scenario's)"
     )
     p.add_argument(
         "--jobs",
-        type=_positive,
+        type=at_least(1),
         default=1,
         metavar="N",
         help="replications run at once in a process pool (results never depend on it)",
@@ -111,20 +112,6 @@ def native(args: argparse.Namespace) -> int:
         return EXIT_NEGATIVE
     print(f"compiled {len(compiled.MODULES)} engine modules into {where}")
     return EXIT_OK
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
-
-
-def _non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be at least 0")
-    return value
 
 
 def _total(counts: dict[str, int | None]) -> int | None:

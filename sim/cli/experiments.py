@@ -22,6 +22,7 @@ from sim.cli.console import (
     BadInput,
     Choices,
     add_guard_options,
+    at_least,
     guard_of,
     output_directory,
     print_table,
@@ -108,10 +109,10 @@ def register(sub: Any) -> None:
     )
     p.add_argument("file", metavar="FILE", help="scenario YAML file")
     p.add_argument("--routers", type=_routers, metavar="R1,R2", help="default: the scenario's")
-    p.add_argument("--replications", type=_positive, metavar="N", help="default: the scenario's")
+    p.add_argument("--replications", type=at_least(1), metavar="N", help="default: the scenario's")
     p.add_argument(
         "--jobs",
-        type=_positive,
+        type=at_least(1),
         metavar="N",
         help="workers of the local executor (default: the cores this process may use); "
         "1 runs in this process",
@@ -165,13 +166,6 @@ def register(sub: Any) -> None:
     )
     add_options(p)
     p.set_defaults(handler=compare)
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
 
 
 def _routers(text: str) -> list[str]:

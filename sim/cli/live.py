@@ -11,40 +11,12 @@ from sim.cli.console import (
     EXIT_BAD_INPUT,
     EXIT_OK,
     TRACE_LEVEL_NAMES,
+    at_least,
     output_directory,
+    positive_number,
     print_table,
     scenario_error,
 )
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
-    return value
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
-    return value
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative, got {text!r}")
-    return value
 
 
 def register(sub: Any) -> None:
@@ -67,16 +39,21 @@ def register(sub: Any) -> None:
     p.add_argument("file", metavar="FILE", help="scenario YAML file")
     p.add_argument("--router", metavar="NAME", help="one router (default: each of the scenario's)")
     p.add_argument(
-        "--duration", type=_positive, metavar="S", help="scenario seconds (default: the scenario's)"
+        "--duration",
+        type=positive_number,
+        metavar="S",
+        help="scenario seconds (default: the scenario's)",
     )
     p.add_argument(
         "--speed",
-        type=_positive,
+        type=positive_number,
         default=1.0,
         metavar="X",
         help="scenario seconds per wall second (default 1)",
     )
-    p.add_argument("--seed", type=_seed, metavar="S", help="root seed (default: the scenario's)")
+    p.add_argument(
+        "--seed", type=at_least(0), metavar="S", help="root seed (default: the scenario's)"
+    )
     p.add_argument("--out", type=Path, metavar="DIR", help="default: results/<scenario>-live")
     p.add_argument(
         "--trace", choices=TRACE_LEVEL_NAMES, metavar="LEVEL", help="full (default), protocol, off"
@@ -84,20 +61,20 @@ def register(sub: Any) -> None:
     p.add_argument("--quiet", action="store_true", help="print only where the results are")
     p.add_argument(
         "--max-processes",
-        type=_count,
+        type=at_least(1),
         default=DEFAULT_MAX_PROCESSES,
         metavar="N",
         help=f"processes this machine may host (default {DEFAULT_MAX_PROCESSES}: 8 per core)",
     )
     p.add_argument(
         "--processes",
-        type=_count,
+        type=at_least(1),
         metavar="N",
         help="pack the agents into N processes (hops between them stay real messages)",
     )
     p.add_argument(
         "--drain",
-        type=_positive,
+        type=positive_number,
         default=DEFAULT_DRAIN,
         metavar="S",
         help=f"scenario seconds after the duration for instances to end ({DEFAULT_DRAIN:g})",

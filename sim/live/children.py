@@ -22,6 +22,7 @@ class Child:
     proc: subprocess.Popen[bytes] | None = None
     ready: bool = False
     idle: bool = False
+    warm: bool = False
     busy: int | None = None
     stopped: bool = False  # SIGSTOPped
     killed: bool = False

@@ -112,6 +112,7 @@ class Deployment:
             p.fds = [self.sockets[a].fileno() for a in p.agents]
             self._spawn(p)
         self._wait_ready(self.procs)
+        self._warm(self.procs)
 
     def _bind(self, index: int, agent: Any) -> socket.socket:
         port = agent.live.port if agent.live is not None and agent.live.port else 0
@@ -197,6 +198,15 @@ class Deployment:
                     f"agents not ready within {self.start_timeout:g} s: {', '.join(late)}"
                 )
 
+    def _warm(self, procs: Sequence[Child]) -> None:
+        """Every process opens the connections its hops use (at most ``start_timeout``)."""
+        for p in procs:
+            p.warm = False
+            self._tell(p, cmd="warm")
+        deadline = time.monotonic() + self.start_timeout
+        while not all(p.warm for p in procs) and time.monotonic() < deadline:
+            self._poll(0.1)
+
     # -- the control channel --
 
     def _poll(self, timeout: float) -> None:
@@ -223,6 +233,8 @@ class Deployment:
             p.ready = True
         if status.get("idle"):
             p.idle = True
+        if status.get("warm"):
+            p.warm = True
         if "busy" in status:
             p.busy = int(status["busy"])
         if "error" in status:
@@ -360,6 +372,7 @@ class Deployment:
         p.killed = False
         self._spawn(p)
         self._wait_ready([p])
+        self._warm([p])
         self._tell(p, cmd="go", origin=self.clock.origin, resume=self.clock.now())
 
     def _crashed(self) -> None:

@@ -251,6 +251,17 @@ class Host:
         if all(w.idle.is_set() for w in self.workflows):
             self.say(idle=True)
 
+    async def _warm(self) -> None:
+        """Open every connection a hop of this process may use, then say so: the first
+        use of a connection costs a handshake no later hop pays."""
+        for agent in self.agents:
+            for link in self.graph.incident(agent.id):
+                other = link.other(agent.id)
+                for protocol in link.latency:
+                    with contextlib.suppress(Exception):  # a neighbour not there: the run tells
+                        await self._sender(agent.id, other, protocol).warm()
+        self.say(warm=True)
+
     def _resumed(self) -> None:
         for wf in self.workflows:
             wf.resumed()
@@ -292,6 +303,8 @@ class Host:
                     if node is not None and other in node.links:
                         node.links[other].down = not command["up"]
                 self.say(link=[a, b], up=bool(command["up"]), t=self.clock.now())
+            elif cmd == "warm":
+                self._spawn(self._warm)
             elif cmd == "drain":
                 for wf in self.workflows:
                     wf.unfinished()

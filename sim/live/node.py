@@ -47,6 +47,10 @@ DROPPED: Any = object()
 class Sender(Protocol):
     """What the node needs of a wire's sender to one neighbour."""
 
+    async def warm(self) -> None:
+        """Open the connection before the run (its first use costs a handshake)."""
+        ...
+
     async def send(
         self,
         protocol: str,

@@ -56,10 +56,7 @@ class RealServer:
         from sim import __version__
 
         info = mt.Implementation(name=f"protomesh-live-{self.agent}", version=__version__)
-        async with (
-            self._transport() as transport,
-            Client(transport, mode="auto", cache=None, client_info=info) as client,
-        ):
+        async with Client(self._transport(), mode="auto", cache=None, client_info=info) as client:
             yield client
 
     @contextlib.asynccontextmanager
@@ -144,7 +141,7 @@ class RealServer:
             real.annotations if real.annotations is not None else truth.annotations,
         )
 
-    async def run(self, name: str, arguments: Mapping[str, Any]) -> Outcome:
+    async def run(self, name: str, arguments: Mapping[str, Any], started: float) -> Outcome:
         import mcp.types as mt
         from pydantic import TypeAdapter
 

@@ -6,8 +6,10 @@ For each router: deploy the scenario (:mod:`sim.live.deploy`), run its workload 
 the full trace (:mod:`sim.live.metrics`), check the trace like ``run`` does (SPEC §6
 and the scenario's properties) and write ``metrics.json``. ``k`` is the first free
 number under ``DIR/<router>/``: runs accumulate. The processes' own files (their parts,
-specs, logs) are removed once the trace is merged, unless the run failed: then they
-stay under ``live-<k>/processes/`` with what was written so far.
+specs, logs) are removed once the trace is merged. A run stopped by a signal (or that
+failed once it had started) keeps what it wrote: the trace merged so far and its metrics
+(``live.interrupted`` says why; no checks), and the processes' own files under
+``live-<k>/processes/``.
 """
 
 from __future__ import annotations
@@ -86,16 +88,41 @@ def live_run(
     started = datetime.now(UTC)
     wall = time.monotonic()
     say(f"{router}: starting {len(groups)} processes for {len(scenario.agents)} agents")
+    stopped: BaseException | None = None
     try:
         deployment.start()
-        clock = deployment.go()
+        deployment.go()
         say(f"{router}: running {scenario.duration:g} s of scenario time at speed {speed:g}")
         deployment.supervise(scenario.duration, drain)
         deployment.finish()
+    except (KeyboardInterrupt, LiveError) as exc:  # Stopped is a KeyboardInterrupt
+        stopped = exc
     finally:
         deployment.close()
+    if stopped is not None and not (work / "parts" / "controller.jsonl").exists():
+        raise stopped  # nothing ran: nothing to keep
+    header = _header(scenario, router, k, trace_level, speed, started, wall, deployment)
+    if stopped is not None:  # what ran so far is kept, merged, unchecked
+        header["live"]["interrupted"] = str(stopped)
+        _results(scenario, directory, work, header, trace_level, deployment.kills, check=False)
+        raise stopped
+    metrics = _results(scenario, directory, work, header, trace_level, deployment.kills)
+    shutil.rmtree(work, ignore_errors=True)
+    return LiveRun(router, directory, metrics)
+
+
+def _header(
+    scenario: Scenario,
+    router: str,
+    k: int,
+    trace_level: str,
+    speed: float,
+    started: datetime,
+    wall: float,
+    deployment: Deployment,
+) -> dict[str, Any]:
     elapsed = time.monotonic() - wall
-    header = {
+    return {
         "scenario": scenario.name,
         "router": router,
         "replication": k,
@@ -107,16 +134,13 @@ def live_run(
             "speed": speed,
             "started": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
             "wall_seconds": round(elapsed, 3),
-            "origin_monotonic": clock.origin,
-            "processes": len(groups),
-            "agents": {a: url for a, url in deployment.book.items()},
+            "origin_monotonic": deployment.clock.origin,
+            "processes": len(deployment.procs),
+            "agents": dict(deployment.book),
             "kills": [[a, round(t, 6)] for a, t in deployment.kills],
             "machine": _machine(),
         },
     }
-    metrics = _results(scenario, directory, work, header, trace_level, deployment.kills)
-    shutil.rmtree(work, ignore_errors=True)
-    return LiveRun(router, directory, metrics)
 
 
 def _results(
@@ -126,6 +150,7 @@ def _results(
     header: dict[str, Any],
     level: str,
     kills: list[tuple[str, float]],
+    check: bool = True,
 ) -> dict[str, Any]:
     from sim.live.merge import merge
     from sim.live.metrics import live_metrics
@@ -140,7 +165,8 @@ def _results(
         events = merge(parts, out, level=level, kills=kills)
     writes = frozenset(t.name for t in scenario.tools if t.side_effects.writes)
     metrics = live_metrics(events, writes, failed, header)
-    metrics.update(_verdicts(scenario, trace))
+    if check:
+        metrics.update(_verdicts(scenario, trace))
     (directory / "metrics.json").write_text(
         json.dumps(metrics, sort_keys=True, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )

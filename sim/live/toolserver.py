@@ -119,7 +119,7 @@ class ToolHost:
                 detail["approved"] = approved
             started = self.part.event("execute", self.agent, owner, protocol, **detail)
             await notice(env.attempt)
-            outcome = await self.executes.run(name, call.arguments)
+            outcome = await self.executes.run(name, call.arguments, started)
             if self.downlog.overlaps(started, self.clock.now()) is not None:
                 self._lost(owner, protocol, "executing")
                 return None
@@ -136,8 +136,9 @@ class Executes(Protocol):
         """The tool's ground truth as served."""
         ...
 
-    async def run(self, name: str, arguments: Mapping[str, Any]) -> Outcome:
-        """One execution of ``name``, its outcome."""
+    async def run(self, name: str, arguments: Mapping[str, Any], started: float) -> Outcome:
+        """One execution of ``name`` that started at ``started`` (scenario seconds), its
+        outcome."""
         ...
 
 
@@ -160,8 +161,9 @@ class Simulated:
     def descriptor(self, spec: ToolSpec) -> ToolPlus:
         return spec.descriptor()
 
-    async def run(self, name: str, arguments: Mapping[str, Any]) -> Outcome:
-        await self.clock.sleep(self.service[name]())
+    async def run(self, name: str, arguments: Mapping[str, Any], started: float) -> Outcome:
+        # the service time runs from the execution's start (the notice sent meanwhile)
+        await self.clock.until(started + self.service[name]())
         u = self.errors_rng.random()
         for cumulative, error, p in self.draws[name]:
             if u < cumulative:

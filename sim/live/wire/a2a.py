@@ -353,6 +353,10 @@ class A2aSender:
         """The SDK client (the card fetched on first use; again after a failure)."""
         return await self._kept.get()
 
+    async def warm(self) -> None:
+        """The card fetched and the client opened."""
+        await self._connect()
+
     async def send(
         self,
         protocol: str,

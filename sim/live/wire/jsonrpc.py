@@ -112,6 +112,11 @@ class JsonRpcSender:
 
         return httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, connect=5.0))
 
+    async def warm(self) -> None:
+        """The client opened and its connection made (a ``ping``: method not found)."""
+        client = await self._client.get()
+        await client.post(self.base + PREFIX, json={"jsonrpc": "2.0", "id": 0, "method": "ping"})
+
     async def send(
         self,
         protocol: str,

@@ -294,6 +294,10 @@ class McpSender:
     async def _session(self) -> Any:
         return (await self._client.get()).session
 
+    async def warm(self) -> None:
+        """The client opened and one ``ping`` answered."""
+        await (await self._session()).send_ping()
+
     async def send(
         self,
         protocol: str,

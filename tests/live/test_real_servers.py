@@ -1,0 +1,142 @@
+"""Real MCP servers in an agent's place (``live: {command}`` over stdio, ``live: {url}``
+over Streamable HTTP): a server written with the SDK's high-level API, nobody's
+simulation, called through the agent's process; and a killed-and-restarted gateway."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+from live_paths import ROOT
+from test_live_run import live, ours
+
+SERVER = ROOT / "tests" / "mcp_servers" / "fastmcp_server.py"
+
+
+def desk(tmp_path: Path, entry: dict[str, Any]) -> Path:
+    """A planner that asks a real hotel desk for a forecast, then books a room."""
+    scenario = {
+        "name": "real-desk",
+        "seed": 1,
+        "duration": 3,
+        "routers": ["dijkstra"],
+        "protocols": ["MCP"],
+        "approval": {"latency": {"dist": "constant", "value": 0.05}, "grant_probability": 1.0},
+        "agents": [
+            {"id": "planner", "type": "LLM_AGENT", "protocols": {"MCP": 1.0}},
+            {
+                "id": "desk",
+                "type": "TOOL_SERVER",
+                "protocols": {"MCP": 1.0},
+                "tools": ["get_forecast", "book_room"],
+                "live": entry,
+            },
+        ],
+        "links": [{"between": ["planner", "desk"], "latency": {"MCP": 0.005}}],
+        "tools": [
+            {"name": "get_forecast", "description": "Forecast.", "side_effects": "read"},
+            {
+                "name": "book_room",
+                "description": "Books.",
+                "side_effects": "write",
+                "requires_approval": True,
+            },
+        ],
+        "workflows": [
+            {
+                "name": "stay",
+                "initiator": "planner",
+                "protocol": "MCP",
+                "arrivals": {"times": [0.2, 1.0, 1.8]},
+                "timeout": 10,
+                "tasks": [
+                    {
+                        "id": "sky",
+                        "tool": "get_forecast",
+                        "args": {"city": "Bern", "date": "2026-12-24"},
+                    },
+                    {
+                        "id": "room",
+                        "tool": "book_room",
+                        "args": {"city": "Bern", "nights": 2},
+                        "after": ["sky"],
+                    },
+                ],
+            },
+        ],
+    }
+    path = tmp_path / "desk.yaml"
+    path.write_text(yaml.safe_dump(scenario, sort_keys=False))
+    return path
+
+
+def ran(tmp_path: Path, path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    done = live(str(path), "--out", str(tmp_path / "out"), "--quiet")
+    assert done.returncode == 0, done.stderr
+    run = tmp_path / "out" / "dijkstra" / "live-0"
+    trace = [json.loads(x) for x in (run / "trace.jsonl").read_text().splitlines()]
+    return json.loads((run / "metrics.json").read_text()), trace
+
+
+def test_a_real_server_over_stdio_serves_the_agents_tools(tmp_path: Path) -> None:
+    metrics, trace = ran(tmp_path, desk(tmp_path, {"command": [sys.executable, str(SERVER)]}))
+    assert metrics["workflows"] == {"started": 3, "succeeded": 3, "failed": 0, "cancelled": 0,
+                                    "unfinished": 0}  # fmt: skip
+    assert metrics["conformance"]["ok"] and all(v == 0 for v in metrics["violations"].values())
+    executes = [e for e in trace if e["label"] == "execute"]
+    assert sorted({e["tool"] for e in executes}) == ["book_room", "get_forecast"]
+    # the real server's own descriptor reached the planner (its description, its schema)
+    lists = [e for e in trace if e["label"] == "list"]
+    assert {e["detail"]["approval_reason"] for e in lists if e["tool"] == "book_room"} == {
+        "mcp_policy=hints, readOnlyHint=False"
+    }
+    assert ours(str(tmp_path)) == [] and ours(str(SERVER)) == []
+
+
+def test_a_real_server_over_http_and_one_that_lacks_a_tool(tmp_path: Path) -> None:
+    portfile = tmp_path / "port"
+    server = subprocess.Popen([sys.executable, str(SERVER), "--http", str(portfile)])
+    try:
+        deadline = time.monotonic() + 30
+        while not portfile.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        url = f"http://127.0.0.1:{portfile.read_text()}/mcp"
+        metrics, _ = ran(tmp_path, desk(tmp_path, {"url": url}))
+        assert metrics["workflows"]["succeeded"] == 3
+        lacking = desk(tmp_path, {"url": url})
+        text = lacking.read_text().replace("book_room", "book_suite")
+        lacking.write_text(text)
+        done = live(str(lacking), "--out", str(tmp_path / "out2"))
+        assert done.returncode == 2
+        assert (
+            "does not serve book_suite (it serves book_room, cancel_booking, get_forecast)"
+            in done.stderr
+        )
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def test_a_killed_gateway_is_restarted_and_what_it_held_is_accounted_for(tmp_path: Path) -> None:
+    from live_paths import TINY
+
+    data = yaml.safe_load(TINY.read_text())
+    data["duration"] = 8
+    data["failures"] = [{"node": "gw", "at": 2.0, "for": 2.0, "kill": True}]
+    path = tmp_path / "kill.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    metrics, trace = ran(tmp_path, path)
+    assert metrics["live"]["kills"] and metrics["live"]["kills"][0][0] == "gw"
+    assert metrics["conformance"]["ok"], metrics["conformance"]
+    assert all(v == 0 for v in metrics["violations"].values()), metrics["violations"]
+    down = next(e["t"] for e in trace if e["label"] == "node_down")
+    up = next(e["t"] for e in trace if e["label"] == "node_up")
+    assert 2.0 <= down < up
+    # the restarted gateway relays again
+    assert any(e["label"] == "hop" and e["detail"]["from"] == "gw" and e["t"] > up for e in trace)
+    assert ours(str(tmp_path)) == []
