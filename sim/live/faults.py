@@ -34,10 +34,12 @@ def faults(scenario: Scenario, seed: int, run: int) -> list[Fault]:
     element), overlapping outages of one element merged, in time order."""
     spans: dict[tuple[tuple[str, ...], bool], list[tuple[float, float]]] = {}
     duration = scenario.duration
+    #: a link by its two ends, as the scenario's ``links:`` declares it (the engine's order)
+    ends = {frozenset(link.between): tuple(link.between) for link in scenario.links}
     for f in scenario.failures:
         if f.random is not None:
             r = f.random
-            elements = [(n,) for n in r.nodes] + [tuple(sorted(ln)) for ln in r.links]
+            elements = [(n,) for n in r.nodes] + [ends[frozenset(ln)] for ln in r.links]
             for element in elements:
                 rng = random.Random(f"protomesh-live/{seed}/{run}/failures/{'/'.join(element)}")
                 t = 0.0
@@ -49,7 +51,7 @@ def faults(scenario: Scenario, seed: int, run: int) -> list[Fault]:
                     spans.setdefault((element, f.kill), []).append((t, t + d))
                     t += d
         else:
-            element = (f.node,) if f.node is not None else tuple(sorted(f.link or ()))
+            element = (f.node,) if f.node is not None else ends[frozenset(f.link or ())]
             at, length = float(f.at or 0.0), float(f.for_ or 0.0)
             if at < duration:
                 spans.setdefault((element, f.kill), []).append((at, at + length))

@@ -43,7 +43,7 @@ def test_overlapping_outages_of_one_element_are_one() -> None:
     scenario, _ = parse_scenario(text, "tiny.yaml")
     assert faults(scenario, 1, 0) == [
         Fault(("gw",), 1.0, 4.0),
-        Fault(("coord", "planner"), 4.0, 5.0),
+        Fault(("planner", "coord"), 4.0, 5.0),  # as the scenario declares the link
     ]  # the one at 9 s starts after the duration (6 s)
 
 

@@ -122,12 +122,15 @@ def test_a_real_server_over_http_and_one_that_lacks_a_tool(tmp_path: Path) -> No
         server.wait(10)
 
 
-def test_a_killed_gateway_is_restarted_and_what_it_held_is_accounted_for(tmp_path: Path) -> None:
+def test_a_killed_gateway_and_a_cut_link_are_real_and_accounted_for(tmp_path: Path) -> None:
     from live_paths import TINY
 
     data = yaml.safe_load(TINY.read_text())
     data["duration"] = 8
-    data["failures"] = [{"node": "gw", "at": 2.0, "for": 2.0, "kill": True}]
+    data["failures"] = [
+        {"node": "gw", "at": 2.0, "for": 2.0, "kill": True},
+        {"link": ["planner", "coord"], "at": 1.0, "for": 2.0},
+    ]
     path = tmp_path / "kill.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     metrics, trace = ran(tmp_path, path)
@@ -139,4 +142,90 @@ def test_a_killed_gateway_is_restarted_and_what_it_held_is_accounted_for(tmp_pat
     assert 2.0 <= down < up
     # the restarted gateway relays again
     assert any(e["label"] == "hop" and e["detail"]["from"] == "gw" and e["t"] > up for e in trace)
+    # the link outage: both ends refused the link while it was down, and said so
+    cut = next(e for e in trace if e["label"] == "link_down")
+    back = next(e for e in trace if e["label"] == "link_up")
+    assert cut["detail"]["link"] == ["planner", "coord"] and 1.0 <= cut["t"] < back["t"]
+    crossing = [e for e in trace if e["label"] == "hop"
+                and {e["detail"]["from"], e["detail"]["to"]} == {"planner", "coord"}]  # fmt: skip
+    assert not [e for e in crossing if cut["t"] < e["t"] < back["t"]]
     assert ours(str(tmp_path)) == []
+
+
+def test_fallbacks_sgd_dialogues_and_json_rpc_links_run_live(tmp_path: Path) -> None:
+    """A declared fallback (learned over MCP+), an invocation issued in SGD (its missing
+    slot collected), and ANP and SGD links (no real implementation: JSON-RPC)."""
+    scenario = {
+        "name": "dialects",
+        "seed": 2,
+        "duration": 3,
+        "routers": ["dijkstra"],
+        "protocols": ["MCP+", "SGD", "ANP"],
+        "approval": {"latency": {"dist": "constant", "value": 0.05}, "grant_probability": 1.0},
+        "agents": [
+            {"id": "planner", "type": "LLM_AGENT", "protocols": {"MCP+": 1.0, "SGD": 1.0}},
+            {"id": "relay", "type": "GATEWAY", "protocols": {"SGD": 1.0, "ANP": 1.0}},
+            {
+                "id": "desk",
+                "type": "TOOL_SERVER",
+                "protocols": {"MCP+": 1.0},
+                "tools": ["flaky", "steady"],
+            },
+            {"id": "clerk", "type": "TOOL_SERVER", "protocols": {"ANP": 1.0}, "tools": ["reserve"]},
+        ],
+        "links": [
+            {"between": ["planner", "desk"], "latency": {"MCP+": 0.004}},
+            {"between": ["planner", "relay"], "latency": {"SGD": 0.003}},
+            {"between": ["relay", "clerk"], "latency": {"ANP": 0.003}},
+        ],
+        "tools": [
+            {
+                "name": "flaky",
+                "description": "Fails.",
+                "side_effects": "read",
+                "errors": {"Broken": 1.0},
+                "failure_modes": [{"error": "Broken", "recovery": {"fallback": "steady"}}],
+            },
+            {"name": "steady", "description": "Works.", "side_effects": "read"},
+            {
+                "name": "reserve",
+                "description": "Reserves a seat.",
+                "side_effects": "read",
+                "input_schema": {
+                    "type": "object",
+                    "required": ["seat"],
+                    "properties": {"seat": {"type": "string"}},
+                },
+            },
+        ],
+        "workflows": [
+            {
+                "name": "fall",
+                "initiator": "planner",
+                "protocol": "MCP+",
+                "arrivals": {"times": [0.2, 1.2]},
+                "tasks": [{"id": "t", "tool": "flaky"}],
+            },
+            {
+                "name": "talk",
+                "initiator": "planner",
+                "protocol": "SGD",
+                "arrivals": {"times": [0.5, 1.5]},
+                "tasks": [{"id": "r", "tool": "reserve"}],
+            },
+        ],
+    }
+    path = tmp_path / "dialects.yaml"
+    path.write_text(yaml.safe_dump(scenario, sort_keys=False))
+    metrics, trace = ran(tmp_path, path)
+    assert metrics["conformance"]["ok"], metrics["conformance"]
+    assert all(v == 0 for v in metrics["violations"].values()), metrics["violations"]
+    assert metrics["workflows"]["succeeded"] == 4
+    labels = [e["label"] for e in trace]
+    assert labels.count("fallback") == 2 and labels.count("collect") == 2
+    hops = {e["detail"]["proto"] for e in trace if e["label"] == "hop"}
+    assert {"SGD", "ANP", "MCP+"} <= hops
+    parents = [
+        e["detail"].get("parent") for e in trace if e["label"] == "call" and e["tool"] == "steady"
+    ]
+    assert len(parents) == 2 and None not in parents
