@@ -93,6 +93,7 @@ class Deployment:
         self.clock = SceneClock(time.monotonic(), speed)
         self.part: PartWriter | None = None
         self.kills: list[tuple[str, float]] = []
+        self.stopping = False  #: the processes were told to stop (finish)
         #: when each stopped agent went down (scenario seconds)
         self.down_at: dict[str, float] = {}
         #: link outage edges waiting for their ends: (ends, edge) → (who must answer, answers)
@@ -417,6 +418,7 @@ class Deployment:
             time.sleep(0.1)
         for p in self.procs:
             self._tell(p, cmd="stop")
+        self.stopping = True
         self.close()
 
     def close(self) -> None:
@@ -426,10 +428,11 @@ class Deployment:
             if p.stopped:
                 self._signal(p, signal.SIGCONT)
                 p.stopped = False
-        end = time.monotonic() + GRACE
-        for proc in procs:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=max(0.0, end - time.monotonic()))
+        if self.stopping:  # told to stop: they write their last lines and exit
+            end = time.monotonic() + GRACE
+            for proc in procs:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=max(0.0, end - time.monotonic()))
         for proc in procs:
             if proc.poll() is None:
                 with contextlib.suppress(ProcessLookupError):

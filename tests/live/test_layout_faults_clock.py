@@ -36,7 +36,7 @@ def test_packing_keeps_an_agent_with_an_outage_alone() -> None:
 
 
 def test_overlapping_outages_of_one_element_are_one() -> None:
-    text = TINY.read_text() + (
+    text = TINY.read_text().replace("duration: 4", "duration: 6") + (
         "failures:\n  - {node: gw, at: 1, for: 2}\n  - {node: gw, at: 2, for: 2}\n"
         "  - {link: [planner, coord], at: 4, for: 1}\n  - {node: coord, at: 9, for: 1}\n"
     )
@@ -48,7 +48,7 @@ def test_overlapping_outages_of_one_element_are_one() -> None:
 
 
 def test_random_outages_are_drawn_alike_for_the_same_seed_and_run() -> None:
-    text = TINY.read_text().replace("duration: 6", "duration: 600") + (
+    text = TINY.read_text().replace("duration: 4", "duration: 600") + (
         "failures:\n  - {random: {nodes: [gw], mtbf: 60, mttr: 5}, kill: true}\n"
     )
     scenario, _ = parse_scenario(text, "tiny.yaml")

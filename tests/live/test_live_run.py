@@ -42,10 +42,28 @@ def ours(marker: str) -> list[str]:
     return found
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    out = tmp_path_factory.mktemp("live")
-    done = live(str(TINY), "--out", str(out), "--capture", "--quiet")
+    """One live run shared by the tests that read it, made once whatever the number of
+    xdist workers: the first worker runs it under a lock, the others read its files."""
+    import fcntl
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # this session's
+    out = shared / "live-tiny"
+    with open(shared / "live-tiny.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (out / "done.json").exists():
+            done = live(str(TINY), "--out", str(out), "--capture", "--quiet")
+            (out / "done.json").write_text(
+                json.dumps(
+                    {"returncode": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
+                )
+            )
+        saved = json.loads((out / "done.json").read_text())
+    done = subprocess.CompletedProcess(
+        ["live"], saved["returncode"], saved["stdout"], saved["stderr"]
+    )
     run = out / "dijkstra" / "live-0"
     trace = [json.loads(x) for x in (run / "trace.jsonl").read_text().splitlines()]
     return {"done": done, "out": out, "run": run, "trace": trace,
@@ -93,7 +111,7 @@ def test_the_metrics_have_the_keys_of_a_run_and_say_what_was_live(tiny: dict[str
     for key in keys:
         assert key in m, key
     assert m["scenario"] == "live-tiny" and m["router"] == "dijkstra"
-    assert m["live"]["duration"] == 6.0 and m["live"]["speed"] == 1.0
+    assert m["live"]["duration"] == 4.0 and m["live"]["speed"] == 1.0
     assert m["workflows"]["started"] >= 5
     assert m["workflows"]["started"] == sum(e["label"] == "wf_start" for e in tiny["trace"])
 
@@ -139,11 +157,20 @@ def test_a_write_is_approved_by_elicitation_and_the_approval_used_once(
                    for e in mine[:first_approve])  # fmt: skip
 
 
-def _scenario(tmp_path: Path, live_entries: dict[str, dict[str, Any]]) -> Path:
-    """The tiny scenario with a ``live:`` entry for some agents (by id)."""
+def _scenario(
+    tmp_path: Path, live_entries: dict[str, dict[str, Any]], *, pair: bool = False
+) -> Path:
+    """The tiny scenario (with ``pair``, only its planner and tickets, for a start that
+    fails: two processes start instead of four) with a ``live:`` entry for some agents."""
     import yaml
 
     data = yaml.safe_load(TINY.read_text())
+    if pair:
+        data["agents"] = [a for a in data["agents"] if a["id"] in ("planner", "tickets")]
+        data["protocols"] = ["MCP"]
+        data["agents"][0]["protocols"] = {"MCP": 1.0}
+        data["links"] = [{"between": ["planner", "tickets"], "latency": {"MCP": 0.005}}]
+        data["workflows"] = [{**data["workflows"][0], "protocol": "MCP"}]
     for agent in data["agents"]:
         if agent["id"] in live_entries:
             agent["live"] = live_entries[agent["id"]]
@@ -171,12 +198,12 @@ def test_a_taken_port_is_located_and_nothing_starts(tmp_path: Path) -> None:
 
 def test_a_real_server_that_exits_is_located_and_everything_is_stopped(tmp_path: Path) -> None:
     command = [sys.executable, "-c", "import sys; sys.exit(3)"]
-    path = _scenario(tmp_path, {"tickets": {"command": command}})
+    path = _scenario(tmp_path, {"tickets": {"command": command}}, pair=True)
     done = live(str(path), "--out", str(tmp_path / "out"))
     assert done.returncode == 2, done.stderr
     line = done.stderr.strip().splitlines()[-1]
     assert line.startswith(f"error: agent 'tickets' failed to start: {path}:")
-    assert "agents[3].live.command" in line
+    assert "agents[1].live.command" in line
     assert ours(str(tmp_path)) == []
 
 
@@ -185,11 +212,11 @@ def test_a_url_that_does_not_answer_is_located(tmp_path: Path) -> None:
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     sock.close()
-    path = _scenario(tmp_path, {"tickets": {"url": f"http://127.0.0.1:{port}/mcp"}})
+    path = _scenario(tmp_path, {"tickets": {"url": f"http://127.0.0.1:{port}/mcp"}}, pair=True)
     done = live(str(path), "--out", str(tmp_path / "out"))
     assert done.returncode == 2, done.stderr
     line = done.stderr.strip().splitlines()[-1]
-    assert "agent 'tickets' failed to start" in line and "agents[3].live.url" in line
+    assert "agent 'tickets' failed to start" in line and "agents[1].live.url" in line
     assert f"http://127.0.0.1:{port}/mcp" in line
     assert ours(str(tmp_path)) == []
 
