@@ -1,7 +1,7 @@
 """What each agent received on the wire, byte for byte (``live --capture``).
 
 An ASGI middleware in front of the agent's application writes one JSON line per HTTP
-request it receives: the scenario time, the method, the path and the body exactly as it
+request it receives: the scenario time (null for the warm-up before scenario time 0), the method, the path and the body exactly as it
 arrived (decoded as UTF-8, with ``\\ufffd`` for bytes that are not). So what crossed a
 link can be read after the run: a relay that translates MCP⁺ to MCP really sends its
 next hop no MCP⁺ metadata (tests/live/test_live_run.py reads the tool server's file).
@@ -50,7 +50,8 @@ class Capture:
 
     def _write(self, scope: Scope, body: bytes) -> None:
         line = {
-            "t": round(self.clock.now(), 6),
+            # before go (connections warmed), the scenario's clock has not started: null
+            "t": round(self.clock.now(), 6) if self.clock.origin else None,
             "method": scope.get("method"),
             "path": scope.get("path"),
             "body": body.decode("utf-8", errors="replace"),
