@@ -3,8 +3,9 @@
 An ASGI middleware in front of the agent's application writes one JSON line per HTTP
 request it receives: the scenario time (null for the warm-up before scenario time 0),
 the method, the path and the body exactly as it arrived (decoded as UTF-8, with
-``\\ufffd`` for bytes that are not). So what crossed a link can be read after the run: a relay that translates MCP⁺ to MCP really sends its
-next hop no MCP⁺ metadata (tests/live/test_live_run.py reads the tool server's file).
+``\\ufffd`` for bytes that are not). So what crossed a link can be read after the run:
+a relay that translates MCP⁺ to MCP really sends its next hop no MCP⁺ metadata
+(tests/live/test_live_run.py reads the tool server's file).
 """
 
 from __future__ import annotations
