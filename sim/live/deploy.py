@@ -378,16 +378,14 @@ class Deployment:
 
     def _crashed(self) -> None:
         for p in self.procs:
+            agents = ", ".join(repr(a) for a in p.agents)
             if p.error:
-                tail = stderr_tail(self.out / "logs" / f"p{p.index}-g{p.generation}.stderr")
-                raise LiveError(
-                    f"agent {', '.join(repr(a) for a in p.agents)}: {p.error} (during the run)"
-                )
+                raise LiveError(f"agent {agents}: {p.error} (during the run)")
             if p.proc is not None and not p.killed and p.proc.poll() is not None:
                 tail = stderr_tail(self.out / "logs" / f"p{p.index}-g{p.generation}.stderr")
                 raise LiveError(
-                    f"agent {', '.join(repr(a) for a in p.agents)}: its process exited with "
-                    f"{p.proc.returncode} during the run{tail}"
+                    f"agent {agents}: its process exited with {p.proc.returncode} during the "
+                    f"run{tail}"
                 )
 
     # -- the end --

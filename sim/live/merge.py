@@ -136,16 +136,10 @@ class _Ids:
         return hit
 
 
-def renumbered(events: Iterable[Event], level: str = "full") -> Iterator[Event]:
-    """The merged trace's lines: ``t`` rounded, ``seq`` from 0, ids dense; at level
-    ``protocol`` without the transport labels, at ``off`` nothing."""
-    if level == "off":
-        return
+def renumbered(events: Iterable[Event]) -> Iterator[Event]:
+    """The merged trace's lines: ``t`` rounded, ``seq`` from 0, ids dense."""
     inst, inv, msg = _Ids(), _Ids(), _Ids()
-    seq = 0
-    for ev in events:
-        if level == "protocol" and ev["label"] in TRANSPORT_LABELS:
-            continue
+    for seq, ev in enumerate(events):
         d = dict(ev.get("detail") or {})
         if "msg" in d:
             d["msg"] = msg(d["msg"])
@@ -157,7 +151,6 @@ def renumbered(events: Iterable[Event], level: str = "full") -> Iterator[Event]:
         line["inst"] = inst((ev["wf"], ev["inst"])) if ev.get("inst") is not None else None
         line["inv"] = inv(ev["inv"]) if ev.get("inv") is not None else None
         line["detail"] = d
-        seq += 1
         yield {k: line.get(k) for k in FIELD_NAMES}
 
 
@@ -170,16 +163,10 @@ def merge(
 ) -> list[Event]:
     """Write the merged trace of ``parts`` to ``out`` (at ``level``); returns every
     event at level full, renumbered (what the metrics count)."""
-    events = reconcile_kills(read_parts(parts), kills)
-    full = list(renumbered(events, "full"))
-    kept = full if level == "full" else [] if level == "off" else None
-    if kept is None:
-        kept = [e for e in full if e["label"] not in TRANSPORT_LABELS]
-        for k, e in enumerate(kept):
-            e = dict(e)
-            e["seq"] = k
-            out.write(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n")
+    full = list(renumbered(reconcile_kills(read_parts(parts), kills)))
+    if level == "off":
         return full
-    for e in kept:
-        out.write(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n")
+    kept = full if level == "full" else [e for e in full if e["label"] not in TRANSPORT_LABELS]
+    for seq, e in enumerate(kept):  # the ids stay those of the full trace
+        out.write(json.dumps({**e, "seq": seq}, ensure_ascii=False, separators=(",", ":")) + "\n")
     return full

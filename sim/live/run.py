@@ -30,7 +30,7 @@ from sim.live.deploy import Deployment
 from sim.live.layout import LiveError, layout
 from sim.scenario.model import Scenario
 
-__all__ = ["DEFAULT_DRAIN", "LiveRun", "live_run", "next_run"]
+__all__ = ["DEFAULT_DRAIN", "LiveError", "LiveRun", "live_run", "next_run"]
 
 PROCESS_DIR = "processes"
 
@@ -202,6 +202,3 @@ def _machine() -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "load": load,
     }
-
-
-__all__ += ["LiveError"]

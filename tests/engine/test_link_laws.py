@@ -136,7 +136,6 @@ for name in ("trace.jsonl", "metrics.json"):
 """
 
 
-@pytest.mark.skipif(compiled.state != "compiled", reason=f"engine: {compiled.state}")
 def test_the_compiled_and_the_pure_engine_draw_the_same(drawn: Scenario, tmp_path: Path) -> None:
     run_replication(drawn, "dijkstra", 1, tmp_path / "compiled", "full")
     ours = [
