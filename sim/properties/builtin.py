@@ -28,6 +28,22 @@ def _name(word: str) -> str:
     return word if _NAME.fullmatch(word) and word not in ("true", "false") else f'"{word}"'
 
 
+#: The most operands joined flat in a built formula; longer joins are grouped in
+#: parentheses (a tree of depth log_8 n), so built formulas stay within MAX_DEPTH.
+JOIN_WIDTH = 8
+
+
+def _join(parts: list[str], op: str) -> str:
+    """``parts`` joined by the associative ``op`` (``&`` or ``|``), grouped so that the
+    formula nests about ``JOIN_WIDTH * log_JOIN_WIDTH(len(parts))`` levels."""
+    while len(parts) > JOIN_WIDTH:
+        parts = [
+            "(" + f" {op} ".join(parts[i : i + JOIN_WIDTH]) + ")"
+            for i in range(0, len(parts), JOIN_WIDTH)
+        ]
+    return f" {op} ".join(parts)
+
+
 def _set(names: Iterable[str]) -> str:
     return "{" + ", ".join(_name(n) for n in sorted(names)) + "}"
 
@@ -36,7 +52,7 @@ def exclusive(pairs: Iterable[tuple[str, str]]) -> str | None:
     """P4 ExclusiveWith per instance: never both tools of a pair executed (None: no pair)."""
     unique = sorted({tuple(sorted(p)) for p in pairs})
     parts = [f"G !(O execute({_name(a)}) & O execute({_name(b)}))" for a, b in unique]
-    return " & ".join(parts) if parts else None
+    return _join(parts, "&") if parts else None
 
 
 def requires_order(
@@ -58,7 +74,7 @@ def requires_order(
                 f"O (result(task={t}) & O (call({j}, task={t}) | invoke({j}, task={t})))"
                 for t in map(_name, task_ids)
             ]
-            succeeded = " | ".join([f"O result({j})", *via_task])
+            succeeded = _join([f"O result({j})", *via_task], "|")
             # "every execute succeeded-before, or Tj never called", as an invariant: once
             # Tj has been called, no execute so far lacked a success of Tj before it
             both = f"G (O {called} -> H (execute({i}) -> ({succeeded})))"
@@ -68,7 +84,7 @@ def requires_order(
                 parts.append(f"{in_static} & {both}")
             else:
                 parts.append(both)
-    return " & ".join(parts) if parts else None
+    return _join(parts, "&") if parts else None
 
 
 def builtin_properties(
@@ -88,5 +104,5 @@ def builtin_properties(
         ("exclusive", exclusive(exclusive_pairs)),
     ):
         text = text or "true"  # no relation: the empty conjunction, nothing to violate
-        out.append(Property(name, "instance", parse(text, tools=tools), text))
+        out.append(Property(name, "instance", parse(text, tools=tools, max_chars=None), text))
     return out

@@ -8,7 +8,9 @@ with keys ``tool agent proto wf task side_effects requires_approval detail.<name
 value is a name, a number, ``true``/``false``, a double-quoted string or a set ``{a, b}``.
 
 Every error is a :class:`FormulaError` at the offending token (0-based offset, and 1-based
-line and column within the formula text).
+line and column within the formula text). Bounds (docs/properties.md): a formula nests at
+most :data:`MAX_DEPTH` levels (parentheses, unary operators, operator chains: the parser's
+recursion and the AST's depth) and has at most :data:`MAX_FORMULA_CHARS` characters.
 """
 
 from __future__ import annotations
@@ -48,6 +50,13 @@ BINARY: dict[str, tuple[int, bool]] = {
 }
 UNARY_TEMPORAL = FUTURE_UNARY | PAST_UNARY
 
+#: The deepest nesting a formula may have: open parentheses, chained unary operators and
+#: operands of binary operators all count one level (the AST's depth and the parser's
+#: recursion stay within it, so no walk over a formula can exhaust Python's stack).
+MAX_DEPTH = 100
+#: The longest formula text, in characters.
+MAX_FORMULA_CHARS = 20_000
+
 _TOKEN = re.compile(
     r"""
     (?P<ws>\s+)
@@ -81,6 +90,11 @@ class FormulaError(ValueError):
         self.message = message
         self.line, self.column = position(text, pos)
         super().__init__(f"{self.line}:{self.column}: {message}")
+
+    @property
+    def located(self) -> str:
+        """The message with its position inside the formula, for a file's diagnostic."""
+        return f"{self.message} (at {self.line}:{self.column} of the formula)"
 
 
 def position(text: str, pos: int) -> tuple[int, int]:
@@ -131,12 +145,34 @@ class _Parser:
         text: str,
         labels: Mapping[str, Collection[str]],
         tools: Mapping[str, ToolAttributes] | None,
+        max_chars: int | None,
     ) -> None:
+        if max_chars is not None and len(text) > max_chars:
+            raise FormulaError(text, max_chars, f"formula longer than {max_chars} characters")
         self.text = text
         self.toks = tokenize(text)
         self.i = 0
         self.labels = labels
         self.tools = tools
+        self.nesting = 0  #: the parser's open levels (parentheses, operators) now
+        self.depths: dict[int, int] = {}  #: id(node) -> depth of the nodes built
+
+    def deeper(self, tok: Token) -> None:
+        """Open one nesting level at ``tok`` (close it with ``self.nesting -= 1``)."""
+        self.nesting += 1
+        if self.nesting > MAX_DEPTH:
+            raise self.too_deep(tok)
+
+    def too_deep(self, tok: Token) -> FormulaError:
+        return self.error(tok, f"formula nested deeper than {MAX_DEPTH} levels")
+
+    def built(self, node: Formula, tok: Token, *kids: Formula) -> Formula:
+        """``node`` (made at ``tok`` from ``kids``), its depth kept within MAX_DEPTH."""
+        depth = 1 + max((self.depths.get(id(k), 1) for k in kids), default=0)
+        if depth > MAX_DEPTH:
+            raise self.too_deep(tok)
+        self.depths[id(node)] = depth
+        return node
 
     # --- tokens ---
     @property
@@ -177,8 +213,10 @@ class _Parser:
             self.advance()
             bound = self.bound(tok) if tok.text in BOUNDABLE else None
             self.operand_after(tok)
+            self.deeper(tok)
             right = self.binary(prec if right_assoc else prec + 1)
-            left = Binary(tok.text, left, right, bound, tok.pos)
+            self.nesting -= 1
+            left = self.built(Binary(tok.text, left, right, bound, tok.pos), tok, left, right)
 
     def operand_after(self, op: Token) -> None:
         """Raise when the next token cannot start the operand ``op`` needs."""
@@ -196,12 +234,18 @@ class _Parser:
         if tok.kind == "op" and tok.text == "!":
             self.advance()
             self.operand_after(tok)
-            return Not(self.unary(), tok.pos)
+            self.deeper(tok)
+            operand = self.unary()
+            self.nesting -= 1
+            return self.built(Not(operand, tok.pos), tok, operand)
         if tok.kind == "temporal" and tok.text in UNARY_TEMPORAL:
             self.advance()
             bound = self.bound(tok) if tok.text in BOUNDABLE else None
             self.operand_after(tok)
-            return Unary(tok.text, self.unary(), bound, tok.pos)
+            self.deeper(tok)
+            operand = self.unary()
+            self.nesting -= 1
+            return self.built(Unary(tok.text, operand, bound, tok.pos), tok, operand)
         return self.primary()
 
     def bound(self, op: Token) -> float | None:
@@ -231,7 +275,11 @@ class _Parser:
             self.advance()
             if self.is_op(")"):
                 raise self.error(self.tok, "empty parentheses")
+            if self.tok.kind == "end":
+                raise self.error(tok, "unbalanced parenthesis: `(` is never closed")
+            self.deeper(tok)
             inner = self.binary(0)
+            self.nesting -= 1
             if not self.is_op(")"):
                 if self.tok.kind == "end":
                     raise self.error(tok, "unbalanced parenthesis: `(` is never closed")
@@ -265,6 +313,8 @@ class _Parser:
                 raise self.error(self.tok, f"empty argument list of `{label}`")
             first = True
             while True:
+                if self.tok.kind == "end":
+                    raise self.error(opened, "unbalanced parenthesis: `(` is never closed")
                 conds.append(self.argument(label, first))
                 first = False
                 if self.is_op(","):
@@ -341,6 +391,8 @@ class _Parser:
             opened = self.advance()
             items: list[Scalar] = []
             while True:
+                if self.tok.kind == "end":
+                    raise self.error(opened, "unbalanced brace: `{` is never closed")
                 items.append(self.scalar())
                 if self.is_op(","):
                     self.advance()
@@ -378,8 +430,10 @@ def parse(
     text: str,
     labels: Mapping[str, Collection[str]] | None = None,
     tools: Mapping[str, ToolAttributes] | None = None,
+    max_chars: int | None = MAX_FORMULA_CHARS,
 ) -> Formula:
     """The formula ``text`` as an AST. ``labels`` maps each known label to its detail keys
-    (default: SPEC §5's); ``tools`` are the scenario's tools (None: any tool name passes).
-    Raises :class:`FormulaError` at the offending token."""
-    return _Parser(text, LABEL_KEYS if labels is None else labels, tools).formula()
+    (default: SPEC §5's); ``tools`` are the scenario's tools (None: any tool name passes);
+    ``max_chars`` bounds the text (None: the formulas protomesh builds itself, whose size
+    follows the scenario's). Raises :class:`FormulaError` at the offending token."""
+    return _Parser(text, LABEL_KEYS if labels is None else labels, tools, max_chars).formula()

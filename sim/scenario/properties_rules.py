@@ -85,7 +85,7 @@ def property_findings(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
         try:
             parse(spec.formula, tools=tools)
         except FormulaError as exc:
-            yield Finding(("properties", i, "formula"), exc.message, inner=(spec.formula, exc.pos))
+            yield Finding(("properties", i, "formula"), exc.located, inner=(spec.formula, exc.pos))
 
 
 def compile_properties(specs: Sequence[PropertySpec], scenario: Scenario) -> list[Property]:
@@ -160,10 +160,16 @@ def _scalar_position(text: str, line: int, column: int, value: str, offset: int)
     """Source (line, column), 1-based, of ``value[offset]`` in the YAML scalar that starts
     at (``line``, ``column``): source and value are walked in step; a source line break
     stands for a space or newline of the value (folding, block scalars), and indentation,
-    escapes (``\\``) and doubled quotes are skipped. Falls back to ``column + offset`` on
-    the scalar's line if they do not line up."""
-    lines = text.split("\n")
+    escapes (``\\``) and doubled quotes are skipped; an ``offset`` at or past the value's
+    end (an error at the end of a formula) is the column just after its last character.
+    Falls back to ``column + offset`` on the scalar's line if they do not line up."""
     fallback = (line, column + offset)
+    if offset >= len(value):
+        if not value:
+            return fallback
+        last_line, last_column = _scalar_position(text, line, column, value, len(value) - 1)
+        return last_line, last_column + 1
+    lines = text.split("\n")
     row, col = line - 1, column - 1
     if row >= len(lines):
         return fallback
@@ -256,7 +262,7 @@ def load_properties(path: str | Path, scenario: Scenario) -> list[Property]:
             )
         except FormulaError as exc:
             diag = Diagnostic(
-                file, *marks[(i, "formula")], format_path((i, "formula")), exc.message
+                file, *marks[(i, "formula")], format_path((i, "formula")), exc.located
             )
             errors.append(within_scalar(diag, text, spec.formula, exc.pos))
     if errors:
