@@ -155,12 +155,15 @@ def test_a_damaged_run_is_redone_and_named(
 
 
 def test_leftovers_are_temporary_names_only(tmp_path: Path) -> None:
-    (tmp_path / "r" / ".rep-0.tmp-12-ab").mkdir(parents=True)
-    (tmp_path / ".summary.json.tmp-12-cd").write_text("x")
+    (tmp_path / "r" / ".rep-0.tmp-4194305-ab").mkdir(parents=True)
+    (tmp_path / ".summary.json.tmp-4194305-cd").write_text("x")
     (tmp_path / "r" / "rep-0").mkdir()
     (tmp_path / ".lock").write_text("")
     removed = remove_leftovers(tmp_path)
-    assert sorted(p.name for p in removed) == [".rep-0.tmp-12-ab", ".summary.json.tmp-12-cd"]
+    assert sorted(p.name for p in removed) == [
+        ".rep-0.tmp-4194305-ab",
+        ".summary.json.tmp-4194305-cd",
+    ]
     assert (tmp_path / "r" / "rep-0").exists() and (tmp_path / ".lock").exists()
 
 
