@@ -21,6 +21,7 @@ SCENARIO = "scenarios/train_booking.yaml"
 
 #: Modules that cost start-up time, and the protomesh packages that pull them in.
 HEAVY: tuple[str, ...] = (
+    "a2a",
     "anyio",
     "dask",
     "distributed",
@@ -30,6 +31,8 @@ HEAVY: tuple[str, ...] = (
     "msgspec",
     "networkx",
     "numpy",
+    "opentelemetry",
+    "google.protobuf",
     "pydantic",
     "rich",
     "scipy",
@@ -139,6 +142,19 @@ def test_route_imports_the_loader_and_the_routers(tmp_path: Path) -> None:
 
 def test_check_imports_the_loader_and_the_trace_reader(tmp_path: Path, trace: Path) -> None:
     _assert_imports("check", ["check", str(trace), "--scenario", SCENARIO], tmp_path, 0)
+
+
+#: What a simulation never needs: the protocol SDKs and OpenTelemetry (import/export/serve).
+ECOSYSTEM = {"a2a", "mcp", "opentelemetry", "google.protobuf"}
+
+
+def test_run_imports_no_protocol_sdk(tmp_path: Path) -> None:
+    args = ["run", SCENARIO, "--replications", "1", "--trace", "off", "--out", str(tmp_path)]
+    modules, done = _imported([*args[:2], "--seed", "1", *args[2:]], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert not ECOSYSTEM & _heavy(modules), sorted(ECOSYSTEM & _heavy(modules))
+    export, _ = _imported(["export", "a2a", SCENARIO, "--out", str(tmp_path / "c.json")], tmp_path)
+    assert {"a2a", "google.protobuf"} <= _heavy(export)  # the probe sees them when they come
 
 
 def test_the_probe_sees_what_a_command_imports(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from sim.cli.a2a import add_export_a2a, add_import_a2a
 from sim.cli.console import EXIT_OK, BadInput, guarded, read_json
 from sim.cli.import_mcp import add_import_mcp
 from sim.interop.errors import InteropError
@@ -26,6 +27,7 @@ def register(sub: Any) -> None:
     kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
 
     add_import_mcp(kinds)
+    add_import_a2a(kinds)
 
     k = kinds.add_parser(
         "tools",
@@ -50,7 +52,8 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser(
         "export",
-        help="a scenario's tools as a real MCP tools/list result",
+        help="a scenario's tools as a real MCP tools/list result, its agents as A2A cards, "
+        "or a trace as OTLP spans",
         description="Export a scenario's tools as an artifact of a real protocol.",
     )
     kinds = p.add_subparsers(dest="kind", required=True, metavar="KIND")
@@ -73,6 +76,7 @@ def register(sub: Any) -> None:
         "ttlMs, cacheScope; default 2025-11-25)",
     )
     k.set_defaults(handler=export_mcp_command)
+    add_export_a2a(kinds)
 
     p = sub.add_parser(
         "serve",

@@ -35,10 +35,6 @@ import yaml
 from sim.calculus.mcp import (
     MCP_PLUS_META,
     Annotations,
-    Dependency,
-    FailureMode,
-    Fallback,
-    Relation,
     SideEffect,
     Tool,
     ToolPlus,
@@ -51,7 +47,7 @@ from sim.calculus.principles import PRINCIPLES, lint
 from sim.calculus.sgd import Service
 from sim.interop.errors import InteropError
 from sim.interop.plus_meta import Carried, carried, fragment_protocols, protocol_name
-from sim.scenario.rules import find_cycle
+from sim.interop.withhold import withhold
 
 __all__ = [
     "EXTENSION_KEY",
@@ -59,6 +55,7 @@ __all__ = [
     "Fragment",
     "ImportedTool",
     "LintSummary",
+    "dump_yaml",
     "fragment_from_sgd",
     "fragment_from_tools_list",
     "guess_side_effects",
@@ -253,7 +250,8 @@ class Fragment:
     notes: tuple[str, ...] = ()
 
 
-def _dump(value: Any) -> str:
+def dump_yaml(value: Any) -> str:
+    """YAML as fragments write it (keys in order, block style, 100 columns)."""
     return yaml.safe_dump(
         value, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100
     )
@@ -276,79 +274,6 @@ def _tool_entry(t: ImportedTool) -> dict[str, Any]:
     return {k: entry[k] for k in order if k in entry} | dict(t.carried.simulation)
 
 
-def _withhold(
-    servers: Sequence[tuple[str, Sequence[ImportedTool]]],
-) -> list[tuple[str, list[ImportedTool]]]:
-    """Keep out of the scenario what its rules reject, to be restored by ``export mcp``:
-    dependencies and fallbacks on tools outside the fragment, and the dependency that closes
-    each Requires/ProducesInputFor cycle (the engine adds them to ≺, which must be acyclic;
-    Φ⁺ of the real SGD schema has such cycles, e.g. Homes_1)."""
-    names = {t.name for _, ts in servers for t in ts}
-    tools = {t.name: t for _, ts in servers for t in ts}
-    deps: dict[str, list[Dependency]] = {}
-    modes: dict[str, list[FailureMode]] = {}
-    held: dict[str, dict[str, list[dict[str, Any]]]] = {n: {} for n in names}
-    notes: dict[str, list[str]] = {n: [] for n in names}
-    for n, t in tools.items():
-        deps[n] = []
-        for d in t.descriptor.dependencies or ():
-            if d.tool in names:
-                deps[n].append(d)
-            else:
-                held[n].setdefault("dependencies", []).append(
-                    {"tool": d.tool, "relation": d.relation.value}
-                )
-                notes[n].append(f"dependency on {d.tool!r} withheld: no such tool here")
-        modes[n] = []
-        for fm in t.descriptor.failure_modes or ():
-            if isinstance(fm.recovery, Fallback) and fm.recovery.tool not in names:
-                held[n].setdefault("failure_modes", []).append(
-                    {"error": fm.error, "recovery": {"fallback": fm.recovery.tool}}
-                )
-                notes[n].append(f"failure mode {fm.error} withheld: no fallback tool here")
-            else:
-                modes[n].append(fm)
-    ordering = (Relation.REQUIRES, Relation.PRODUCES_INPUT_FOR)
-    while True:
-        edges = {n: [d.tool for d in ds if d.relation in ordering] for n, ds in deps.items()}
-        cycle = find_cycle(edges)
-        if cycle is None:
-            break
-        src, dst = cycle[-2], cycle[-1]
-        dep = next(d for d in deps[src] if d.tool == dst and d.relation in ordering)
-        deps[src].remove(dep)
-        held[src].setdefault("dependencies", []).append(
-            {"tool": dep.tool, "relation": dep.relation.value}
-        )
-        notes[src].append(
-            f"dependency ({dep.tool}, {dep.relation.value}) withheld: it closes the cycle "
-            + " -> ".join(cycle)
-            + " (scenario dependencies must be acyclic)"
-        )
-    out: list[tuple[str, list[ImportedTool]]] = []
-    for agent, ts in servers:
-        fixed: list[ImportedTool] = []
-        for t in ts:
-            if not held[t.name]:
-                fixed.append(t)
-                continue
-            kept = replace(
-                t.descriptor,
-                dependencies=tuple(deps[t.name]),
-                failure_modes=tuple(modes[t.name]),
-            )
-            fixed.append(
-                replace(
-                    t,
-                    descriptor=kept,
-                    withheld=held[t.name],
-                    notes=(*t.notes, *notes[t.name]),
-                )
-            )
-        out.append((agent, fixed))
-    return out
-
-
 def _render(
     *,
     name: str,
@@ -359,8 +284,12 @@ def _render(
     out: str | Path | None,
     lint_of: LintSummary,
     notes: Sequence[str] = (),
+    agents: Sequence[Mapping[str, Any]] | None = None,
+    extensions: Sequence[tuple[str, str, Any]] = (),
 ) -> Fragment:
-    servers = _withhold(servers)
+    """The fragment's text; ``agents``: the agent entries (default: a ``TOOL_SERVER`` per
+    server); ``extensions``: further top-level ``(key, comment, value)`` blocks."""
+    servers = withhold(servers)
     all_tools = [t for _, ts in servers for t in ts]
     guessed: Counter[str] = Counter()
     for t in all_tools:
@@ -382,16 +311,20 @@ def _render(
         top["description"] = description
     top["protocols"] = list(protocols)
     speaks = {protocol_name(p): 1.0 for p in protocols}
-    top["agents"] = [
-        {
-            "id": agent,
-            "type": "TOOL_SERVER",
-            "protocols": dict(speaks),
-            "tools": [t.name for t in ts],
-        }
-        for agent, ts in servers
-    ]
-    lines.append(_dump(top).rstrip("\n"))
+    top["agents"] = (
+        [
+            {
+                "id": agent,
+                "type": "TOOL_SERVER",
+                "protocols": dict(speaks),
+                "tools": [t.name for t in ts],
+            }
+            for agent, ts in servers
+        ]
+        if agents is None
+        else [dict(a) for a in agents]
+    )
+    lines.append(dump_yaml(top).rstrip("\n"))
     lines.append("tools:")
     for t in all_tools:
         for fname in GUESSABLE:
@@ -399,7 +332,7 @@ def _render(
                 lines.append(f"# unknown: {t.name}: {fname}: {t.reasons[fname]}")
         for note in t.notes:
             lines.append(f"# note: {t.name}: {note}")
-        lines.append(_dump([_tool_entry(t)]).rstrip("\n"))
+        lines.append(dump_yaml([_tool_entry(t)]).rstrip("\n"))
     ext: dict[str, Any] = {}
     for t in all_tools:
         item: dict[str, Any] = {}
@@ -416,7 +349,10 @@ def _render(
             f"# {EXTENSION_KEY}: what the scenario model does not hold, for `export mcp` "
             "(guessed fields; MCP fields kept verbatim)"
         )
-        lines.append(_dump({EXTENSION_KEY: {"tools": ext}}).rstrip("\n"))
+        lines.append(dump_yaml({EXTENSION_KEY: {"tools": ext}}).rstrip("\n"))
+    for key, comment, value in extensions:
+        lines.append(f"# {key}: {comment}")
+        lines.append(dump_yaml({key: value}).rstrip("\n"))
     text = "\n".join(lines) + "\n"
     return Fragment(text, name, len(all_tools), dict(guessed), lint_of, tuple(notes))
 

@@ -53,6 +53,8 @@ from typing import Any
 
 import anyio
 
+from sim.interop.a2a_card import BINDING, ENDPOINT, MEDIA, RELAY, SkillEntry
+from sim.interop.a2a_card import agent_card as card_of
 from sim.live.envelope import ENVELOPE_KEY, Envelope, arriving
 from sim.live.payload import Call, Descriptor, Outcome
 from sim.live.wire import Kept, Notice, Receiver, Spawn, Unreachable
@@ -79,11 +81,7 @@ __all__ = [
     "request_of",
 ]
 
-ENDPOINT = "/a2a"
 PROTOCOL = "A2A"
-MEDIA = "application/json"
-BINDING = "JSONRPC"
-PROTOCOL_VERSION = "1.0"
 LIST, CALL = "tools/list", "tools/call"
 DECODED = "protomesh/request"
 """The key of a request's decoded envelope and payload in the SDK's call context."""
@@ -193,39 +191,11 @@ def reply_of(message: Any, listing: bool, fields: frozenset[str]) -> tuple[Envel
 
 
 def agent_card(agent: str, base_url: str, skills: Iterable[Skill]) -> Any:
-    """The agent card of ``agent`` served at ``base_url``."""
-    from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill
-
-    from sim import __version__
-
+    """The agent card of ``agent`` served at ``base_url`` (built by
+    :func:`sim.interop.a2a_card.agent_card`): a skill per hosted tool, else ``relay``."""
     entries = [(s, f"the tool {s}") if isinstance(s, str) else s for s in skills]
-    listed = [
-        AgentSkill(id=name, name=name, description=text or name, tags=["tool"])
-        for name, text in entries
-    ] or [
-        AgentSkill(
-            id="relay",
-            name="relay",
-            description="forwards protomesh messages along the route they carry",
-            tags=["relay"],
-        )
-    ]
-    return AgentCard(
-        name=agent,
-        description=f"protomesh live agent {agent}",
-        supported_interfaces=[
-            AgentInterface(
-                url=base_url.rstrip("/") + ENDPOINT,
-                protocol_binding=BINDING,
-                protocol_version=PROTOCOL_VERSION,
-            )
-        ],
-        version=__version__,
-        capabilities=AgentCapabilities(streaming=False, push_notifications=False),
-        default_input_modes=[MEDIA],
-        default_output_modes=[MEDIA],
-        skills=listed,
-    )
+    listed = [SkillEntry(name, name, text or name, ("tool",)) for name, text in entries]
+    return card_of(agent, base_url, listed or [RELAY], description=f"protomesh live agent {agent}")
 
 
 def a2a_routes(

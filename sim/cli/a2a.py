@@ -1,0 +1,125 @@
+"""``import a2a`` and ``export a2a``: A2A agent cards in and out through the official
+``a2a-sdk`` (SPEC §14). See docs/a2a.md."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from sim.cli.console import EXIT_OK, BadInput, guarded, positive_number, read_json
+from sim.interop.errors import InteropError
+
+__all__ = ["add_export_a2a", "add_import_a2a"]
+
+
+def add_import_a2a(kinds: Any) -> None:
+    """Add ``import a2a`` to ``kinds`` (the subparsers of ``import``)."""
+    k = kinds.add_parser(
+        "a2a",
+        help="from an A2A agent card (a live agent's URL, or a saved CARD.json)",
+        description="A fragment from an A2A agent card: `import a2a URL` fetches the card of "
+        "the live agent at URL (its /.well-known/agent-card.json, or URL itself when it ends "
+        "in .json) through the SDK's A2ACardResolver; `import a2a CARD.json` reads a saved "
+        "card. One agent speaking A2A, its skills as capabilities and tools, the card's other "
+        "fields under x-a2a (so that `export a2a` gives the card back). Exit 0, or 2.",
+    )
+    k.add_argument("card", metavar="URL|CARD.json")
+    k.add_argument("--out", metavar="FILE", help="write the fragment here (default: stdout)")
+    k.add_argument("--name", metavar="NAME", help="scenario name (default: the card's name)")
+    k.add_argument(
+        "--type",
+        choices=("LLM_AGENT", "COORDINATOR"),
+        default="LLM_AGENT",
+        help="the imported agent's type (default LLM_AGENT)",
+    )
+    k.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="HTTP header on the card's request (repeatable; URL only; values never printed)",
+    )
+    k.add_argument(
+        "--timeout",
+        type=positive_number,
+        default=30.0,
+        metavar="S",
+        help="seconds to wait for the card (default 30)",
+    )
+    k.set_defaults(handler=import_a2a_command)
+
+
+def add_export_a2a(kinds: Any) -> None:
+    """Add ``export a2a`` to ``kinds`` (the subparsers of ``export``)."""
+    k = kinds.add_parser(
+        "a2a",
+        help="a scenario's agents as A2A agent cards",
+        description="The agent cards of the scenario's agents (default: every agent speaking "
+        "A2A), valid by the SDK's models, as protobuf JSON: one card for one agent, else a "
+        "JSON array in the scenario's order. An imported agent gets its kept card back. "
+        "Exit 0, or 2.",
+    )
+    k.add_argument("file", metavar="FILE", help="scenario YAML")
+    k.add_argument(
+        "--agent", action="append", default=[], metavar="ID", help="only this agent (repeatable)"
+    )
+    k.add_argument(
+        "--url",
+        metavar="BASE",
+        default=None,
+        help="base URL of a built card (default http://127.0.0.1:<live.port, else 8000>; a "
+        "kept card keeps its interfaces)",
+    )
+    k.add_argument("--out", metavar="FILE", help="write the JSON here (default: stdout)")
+    k.set_defaults(handler=export_a2a_command)
+
+
+@guarded(InteropError)
+def import_a2a_command(args: argparse.Namespace) -> int:
+    """``import a2a URL|CARD.json [--header K=V] [--out FILE] [--type T] [--name N]``."""
+    from sim.cli.import_mcp import _pairs
+    from sim.cli.interop import _report, _write
+    from sim.interop.a2a_card import card_from_json, fetch_card
+    from sim.interop.a2a_fragment import fragment_from_card
+
+    headers = _pairs(args.header, "--header")
+    if re.match(r"(?i)https?://", args.card):
+        card = fetch_card(args.card, headers, args.timeout)
+        source = f"the live agent at {args.card}"
+    elif re.match(r"(?i)[a-z][a-z0-9+.-]*://", args.card):
+        raise BadInput(f"{args.card}: only http:// and https:// URLs can be fetched")
+    else:
+        if headers:
+            raise BadInput("--header is for a live agent (import a2a URL)")
+        card = card_from_json(read_json(args.card), args.card)
+        source = f"the saved card {Path(args.card).name}"
+    fragment = fragment_from_card(
+        card, source=source, agent_type=args.type, name=args.name, out=args.out, where=args.card
+    )
+    _write(fragment.text, args.out)
+    _report(fragment, args.out)
+    return EXIT_OK
+
+
+@guarded(InteropError)
+def export_a2a_command(args: argparse.Namespace) -> int:
+    """``export a2a FILE [--agent ID]... [--url BASE] [--out FILE]``."""
+    from sim.cli.interop import _load, _write
+    from sim.interop.a2a_card import card_dict
+    from sim.interop.a2a_fragment import read_a2a_extension, scenario_cards
+
+    if args.url is not None and not re.match(r"(?i)https?://[^/\s]+", args.url):
+        raise BadInput(f"--url {args.url!r}: expected an http:// or https:// base URL")
+    scenario, _ = _load(args.file)
+    cards = scenario_cards(scenario, read_a2a_extension(args.file), args.agent, args.url, args.file)
+    docs = [card_dict(card) for _, card in cards]
+    data: Any = docs[0] if len(docs) == 1 else docs
+    _write(json.dumps(data, indent=2, ensure_ascii=False) + "\n", args.out)
+    for aid, card in cards:
+        shown = f"export: agent {aid!r}: card {card.name!r}, {len(card.skills)} skills"
+        print(shown, file=sys.stderr)
+    return EXIT_OK

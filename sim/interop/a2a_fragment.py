@@ -1,0 +1,234 @@
+"""A2A agent cards ↔ scenarios: ``import a2a`` (a card → a fragment) and ``export a2a``
+(a scenario's agents → their cards). See docs/a2a.md.
+
+A card ``c`` becomes two agents: ``c`` itself (``LLM_AGENT`` or ``COORDINATOR``: an A2A
+agent is an agent, not a tool server) speaking A2A, its capabilities the skills' ids; and
+``c-skills``, the ``TOOL_SERVER`` doing the skills (only a tool server serves calls in a
+scenario), a tool per skill (name = the skill's id, description = the skill's, an open
+object as input schema: a skill declares none; the MCP⁺ fields a card does not carry are
+labelled guesses as for ``import mcp``), linked to ``c`` over A2A. Every field of the card
+the scenario does not model is kept under the top-level key ``x-a2a`` (:data:`A2A_KEY`):
+``x-a2a.agents.<id>.card`` the card without its skills, ``.skills`` each skill as the card
+gave it (protobuf JSON: id, name, description, tags, examples, inputModes, outputModes,
+securityRequirements), ``.host`` the skills' host; the card's securitySchemes,
+securityRequirements, capabilities.extensions, provider, signatures, ... are in ``card``.
+
+``export a2a`` writes a card per agent: an agent with an ``x-a2a`` entry gets its card
+back (its skills: those of its capabilities, in their order, as kept; a capability with
+no kept skill gets a built one; a skill's description is its tool's where the host has
+it); any other agent a card built by :func:`sim.interop.a2a_card.agent_card` (a skill per
+capability, then per hosted tool not among them; an agent with neither offers ``relay``).
+Import then export gives the card back field for field.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from sim.calculus.mcp import ToolsListError, tools_from_list
+from sim.interop.a2a_card import RELAY, SkillEntry, agent_card, card_dict, card_from_json
+from sim.interop.errors import InteropError
+from sim.interop.fragments import Fragment, _render, imported_tools, lint_summary, slug
+
+__all__ = [
+    "A2A_KEY",
+    "AGENT_TYPES",
+    "fragment_from_card",
+    "read_a2a_extension",
+    "scenario_cards",
+]
+
+A2A_KEY = "x-a2a"
+"""Top-level scenario extension holding what a card carries and the scenario does not."""
+HOST_SUFFIX = "-skills"
+"""An imported agent ``a``'s skills are tools hosted by the ``TOOL_SERVER`` ``a-skills``."""
+AGENT_TYPES = ("LLM_AGENT", "COORDINATOR")
+"""The types an imported A2A agent may take (an A2A agent is an agent, not a tool server)."""
+OPEN: Mapping[str, Any] = {"type": "object"}
+"""The input schema of a tool made from a skill (a skill declares none)."""
+_TOOLS_PATH = re.compile(r"^\$\.tools\[(\d+)\]\.name")
+
+
+def fragment_from_card(
+    card: Any,
+    *,
+    source: str,
+    agent_type: str = "LLM_AGENT",
+    name: str | None = None,
+    out: str | Path | None = None,
+    where: str = "card",
+) -> Fragment:
+    """The fragment of one SDK ``AgentCard`` (``source`` says where it came from in the
+    header, ``where`` names it in errors)."""
+    if agent_type not in AGENT_TYPES:
+        raise InteropError(f"--type must be one of {', '.join(AGENT_TYPES)}, not {agent_type!r}")
+    kept = card_dict(card)
+    skills: list[dict[str, Any]] = kept.pop("skills", [])
+    seen: set[str] = set()
+    for i, skill in enumerate(skills):
+        if skill["id"] in seen:
+            raise InteropError(f"{where}: skills[{i}].id: duplicate skill id {skill['id']!r}")
+        seen.add(skill["id"])
+    listing = {
+        "tools": [
+            {"name": s["id"], "description": s.get("description", ""), "inputSchema": OPEN}
+            for s in skills
+        ]
+    }
+    try:
+        tools = imported_tools(listing)
+        received = tools_from_list(listing)
+    except (InteropError, ToolsListError) as exc:
+        text = _TOOLS_PATH.sub(lambda m: f"skills[{m.group(1)}].id", str(exc))
+        raise InteropError(f"{where}: {text}") from None
+    agent = slug(card.name)
+    host = agent + HOST_SUFFIX
+    ids = [s["id"] for s in skills]
+    header = [
+        f"Scenario fragment imported by protomesh from the A2A agent card of {card.name!r} "
+        f"({source}).",
+        f"{agent!r}: the {agent_type} the card describes, speaking A2A, its {len(ids)} skills "
+        f"as capabilities; {host!r}: the TOOL_SERVER doing its skills",
+        "(a tool per skill, name = skill id), reached over A2A. The card's other fields are "
+        f"under {A2A_KEY} for `export a2a`.",
+        f"Add a caller linked to {agent!r} over A2A and a workflow calling the skills to run it.",
+    ]
+    return _render(
+        name=slug(name or card.name),
+        description=card.description,
+        header=header,
+        protocols=["A2A"],
+        servers=[(host, tools)],
+        out=out,
+        lint_of=lint_summary(received),
+        agents=[
+            {"id": agent, "type": agent_type, "capabilities": ids, "protocols": {"A2A": 1.0}},
+            {"id": host, "type": "TOOL_SERVER", "protocols": {"A2A": 1.0}, "tools": list(ids)},
+        ],
+        extensions=[
+            (
+                "links",
+                f"{agent!r} reaches the host of its skills over A2A",
+                [{"between": [agent, host], "latency": {"A2A": 0.0}}],
+            ),
+            (
+                A2A_KEY,
+                "the agent card's fields the scenario does not model, for `export a2a` "
+                "(protobuf JSON, as the card gave them)",
+                {"agents": {agent: {"card": kept, "skills": skills, "host": host}}},
+            ),
+        ],
+    )
+
+
+def read_a2a_extension(path: str | Path) -> Mapping[str, Mapping[str, Any]]:
+    """``x-a2a.agents`` of a scenario file (``{}`` if none); :class:`InteropError` naming
+    the key on a bad shape."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:  # the scenario loader reported these already
+        raise InteropError(f"{path}: cannot read: {exc}") from None
+    ext = data.get(A2A_KEY) if isinstance(data, Mapping) else None
+    if ext is None:
+        return {}
+    agents = ext.get("agents") if isinstance(ext, Mapping) else None
+    if not isinstance(agents, Mapping):
+        raise InteropError(f"{path}: {A2A_KEY}.agents: expected a mapping of agent ids")
+    for aid, entry in agents.items():
+        where = f"{path}: {A2A_KEY}.agents.{aid}"
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("card"), Mapping):
+            raise InteropError(f"{where}.card: expected the card's fields (a mapping)")
+        skills = entry.get("skills", [])
+        if not isinstance(skills, list) or not all(
+            isinstance(s, Mapping) and isinstance(s.get("id"), str) for s in skills
+        ):
+            raise InteropError(f"{where}.skills: expected a list of skills, each with an id")
+    return agents
+
+
+def _built_skills(agent: Any, tools: Mapping[str, Any]) -> list[SkillEntry]:
+    """The skills of an agent without a kept card: its capabilities, then its tools
+    (``tools``: the scenario's tools the agent or its skills' host serves, by name)."""
+    out: list[SkillEntry] = []
+    for cap in agent.capabilities:
+        tool = tools.get(cap)
+        text = tool.description if tool is not None and tool.description else f"capability {cap}"
+        out.append(SkillEntry(cap, cap, text, ("capability",)))
+    for name in agent.tools:
+        if name in agent.capabilities:
+            continue
+        tool = tools[name]
+        tags = ["tool", tool.side_effects.value]
+        if tool.requires_approval:
+            tags.append("requires-approval")
+        out.append(SkillEntry(name, name, tool.description or name, tuple(tags)))
+    return out
+
+
+def _kept_card(agent: Any, entry: Mapping[str, Any], tools: Mapping[str, Any], where: str) -> Any:
+    """The card kept for ``agent`` with its skills rebuilt from its capabilities."""
+    from a2a.types import AgentSkill
+
+    kept = {s["id"]: s for s in entry.get("skills", [])}
+    data = copy.deepcopy(dict(entry["card"]))
+    skills: list[dict[str, Any]] = []
+    for cap in agent.capabilities:
+        skill = copy.deepcopy(dict(kept[cap])) if cap in kept else None
+        if skill is None:
+            built = _built_skills(agent.model_copy(update={"capabilities": [cap]}), tools)[0]
+            skill = card_dict(
+                AgentSkill(id=built.id, name=built.name, description=built.description)
+            )
+            skill["tags"] = list(built.tags)
+        tool = tools.get(cap)
+        if tool is not None and tool.description:
+            skill["description"] = tool.description
+        skills.append(skill)
+    data["skills"] = skills
+    return card_from_json(data, where)
+
+
+def scenario_cards(
+    scenario: Any,
+    extension: Mapping[str, Mapping[str, Any]],
+    agents: Sequence[str],
+    base_url: str | None,
+    where: str,
+) -> list[tuple[str, Any]]:
+    """``(agent id, AgentCard)`` for ``agents`` (default: every agent speaking A2A), each
+    valid by the SDK's models. ``base_url`` replaces a built card's default
+    ``http://127.0.0.1:<live.port or 8000>``; a kept card keeps its interfaces."""
+    by_id = {a.id: a for a in scenario.agents}
+    unknown = [a for a in agents if a not in by_id]
+    if unknown:
+        raise InteropError(f"--agent {unknown[0]!r}: no such agent (agents: {', '.join(by_id)})")
+    chosen = list(agents) or [a.id for a in scenario.agents if "A2A" in a.protocols]
+    if not chosen:
+        raise InteropError(f"{where}: no agent speaks A2A (name one with --agent)")
+    hosts = {str(e.get("host")) for e in extension.values()}
+    if not agents:
+        chosen = [a for a in chosen if a not in hosts]
+    by_name = {t.name: t for t in scenario.tools}
+    out: list[tuple[str, Any]] = []
+    for aid in chosen:
+        agent = by_id[aid]
+        entry = extension.get(aid)
+        served = {*agent.tools}
+        if entry is not None and entry.get("host") in by_id:
+            served |= {*by_id[str(entry["host"])].tools}
+        tools = {n: by_name[n] for n in served if n in by_name}
+        if entry is not None:
+            out.append((aid, _kept_card(agent, entry, tools, f"{where}: {A2A_KEY}.agents.{aid}")))
+            continue
+        port = agent.live.port if agent.live is not None and agent.live.port else 8000
+        base = base_url or f"http://127.0.0.1:{port}"
+        skills = _built_skills(agent, tools) or [RELAY]
+        described = f"protomesh agent {aid} ({agent.type.value})"
+        out.append((aid, agent_card(aid, base, skills, description=described)))
+    return out
