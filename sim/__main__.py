@@ -1,11 +1,34 @@
 """``python -m sim`` and the ``protomesh`` script: the protomesh command line.
 
 Stops are armed first, before the command line loads (docs/experiments.md#signals): from then
-on, SIGINT or SIGTERM ends the command with one line and exit 130 or 143.
+on, SIGINT or SIGTERM ends the command with one line and exit 130 or 143. A dependency this
+interpreter cannot import ends it with one line saying how to get it, and exit 2.
 """
+
+from __future__ import annotations
 
 from sim.longlived import long_lived
 from sim.processes import Stopped, ignore_signals, stop_on_signals_from_now
+
+#: a module's name → the package that installs it, where the two differ
+_PACKAGES = {
+    "yaml": "PyYAML",
+    "a2a": "a2a-sdk",
+    "dask": "protomesh[dask]",
+    "distributed": "protomesh[dask]",
+    "playwright": "protomesh[test]",
+}
+
+
+def missing_dependency(module: str, python: str) -> str:
+    """The one line for a dependency ``module`` that the interpreter ``python`` lacks."""
+    package = _PACKAGES.get(module, module)
+    return (
+        f"protomesh: {python} cannot import {module!r} (package {package}): this Python is "
+        "not the one protomesh was installed into. Run `make sim` once (it installs "
+        "protomesh into .venv), then `source .venv/bin/activate` or call "
+        "`.venv/bin/protomesh` (docs/reference/cli.md)"
+    )
 
 
 def run() -> None:
@@ -27,6 +50,12 @@ def run() -> None:
         ignore_signals()
         print("interrupted", file=sys.stderr)
         code = 130
+    except ModuleNotFoundError as missing:  # e.g. the system Python, not .venv's
+        top = (missing.name or "").partition(".")[0]
+        if not top or top == "sim":
+            raise
+        print(missing_dependency(top, sys.executable), file=sys.stderr)
+        code = 2
     # The command is over and its exit code decided: a signal arriving now, while the
     # interpreter finalises (pools joined, files closed; Python puts back the default
     # handlers then), must not turn a finished command into a death by signal.
