@@ -72,6 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         return int(handler(args))
+    except SystemExit as exc:  # a handler's own argparse (its usage printed): bad usage
+        return int(exc.code or 0)
     except Stopped as exc:  # SIGINT or SIGTERM: the command cleaned up; one line
         ignore_signals()
         print(exc, file=sys.stderr)

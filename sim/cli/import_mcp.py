@@ -24,7 +24,7 @@ def add_import_mcp(kinds: Any) -> None:
         "and stopped). Agree on a protocol revision (--revision), page through tools/list, keep "
         "every entry as sent. A stdio server gets only the SDK's default environment (HOME, "
         "LOGNAME, PATH, SHELL, TERM, USER) unless --inherit-env, plus each --env. Options go "
-        "before the URL or the --.",
+        "before the -- (before or after a URL).",
     )
     k.add_argument("--out", metavar="FILE", help="write the fragment here (default: stdout)")
     k.add_argument(
@@ -68,7 +68,7 @@ def add_import_mcp(kinds: Any) -> None:
         metavar="URL | -- COMMAND ARGS",
         help="the server's MCP endpoint (http:// or https://), or its command after --",
     )
-    k.set_defaults(handler=import_mcp_command)
+    k.set_defaults(handler=import_mcp_command, import_mcp_parser=k)
 
 
 def _pairs(values: list[str], option: str) -> dict[str, str]:
@@ -96,7 +96,7 @@ def _endpoint(args: argparse.Namespace) -> Any:
     """The server the options name: a URL (HTTP) or a command line (stdio)."""
     from sim.interop.client import HttpServer, StdioServer
 
-    rest = list(args.server)
+    rest = _options_after_url(args)
     dashed = bool(rest) and rest[0] == "--"
     if dashed:
         rest = rest[1:]
@@ -115,6 +115,21 @@ def _endpoint(args: argparse.Namespace) -> Any:
     if headers:
         raise BadInput("--header is for a Streamable HTTP server (import mcp URL)")
     return StdioServer(tuple(rest), env, args.inherit_env)
+
+
+def _options_after_url(args: argparse.Namespace) -> list[str]:
+    """``args.server``, with the options that follow a URL read into ``args`` (the
+    remainder of ``import mcp URL --out F`` holds ``--out F``; a command's arguments after
+    ``--`` stay its own)."""
+    rest = list(args.server)
+    if len(rest) < 2 or rest[0] == "--" or not re.match(r"(?i)https?://", rest[0]):
+        return rest
+    url, after = rest[0], rest[1:]
+    parser: argparse.ArgumentParser = args.import_mcp_parser
+    parser.parse_args(after, namespace=args)  # a bad option: the subcommand's usage, exit 2
+    if args.server:
+        raise BadInput(f"import mcp {url}: unexpected {args.server[0]!r} after the URL")
+    return [url]
 
 
 @guarded(InteropError)
