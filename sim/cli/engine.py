@@ -145,6 +145,7 @@ def _overrides(settings: list[str]) -> list[Override]:
 def run(args: argparse.Namespace) -> int:
     """Run the replications; print the summary; 0, or 2 on bad input or a failed run."""
     from sim.cli.progress import LiveProgress
+    from sim.experiments.rundir import results_base
     from sim.experiments.runner import (
         ERROR_FILE,
         METRICS_FILE,
@@ -185,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"--router: {problem}", file=sys.stderr)
         return EXIT_BAD_INPUT
     reps = args.replications or scenario.replications
-    base = args.out if args.out is not None else Path("results") / scenario.name
+    base = args.out if args.out is not None else results_base(scenario.name, args.settings)
     try:
         output_directory(base)
     except BadInput as exc:

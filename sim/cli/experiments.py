@@ -198,6 +198,7 @@ def compare(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace, drawers: ExecutorHandle | None) -> int:
     """:func:`compare`, the figures drawn by ``drawers`` when given."""
     from sim.experiments.compare import run_compare
+    from sim.experiments.rundir import results_base
     from sim.experiments.runner import default_jobs, make_executor
     from sim.experiments.store import FolderBusy, StorageError
     from sim.experiments.sweep import SweepError, expand, load_points, parse_set
@@ -245,7 +246,7 @@ def _compare(args: argparse.Namespace, drawers: ExecutorHandle | None) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return EXIT_BAD_INPUT
     reps = args.replications or base_scenario.replications
-    base = args.out if args.out is not None else Path("results") / base_scenario.name
+    base = args.out if args.out is not None else results_base(base_scenario.name, args.settings)
     try:
         output_directory(base)
     except BadInput as exc:
