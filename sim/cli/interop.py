@@ -12,6 +12,7 @@ from typing import Any
 from sim.cli.a2a import add_export_a2a, add_import_a2a
 from sim.cli.console import EXIT_OK, BadInput, guarded, read_json
 from sim.cli.import_mcp import add_import_mcp
+from sim.cli.otel import add_export_otel
 from sim.interop.errors import InteropError
 
 
@@ -77,6 +78,7 @@ def register(sub: Any) -> None:
     )
     k.set_defaults(handler=export_mcp_command)
     add_export_a2a(kinds)
+    add_export_otel(kinds)
 
     p = sub.add_parser(
         "serve",
