@@ -149,6 +149,17 @@ def _no_approvals(events: Events) -> Events:
     return [e for e in events if e["label"] != "approve"]
 
 
+def _no_hops(events: Events) -> Events:
+    return [e for e in events if e["label"] != "hop"]
+
+
+def _send_over_missing_link(events: Events) -> Events:
+    send = next(e for e in events if e["label"] == "send" and len(e["detail"]["path"]) == 3)
+    path = send["detail"]["path"]
+    send["detail"]["path"] = [path[0], path[-1]]  # the scenario has no such link
+    return events
+
+
 #: name → mutation of a copy of the train_booking trace (what each breaks is in its name)
 MUTATIONS = {
     "drop_approve": _drop_approve,
@@ -160,6 +171,8 @@ MUTATIONS = {
     "hop_in_missing_protocol": _hop_in_missing_protocol,
     "hop_from_a_down_node": _hop_from_a_down_node,
     "no_approvals": _no_approvals,
+    "no_hops": _no_hops,
+    "send_over_missing_link": _send_over_missing_link,
 }
 
 

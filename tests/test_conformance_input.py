@@ -126,14 +126,18 @@ def test_a_gzip_trace_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     """Was ``not a trace event: utf-8``: the gzip file is known by its magic number,
     whatever its name, and gives the same report as the plain file."""
     plain = tmp_path / "t.jsonl"
-    plain.write_bytes(START + SEND + DELIVER)
+    hop = (
+        b'{"t":0.65,"seq":2,"label":"hop","agent":"planner","wf":"book","inst":0,'
+        b'"proto":"A2A","detail":{"msg":3,"from":"planner","to":"gw1","proto":"A2A"}}\n'
+    )
+    plain.write_bytes(START + SEND + hop + DELIVER.replace(b'"seq":2', b'"seq":3'))
     packed = tmp_path / "t.data"
     packed.write_bytes(gzip.compress(plain.read_bytes()))
     scenario = load_scenario(TRAIN)
     a, b = check_trace(plain, scenario), check_trace(packed, scenario)
-    assert b.events == a.events == 3
+    assert b.events == a.events == 4
     assert [v.to_json() for v in b.verdicts] == [v.to_json() for v in a.verdicts]
-    assert b.verdict("conservation").examined == 2
+    assert b.verdict("conservation").examined == 3
     code, _ = _exit(packed, capsys)
     assert code == 0
 

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+from sim.json_input import MAX_INT_DIGITS, bounded_int, long_integer_at
 from sim.vocabulary import FIELDS, LABEL_NAMES, STRINGS, detail_type, has_type
 from sim.vocabulary import PROTOCOL_LABELS as _PROTOCOL
 
@@ -42,6 +43,9 @@ except ImportError:  # pragma: no cover - msgspec is a declared dependency
 #: Bytes read at a time when streaming a trace file (a read error is met before any line
 #: of the 4 MiB it falls in is handed on).
 BLOCK = 1 << 22
+#: The longest trace line read, in bytes without its ``\n`` (8 MiB: an engine line is
+#: under a kilobyte, a live line with a message body well under this).
+MAX_LINE = 1 << 23
 #: Bytes of lines handed on at a time (about 300 lines: the line objects of one piece stay
 #: in the CPU's caches while they are decoded and checked).
 PIECE = 1 << 16
@@ -67,6 +71,7 @@ READ_KEYS: tuple[str, ...] = (
     "chain",
     "link",
     "slot",
+    "path",
 )
 #: Fields a line must have (the others may be missing or ``null``).
 REQUIRED: tuple[str, ...] = ("seq", "label")
@@ -174,7 +179,7 @@ def field_problem(obj: dict[str, Any]) -> str:
 
 
 def _py_decode(raw: bytes) -> Any:
-    obj = json.loads(raw)
+    obj = json.loads(raw, parse_int=bounded_int)
     if not isinstance(obj, dict):
         raise TypeError("a trace line must be a JSON object")
     problem = field_problem(obj)
@@ -297,6 +302,13 @@ def decode_line(raw: bytes, source: str, lineno: int, fast: Callable[[bytes], An
         raise TraceError(
             source, lineno, "not a trace event: JSON nested too deeply to read"
         ) from None
+    except ValueError:  # an integer past MAX_INT_DIGITS (json's hook)
+        column = long_integer_at(raw.decode("utf-8", "replace")) + 1
+        raise TraceError(
+            source,
+            lineno,
+            f"not a trace event: an integer of more than {MAX_INT_DIGITS} digits (column {column})",
+        ) from None
     except TypeError as exc:
         raise TraceError(source, lineno, f"not a trace event: {exc.args[0]}") from None
 
@@ -346,21 +358,54 @@ def read_blocks(
 
 
 def _file_blocks(fh: Any, name: str) -> Iterator[list[bytes]]:
-    """The lines of ``fh`` in blocks of about :data:`PIECE` bytes (``readlines``: split at
-    C speed, where ``bytes.split`` compares byte by byte); a read error names the first
-    line not handed on."""
+    """The lines of ``fh`` in blocks of about :data:`PIECE` bytes, read :data:`BLOCK`
+    bytes at a time (``readlines`` on each block: split at C speed, where ``bytes.split``
+    compares byte by byte); a line longer than :data:`MAX_LINE` bytes, or a read error,
+    names the first line not handed on. Memory: a block, the unfinished line carried
+    over (at most MAX_LINE) and the lines handed on."""
     lines = 0
-    readlines = fh.readlines
+    carry = b""  # the start of a line the last block did not end
     with fh:
         while True:
             try:
-                block = readlines(PIECE)
+                chunk = fh.read(BLOCK)
             except (OSError, EOFError, zlib.error) as exc:
                 raise TraceError(name, lines + 1, f"cannot read the file: {exc}") from None
-            if not block:
-                break
-            lines += len(block)
-            yield block
+            if not chunk:
+                if carry:
+                    yield [carry]
+                return
+            start = 0
+            if carry:
+                start = chunk.find(b"\n") + 1
+                if start == 0:  # no line ends in this block: the line goes on
+                    carry += chunk
+                    if len(carry) > MAX_LINE:
+                        raise TraceError(name, lines + 1, _too_long())
+                    continue
+                head, carry = carry + chunk[:start], b""
+                if len(head) > MAX_LINE + 1:  # + its "\n"
+                    raise TraceError(name, lines + 1, _too_long())
+                lines += 1
+                yield [head]
+            whole = io.BytesIO(chunk)  # shares chunk's bytes: no copy
+            whole.seek(start)
+            while block := whole.readlines(PIECE):
+                if block[-1][-1:] != b"\n":  # the block's last line goes on in the next
+                    carry = block.pop()
+                # a line inside one chunk is shorter than BLOCK: only a smaller bound looks
+                if BLOCK > MAX_LINE and block and max(map(len, block)) > MAX_LINE + 1:
+                    longest = next(k for k, raw in enumerate(block) if len(raw) > MAX_LINE + 1)
+                    raise TraceError(name, lines + longest + 1, _too_long())
+                lines += len(block)
+                if len(carry) > MAX_LINE:
+                    raise TraceError(name, lines + 1, _too_long())
+                if block:
+                    yield block
+
+
+def _too_long() -> str:
+    return f"a line longer than {MAX_LINE:,} bytes (the bound of a trace line)"
 
 
 def _iter_blocks(items: Iterable[bytes | str | dict[str, Any]]) -> Iterator[list[bytes]]:

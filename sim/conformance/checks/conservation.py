@@ -1,4 +1,5 @@
-"""``conservation``: every message sent ends exactly once, in a deliver or a drop."""
+"""``conservation``: every message sent ends exactly once, in a deliver or a drop, and
+is delivered where its hops took it."""
 
 from __future__ import annotations
 
@@ -13,20 +14,29 @@ from sim.conformance.truth import Truth
 
 class Conservation(Check):
     """Every ``send`` ends in exactly one ``deliver`` or one ``drop`` with a reason
-    (per ``detail.msg``); a drop without ``msg`` is lost work at a server, not a message."""
+    (per ``detail.msg``); a drop without ``msg`` is lost work at a server, not a message.
+    A message is where its sender is, then where each of its hops took it: a hop leaves
+    from there and a ``deliver`` happens there (a trace without its hops fails)."""
 
     name = "conservation"
-    labels = ("send", "deliver", "drop")
+    labels = ("send", "hop", "deliver", "drop")
 
     def __init__(self, truth: Truth, ctx: Context) -> None:
         super().__init__(truth, ctx)
         self.open: dict[Any, bytes] = {}
+        #: message in flight → the agent it is at (None: unknown); the keys of ``open``
+        self.at: dict[Any, Any] = {}
         self.sends = 0
         self.orphans = 0
         self._orphan: tuple[str, bytes, int, Any] | None = None
 
     def handlers(self) -> Mapping[str, Handler]:
-        return {"send": self.on_send, "deliver": self.on_end, "drop": self.on_end}
+        return {
+            "send": self.on_send,
+            "hop": self.on_hop,
+            "deliver": self.on_end,
+            "drop": self.on_end,
+        }
 
     def on_send(self, ev: Any, raw: bytes) -> None:
         self.sends += 1
@@ -39,6 +49,26 @@ class Conservation(Check):
                 f"message {m} sent twice (seq {ev.seq})", [self.open[m], raw], ev.seq, ev.wf
             )
         self.open[m] = raw
+        self.at[m] = ev.agent
+
+    def on_hop(self, ev: Any, raw: bytes) -> None:
+        d = ev.detail
+        try:
+            here = self.at.get(d.msg)
+        except TypeError:  # an unhashable msg: not a message in flight
+            return
+        if here is None:  # not in flight (its deliver or drop says so), or sent by nobody
+            return
+        a = d.from_ if d.from_ is not None else ev.agent
+        if a != here:
+            self.violation(
+                f"hop (seq {ev.seq}) of message {d.msg} from {a}, but the message is at "
+                f"{here}: no hop took it to {a}",
+                [self.open[d.msg], raw],
+                ev.seq,
+                ev.wf,
+            )
+        self.at[d.msg] = d.to
 
     def on_end(self, ev: Any, raw: bytes) -> None:
         d = ev.detail
@@ -50,6 +80,15 @@ class Conservation(Check):
                 f"drop of message {m} (seq {ev.seq}) without a reason", [raw], ev.seq, ev.wf
             )
         sent = self.open.pop(m, None)
+        here = self.at.pop(m, None)
+        if sent is not None and ev.label == "deliver" and here is not None and here != ev.agent:
+            self.violation(
+                f"deliver (seq {ev.seq}) of message {m} at {ev.agent}, but the message is at "
+                f"{here}: no hop took it to {ev.agent}",
+                [sent, raw],
+                ev.seq,
+                ev.wf,
+            )
         if sent is None:
             self.orphans += 1
             if self._orphan is None:

@@ -23,7 +23,7 @@ FUSED: dict[type[Check], frozenset[str]] = {
     Exclusive: frozenset(("execute",)),
     Recovery: PROTOCOL_LABELS,
     LtsReplay: PROTOCOL_LABELS,
-    Conservation: frozenset(("send", "deliver", "drop")),
+    Conservation: frozenset(("send", "hop", "deliver", "drop")),
     RouteValidity: frozenset(
         ("hop", "translate", "send", "deliver", "node_down", "node_up", "link_down", "link_up")
     ),
@@ -143,11 +143,15 @@ class State(NamedTuple):
     lcall: dict[Any, Any]
     linvoke: dict[Any, Any]
     copen: dict[Any, bytes]
+    #: message in flight → the agent it is at (``copen``'s keys)
+    cat: dict[Any, Any]
     rvalid: frozenset[tuple[Any, Any, Any]]
     #: node → far node → the protocols of their link (``rvalid`` by its first two items)
     rlinked: dict[Any, dict[Any, frozenset[str]]]
     rdown: set[Any]
     rlinks: set[Any]
+    #: the send paths ``route_validity`` found valid
+    rpaths: set[tuple[str, ...]]
 
     @classmethod
     def of(cls, fused: dict[type, Any]) -> State:
@@ -174,7 +178,8 @@ class State(NamedTuple):
             rec.fallbacks if rec else {},
             lts.state if lts else {}, lts.opened["call"] if lts else {},
             lts.opened["invoke"] if lts else {},
-            cons.open if cons else {},
+            cons.open if cons else {}, cons.at if cons else {},
             rv.valid if rv else frozenset(), linked,
             rv.down if rv else set(), rv.down_links if rv else set(),
+            rv.paths if rv else set(),
         )  # fmt: skip

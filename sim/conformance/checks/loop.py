@@ -92,8 +92,8 @@ def stream(
     is_message = IS_MESSAGE
 
     (wa, ro, ex, rec, lts, cons, rv, wwrite, wapproved, roinst, rrequires, rtargets, xpartners,
-     xinst, rpending, rretries, rfallbacks, lstate, lcall, linvoke, copen, rvalid, rlinked,
-     rdown, rlinks) = State.of(fused)  # fmt: skip
+     xinst, rpending, rretries, rfallbacks, lstate, lcall, linvoke, copen, cat, rvalid,
+     rlinked, rdown, rlinks, rpaths) = State.of(fused)  # fmt: skip
     # lazily (``keep`` False, the seven checks alone): no history; a check reading it fails
     # first where lts does (an event of an invocation not open), and the pass then stops
     watched = [c for c in fused.values() if c.history] if not (keep or rest) and lts else []
@@ -158,20 +158,38 @@ def stream(
                             rv.on_hop(ev, raw)  # type: ignore[union-attr]
                     except KeyError:
                         rv.on_hop(ev, raw)  # type: ignore[union-attr]
+                    m = d.msg  # conservation's (the stand-in is empty without it)
+                    here = cat.get(m)
+                    if here is not None:
+                        if here == d.from_:
+                            cat[m] = d.to
+                        else:
+                            cons.on_hop(ev, raw)  # type: ignore[union-attr]
                     continue  # counted as the events no other count has
                 if lab is s_send:
-                    m = ev.detail.msg
+                    d = ev.detail
+                    m = d.msg
                     if m is None or m in copen:
                         cons.on_send(ev, raw)  # type: ignore[union-attr]
                         slow_sends += 1
                     else:
                         copen[m] = raw
+                        cat[m] = ev.agent
+                    path = d.path
+                    if (
+                        rv is not None
+                        and path
+                        and (path[0] != ev.agent or path[-1] != d.to or tuple(path) not in rpaths)
+                    ):
+                        rv.on_path(ev, raw)
                     n_send += 1
                     continue
                 if lab is s_deliver:
-                    try:
-                        del copen[ev.detail.msg]
-                    except KeyError:  # not in flight, or no msg: on_end ignores the latter
+                    m = ev.detail.msg
+                    here = cat.get(m)
+                    if here is not None and here == ev.agent:
+                        del copen[m], cat[m]
+                    else:  # not in flight, elsewhere, or no msg (on_end ignores that)
                         cons.on_end(ev, raw)  # type: ignore[union-attr]
                     n_deliver += 1
                     continue
@@ -338,6 +356,8 @@ def stream(
                             p = ev.proto
                         if rdown or rlinks or (a, d.to, p) not in rvalid:
                             rv.on_hop(ev, raw)
+                    if cons is not None:  # its handler: hops come here during outages
+                        cons.on_hop(ev, raw)
                 elif is_message[i]:
                     if cons is not None:
                         d = ev.detail
@@ -347,11 +367,12 @@ def stream(
                                 cons.on_send(ev, raw)
                             else:
                                 copen[m] = raw
+                                cat[m] = ev.agent
                                 sends += 1
-                        elif m is not None and (
-                            (i == DROP and not d.reason) or copen.pop(m, None) is None
-                        ):  # on a message not in flight, on_end pops again: None
+                        else:  # a drop, or a deliver during an outage
                             cons.on_end(ev, raw)
+                    if rv is not None and i == SEND:
+                        rv.on_path(ev, raw)
                     if rdown and rv is not None and i != DROP:
                         rv.on_at(ev, raw)
                 elif is_protocol[i]:

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from typing import Any
 
 from sim.conformance.checks.base import Check, Context, Handler
 from sim.conformance.truth import Truth
 
+#: The most valid send paths remembered (a send over one of them is one set lookup; the
+#: set starts again when full, so a trace of many distinct routes stays in bounded memory).
+PATHS_KEPT = 1 << 16
+
 
 class RouteValidity(Check):
     """Every hop leaves an up node over an up link in a protocol of that link; every
     translation happens at an up node between protocols it speaks (each step of a chain);
-    nothing is sent or delivered at a down node. Up/down state comes from the trace's
+    nothing is sent or delivered at a down node; a send's ``path`` runs from its sender to
+    its ``to`` over links of the scenario. Up/down state comes from the trace's
     ``node_down``/``node_up``/``link_down``/``link_up``."""
 
     name = "route_validity"
@@ -28,12 +34,14 @@ class RouteValidity(Check):
         self.speaks = truth.speaks
         self.down: set[Any] = set()
         self.down_links: set[tuple[Any, Any]] = set()
+        #: paths of sends found over links of the scenario (at most PATHS_KEPT)
+        self.paths: set[tuple[str, ...]] = set()
 
     def handlers(self) -> Mapping[str, Handler]:
         return {
             "hop": self.on_hop,
             "translate": self.on_translate,
-            "send": self.on_at,
+            "send": self.on_send,
             "deliver": self.on_at,
             "node_down": self.on_node_down,
             "node_up": self.on_node_up,
@@ -86,6 +94,39 @@ class RouteValidity(Check):
         if problem:
             self.violation(
                 f"translate (seq {ev.seq}) {d.from_proto} → {d.to_proto} at {at}: {problem}",
+                [raw],
+                ev.seq,
+                ev.wf,
+            )
+
+    def on_send(self, ev: Any, raw: bytes) -> None:
+        self.on_path(ev, raw)
+        self.on_at(ev, raw)
+
+    def on_path(self, ev: Any, raw: bytes) -> None:
+        """The send's ``path`` (when it has one) starts at its sender, ends at its ``to``
+        and crosses links of the scenario only."""
+        d = ev.detail
+        path = d.path
+        if not path:
+            return
+        key = tuple(path)
+        problem = ""
+        if path[0] != ev.agent:
+            problem = f"the path starts at {path[0]}, not at the sender {ev.agent}"
+        elif d.to is not None and path[-1] != d.to:
+            problem = f"the path ends at {path[-1]}, not at the destination {d.to}"
+        elif key not in self.paths:
+            gap = next((p for p in itertools.pairwise(path) if p not in self.links), None)
+            if gap is not None:
+                problem = f"there is no link {gap[0]}–{gap[1]}"
+            else:
+                if len(self.paths) >= PATHS_KEPT:
+                    self.paths.clear()
+                self.paths.add(key)
+        if problem:
+            self.violation(
+                f"send (seq {ev.seq}) of message {d.msg} over {' → '.join(path)}: {problem}",
                 [raw],
                 ev.seq,
                 ev.wf,
