@@ -16,7 +16,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from sim.calculus.mcp import ToolView, approval_rule
-from sim.plugins import PluginError, approval_policy_class, policy_reference
+from sim.plugins import (
+    PluginError,
+    approval_policy_class,
+    plugin_fault,
+    policy_reference,
+    raised,
+)
 
 if TYPE_CHECKING:
     from sim.scenario.model import ApprovalSpec
@@ -97,8 +103,10 @@ def make_policy(spec: ApprovalSpec) -> ApprovalPolicy:
         raise ApprovalPolicyError(name, str(exc)) from None
     try:
         policy = cls(**entry.options)
-    except Exception as exc:
-        raise ApprovalPolicyError(name, f"building it raised {type(exc).__name__}: {exc}") from exc
+    except BaseException as exc:  # SystemExit too: plug-in code is isolated
+        if not plugin_fault(exc):
+            raise
+        raise ApprovalPolicyError(name, f"building it {raised(exc)}") from exc
     policy.name = name
     return policy
 
@@ -108,10 +116,10 @@ def decide(policy: ApprovalPolicy, view: ToolView, arguments: Mapping[str, Any])
     :class:`ApprovalPolicyError` naming the policy and the call."""
     try:
         ask = policy.ask(view, arguments)
-    except Exception as exc:
-        raise ApprovalPolicyError(
-            policy.name, f"{_call(view, arguments)} raised {type(exc).__name__}: {exc}"
-        ) from exc
+    except BaseException as exc:
+        if not plugin_fault(exc):
+            raise
+        raise ApprovalPolicyError(policy.name, f"{_call(view, arguments)} {raised(exc)}") from exc
     if ask is not True and ask is not False:
         raise ApprovalPolicyError(
             policy.name, f"{_call(view, arguments)} returned {ask!r}, not a bool"
@@ -123,10 +131,11 @@ def reason(policy: ApprovalPolicy, view: ToolView, arguments: Mapping[str, Any])
     """``policy.reason(view, arguments)``, checked like :func:`decide` (a str)."""
     try:
         why = policy.reason(view, arguments)
-    except Exception as exc:
+    except BaseException as exc:
+        if not plugin_fault(exc):
+            raise
         raise ApprovalPolicyError(
-            policy.name,
-            f"{_call(view, arguments, 'reason')} raised {type(exc).__name__}: {exc}",
+            policy.name, f"{_call(view, arguments, 'reason')} {raised(exc)}"
         ) from exc
     if not isinstance(why, str):
         raise ApprovalPolicyError(

@@ -5,6 +5,12 @@ package's entry point (groups :data:`ROUTER_GROUP` and :data:`APPROVAL_GROUP`), 
 a scenario entry ``{name, plugin: "package.module:Class", options}`` (SPEC §12).
 This module imports nothing heavy: the scenario layer asks it for the known names,
 the mesh layer for the classes; a plug-in module is imported only when it is named.
+
+Plug-in code is isolated (issue 38): whatever escapes it, at import or from a hook, is
+the plug-in's error, ``SystemExit`` and ``KeyboardInterrupt`` included
+(:func:`plugin_fault`), except a stop by a signal. ``os._exit`` cannot be caught: no
+Python code runs after it; the process ends with the plug-in's code (docs/reference/
+routing.md#router-plug-ins).
 """
 
 from __future__ import annotations
@@ -71,6 +77,31 @@ def policy_reference(plugin: str) -> str | None:
     return plugin if ":" in plugin else approval_reference(plugin)
 
 
+def plugin_fault(exc: BaseException) -> bool:
+    """Whether ``exc``, escaping a plug-in's code, is the plug-in's doing, to be reported
+    as its error (any exception, ``SystemExit`` and ``KeyboardInterrupt`` included), rather
+    than a stop to let through: a signal's :class:`~sim.processes.Stopped`, or a
+    ``KeyboardInterrupt`` while Python's own SIGINT handler is installed (a real Ctrl-C)."""
+    from sim.processes import Stopped
+
+    if isinstance(exc, Stopped):
+        return False
+    if isinstance(exc, KeyboardInterrupt):
+        import signal
+
+        return signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    return True
+
+
+def raised(exc: BaseException) -> str:
+    """``raised TYPE: message``, the message cut at 300 characters (``sys.exit(5)``:
+    ``raised SystemExit: 5``)."""
+    text = str(exc)
+    if len(text) > 300:
+        text = text[:300] + "..."
+    return f"raised {type(exc).__name__}: {text}" if text else f"raised {type(exc).__name__}"
+
+
 def load_object(reference: str) -> Any:
     """The object ``package.module:Attr`` names; :class:`PluginError` saying why not."""
     module_name, sep, attr = reference.partition(":")
@@ -80,14 +111,20 @@ def load_object(reference: str) -> Any:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise PluginError(f"cannot import '{module_name}': {exc}") from None
-    except Exception as exc:  # the plug-in's own module raised while importing
-        raise PluginError(f"importing '{module_name}' raised {type(exc).__name__}: {exc}") from None
+    except BaseException as exc:  # the plug-in's own module raised (or exited) importing
+        if not plugin_fault(exc):
+            raise
+        raise PluginError(f"importing '{module_name}' {raised(exc)}") from None
     value: Any = module
     for part in attr.split("."):
         try:
             value = getattr(value, part)
         except AttributeError:
             raise PluginError(f"module '{module_name}' has no attribute '{attr}'") from None
+        except BaseException as exc:  # a module __getattr__ of the plug-in's
+            if not plugin_fault(exc):
+                raise
+            raise PluginError(f"reading '{reference}' {raised(exc)}") from None
     return value
 
 
@@ -128,6 +165,9 @@ def router_class(reference: str, options: Mapping[str, Any] = {}) -> type[Router
 
     kind = "a router (a subclass of sim.DijkstraRouter or sim.mesh.Router)"
     cls: type[Router] = plugin_class(reference, Router, kind, options, "graph")
+    static = inspect.getattr_static(cls, "static")
+    if not isinstance(static, bool) and not hasattr(static, "__get__"):  # a property: built
+        raise PluginError(f"'{reference}': static is {static!r:.80}, not True or False")
     return cls
 
 

@@ -26,6 +26,7 @@ from sim.plugins import BUILTIN_ROUTERS
 
 if TYPE_CHECKING:
     from sim.scenario.load import Override
+    from sim.scenario.model import Scenario
 
 
 def register(sub: Any) -> None:
@@ -142,6 +143,16 @@ def _overrides(settings: list[str]) -> list[Override]:
     return out
 
 
+def _say_failing(scenario: Scenario, router: str, runs: list[dict[str, Any]]) -> None:
+    """One warning line when ``router`` failed every instance of ``runs`` (and why)."""
+    from sim.experiments.failing import failed_every_instance, sentence, why
+
+    failed = failed_every_instance(runs)
+    if failed is not None:
+        failed["why"] = why(scenario, router)
+        print(f"warning: {sentence(router, failed)}", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the replications; print the summary; 0, or 2 on bad input or a failed run."""
     from sim.cli.progress import LiveProgress
@@ -233,6 +244,7 @@ def run(args: argparse.Namespace) -> int:
         say_errors=False,
     )
     finished: list[RunRecord] = []
+    read: list[dict[str, Any]] = []  # the finished runs' metrics.json
     try:
         with stop_on_signals(), FolderLock(base, wait=args.wait):
             progress.start(len(tasks), 0)
@@ -273,6 +285,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"error: {record.error}{where}", file=sys.stderr)
             continue
         m = json.loads((out / METRICS_FILE).read_text(encoding="utf-8"))
+        read.append(m)
         wf = m["workflows"]
         per_thousand.append(m.get("violations_per_1000_instances", {}))
         per_property.append(m.get("properties") or {})
@@ -308,6 +321,7 @@ def run(args: argparse.Namespace) -> int:
         means = [_mean([v.get(n, {}).get(rate) for v in per_property]) for n in names]
         print_table(names, [means])
     print(f"results in {base / router}")
+    _say_failing(scenario, router, read)
     if failed:
         print(f"{failed} of {reps} replication(s) failed", file=sys.stderr)
         return EXIT_BAD_INPUT

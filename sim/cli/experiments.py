@@ -319,6 +319,7 @@ def _compare(args: argparse.Namespace, drawers: ExecutorHandle | None) -> int:
     failed = outcome.failed
     for err in failed:
         print(f"error: {err['run']}: {err.get('message') or err.get('error')}", file=sys.stderr)
+    _say_failing(outcome.summary)
     print(
         f"{len(outcome.ran)} run(s) done, {outcome.skipped} reused, {len(failed)} failed, "
         f"in {outcome.wall:.1f} s",
@@ -335,6 +336,17 @@ def _compare(args: argparse.Namespace, drawers: ExecutorHandle | None) -> int:
     if outcome.against is not None and args.json:
         print_against(outcome.against, as_json=True)
     return EXIT_BAD_INPUT if failed else EXIT_OK
+
+
+def _say_failing(summary: dict[str, Any]) -> None:
+    """One warning line per (point, router) that failed every instance, with why."""
+    from sim.experiments.failing import sentence
+
+    for row in summary["results"]:
+        if "failed_every_instance" in row:
+            point = f"{row['point']}: " if row["point"] else ""
+            text = sentence(row["router"], row["failed_every_instance"])
+            print(f"warning: {point}{text}", file=sys.stderr)
 
 
 def say_damaged(todo: Plan) -> None:

@@ -139,6 +139,8 @@ def _bad(message: str) -> int:
 
 def smc(args: argparse.Namespace) -> int:
     """Run the estimation or test; print the table or JSON; 0, or 2 on bad input."""
+    from concurrent.futures.process import BrokenProcessPool
+
     from sim.cli.property_verdicts import selection
     from sim.conformance.checks.families import ALL_CHECKS
     from sim.engine import ReplicationError
@@ -210,6 +212,12 @@ def smc(args: argparse.Namespace) -> int:
     except ReplicationError as exc:
         handle.terminate()
         return _bad(f"error: {exc}")
+    except BrokenProcessPool:  # os._exit in a worker cannot be caught where it runs
+        handle.terminate()
+        return _bad(
+            "error: a worker process ended abruptly (killed, out of memory, or code such as "
+            "a plug-in calling os._exit); no estimate"
+        )
     finally:
         handle.close()
         if scratch is not None:

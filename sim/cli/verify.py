@@ -120,6 +120,7 @@ def verify(args: argparse.Namespace) -> int:
     """Decide the properties; print; write counterexamples; 0, 1, 2 or 3."""
     from sim.cli.engine import _overrides
     from sim.experiments.sweep import SweepError
+    from sim.mesh.errors import RouterError
     from sim.mesh.registry import unknown_router
     from sim.scenario import ScenarioError, load_scenario_with_warnings
     from sim.scenario.properties_rules import load_properties
@@ -169,6 +170,8 @@ def verify(args: argparse.Namespace) -> int:
             )
             for w in wanted
         ]
+    except RouterError as exc:  # a plug-in router that misbehaved (sim.mesh.isolation)
+        return _bad(f"{args.file}: {exc}")
     except ValueError as exc:
         return _bad(f"error: {exc}")
     base = args.counterexamples or Path("results") / scenario.name / "verify"

@@ -37,6 +37,7 @@ from sim.engine.guard import DEFAULT_GUARD, Guard
 from sim.engine.metrics import dumps
 from sim.experiments.against import AGAINST_FILE, Live, compared, section
 from sim.experiments.executors import inheriting
+from sim.experiments.failing import why
 from sim.experiments.figures import Drawing
 from sim.experiments.report import render_report
 from sim.experiments.runner import (
@@ -346,6 +347,10 @@ def _conclude(
         drawing.runs_over()
     summary_points = [Point(p.id, p.params) for p, _ in points]
     summary = collect(base, summary_points, routers, replications)
+    scenarios = {p.id: scenario for p, scenario in points}
+    for row in summary["results"]:  # a router that failed every instance: say why
+        if "failed_every_instance" in row:
+            row["failed_every_instance"]["why"] = why(scenarios[row["point"]], row["router"])
     summary = {
         "scenario": base_scenario.name,
         "description": base_scenario.description,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sim import __version__
+from sim.experiments.failing import sentence
 from sim.experiments.summary import PROPERTY_PREFIX, VIOLATION_PREFIX, stat_of, unit_of
 from sim.scenario.model import Scenario
 
@@ -191,6 +192,14 @@ def render_report(
             lines.append("")
         lines += _table(summary, pid, routers)
         lines.append("")
+        failing = [
+            sentence(row["router"], row["failed_every_instance"])
+            for row in summary["results"]
+            if row["point"] == pid and "failed_every_instance" in row
+        ]
+        if failing:
+            lines += [f"- **{text}**" for text in failing]
+            lines.append("")
     lines += sections
     errors = summary["errors"]
     if errors or summary.get("missing"):

@@ -32,6 +32,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -192,6 +193,26 @@ def execute_task(task: Task, hook: Hook | None = None, report: Reporter | None =
         raise StorageError.of(exc, final) from None
 
 
+def _located(exc: ReplicationError, task: Task) -> str:
+    """The replication's error; a plug-in's (a router or approval policy that misbehaved)
+    located first at its entry in the scenario file, when the task knows the file."""
+    from sim.approval import ApprovalPolicyError
+    from sim.mesh.errors import RouterError
+
+    if task.guard.source is None:
+        return str(exc)
+    from sim.mesh.registry import router_field
+    from sim.scenario.diagnostics import locate_field
+
+    if isinstance(exc.cause, RouterError):
+        path = router_field(task.scenario, exc.router)
+    elif isinstance(exc.cause, ApprovalPolicyError):
+        path = ("approval", "policy", "plugin")
+    else:
+        return str(exc)
+    return f"{locate_field(task.guard.source, path)}: {exc}"
+
+
 def _execute(
     task: Task, final: Path, tmp: Path, hook: Hook | None, report: Reporter | None
 ) -> RunRecord:
@@ -237,6 +258,7 @@ def _execute(
     except ReplicationError as exc:
         if isinstance(exc.cause, OSError):
             raise exc.cause from None
+        message = _located(exc, task)
         record["status"] = "error"
         error = {
             "scenario": exc.scenario,
@@ -245,7 +267,7 @@ def _execute(
             "replication": exc.rep,
             "sim_time": round(exc.now, 6),
             "error": f"{type(exc.cause).__name__}: {exc.cause}",
-            "message": str(exc),
+            "message": message,
         }
         _write_json(tmp / ERROR_FILE, error)
         _write_json(tmp / RUN_FILE, record)
@@ -256,7 +278,7 @@ def _execute(
             task.router,
             task.rep,
             "error",
-            str(exc),
+            message,
             exc.now,
             time.perf_counter() - started,
         )
@@ -418,5 +440,11 @@ def _settle(
         raise
     except Exception as exc:  # a worker that died, a task that could not be sent
         reason = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, BrokenProcessPool):  # os._exit cannot be caught where it runs
+            reason = (
+                "BrokenProcessPool: a worker process ended abruptly while this run was "
+                "running or queued (killed, out of memory, or code such as a plug-in "
+                "calling os._exit)"
+            )
         record_failure(task, reason)
         return RunRecord(task.key, task.point, task.router, task.rep, "error", reason)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sim.experiments.failing import failed_every_instance
 from sim.experiments.rundir import ERROR_FILE, METRICS_FILE, SERIES_FILE, run_dir
 
 CONFIDENCE = 0.95
@@ -195,6 +196,7 @@ def collect(
     for point in points:
         for router in routers:
             per_run: list[dict[str, float | None]] = []
+            finished: list[dict[str, Any]] = []
             ok = 0
             for rep in range(replications):
                 directory = run_dir(base, point.id, router, rep)
@@ -219,6 +221,7 @@ def collect(
                     continue
                 ok += 1
                 per_run.append(flatten(metrics))
+                finished.append(metrics)
             names = [name for name, _u, _p in BASE_METRICS]
             names += sorted({k for run in per_run for k in run if k.startswith(VIOLATION_PREFIX)})
             names += sorted({k for run in per_run for k in run if k.startswith(PROPERTY_PREFIX)})
@@ -226,14 +229,16 @@ def collect(
                 name: describe([run.get(name) for run in per_run], *metric_range(name)).to_json()
                 for name in names
             }
-            results.append(
-                {
-                    "point": point.id,
-                    "router": router,
-                    "replications_ok": ok,
-                    "metrics": metrics_out,
-                }
-            )
+            row: dict[str, Any] = {
+                "point": point.id,
+                "router": router,
+                "replications_ok": ok,
+                "metrics": metrics_out,
+            }
+            failed = failed_every_instance(finished)
+            if failed is not None:  # only then: other summaries keep their bytes
+                row["failed_every_instance"] = failed
+            results.append(row)
     return {
         "confidence": CONFIDENCE,
         "replications": replications,

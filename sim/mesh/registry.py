@@ -3,23 +3,30 @@
 The names and their classes are :mod:`sim.plugins`'s one registry; a scenario entry
 ``{name, plugin: "package.module:Class", options}`` adds a router of its own. Every
 failure (unknown name, a plug-in that cannot be imported, is not a router, or raises
-while being built) is a :class:`RouterError` naming the router and the plug-in.
+while being built) is a :class:`RouterError` naming the router and the plug-in; a
+plug-in's router is built isolated (:mod:`sim.mesh.isolation`).
 """
 
 from __future__ import annotations
 
 from sim.mesh.errors import RouterError
 from sim.mesh.graph import ProtocolGraph
+from sim.mesh.isolation import isolate
 from sim.mesh.routing import Router
 from sim.plugins import (
     BUILTIN_ROUTERS,
     PluginError,
+    plugin_fault,
+    raised,
     router_class,
     router_names,
     router_reference,
 )
 from sim.scenario.diagnostics import did_you_mean
 from sim.scenario.model import Scenario
+
+#: The built-in routers' classes: trusted, built without the plug-in checks.
+BUILTIN_REFERENCES = frozenset(BUILTIN_ROUTERS.values())
 
 
 def known_routers(scenario: Scenario | None = None) -> list[str]:
@@ -52,12 +59,14 @@ def make_router(name: str, graph: ProtocolGraph, scenario: Scenario | None = Non
         raise RouterError(name, f"plug-in '{reference}': {exc}") from None
     try:
         router = cls(graph, **options)
-    except Exception as exc:
-        raise RouterError(
-            name, f"plug-in '{reference}': building it raised {type(exc).__name__}: {exc}"
-        ) from exc
+    except BaseException as exc:
+        if not plugin_fault(exc):
+            raise
+        raise RouterError(name, f"plug-in '{reference}': building it {raised(exc)}") from exc
     router.name = name
-    return router
+    if reference in BUILTIN_REFERENCES:
+        return router
+    return isolate(router, reference)
 
 
 def kept_router(
@@ -73,3 +82,12 @@ def kept_router(
     if hit is None:
         hit = kept[name] = make_router(name, graph, scenario)
     return hit
+
+
+def router_field(scenario: Scenario, name: str) -> tuple[str | int, ...]:
+    """Where the router ``name`` is in the scenario: ``routers[i].plugin`` for a plug-in,
+    ``routers[i]`` otherwise (``routers`` when it is not listed)."""
+    for i, entry in enumerate(scenario.routers):
+        if entry.name == name:
+            return ("routers", i, "plugin") if entry.plugin else ("routers", i)
+    return ("routers",)

@@ -58,6 +58,8 @@ class Router:
 
     #: The name routes carry; the registry sets it to the scenario's name of the router.
     name: str = "router"
+    #: The plug-in's ``module:Class`` when it is one (the registry sets it), for messages.
+    plugin: str | None = None
     #: Static routers compute on the full topology and ignore ``down``; their callers
     #: retry the same route. Dynamic ones suspect after a timeout and reroute.
     static: bool = True
@@ -311,6 +313,12 @@ class Router:
                 f"no chain of {protocol_only} links joins '{source}' to '{target}'{around} "
                 "(bfs does not translate; try --router dijkstra)"
             )
+        if self._hooked():  # the cost hooks' doing? (they overflow, or hide every route)
+            from sim.mesh.unreachable import priced_away
+
+            priced = priced_away(self, source, target, source_protocol, target_protocol, down)
+            if priced is not None:
+                return priced
         wanted = ""
         if source_protocol is not None:
             wanted += f" starting in {source_protocol}"

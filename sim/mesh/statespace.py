@@ -61,18 +61,30 @@ class Costs(Protocol):
 
 
 def _priced(costs: Costs, hook: str, args: tuple[str, str, str, float]) -> float | None:
-    """One hook's answer, checked: None, or a finite number ≥ 0 (a float)."""
+    """One hook's answer, checked: None, or a finite number ≥ 0 (a float). Whatever
+    escapes the hook (``SystemExit`` too, :func:`sim.plugins.plugin_fault`) is a
+    :class:`RouterError` naming the router, its plug-in and the call."""
+    plugin = getattr(costs, "plugin", None)
+    said = f"plug-in '{plugin}': " if plugin else ""
     try:
         value = getattr(costs, hook)(*args)
-    except Exception as exc:
-        raise RouterError(costs.name, f"{hook}{args!r} raised {type(exc).__name__}: {exc}") from exc
+    except RouterError:
+        raise
+    except BaseException as exc:
+        from sim.plugins import plugin_fault, raised
+
+        if not plugin_fault(exc):
+            raise
+        raise RouterError(costs.name, f"{said}{hook}{args!r} {raised(exc)}") from exc
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise RouterError(costs.name, f"{hook}{args!r} returned {value!r}, not a number or None")
+        raise RouterError(
+            costs.name, f"{said}{hook}{args!r} returned {value!r:.80}, not a number or None"
+        )
     if not math.isfinite(value) or value < 0:
         raise RouterError(
-            costs.name, f"{hook}{args!r} returned {value!r}; costs are finite and ≥ 0"
+            costs.name, f"{said}{hook}{args!r} returned {value!r}; costs are finite and ≥ 0"
         )
     return float(value)
 
