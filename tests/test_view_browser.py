@@ -115,6 +115,7 @@ def _trace(results: Path, run: str) -> list[dict[str, Any]]:
 
 def test_mesh_has_the_scenario_nodes_and_links(explorer: Page, results: Path) -> None:
     page = explorer.page
+    page.click("nav button[data-tab=mesh]")  # the page opens on the verdict
     assert page.locator("#mesh .node").count() == 5
     assert page.locator("#mesh .link").count() == 6
     names = page.locator("#mesh .nlabel").all_text_contents()

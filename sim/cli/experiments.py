@@ -92,6 +92,15 @@ def _print_headline(summary: dict[str, Any], routers: list[str]) -> None:
                 ]
             )
         print_table(header, rows, indent="  ", align="l")
+        _print_reasons(summary, pid, routers)
+
+
+def _print_reasons(summary: dict[str, Any], point: str | None, routers: list[str]) -> None:
+    """One line: each router's leading reasons for failed tasks."""
+    from sim.experiments.reasons import leading_text, reasons_of
+
+    shown = [f"{r} {leading_text(reasons_of(summary, point, r))}" for r in routers]
+    print(f"  why tasks failed: {'; '.join(shown)}")
 
 
 def register(sub: Any) -> None:

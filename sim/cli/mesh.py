@@ -137,7 +137,8 @@ def route_command(args: argparse.Namespace) -> int:
 
 def plan_command(args: argparse.Namespace) -> int:
     """``plan FILE``: each task's route under each router."""
-    from sim.mesh import MeshError, NoRoute, ProtocolGraph, make_router
+    from sim.mesh import MeshError, ProtocolGraph, make_router
+    from sim.mesh.plan import task_routes
     from sim.mesh.registry import unknown_router
     from sim.scenario import ScenarioError, load_scenario
 
@@ -166,18 +167,18 @@ def plan_command(args: argparse.Namespace) -> int:
             starts = scenario.initiators_of(wf)
             if len(starts) > 1 and name == names[0]:
                 print(f"{wf.name}: routes from {starts[0]}, the first of {len(starts)} initiators")
-            for task in wf.tasks:
-                need = task.tool or task.capability or ""
-                protocol = wf.rho_of(task)
-                try:
-                    route = router.serve(starts[0], need, source_protocol=protocol)
-                    rows.append((wf.name, task.id, need, route.describe(), f"{route.cost:.4f}"))
-                except NoRoute as exc:
+        try:
+            for planned in task_routes(router, scenario):
+                row = (planned.workflow, planned.task, planned.need)
+                if planned.route is None:
                     missing += 1
-                    rows.append((wf.name, task.id, need, f"no route: {exc.reason}", "-"))
-                except MeshError as exc:
-                    print(f"{args.file}: {exc}", file=sys.stderr)
-                    return 2
+                    rows.append((*row, f"no route: {planned.reason}", "-"))
+                else:
+                    route = planned.route
+                    rows.append((*row, route.describe(), f"{route.cost:.4f}"))
+        except MeshError as exc:
+            print(f"{args.file}: {exc}", file=sys.stderr)
+            return 2
         print(f"router {name}")
         print_table(header, rows, indent="  ", align="llll")
         print()

@@ -56,6 +56,7 @@ from sim.experiments.runner import (
 from sim.experiments.store import FolderLock, StorageError, write_atomic
 from sim.experiments.summary import Point, collect, summary_csv, summary_json
 from sim.experiments.sweep import SweepPoint
+from sim.experiments.verdict import verdict
 from sim.experiments.worker import built, forget, in_memory, kept_page, remember, ship
 from sim.processes import Stopped
 from sim.scenario.model import Scenario
@@ -357,6 +358,7 @@ def _conclude(
         "seed": base_scenario.seed,
         **summary,
     }
+    summary["verdict"] = verdict(summary, routers)
     _write(base / "summary.json", summary_json(summary))
     _write(base / "summary.csv", summary_csv(summary))
     if swept:

@@ -17,6 +17,7 @@ from typing import Any
 
 from sim import __version__
 from sim.experiments.failing import sentence
+from sim.experiments.reasons import reason_lines
 from sim.experiments.summary import PROPERTY_PREFIX, VIOLATION_PREFIX, stat_of, unit_of
 from sim.scenario.model import Scenario
 
@@ -100,7 +101,9 @@ def compare_sentence(
     return f"{head}{tail}."
 
 
-def _table(summary: dict[str, Any], point: str | None, routers: Sequence[str]) -> list[str]:
+def table_metrics(summary: dict[str, Any], point: str | None) -> list[str]:
+    """The rows of a point's side-by-side table: :data:`TABLE_METRICS`, then the checks'
+    and the properties' violation rates the point's runs have."""
     metrics = list(TABLE_METRICS)
     for row in summary["results"]:
         if row["point"] == point:
@@ -109,6 +112,11 @@ def _table(summary: dict[str, Any], point: str | None, routers: Sequence[str]) -
                 for m in row["metrics"]
                 if m.startswith((VIOLATION_PREFIX, PROPERTY_PREFIX)) and m not in metrics
             )
+    return metrics
+
+
+def _table(summary: dict[str, Any], point: str | None, routers: Sequence[str]) -> list[str]:
+    metrics = table_metrics(summary, point)
     lines = [
         "| metric | unit | " + " | ".join(routers) + " |",
         "|---|---|" + "---|" * len(routers),
@@ -200,6 +208,7 @@ def render_report(
         if failing:
             lines += [f"- **{text}**" for text in failing]
             lines.append("")
+        lines += reason_lines(summary, pid, routers)
     lines += sections
     errors = summary["errors"]
     if errors or summary.get("missing"):

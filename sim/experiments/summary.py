@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.experiments.failing import failed_every_instance
+from sim.experiments.reasons import failure_reasons
 from sim.experiments.rundir import ERROR_FILE, METRICS_FILE, SERIES_FILE, run_dir
 
 CONFIDENCE = 0.95
@@ -234,6 +235,9 @@ def collect(
                 "router": router,
                 "replications_ok": ok,
                 "metrics": metrics_out,
+                "failure_reasons": failure_reasons(
+                    m.get("tasks_failed_by_reason") for m in finished
+                ),
             }
             failed = failed_every_instance(finished)
             if failed is not None:  # only then: other summaries keep their bytes

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from sim.view.against import SLOT, against_html
 from sim.view.data import DEFAULT_BUDGET, Ahead, Budget, Encoded, build_index
+from sim.view.verdict import SLOT as VERDICT_SLOT
+from sim.view.verdict import verdict_html
 
 if TYPE_CHECKING:
     from sim.scenario import Scenario
@@ -50,6 +52,8 @@ def render_page(index: dict[str, Any], title: str) -> str:
     body = _static("body.html")
     if index.get("against"):  # drawn here, in the Results tab
         body = body.replace(SLOT, against_html(index["against"]))
+    if index.get("summary"):  # drawn here, the tab the page opens on
+        body = body.replace(VERDICT_SLOT, verdict_html(index["summary"]))
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title>"

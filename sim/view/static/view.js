@@ -21,13 +21,18 @@ function h(tag, attrs, parent, text) {
   return e;
 }
 function protoColor(p) { var i = D.mesh.protocols.indexOf(p); return i < 0 ? "#999" : COLORS[i % COLORS.length]; }
-var run = 0;
+/* the run shown first: the scenario's first router's first replication (else the first) */
+var run = 0, chosen = false;
+if (D.summary && D.summary.routers) D.runs.forEach(function (r, i) {
+  if (!chosen && r.router === D.summary.routers[0] && /(^|\/)rep-0$/.test(r.label)) { run = i; chosen = true; }
+});
 var S = D.sampling;
 $("sampling").textContent = "events of " + S.kept + " of " + S.instances + " instances kept (" +
   S.events_kept + " of " + S.events_total + " events: every instance of a listed counterexample, then a seeded sample, seed " +
   S.seed + ", budget " + S.max_events + " events)";
 if (D.summary && D.summary.scenario) $("title").textContent = "protomesh · " + D.summary.scenario;
 D.runs.forEach(function (r, i) { h("option", {value: i}, $("run"), r.label); });
+$("run").value = String(run);
 $("run").onchange = function () { run = +this.value; drawMesh(); fillInstances(); drawViolations(); drawTimeline(); };
 document.querySelectorAll("nav button").forEach(function (b) {
   b.onclick = function () { showTab(b.getAttribute("data-tab")); };
@@ -36,6 +41,8 @@ function showTab(name) {
   document.querySelectorAll("nav button").forEach(function (b) { b.className = b.getAttribute("data-tab") === name ? "on" : ""; });
   document.querySelectorAll(".tab").forEach(function (t) { t.className = "tab" + (t.id === "tab-" + name ? " on" : ""); });
 }
+/* with a summary the page opens on the verdict, else (one run) the verdict tab is hidden */
+if (D.summary && D.summary.verdict) showTab("verdict"); else $("verdict-tab").style.display = "none";
 
 /* ---- Mesh ---- */
 var W = 900, H = 520, PAD = 80, frame = 0, timer = null, cum = null;
