@@ -49,8 +49,8 @@ HEAVY: tuple[str, ...] = (
 LOADER = {"yaml", "pydantic", "sim.scenario"}
 
 #: What each command may import: the scenario loader, plus the routers (numpy and
-#: scipy.sparse, never scipy.stats) for ``validate`` and ``route``, plus the trace reader (msgspec) for
-#: ``check``. Nothing imports the engine, the plots, the MCP SDK or Dask.
+#: scipy.sparse, never scipy.stats) for ``validate`` and ``route``, plus the trace reader
+#: (msgspec) for ``check``. Nothing imports the engine, the plots, the MCP SDK or Dask.
 ALLOWED: dict[str, set[str]] = {
     "--help": set(),
     "validate": LOADER | {"sim.mesh", "numpy", "scipy"},  # it routes every task (issue 37)
