@@ -13,7 +13,7 @@ from typing import Any
 from sim.cli.console import EXIT_OK, BadInput, guarded, positive_number, read_json
 from sim.interop.errors import InteropError
 
-__all__ = ["add_export_a2a", "add_import_a2a"]
+__all__ = ["add_export_a2a", "add_import_a2a", "add_serve_a2a"]
 
 
 def add_import_a2a(kinds: Any) -> None:
@@ -122,4 +122,126 @@ def export_a2a_command(args: argparse.Namespace) -> int:
     for aid, card in cards:
         shown = f"export: agent {aid!r}: card {card.name!r}, {len(card.skills)} skills"
         print(shown, file=sys.stderr)
+    return EXIT_OK
+
+
+def add_serve_a2a(kinds: Any) -> None:
+    """Add ``serve a2a`` to ``kinds`` (the subparsers of ``serve``)."""
+    k = kinds.add_parser(
+        "a2a",
+        help="one agent of a scenario as a real A2A server (tasks; approval as input-required)",
+        description="Serve one agent of the scenario as a real A2A server through the official "
+        "a2a-sdk: its card at /.well-known/agent-card.json, JSON-RPC at /a2a (message/send and "
+        'streaming). A message with a DataPart {"skill": NAME, "arguments": {...}} creates '
+        "a task whose work is the tool's simulated behaviour; a tool that needs approval puts "
+        'the task in input-required until the client answers {"approval": "accept"} '
+        '(runs) or {"approval": "decline"} (rejected, nothing runs). Runs until SIGINT or '
+        "SIGTERM. Exit 0, or 2 on bad input.",
+    )
+    k.add_argument("file", metavar="FILE", help="scenario YAML")
+    k.add_argument("--agent", required=True, metavar="ID", help="the agent to serve")
+    k.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        default="127.0.0.1:0",
+        help="where to listen (default 127.0.0.1:0: any free port; the URL is printed on stderr)",
+    )
+    k.add_argument(
+        "--speed",
+        default="instant",
+        metavar="instant|realtime|X",
+        help="wall-clock sleep = service time / X (realtime = 1; default instant: no sleep)",
+    )
+    k.add_argument("--seed", type=int, default=None, metavar="S", help="default: the scenario's")
+    k.add_argument(
+        "--trace",
+        metavar="FILE",
+        default=None,
+        help="record the session as a SPEC §5 trace with detail.wall (check FILE --scenario "
+        "SCENARIO; export otel FILE --scenario SCENARIO)",
+    )
+    k.set_defaults(handler=serve_a2a_command)
+
+
+@guarded(InteropError)
+def serve_a2a_command(args: argparse.Namespace) -> int:
+    """``serve a2a FILE --agent ID [--http HOST:PORT] [--speed X] [--seed S] [--trace FILE]``."""
+    import signal
+
+    from sim.cli.interop import _load, _speed
+    from sim.interop.a2a_fragment import read_a2a_extension
+    from sim.interop.a2a_server import served_tools
+    from sim.interop.session_trace import LiveTrace
+    from sim.interop.streamable import parse_address
+    from sim.longlived import long_lived
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    with long_lived():
+        speed = _speed(args.speed)
+        host, port = parse_address(args.http)
+        scenario, mcp_ext = _load(args.file)
+        ext = read_a2a_extension(args.file)
+        seed = scenario.seed if args.seed is None else args.seed
+        served_tools(scenario, ext, args.agent)  # an agent that serves nothing: before binding
+        trace = LiveTrace(args.trace, wall=True) if args.trace is not None else None
+    try:
+        return _serve(args, scenario, ext, mcp_ext, host, port, speed, seed, trace)
+    finally:
+        if trace is not None:
+            trace.close()
+
+
+def _serve(
+    args: argparse.Namespace,
+    scenario: Any,
+    ext: Any,
+    mcp_ext: Any,
+    host: str,
+    port: int,
+    speed: float | None,
+    seed: int,
+    trace: Any,
+) -> int:
+    """Bind, build the app for the bound URL, run uvicorn until SIGINT or SIGTERM."""
+    import signal
+
+    import uvicorn
+
+    from sim.interop.a2a_server import a2a_app
+    from sim.interop.streamable import _bind, _stopped, is_loopback
+
+    if not is_loopback(host):
+        print(
+            f"note: {host} is not a loopback address: anyone who reaches it can use the agent "
+            "(no authorisation)",
+            file=sys.stderr,
+        )
+    sock = _bind(host, port)
+    shown = f"[{host}]" if ":" in host else host
+    base = f"http://{shown}:{sock.getsockname()[1]}"
+    app, _, skills = a2a_app(
+        scenario,
+        ext,
+        mcp_ext,
+        agent=args.agent,
+        base_url=base,
+        speed=speed,
+        seed=seed,
+        trace=trace,
+        log=lambda line: print(f"serve: {line}", file=sys.stderr, flush=True),
+    )
+    print(
+        f"serve: agent {args.agent!r} of {scenario.name!r} ({len(skills)} skills) over A2A at "
+        f"{base} (card {base}/.well-known/agent-card.json; speed {args.speed}, seed {seed})",
+        file=sys.stderr,
+        flush=True,
+    )
+    config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
+    stops = (signal.SIGINT, signal.SIGTERM)
+    found = {sig: signal.signal(sig, _stopped) for sig in stops}
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        for sig, handler in found.items():
+            signal.signal(sig, handler)
     return EXIT_OK

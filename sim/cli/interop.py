@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sim.cli.a2a import add_export_a2a, add_import_a2a
+from sim.cli.a2a import add_export_a2a, add_import_a2a, add_serve_a2a
 from sim.cli.console import EXIT_OK, BadInput, guarded, read_json
 from sim.cli.import_mcp import add_import_mcp
 from sim.cli.otel import add_export_otel
@@ -146,6 +146,7 @@ def register(sub: Any) -> None:
         "--scenario SCENARIO)",
     )
     k.set_defaults(handler=serve_mcp_command)
+    add_serve_a2a(kinds)
 
 
 def _write(text: str, out: str | None) -> None:

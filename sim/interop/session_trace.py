@@ -16,8 +16,10 @@ workflow); ``inst`` the client (a 2025-11-25 stdio process or HTTP session, a 20
 client by its ``clientInfo``), numbered from 0 in order of appearance; ``task`` the tool's
 name; ``proto`` ``MCP+`` when the served descriptor carries MCP⁺ metadata, else ``MCP``.
 Every label and detail key is :mod:`sim.vocabulary`'s; each line is written and flushed as
-it happens. After an ``error`` the invocation stays open: recovery is the client's, and a
-client's retry is a new ``tools/call`` the server cannot tie to it.
+it happens. With ``wall`` (``serve a2a``), every line's detail ends with ``wall``, the UTC
+time of the event, as the live mesh writes it. After an ``error`` the invocation stays
+open: recovery is the client's, and a client's retry is a new ``tools/call`` the server
+cannot tie to it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Hashable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -40,10 +43,11 @@ WORKFLOW = "serve"
 class LiveTrace:
     """Appends SPEC §5 lines to a file as the session goes (see the module docstring)."""
 
-    __slots__ = ("_clients", "_file", "_invocations", "_seq", "_start", "path")
+    __slots__ = ("_clients", "_file", "_invocations", "_seq", "_start", "path", "wall")
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, wall: bool = False) -> None:
         self.path = Path(path)
+        self.wall = wall
         try:
             self._file: IO[str] = self.path.open("w", encoding="utf-8")
         except OSError as exc:
@@ -91,12 +95,18 @@ class LiveTrace:
             inv,
             tool,
             proto,
-            {k: detail[k] for k in order if k in detail},
+            {k: detail[k] for k in order if k in detail} | self._wall(),
         )
         line = dict(zip(FIELD_NAMES, values, strict=True))
         self._file.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
         self._file.flush()
         self._seq += 1
+
+    def _wall(self) -> dict[str, str]:
+        """``{"wall": now}`` (UTC, ISO 8601 with microseconds) when the trace keeps it."""
+        if not self.wall:
+            return {}
+        return {"wall": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")}
 
     def close(self) -> None:
         self._file.close()

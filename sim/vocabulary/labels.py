@@ -10,8 +10,9 @@ apply is ``null``. ``detail`` is an object whose keys are the label's :class:`Ke
 written in the declared order (``turn``, a dialogue key, first); a key with
 ``required=False`` is left out where it does not apply. Keys with
 ``source="dialogue"`` are written by the SGD dialogue converter
-(``sim.conformance.dialogues``), never by the engine; the one key with ``source="live"``,
-``wall`` (every label's last), by the live mesh (``sim.live``), never by the engine.
+(``sim.conformance.dialogues``), never by the engine; the keys with ``source="live"``,
+``wall`` (every label's last) and ``call``'s ``traceparent``, by the live mesh
+(``sim.live``) and the ``serve`` commands, never by the engine.
 """
 
 from __future__ import annotations
@@ -91,6 +92,11 @@ class Label(NamedTuple):
 
 
 _TURN = Key("turn", int, False, "dialogue", "the dialogue turn")
+#: ``detail.traceparent`` (SPEC §14): the W3C ``traceparent`` a client sent with the request
+#: (``_meta``, A2A metadata or the HTTP header), as received; ``serve`` and ``live`` only.
+TRACEPARENT = Key(
+    "traceparent", str, False, "live", "the W3C traceparent the request carried (serve, live)"
+)
 _ATTEMPT = Key("attempt", int, doc="attempt number of the invocation, from 1")
 _ERROR = Key("error", str, doc="error type")
 _MSG = Key("msg", int, doc="message id")
@@ -138,6 +144,7 @@ _DECLARED: tuple[Label, ...] = (
         (
             Key("target", str, doc="the server the request goes to"),
             Key("parent", int, False, doc="the failed invocation a fallback replaces"),
+            TRACEPARENT,
         ),
         "invocation",
         protocol=True,
