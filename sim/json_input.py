@@ -4,14 +4,16 @@ Every command that reads a JSON file the user names reads it with :func:`read_js
 (docs/reference/cli.md, "Input bounds"): at most :data:`MAX_JSON_BYTES` bytes, nested at
 most :data:`MAX_JSON_DEPTH` arrays and objects deep, each integer at most
 :data:`MAX_INT_DIGITS` digits (so every integer converts to a float: no ``OverflowError``
-downstream, and Python's 4,300-digit conversion limit is never met). Anything else is a
-:class:`JsonInputError` located at file:line:col.
+downstream, and Python's 4,300-digit conversion limit is never met), every other number
+within the float range (``1e999`` is refused, as are ``NaN`` and ``Infinity``, which are
+not JSON). Anything else is a :class:`JsonInputError` located at file:line:col.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -25,32 +27,65 @@ MAX_INT_DIGITS = 300
 
 _STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
 _STRINGS = re.compile(_STRING, re.DOTALL)
-_NUMBER_OR_STRING = re.compile(_STRING + r"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?", re.DOTALL)
+_TOKENS = re.compile(_STRING + r"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|NaN|-?Infinity", re.DOTALL)
 _BRACKETS = re.compile(_STRING + r"|[\[\]{}]", re.DOTALL)
 _DEPTH_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 
 
 class JsonInputError(ValueError):
-    """A JSON input that cannot be used: ``source:line:column: message``."""
+    """A JSON input that cannot be used: ``source:line:column: message``. ``syntax`` is
+    true for text that is not JSON at all (``json``'s own error, its message in
+    ``message``), false for JSON past a bound or a file that is not UTF-8 text."""
 
-    def __init__(self, source: str, line: int, column: int, message: str) -> None:
+    def __init__(
+        self, source: str, line: int, column: int, message: str, syntax: bool = False
+    ) -> None:
         self.source = source
         self.line = line
         self.column = column
         self.message = message
+        self.syntax = syntax
         super().__init__(f"{source}:{line}:{column}: {message}")
 
+    @property
+    def reported(self) -> str:
+        """The one line a command prints: ``source: invalid JSON at line L column C: ...``
+        for a syntax error (the commands' wording since before the bounds), else ``str``."""
+        if self.syntax:
+            where = f"line {self.line} column {self.column}"
+            return f"{self.source}: invalid JSON at {where}: {self.message}"
+        return str(self)
 
-class _LongInteger(ValueError):
-    """An integer of more than MAX_INT_DIGITS digits (raised from ``json``'s hook)."""
+
+class _OutOfBounds(ValueError):
+    """A number past the bounds (raised from ``json``'s hooks): its token and the why."""
+
+
+def _too_long(token: str) -> bool:
+    return token.lstrip("-").isdigit() and len(token) - token.startswith("-") > MAX_INT_DIGITS
 
 
 def bounded_int(digits: str) -> int:
-    """``json``'s ``parse_int`` hook: the integer, or :class:`_LongInteger` past the bound."""
-    if len(digits) - digits.startswith("-") > MAX_INT_DIGITS:
-        raise _LongInteger(digits)
+    """``json``'s ``parse_int`` hook: the integer, or an error past MAX_INT_DIGITS."""
+    if _too_long(digits):
+        why = f"an integer of {len(digits.lstrip('-'))} digits (at most {MAX_INT_DIGITS})"
+        raise _OutOfBounds(digits, why)
     return int(digits)
+
+
+def _finite_float(text: str) -> float:
+    """``json``'s ``parse_float`` hook: the number, or an error past the float range."""
+    value = float(text)
+    if not math.isfinite(value):
+        shown = text if len(text) <= 20 else text[:17] + "..."
+        raise _OutOfBounds(text, f"a number beyond the float range ({shown})")
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    """``json``'s ``parse_constant`` hook: NaN and Infinity are not JSON."""
+    raise _OutOfBounds(name, f"{name} is not JSON")
 
 
 def _line_column(text: str, pos: int) -> tuple[int, int]:
@@ -58,15 +93,19 @@ def _line_column(text: str, pos: int) -> tuple[int, int]:
     return text.count("\n", 0, pos) + 1, pos - (text.rfind("\n", 0, pos) + 1) + 1
 
 
-def long_integer_at(text: str) -> int:
-    """The offset of the first integer token (outside strings) with more than
-    :data:`MAX_INT_DIGITS` digits in the JSON ``text`` (0 if none)."""
-    for m in _NUMBER_OR_STRING.finditer(text):
-        token = m.group()
-        digits = len(token) - token.startswith("-")
-        if token[0] != '"' and token.lstrip("-").isdigit() and digits > MAX_INT_DIGITS:
+def token_at(text: str, token: str) -> int:
+    """The offset of the first occurrence of the number or constant ``token`` outside the
+    strings of the JSON ``text`` (0 if none)."""
+    for m in _TOKENS.finditer(text):
+        if m.group() == token:
             return m.start()
     return 0
+
+
+def long_integer_at(text: str) -> int:
+    """The offset of the first integer (outside strings) of more than MAX_INT_DIGITS
+    digits in the JSON ``text`` (0 if none)."""
+    return next((m.start() for m in _TOKENS.finditer(text) if _too_long(m.group())), 0)
 
 
 def too_deep_at(text: str) -> int | None:
@@ -97,30 +136,25 @@ def parse_json(text: str, source: str) -> Any:
             source, *_line_column(text, deep), f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
         )
     try:
-        return json.loads(text, parse_int=bounded_int)
-    except _LongInteger as exc:
-        digits = len(exc.args[0].lstrip("-"))
-        raise JsonInputError(
-            source,
-            *_line_column(text, long_integer_at(text)),
-            f"an integer of {digits} digits (at most {MAX_INT_DIGITS})",
-        ) from None
+        return json.loads(
+            text, parse_int=bounded_int, parse_float=_finite_float, parse_constant=_no_constant
+        )
+    except _OutOfBounds as exc:
+        token, why = exc.args
+        raise JsonInputError(source, *_line_column(text, token_at(text, token)), why) from None
     except json.JSONDecodeError as exc:
-        raise JsonInputError(source, exc.lineno, exc.colno, f"malformed JSON: {exc.msg}") from None
+        raise JsonInputError(source, exc.lineno, exc.colno, exc.msg, syntax=True) from None
     except RecursionError:  # pragma: no cover - the depth bound is far below the stack's
         raise JsonInputError(source, 1, 1, "JSON nested too deeply to read") from None
 
 
 def read_json(path: str | Path) -> Any:
     """The JSON value of the file ``path``, within the bounds (UTF-8, at most
-    :data:`MAX_JSON_BYTES` bytes). Raises :class:`JsonInputError` (``OSError`` reasons
-    included, at 1:1)."""
+    :data:`MAX_JSON_BYTES` bytes). Raises ``OSError`` when the file cannot be read and
+    :class:`JsonInputError` for its content."""
     source = str(path)
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_JSON_BYTES + 1)
-    except OSError as exc:
-        raise JsonInputError(source, 1, 1, f"cannot read: {exc.strerror or exc}") from None
+    with open(path, "rb") as fh:
+        data = fh.read(MAX_JSON_BYTES + 1)
     if len(data) > MAX_JSON_BYTES:
         raise JsonInputError(source, 1, 1, f"larger than {MAX_JSON_BYTES:,} bytes")
     try:

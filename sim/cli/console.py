@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
-import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -155,20 +154,20 @@ def guarded(*errors: type[Exception]) -> Callable[[Handler], Handler]:
 
 
 def read_json(path: str | Path) -> Any:
-    """The JSON document at ``path``; :class:`BadInput` naming the file (and the line and
-    column of a syntax error) when it cannot be read."""
+    """The JSON document at ``path``, read within the bounds of :mod:`sim.json_input`;
+    :class:`BadInput` naming the file (and the line and column of a syntax error or of
+    what passes a bound) when it cannot be read."""
+    from sim.json_input import JsonInputError
+    from sim.json_input import read_json as read_bounded
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return read_bounded(path)
     except FileNotFoundError:
         raise BadInput(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
         raise BadInput(f"{path}: cannot read: {exc}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BadInput(
-            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from None
+    except JsonInputError as exc:
+        raise BadInput(exc.reported) from None
 
 
 def output_directory(path: Path) -> Path:

@@ -26,7 +26,6 @@ its index in the file, ``t`` = the turn index, ``task`` = the service, ``tool`` 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -47,13 +46,18 @@ class DialogueError(ValueError):
 
 def load_dialogues(path: str | Path) -> list[dict[str, Any]]:
     """The dialogues of an SGD ``dialogues_*.json`` file."""
+    from sim.json_input import JsonInputError, read_json
+
     p = Path(path)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = read_json(p)
     except OSError as exc:
         raise DialogueError(f"{p}: {exc.strerror or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise DialogueError(f"{p}:{exc.lineno}:{exc.colno}: malformed JSON: {exc.msg}") from None
+    except JsonInputError as exc:
+        where = f"{p}:{exc.line}:{exc.column}"
+        raise DialogueError(
+            f"{where}: malformed JSON: {exc.message}" if exc.syntax else str(exc)
+        ) from None
     if not isinstance(data, list) or not all(isinstance(d, dict) for d in data):
         raise DialogueError(f"{p}: expected a JSON list of dialogues")
     return data
@@ -321,10 +325,14 @@ def _events(dialogues: Sequence[Mapping[str, Any]], conv: _Converter) -> Iterato
 
 def load_services(schema: str | Path) -> tuple[Service, ...]:
     """An SGD ``schema.json`` (errors as :class:`DialogueError`)."""
+    from sim.json_input import JsonInputError
+
     try:
         return load_schema(schema)
     except OSError as exc:
         raise DialogueError(f"{schema}: {exc.strerror or exc}") from None
+    except JsonInputError as exc:
+        raise DialogueError(exc.reported) from None
     except ValueError as exc:
         raise DialogueError(f"{schema}: {exc}") from None
 

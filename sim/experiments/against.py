@@ -14,7 +14,6 @@ inside the simulated interval. Numbers are rounded as ``summary.json`` rounds th
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -82,13 +81,13 @@ def _positive(value: Any) -> bool:
 
 def _read_run(path: Path, router: str, name: str, scenario: str) -> LiveRun:
     """One ``live-<k>/metrics.json``, checked to be a live run of ``scenario``."""
+    from sim.json_input import JsonInputError, read_json
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise LiveError(
-            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
+        data = read_json(path)
+    except JsonInputError as exc:
+        raise LiveError(exc.reported) from None
+    except OSError as exc:
         raise LiveError(f"{path}: cannot read: {exc}") from None
     if not isinstance(data, dict):
         raise LiveError(f"{path}: not a metrics.json: a JSON object is expected")

@@ -181,8 +181,12 @@ class Point:
 
 
 def _read_json(path: Path) -> Any:
+    """A run's JSON file, read within the bounds of :mod:`sim.json_input` (None when it
+    cannot be read or used)."""
+    from sim.json_input import read_json
+
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return read_json(path)
     except (OSError, ValueError):
         return None
 

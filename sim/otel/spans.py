@@ -127,11 +127,14 @@ def read_trace(path: str | Path) -> list[dict[str, Any]]:
 
 
 def _line(raw: bytes, name: str, lineno: int) -> dict[str, Any]:
+    from sim.json_input import JsonInputError, parse_json
+
     where = f"{name}:{lineno}"
     try:
-        obj = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SpanError(f"{where}: not a JSON trace line: {exc}") from None
+        obj = parse_json(raw.decode("utf-8"), where)
+    except (JsonInputError, UnicodeDecodeError) as exc:
+        message = exc.message if isinstance(exc, JsonInputError) else str(exc)
+        raise SpanError(f"{where}: not a JSON trace line: {message}") from None
     if not isinstance(obj, dict):
         raise SpanError(f"{where}: a trace line is a JSON object")
     for key, kinds in (("t", (int, float)), ("seq", (int,)), ("rep", (int,)), ("label", (str,))):

@@ -101,10 +101,14 @@ def discover_runs(target: Path, only: Sequence[Path] | None = None) -> list[Run]
 
 
 def _read_json(path: Path) -> Any:
+    from sim.json_input import JsonInputError, read_json
+
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ViewError(f"{path}: {exc}") from exc
+        return read_json(path)
+    except JsonInputError as exc:
+        raise ViewError(str(exc)) from None
+    except OSError as exc:
+        raise ViewError(f"{path}: {exc.strerror or exc}") from None
 
 
 _decode = msgspec.json.Decoder().decode

@@ -187,8 +187,10 @@ def stored(directory: Path, checked_with: str) -> dict[str, Any] | None:
     None (none there, unreadable, or checked with another scenario)."""
     if not (directory / EVENTS_FILE).is_file():
         return None
+    from sim.json_input import read_json
+
     try:
-        data = json.loads((directory / VIEW_FILE).read_text(encoding="utf-8"))
+        data = read_json(directory / VIEW_FILE)
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("checked_with") != checked_with:
