@@ -146,3 +146,10 @@ def reason(policy: ApprovalPolicy, view: ToolView, arguments: Mapping[str, Any])
 
 def _call(view: ToolView, arguments: Mapping[str, Any], method: str = "ask") -> str:
     return f"{method}({view.descriptor.name!r}, {dict(arguments)!r})"
+
+
+def simulated_denial(grant_probability: float) -> str:
+    """Why a simulated human's refusal is recorded (``deny``'s ``reason``, one of
+    :data:`sim.vocabulary.DENIALS`): ``policy`` when the scenario grants nothing
+    (``grant_probability`` 0: no human could say yes), else ``declined``."""
+    return "policy" if grant_probability <= 0.0 else "declined"

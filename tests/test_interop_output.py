@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from sim.interop.elicitation import StateSeal
+from sim.interop.elicitation import Refused, StateSeal
 from sim.interop.output import structured_output
 
 NAMES = st.text("abcdefgh", min_size=1, max_size=6)
@@ -73,13 +74,30 @@ def test_a_sealed_state_opens_only_for_its_call(
 ) -> None:
     seal = StateSeal(b"k" * 32)
     token = seal.seal(inv, tool, args)
-    assert seal.open(token, tool, args) == inv
-    assert seal.open(token, tool, {**args, "extra": 1}) is None
-    assert seal.open(token, tool + "x", args) is None
-    assert StateSeal(b"j" * 32).open(token, tool, args) is None
+    other = "issued for another call (its tool or arguments differ)"
+    assert seal.open(token, tool, {**args, "extra": 1}) == Refused(other)
+    assert seal.open(token, tool + "x", args) == Refused(other)
+    assert StateSeal(b"j" * 32).open(token, tool, args) == Refused("not issued by this server")
     i = where % len(token)
     if token[i] != char:
-        assert seal.open(token[:i] + char + token[i + 1 :], tool, args) is None
+        assert isinstance(seal.open(token[:i] + char + token[i + 1 :], tool, args), Refused)
+    assert seal.open(token, tool, args) == inv  # the refusals left it unused
+    again = seal.open(token, tool, args)
+    assert again == Refused("already used: one approval answers one call", replayed=True)
+
+
+def test_outstanding_states_are_bounded_in_number_and_age(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sim.interop import elicitation
+
+    monkeypatch.setattr(elicitation, "MAX_OUTSTANDING", 2)
+    seal = StateSeal(b"k" * 32)
+    first, second, third = (seal.seal(i, "t", {}) for i in range(3))
+    held = Refused("no longer held (at most 2 approvals wait for an answer)")
+    assert seal.open(first, "t", {}) == held  # the oldest was dropped
+    assert seal.open(third, "t", {}) == 2
+    now = elicitation.time.time()
+    monkeypatch.setattr(elicitation.time, "time", lambda: now + elicitation.STATE_TTL + 1)
+    assert seal.open(second, "t", {}) == Refused("expired (a state is answered within 600 s)")
 
 
 def test_a_state_spelled_otherwise_is_refused() -> None:
@@ -101,5 +119,6 @@ def test_a_state_spelled_otherwise_is_refused() -> None:
         == base64.urlsafe_b64decode(token.split(".")[1])
     ]
     assert twins  # the same MAC bytes, spelled otherwise
+    twin = seal.open(head + twins[0] + pad, "book_train", {"date": "2026-12-01"})
+    assert twin == Refused("not issued by this server")
     assert seal.open(token, "book_train", {"date": "2026-12-01"}) == 3
-    assert seal.open(head + twins[0] + pad, "book_train", {"date": "2026-12-01"}) is None

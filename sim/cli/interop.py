@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from sim.cli.a2a import add_export_a2a, add_import_a2a, add_serve_a2a
-from sim.cli.console import EXIT_OK, BadInput, guarded, read_json
+from sim.cli.console import EXIT_OK, BadInput, guarded, positive_number, read_json
 from sim.cli.import_mcp import add_import_mcp
 from sim.cli.otel import add_export_otel
+from sim.interop.elicitation import ELICITATION_TIMEOUT
 from sim.interop.errors import InteropError
 
 
@@ -144,6 +145,14 @@ def register(sub: Any) -> None:
         default=None,
         help="record the live session as a SPEC §5 trace (check it with: check FILE "
         "--scenario SCENARIO)",
+    )
+    k.add_argument(
+        "--elicitation-timeout",
+        type=positive_number,
+        default=ELICITATION_TIMEOUT,
+        metavar="S",
+        help="seconds a 2025-11-25 approval question waits for the user's answer; then the "
+        f"call is refused (deny reason timeout; default {ELICITATION_TIMEOUT:g})",
     )
     k.set_defaults(handler=serve_mcp_command)
     add_serve_a2a(kinds)
@@ -357,6 +366,7 @@ def serve_mcp_command(args: argparse.Namespace) -> int:
                 page_size=args.page_size,
                 trace=trace,
                 log=lambda line: print(f"serve: {line}", file=sys.stderr, flush=True),
+                elicitation_timeout=args.elicitation_timeout,
             )
         except InteropError as exc:
             raise BadInput(f"{args.file}: {exc}") from None

@@ -9,8 +9,8 @@ its index in the file, ``t`` = the turn index, ``task`` = the service, ``tool`` 
 * **approval**: a SYSTEM frame with a ``CONFIRM`` or ``OFFER`` action for service S,
   answered in the *next* USER turn by a frame of S with an ``AFFIRM`` action while the
   user's active intent I of S is transactional, is an approval of I: an ``approve``
-  event at the user's turn. A ``NEGATE`` there is a ``deny``. (``OFFER_INTENT`` /
-  ``AFFIRM_INTENT`` choose an intent; they approve nothing.)
+  event at the user's turn. A ``NEGATE`` there is a ``deny`` (``reason`` ``declined``).
+  (``OFFER_INTENT`` / ``AFFIRM_INTENT`` choose an intent; they approve nothing.)
 * **invocation**: an approval (or denial) opens an invocation of I (``invoke`` then one
   ``collect`` per slot, required slots in schema order first, then the optional ones
   alphabetically) unless one is already open; the slots are the parameters of the
@@ -257,6 +257,7 @@ class _Converter:
             inv=inv,
             tool=intent.qualified_name,
             detail={
+                **({} if answer == "approve" else {"reason": "declined"}),
                 "act": "AFFIRM" if answer == "approve" else "NEGATE",
                 "answers": proposed[service],
             },

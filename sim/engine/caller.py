@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import simpy
 
-from sim.approval import ApprovalPolicy, DescriptorRule, decide, reason
+from sim.approval import ApprovalPolicy, DescriptorRule, decide, reason, simulated_denial
 from sim.calculus.lts import TAU, label
 from sim.calculus.mcp import (
     SERVICE_DOWN,
@@ -75,7 +75,16 @@ class Approval:
     rule with ``mcp_policy`` hints), the answer's latency and the grant draw. The
     built-in rule's answers depend on the view only: they are kept per view."""
 
-    __slots__ = ("_asks", "_reasons", "by_view", "grant_probability", "latency", "policy", "rng")
+    __slots__ = (
+        "_asks",
+        "_denial",
+        "_reasons",
+        "by_view",
+        "grant_probability",
+        "latency",
+        "policy",
+        "rng",
+    )
 
     def __init__(
         self,
@@ -91,7 +100,8 @@ class Approval:
         #: the policy's answers depend on the view alone (the built-in rule, exactly)
         self.by_view = type(self.policy) is DescriptorRule
         self._asks: dict[ViewRT, bool] = {}
-        self._reasons: dict[ViewRT, str] = {}
+        self._reasons: dict[ViewRT, str] = {}  # the why of each view, as JSON
+        self._denial = js(simulated_denial(grant_probability))
 
     def asks(self, view: ViewRT, args: dict[str, Any]) -> bool:
         """Whether a call of ``view``'s tool with ``args`` asks (the policy's checked answer)."""
@@ -102,22 +112,26 @@ class Approval:
             hit = self._asks[view] = decide(self.policy, view.view, MappingProxyType(args))
         return hit
 
-    def reason(self, view: ViewRT, args: dict[str, Any]) -> str:
-        """The ``{"reason":..}`` detail of an ``approve`` or ``deny`` of that call."""
+    def _why(self, view: ViewRT, args: dict[str, Any]) -> str:
+        """Why the policy asks for that call, as a JSON string."""
         if not self.by_view:
-            return _reason(self.policy, view, args)
+            return js(reason(self.policy, view.view, MappingProxyType(args)))
         hit = self._reasons.get(view)
         if hit is None:
-            hit = self._reasons[view] = _reason(self.policy, view, args)
+            hit = self._reasons[view] = js(reason(self.policy, view.view, MappingProxyType(args)))
         return hit
+
+    def reason(self, view: ViewRT, args: dict[str, Any]) -> str:
+        """The ``{"reason":..}`` detail of an ``approve`` of that call."""
+        return f'{{"reason":{self._why(view, args)}}}'
+
+    def denial(self, view: ViewRT, args: dict[str, Any]) -> str:
+        """The ``{"reason":..,"asked":..}`` detail of a ``deny`` of that call."""
+        return f'{{"reason":{self._denial},"asked":{self._why(view, args)}}}'
 
     def granted(self) -> bool:
         """One draw: whether the human grants this approval."""
         return self.rng.random() < self.grant_probability
-
-
-def _reason(policy: ApprovalPolicy, view: ViewRT, args: dict[str, Any]) -> str:
-    return f'{{"reason":{js(reason(policy, view.view, MappingProxyType(args)))}}}'
 
 
 class Caller:
@@ -279,14 +293,16 @@ class Caller:
             return
         labels = inv.view.labels
         now = self.env.now
-        detail = self.approval.reason(inv.view, inv.task.args)
-        if self.approval.granted():
+        approval = self.approval
+        if approval.granted():
             inv.take(labels.approve)
             inv.approved = True
+            detail = approval.reason(inv.view, inv.task.args)
             self.rec.approve(now, self.node.j, inv.frag, inv.rhoj, detail)
             self._dispatch(inv)
         else:
             inv.take(labels.deny)
+            detail = approval.denial(inv.view, inv.task.args)
             self.rec.deny(now, self.node.j, inv.frag, inv.rhoj, detail)
             self._finish(inv, "cancelled", "denied")
 

@@ -263,6 +263,7 @@ class Recorder:
             self.line(t, _L["approve"], agent, owner, proto, reason)
 
     def deny(self, t: float, agent: str, owner: str, proto: str, reason: str) -> None:
+        """``reason``: the ``{"reason":..,"asked":..}`` object (why denied, why asked)."""
         self.metrics.approvals_denied += 1
         if self.enabled:
             self.line(t, _L["deny"], agent, owner, proto, reason)

@@ -6,10 +6,14 @@ executes a tool whose descriptor, as the client sees it, requires approval.
 - 2026-07-28 (multi round-trip requests): the ``tools/call`` is answered with an
   ``InputRequiredResult`` whose ``inputRequests`` hold the same form under
   :data:`APPROVAL_KEY` and whose ``requestState`` is :class:`StateSeal`'s token; the client
-  retries the call with ``inputResponses[APPROVAL_KEY]`` and that state.
+  retries the call with ``inputResponses[APPROVAL_KEY]`` and that state. A state is
+  consumed by its answer: used again, it is refused (a JSON-RPC error, and a ``deny`` with
+  ``reason`` ``replayed`` in the trace), as the revision asks of a server whose state must
+  be consumed once.
 
 The form asks for nothing (``requestedSchema`` with no properties): ``accept`` approves,
-``decline`` and ``cancel`` refuse (an ``isError`` result saying the tool was not executed).
+``decline`` and ``cancel`` refuse (an ``isError`` result saying the tool was not executed;
+the trace's ``deny`` says ``declined`` or ``cancelled``, see :data:`sim.vocabulary.DENIALS`).
 A client that did not declare the ``elicitation`` capability (form mode) is never sent one
 (both revisions forbid it): in 2026-07-28 it gets the prescribed
 ``MissingRequiredClientCapabilityError`` (-32021, ``requiredCapabilities``); 2025-11-25 has
@@ -24,13 +28,17 @@ import hmac
 import json
 import os
 import time
+from collections import OrderedDict
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
     "APPROVAL_KEY",
+    "ELICITATION_TIMEOUT",
     "MISSING_CAPABILITY",
     "REQUESTED_SCHEMA",
+    "Refused",
     "StateSeal",
     "approval_message",
     "elicits_form",
@@ -42,8 +50,14 @@ APPROVAL_KEY = "approval"
 MISSING_CAPABILITY = -32021
 """2026-07-28 ``MissingRequiredClientCapabilityError``."""
 REQUESTED_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+ELICITATION_TIMEOUT = 300.0
+"""Seconds a 2025-11-25 approval question waits for its answer (then: deny ``timeout``)."""
 STATE_TTL = 600.0
 """Seconds a ``requestState`` stays valid."""
+MAX_OUTSTANDING = 1024
+"""``requestState`` tokens that may wait for their answer at once."""
+MAX_REMEMBERED = 4096
+"""Used ``requestState`` tokens remembered (a replay of an older one is "no longer held")."""
 
 
 def approval_message(tool: str, arguments: Mapping[str, Any], reason: str) -> str:
@@ -68,14 +82,21 @@ def elicits_form(capabilities: Any) -> bool:
 
 
 class StateSeal:
-    """``requestState`` tokens bound by HMAC-SHA256 (a per-process key) to the invocation,
-    the tool, a digest of the arguments and an expiry: a client cannot forge one, move it
-    to another call, or keep it past :data:`STATE_TTL` seconds."""
+    """``requestState`` tokens bound by HMAC-SHA256 (a per-process random key) to the
+    invocation, the tool, a digest of the arguments, an expiry and a random nonce, and
+    consumed once: a client cannot forge one, move it to another call, keep it past
+    :data:`STATE_TTL` seconds or answer with it twice (an approval gates one execution).
 
-    __slots__ = ("_key",)
+    At most :data:`MAX_OUTSTANDING` states wait for their answer (the oldest is dropped
+    first) and the last :data:`MAX_REMEMBERED` used ones are remembered, to tell a replay
+    ("already used") from a state this server no longer holds."""
+
+    __slots__ = ("_key", "_outstanding", "_used")
 
     def __init__(self, key: bytes | None = None) -> None:
         self._key = os.urandom(32) if key is None else key
+        self._outstanding: OrderedDict[str, int] = OrderedDict()  # nonce → invocation
+        self._used: OrderedDict[str, None] = OrderedDict()
 
     @staticmethod
     def _digest(tool: str, arguments: Mapping[str, Any]) -> str:
@@ -86,32 +107,58 @@ class StateSeal:
         return hmac.new(self._key, body, hashlib.sha256).digest()
 
     def seal(self, inv: int, tool: str, arguments: Mapping[str, Any]) -> str:
-        """The token for invocation ``inv`` of ``tool`` with ``arguments``."""
-        payload = {"inv": inv, "args": self._digest(tool, arguments), "at": time.time()}
+        """A fresh single-use token for invocation ``inv`` of ``tool`` with ``arguments``."""
+        nonce = os.urandom(16).hex()
+        payload = {"inv": inv, "args": self._digest(tool, arguments), "at": time.time(), "n": nonce}
         body = json.dumps(payload, separators=(",", ":")).encode()
+        self._outstanding[nonce] = inv
+        while len(self._outstanding) > MAX_OUTSTANDING:
+            self._outstanding.popitem(last=False)
         return self._token(body)
 
     def _token(self, body: bytes) -> str:
         encode = base64.urlsafe_b64encode
         return encode(body).decode() + "." + encode(self._mac(body)).decode()
 
-    def open(self, token: str, tool: str, arguments: Mapping[str, Any]) -> int | None:
-        """The invocation ``token`` was sealed for, or None when it was not sealed here,
-        was sealed for another call, or expired."""
+    def open(self, token: str, tool: str, arguments: Mapping[str, Any]) -> int | Refused:
+        """The invocation ``token`` was sealed for, consuming the token; or why it is
+        refused (:class:`Refused`), leaving every held state as it was."""
         body_text, _, mac_text = token.partition(".")
         try:
             body = base64.urlsafe_b64decode(body_text.encode())
             mac = base64.urlsafe_b64decode(mac_text.encode())
             if not hmac.compare_digest(mac, self._mac(body)):
-                return None
+                return Refused("not issued by this server")
             if token != self._token(body):  # one spelling per state (base64 has others)
-                return None
+                return Refused("not issued by this server")
             payload = json.loads(body)
         except (ValueError, TypeError):
-            return None
+            return Refused("not issued by this server")
         if payload.get("args") != self._digest(tool, arguments):
-            return None
+            return Refused("issued for another call (its tool or arguments differ)")
         if not 0 <= time.time() - float(payload.get("at", 0)) <= STATE_TTL:
-            return None
-        inv = payload.get("inv")
-        return inv if isinstance(inv, int) else None
+            return Refused(f"expired (a state is answered within {STATE_TTL:g} s)")
+        nonce = str(payload.get("n"))
+        if nonce in self._used:
+            return Refused("already used: one approval answers one call", replayed=True)
+        inv = self._outstanding.pop(nonce, None)
+        if inv is None:
+            return Refused(
+                f"no longer held (at most {MAX_OUTSTANDING} approvals wait for an answer)"
+            )
+        self._used[nonce] = None
+        while len(self._used) > MAX_REMEMBERED:
+            self._used.popitem(last=False)
+        return inv
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """Why a ``requestState`` was refused; ``replayed``: it was used before."""
+
+    why: str
+    replayed: bool = False
+
+    def message(self) -> str:
+        """The JSON-RPC error's message."""
+        return f"Invalid requestState: {self.why}; nothing was executed"

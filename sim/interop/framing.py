@@ -3,7 +3,8 @@
 One message per line, UTF-8, at most ``max_frame`` bytes. Every line the server cannot hand to
 the SDK gets a JSON-RPC error response (never silence):
 
-- not UTF-8 or not JSON: ``-32700`` (parse error), ``id: null``;
+- not UTF-8 or not JSON, or a number of more digits than Python converts
+  (``sys.get_int_max_str_digits()``, 4,300 by default): ``-32700`` (parse error), ``id: null``;
 - JSON that is not a message (``42``, ``{"hello": "world"}``, ``"jsonrpc": "1.0"``, an ``id``
   without ``method``, an ``id`` that is neither a string nor an integer, ``params`` that is
   not an object): ``-32600`` (invalid request), with the request's ``id`` when it is usable;
@@ -25,6 +26,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -85,6 +87,12 @@ def classify(frame: bytes) -> dict[str, Any] | Rejection | None:
         return Rejection(None, PARSE_ERROR, f"Parse error: column {exc.colno}: {exc.msg}")
     except RecursionError:
         return Rejection(None, PARSE_ERROR, "Parse error: nested too deeply")
+    except ValueError:  # Python's integer-string limit (sys.get_int_max_str_digits)
+        return Rejection(
+            None,
+            PARSE_ERROR,
+            f"Parse error: a number of more than {sys.get_int_max_str_digits()} digits",
+        )
     if isinstance(data, list):
         what = "an empty batch" if not data else f"a batch of {len(data)}"
         return Rejection(

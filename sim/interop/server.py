@@ -37,6 +37,7 @@ from typing import Any, Literal
 
 import anyio
 
+from sim.interop.elicitation import ELICITATION_TIMEOUT
 from sim.interop.errors import InteropError
 from sim.interop.session_trace import CLIENT_AGENT, LiveTrace
 from sim.scenario.model import Scenario, ToolSpec
@@ -59,6 +60,7 @@ class Simulation:
     seed: int = 0
     arg_errors: ArgErrors = "result"
     notes: list[str] = field(default_factory=list)
+    elicitation_timeout: float = ELICITATION_TIMEOUT
 
     def __post_init__(self) -> None:
         from jsonschema import validators
@@ -70,6 +72,8 @@ class Simulation:
         self.rng = random.Random(self.seed)
         self.specs: dict[str, ToolSpec] = {t.name: t for t in self.scenario.tools}
         self.policy = make_policy(self.scenario.approval)
+        #: the scenario's policy grants no approval: nobody is asked (deny reason policy)
+        self.grants_nothing = self.scenario.approval.grant_probability <= 0.0
         mcp_policy = self.scenario.approval.mcp_policy.value
         self.validators: dict[str, Any] = {}
         self.structured: dict[str, Any] = {}
@@ -163,6 +167,7 @@ def build_server(
     page_size: int | None = None,
     trace: LiveTrace | None = None,
     log: Callable[[str], None] | None = None,
+    elicitation_timeout: float = ELICITATION_TIMEOUT,
 ) -> tuple[Any, Simulation]:
     """The SDK server for ``scenario`` (or only ``tools``) and its simulation state;
     ``log`` gets one line per approval decision. Raises :class:`InteropError` for an
@@ -174,6 +179,7 @@ def build_server(
 
     from sim import __version__
     from sim.interop import elicitation as el
+    from sim.interop.negotiation import narrow
     from sim.interop.revision import (
         LEGACY,
         MODERN,
@@ -183,6 +189,7 @@ def build_server(
     )
     from sim.interop.tools_list import scenario_tools_list
 
+    narrow()
     export = scenario_tools_list(scenario, extension, tools)
     if not export.data["tools"]:
         raise InteropError(f"scenario {scenario.name!r} has no tools to serve")
@@ -195,7 +202,7 @@ def build_server(
             if revision == LEGACY:
                 notes.extend(why)
     entries = served[LEGACY]
-    sim = Simulation(scenario, entries, speed, seed, arg_errors, notes)
+    sim = Simulation(scenario, entries, speed, seed, arg_errors, notes, elicitation_timeout)
     models = [mt.Tool.model_validate(e, by_name=False) for e in entries.values()]
     cursors = (
         {f"offset-{k}": k for k in range(page_size, len(models), page_size)} if page_size else {}
@@ -237,41 +244,72 @@ def build_server(
             proto = sim.protos[name]
             trace.event(event, agent=agent, inst=inst, inv=inv, tool=name, proto=proto, **detail)
 
+    def answered(params: mt.CallToolRequestParams) -> str | None:
+        """The action a 2026-07-28 retry answers the approval with (None: no answer)."""
+        answer = (params.input_responses or {}).get(el.APPROVAL_KEY)
+        if answer is None:
+            return None
+        action = getattr(answer, "action", None)
+        if action is None and isinstance(answer, Mapping):
+            action = answer.get("action")
+        if action not in ("accept", "decline", "cancel"):
+            raise MCPError(
+                code=INVALID_PARAMS,
+                message=f"inputResponses.{el.APPROVAL_KEY}: not an elicitation result",
+            )
+        return str(action)
+
     async def ask(
-        ctx: Any, params: mt.CallToolRequestParams, inv: int, why: str
+        ctx: Any, params: mt.CallToolRequestParams, inv: int, why: str, action: str | None
     ) -> str | mt.InputRequiredResult:
-        """The user's action (accept, decline, cancel), or why nobody could be asked
-        (``"incapable"``), or the InputRequiredResult to send (2026-07-28)."""
+        """The user's ``action`` (accept, decline, cancel), why nobody answered (``error``,
+        ``timeout``, ``incapable``: the client cannot be asked), or the
+        InputRequiredResult to send (2026-07-28)."""
         name, arguments = params.name, params.arguments or {}
         if not el.elicits_form(ctx.session.client_capabilities):
             return "incapable"
         message = el.approval_message(name, arguments, why)
         if is_modern(ctx.protocol_version):
-            answer = (params.input_responses or {}).get(el.APPROVAL_KEY)
-            if params.request_state is None or answer is None:
-                form = mt.ElicitRequestFormParams(
-                    message=message, requested_schema=el.REQUESTED_SCHEMA
-                )
-                return mt.InputRequiredResult(
-                    input_requests={el.APPROVAL_KEY: mt.ElicitRequest(params=form)},
-                    request_state=seal.seal(inv, name, arguments),
-                )
-            action = getattr(answer, "action", None)
-            if action is None and isinstance(answer, Mapping):
-                action = answer.get("action")
-            if action not in ("accept", "decline", "cancel"):
-                raise MCPError(
-                    code=INVALID_PARAMS,
-                    message=f"inputResponses.{el.APPROVAL_KEY}: not an elicitation result",
-                )
-            return str(action)
-        try:
-            answered = await ctx.session.elicit_form(
-                message, el.REQUESTED_SCHEMA, related_request_id=ctx.request_id
+            if action is not None:
+                return action
+            form = mt.ElicitRequestFormParams(message=message, requested_schema=el.REQUESTED_SCHEMA)
+            return mt.InputRequiredResult(
+                input_requests={el.APPROVAL_KEY: mt.ElicitRequest(params=form)},
+                request_state=seal.seal(inv, name, arguments),
             )
-        except MCPError as exc:
-            return f"error {exc.error.code}: {exc.error.message}"
-        return str(answered.action)
+        try:
+            with anyio.fail_after(sim.elicitation_timeout):
+                got = await ctx.session.elicit_form(
+                    message, el.REQUESTED_SCHEMA, related_request_id=ctx.request_id
+                )
+        except TimeoutError:
+            return "timeout"
+        except MCPError:
+            return "error"
+        return str(got.action)
+
+    def denied(ctx: Any, name: str, got: str, why: str) -> mt.CallToolResult:
+        """The refusal of a call whose approval ended in ``got`` (what :func:`ask` returned,
+        or ``policy``): an isError result, or the 2026-07-28
+        MissingRequiredClientCapabilityError for a client that cannot be asked."""
+        if got == "incapable" and is_modern(ctx.protocol_version):
+            raise MCPError(
+                code=el.MISSING_CAPABILITY,
+                message=f"{name} requires approval ({why}); the client did not "
+                "declare the elicitation capability (form mode)",
+                data={"requiredCapabilities": {"elicitation": {"form": {}}}},
+            )
+        said = {
+            "decline": "the user declined the approval",
+            "cancel": "the user cancelled the approval",
+            "error": "the client answered the approval question with an error",
+            "incapable": f"it requires approval ({why}) and the client did not "
+            "declare the elicitation capability (form mode) to ask the user",
+            "policy": f"it requires approval ({why}) and the scenario's approval policy "
+            "grants none (grant_probability 0)",
+            "timeout": f"nobody answered the approval within {sim.elicitation_timeout:g} s",
+        }
+        return result(el.refusal(name, said[got]), True)
 
     async def call_tool(
         ctx: Any, params: mt.CallToolRequestParams
@@ -282,14 +320,20 @@ def build_server(
         arguments = params.arguments or {}
         inst = trace.instance(_client_key(ctx)) if trace is not None else 0
         inv: int | None = None
+        action: str | None = None
         if params.request_state is not None and is_modern(ctx.protocol_version):
-            inv = seal.open(params.request_state, name, arguments)
-            if inv is None:
-                raise MCPError(
-                    code=INVALID_PARAMS,
-                    message="Invalid requestState: not issued by this server for this call, "
-                    "or expired",
-                )
+            action = answered(params)  # a malformed answer leaves the state unused
+            opened = seal.open(params.request_state, name, arguments)
+            if isinstance(opened, el.Refused):
+                if opened.replayed:  # a new call, refused at the gate: nothing executes
+                    again = trace.invocation() if trace is not None else 0
+                    note("call", inst=inst, inv=again, name=name, target=sim.hosts.get(name, name))
+                    note("validate", inst=inst, inv=again, name=name)
+                    _, why = sim.asks(name, arguments)
+                    note("deny", inst=inst, inv=again, name=name, reason="replayed", asked=why)
+                    say(f"approval of {name} (invocation {again}): refused (replayed)")
+                raise MCPError(code=INVALID_PARAMS, message=opened.message())
+            inv = opened
         fresh = inv is None
         if inv is None:
             inv = trace.invocation() if trace is not None else 0
@@ -305,30 +349,21 @@ def build_server(
         wanted, why = sim.asks(name, arguments)
         approved = False
         if wanted:
-            action = await ask(ctx, params, inv, why)
-            if isinstance(action, mt.InputRequiredResult):
-                return action
-            approved = action == "accept"
-            note("approve" if approved else "deny", inst=inst, inv=inv, name=name, reason=why)
-            say(
-                f"approval of {name} (invocation {inv}): "
-                + ("accepted" if approved else f"refused ({action})")
-            )
-            if not approved:
-                if action == "incapable" and is_modern(ctx.protocol_version):
-                    raise MCPError(
-                        code=el.MISSING_CAPABILITY,
-                        message=f"{name} requires approval ({why}); the client did not "
-                        "declare the elicitation capability (form mode)",
-                        data={"requiredCapabilities": {"elicitation": {"form": {}}}},
-                    )
-                said = {
-                    "decline": "the user declined the approval",
-                    "cancel": "the user cancelled the approval",
-                    "incapable": f"it requires approval ({why}) and the client did not "
-                    "declare the elicitation capability (form mode) to ask the user",
-                }
-                return result(el.refusal(name, said.get(action, f"no approval ({action})")), True)
+            if sim.grants_nothing:
+                got: str | mt.InputRequiredResult = "policy"
+            else:
+                got = await ask(ctx, params, inv, why, action)
+            if isinstance(got, mt.InputRequiredResult):
+                return got
+            approved = got == "accept"
+            if approved:
+                note("approve", inst=inst, inv=inv, name=name, reason=why)
+                say(f"approval of {name} (invocation {inv}): accepted")
+            else:
+                cause = _CAUSES.get(got, got)
+                note("deny", inst=inst, inv=inv, name=name, reason=cause, asked=why)
+                say(f"approval of {name} (invocation {inv}): refused ({cause})")
+                return denied(ctx, name, got, why)
         elif not fresh:
             raise MCPError(code=INVALID_PARAMS, message=f"{name}: nothing to answer here")
         slot = sim.slots.get(name)
@@ -372,6 +407,15 @@ def build_server(
     )
     server.middleware.append(as_given)
     return server, sim
+
+
+#: the ``deny`` reason (:data:`sim.vocabulary.DENIALS`) of each way an approval fails here
+_CAUSES = {
+    "decline": "declined",
+    "cancel": "cancelled",
+    "error": "cancelled",  # the client answered the elicitation with an error: no answer
+    "incapable": "no_elicitation",
+}
 
 
 def _unlogged(line: str) -> None:

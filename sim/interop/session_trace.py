@@ -6,8 +6,11 @@ carrying the ``requestState`` of an ``InputRequiredResult`` continues the invoca
 answers). Its events, in the order the server takes them: ``call`` (detail ``target``: the
 hosting agent), ``validate`` or ``error`` ``ValidationError`` (arguments against the input
 schema), ``approve`` or ``deny`` when the caller's view of the descriptor asks (detail
-``reason``: why it asks), ``execute`` (at the hosting agent; ``waited``: seconds queued for
-a slot; ``approved`` when an approval was consumed), then ``result`` or ``error``.
+``reason``: why it asks; for ``deny``, ``reason`` says why it was denied, one of
+:data:`sim.vocabulary.DENIALS`, and ``asked`` why it asked; an answer with a used
+``requestState`` is a new invocation ``call``, ``validate``, ``deny`` ``replayed``),
+``execute`` (at the hosting agent; ``waited``: seconds queued for a slot; ``approved`` when
+an approval was consumed), then ``result`` or ``error``.
 
 Fields: ``t`` wall-clock seconds since the server started (a live session has no simulated
 clock); ``rep`` 0; ``agent`` ``client`` for the caller's events, the hosting agent for

@@ -6,7 +6,8 @@ stateless per-request path for 2026-07-28 clients, Origin/Host checks against DN
 on loopback addresses) served by ``uvicorn`` on a socket bound here, so that port 0 (any
 free port) can be reported before the first request. The server's handlers are the same
 objects stdio serves (:func:`sim.interop.server.build_server`); only the framing differs
-(the SDK parses HTTP bodies itself; :mod:`sim.interop.framing` is the stdio screen).
+(the SDK parses HTTP bodies itself, behind :mod:`sim.interop.http_framing`'s screen, which
+answers what stdio's :mod:`sim.interop.framing` answers).
 """
 
 from __future__ import annotations
@@ -23,6 +24,13 @@ __all__ = ["ENDPOINT", "is_loopback", "parse_address", "serve_http"]
 
 ENDPOINT = "/mcp"
 """The MCP endpoint's path (the path the SDK's clients and the Inspector default to)."""
+STOP_GRACE = 0.25
+"""Seconds a stop waits for open requests (a pending approval question) before it
+cancels them."""
+LAST_WRITE = 0.25
+"""Seconds the SDK may spend on each last write to a request it abandons (its courtesy
+cancel of a pending elicitation, 5 s in the SDK; its shutdown error answers, 1 s), so that
+a stop while a question is pending takes well under a second."""
 
 
 def parse_address(text: str) -> tuple[str, int]:
@@ -83,17 +91,24 @@ def serve_http(
     import uvicorn
 
     from sim.interop.framing import MAX_FRAME
+    from sim.interop.http_framing import Screened
 
+    _bound_last_writes()
     sock = _bind(host, port)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
+    limit = MAX_FRAME if max_body is None else max_body
     app = server.streamable_http_app(
-        host=host,
-        streamable_http_path=ENDPOINT,
-        max_request_body_size=MAX_FRAME if max_body is None else max_body,
+        host=host, streamable_http_path=ENDPOINT, max_request_body_size=limit
     )
     ready(f"http://{shown}:{bound}{ENDPOINT}")
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+    config = uvicorn.Config(
+        Screened(app, limit),
+        log_level="warning",
+        lifespan="on",
+        access_log=False,
+        timeout_graceful_shutdown=STOP_GRACE,  # type: ignore[arg-type]  # asyncio.timeout(it)
+    )
     # uvicorn stops gracefully on SIGINT/SIGTERM, then raises the signal again with the
     # handler it found: a no-op one here, so that a stopped server exits 0
     stops = (signal.SIGINT, signal.SIGTERM)
@@ -107,3 +122,14 @@ def serve_http(
 
 def _stopped(signum: int, frame: Any) -> None:
     """The handler uvicorn re-raises a stop signal to once it has shut down: nothing left."""
+
+
+def _bound_last_writes() -> None:
+    """Set the SDK dispatcher's two last-write bounds (private module globals of the 2.3
+    series, which pyproject.toml pins) to :data:`LAST_WRITE`; fails loudly if they moved."""
+    from mcp.shared import jsonrpc_dispatcher as dispatcher
+
+    for name in ("_ABANDON_WRITE_TIMEOUT", "_SHUTDOWN_WRITE_TIMEOUT"):
+        if not isinstance(getattr(dispatcher, name, None), int | float):
+            raise InteropError(f"mcp.shared.jsonrpc_dispatcher.{name} is gone: not the 2.3 SDK")
+        setattr(dispatcher, name, LAST_WRITE)

@@ -34,7 +34,7 @@ from typing import Any
 
 import anyio
 
-from sim.approval import ApprovalPolicy, decide, reason
+from sim.approval import ApprovalPolicy, decide, reason, simulated_denial
 from sim.calculus.lts import TAU, label
 from sim.calculus.mcp import (
     DISCOVERY_ATTEMPTS,
@@ -318,7 +318,8 @@ class Caller:
                     await self.clock.sleep(self.approval_latency())
                     if self.approvals.random() >= self.grant_probability:
                         run.take(label("deny", tool))
-                        part.event("deny", agent, owner, rho, reason=why)
+                        denial = simulated_denial(self.grant_probability)
+                        part.event("deny", agent, owner, rho, reason=denial, asked=why)
                         return Ended("cancelled", "denied", inv=inv)
                     run.take(label("approve", tool))
                     part.event("approve", agent, owner, rho, reason=why)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sim.approval import ApprovalPolicy, reason
+from sim.approval import ApprovalPolicy, reason, simulated_denial
 from sim.calculus.lts import LTS, TAU, label
 from sim.calculus.mcp import (
     MAX_FALLBACK_DEPTH,
@@ -264,13 +264,18 @@ class Steps:
                     (i, tuple(evs), self._with(state, task, (*inv[:3], s2, FLIGHT, *inv[5:])))
                 )
             if self.grant < 1:
+                denial = ("reason", simulated_denial(self.grant))
                 s2 = lts.step(s, label("deny", tool))
                 assert s2 is not None
                 out.append(
                     (
                         i,
                         *self._over(
-                            state, task, CANCELLED, "denied", [self._ev("deny", task, tool, why)]
+                            state,
+                            task,
+                            CANCELLED,
+                            "denied",
+                            [self._ev("deny", task, tool, denial, ("asked", why[1]))],
                         ),
                     )
                 )

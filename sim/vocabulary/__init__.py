@@ -6,6 +6,7 @@ and the conformance decoders are both derived from it. See :mod:`sim.vocabulary.
 """
 
 from sim.vocabulary.labels import (
+    DENIALS,
     DETAIL_KEYS,
     FIELD_NAMES,
     FIELDS,
@@ -24,6 +25,7 @@ from sim.vocabulary.labels import (
 from sim.vocabulary.lines import has_type, line_problems
 
 __all__ = [
+    "DENIALS",
     "DETAIL_KEYS",
     "FIELDS",
     "FIELD_NAMES",

@@ -58,6 +58,8 @@ class Key(NamedTuple):
     required: bool = True
     source: str = "engine"  #: "engine", "dialogue" (SGD dialogues only) or "live"
     doc: str = ""
+    #: the values a string key may take (empty: any)
+    values: tuple[str, ...] = ()
 
 
 #: Which top-level fields a label fills (the others are ``null``):
@@ -101,13 +103,30 @@ _ATTEMPT = Key("attempt", int, doc="attempt number of the invocation, from 1")
 _ERROR = Key("error", str, doc="error type")
 _MSG = Key("msg", int, doc="message id")
 _OPT_ATTEMPT = Key("attempt", int, False, doc="attempt number of the invocation, from 1")
-#: approve and deny: the view's reason; a dialogue's act (AFFIRM / NEGATE) and the turn
-#: of the proposal it answers
-_ANSWER = (
+#: Why an approval was denied (``deny``'s ``reason``): the user declined or cancelled the
+#: question, the client cannot be asked (it did not declare elicitation), the approval
+#: policy grants nothing (``grant_probability: 0``), the answer came with a request state
+#: that was already used, or nobody answered within the elicitation timeout.
+DENIALS: tuple[str, ...] = (
+    "declined",
+    "cancelled",
+    "no_elicitation",
+    "policy",
+    "replayed",
+    "timeout",
+)
+_ACT = Key("act", str, False, "dialogue", "AFFIRM or NEGATE")
+_ANSWERS = Key("answers", int, False, "dialogue", "turn of the system's proposal")
+#: approve: the view's reason; a dialogue's act (AFFIRM) and the turn of the proposal it
+#: answers
+_APPROVE = (_TURN, Key("reason", str, False, doc="why the view asks for approval"), _ACT, _ANSWERS)
+#: deny: why it was denied (one of DENIALS) and why the view asked; a dialogue's act (NEGATE)
+_DENY = (
     _TURN,
-    Key("reason", str, False, doc="why the view asks for approval"),
-    Key("act", str, False, "dialogue", "AFFIRM or NEGATE"),
-    Key("answers", int, False, "dialogue", "turn of the system's proposal"),
+    Key("reason", str, False, doc="why the approval was denied", values=DENIALS),
+    Key("asked", str, False, doc="why the view asks for approval"),
+    _ACT,
+    _ANSWERS,
 )
 
 _DECLARED: tuple[Label, ...] = (
@@ -167,8 +186,8 @@ _DECLARED: tuple[Label, ...] = (
         protocol=True,
     ),
     Label("validate", (), "invocation", protocol=True, doc="the LTS's tau"),
-    Label("approve", _ANSWER, "invocation", protocol=True, doc="the approval gate's answer"),
-    Label("deny", _ANSWER, "invocation", protocol=True, doc="the approval gate's answer"),
+    Label("approve", _APPROVE, "invocation", protocol=True, doc="the approval gate's answer"),
+    Label("deny", _DENY, "invocation", protocol=True, doc="the approval gate's answer"),
     Label(
         "execute",
         (

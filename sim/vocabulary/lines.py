@@ -78,10 +78,10 @@ def line_problems(line: dict[str, Any], *, source: str = "engine") -> list[str]:
     for key, value in detail.items():
         if key not in names:
             problems.append(f"detail.{key}: not declared for {name}")
-        elif not has_type(value, allowed[names.index(key)].type):
-            problems.append(
-                f"detail.{key}: {value!r} is not of type {allowed[names.index(key)].type!r}"
-            )
+        elif not has_type(value, (declared := allowed[names.index(key)]).type):
+            problems.append(f"detail.{key}: {value!r} is not of type {declared.type!r}")
+        elif declared.values and value not in declared.values:
+            problems.append(f"detail.{key}: {value!r} is not one of {list(declared.values)}")
     for k in allowed:
         if k.required and k.name not in detail:
             problems.append(f"detail.{k.name}: required for {name}, missing")

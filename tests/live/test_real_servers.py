@@ -11,11 +11,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from live_paths import ROOT
 from test_live_run import live, ours
 
 SERVER = ROOT / "tests" / "mcp_servers" / "fastmcp_server.py"
+
+#: about 30 s of live meshes: run by `make bench` and by CI (`.ci/run`) beside the default
+#: suite, which keeps the live runs of test_live_run (a mesh, its signals and its faults)
+pytestmark = pytest.mark.slow
 
 
 def desk(tmp_path: Path, entry: dict[str, Any]) -> Path:
