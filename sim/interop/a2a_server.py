@@ -312,8 +312,12 @@ def _executor(work: _Work) -> Any:
             if request.answer is not None:  # the decoder let only a waiting task's through
                 pending = work.pending.pop(task_id)
                 approved = request.answer == ACCEPT
-                label = "approve" if approved else "deny"
-                work.note(label, pending.inst, pending.inv, pending.skill, reason=pending.reason)
+                if approved:
+                    work.note("approve", pending.inst, pending.inv, pending.skill,
+                              reason=pending.reason)  # fmt: skip
+                else:
+                    work.note("deny", pending.inst, pending.inv, pending.skill,
+                              reason="declined", asked=pending.reason)  # fmt: skip
                 work.log(f"approval of {pending.skill} (task {task_id}): {request.answer}")
                 if approved:
                     await finish(updater, pending, True)
@@ -346,7 +350,8 @@ def _executor(work: _Work) -> Any:
             pending = work.pending.pop(task_id, None)
             if pending is None:
                 raise TaskNotCancelableError(message=f"task {task_id} is not waiting")
-            work.note("deny", pending.inst, pending.inv, pending.skill, reason=pending.reason)
+            work.note("deny", pending.inst, pending.inv, pending.skill,
+                      reason="cancelled", asked=pending.reason)  # fmt: skip
             work.log(f"approval of {pending.skill} (task {task_id}): canceled")
             updater = TaskUpdater(event_queue, task_id, str(context.context_id))
             said = refusal(pending.skill, "the client canceled the task")
