@@ -239,9 +239,11 @@ def run(args: argparse.Namespace) -> int:
     handle = make_executor("local", min(args.jobs, reps))
     progress = LiveProgress(
         float(scenario.duration),
-        not args.quiet and sys.stderr.isatty(),
+        not args.quiet,
         handle.kind,
         say_errors=False,
+        terminal=sys.stderr.isatty(),
+        workers=handle.workers,
     )
     finished: list[RunRecord] = []
     read: list[dict[str, Any]] = []  # the finished runs' metrics.json

@@ -282,8 +282,10 @@ def _compare(args: argparse.Namespace, drawers: ExecutorHandle | None) -> int:
     )
     progress = LiveProgress(
         float(max(s.duration for _, s in loaded)),
-        not args.quiet and sys.stderr.isatty(),
+        not args.quiet,
         handle.kind,
+        terminal=sys.stderr.isatty(),
+        workers=handle.workers,
     )
 
     try:

@@ -1,11 +1,17 @@
-"""The live progress display of ``run`` and ``compare``: runs done of the total, the
-simulated time of the runs in flight, the estimated time left (``rich``, on stderr, only
-when it is a terminal and ``--quiet`` is not given).
+"""The progress of ``run`` and ``compare`` on stderr (unless ``--quiet``): runs done of the
+total, the simulated time of the runs in flight (or that one is being checked), the
+estimated time left. On a terminal a live ``rich`` bar; otherwise plain lines, one per
+finished run, and one every :data:`HEARTBEAT` seconds while none finishes (never a silent
+freeze).
 
 The runs report their simulated time from a sampling thread that only reads the clock
-(:func:`sim.experiments.runner.execute_task`), so the display never changes a run's
-bytes. In a process pool the workers write into a ``multiprocessing`` manager's dict,
-polled twice a second here.
+(:func:`sim.experiments.runner.execute_task`), then :data:`~sim.experiments.rundir.CHECKING`
+while their trace is checked, so the display never changes a run's bytes. In a process pool
+the workers write into a ``multiprocessing`` manager's dict, polled twice a second here.
+
+The estimate (:func:`eta`) is a run's mean wall time (of the finished runs; before the
+first, extrapolated from the simulated progress of the runs in flight) times the work left,
+shared by the workers: it does not grow while the runs in flight take no longer than that.
 """
 
 from __future__ import annotations
@@ -15,16 +21,44 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from sim.experiments.runner import RunRecord
 
 
+#: seconds without a finished run after which a plain progress line is printed anyway
+HEARTBEAT = 30.0
+#: the simulated share a run in flight must have reached before it tells a run's length
+_EXTRAPOLATE_FROM = 0.05
+
+
 def _fmt_eta(seconds: float) -> str:
     seconds = max(0.0, seconds)
     return f"{int(seconds // 60)}:{int(seconds % 60):02d}"
+
+
+def eta(
+    walls: Sequence[float],
+    running: Sequence[tuple[float, float | None]],
+    queued: int,
+    workers: int,
+) -> float | None:
+    """Seconds left, or None when nothing tells yet. ``walls``: the wall time of each
+    finished run; ``running``: (wall seconds since it started, simulated share done, None
+    while it is checked) per run in flight; ``queued``: runs not started; ``workers``: how
+    many run at once. Never negative; with finished runs, never larger a moment later
+    while every run in flight is younger than the mean."""
+    if walls:
+        per_run = sum(walls) / len(walls)
+    else:
+        guesses = [age / share for age, share in running if share and share >= _EXTRAPOLATE_FROM]
+        if not guesses:
+            return None
+        per_run = max(guesses)
+    left = sum(max(0.0, per_run - age) for age, _ in running) + queued * per_run
+    return left / max(1, workers)
 
 
 class SharedReporter:
@@ -45,19 +79,36 @@ class LiveProgress:
     ``report`` is the reporter to give the runner (None when disabled, or with an
     executor whose workers cannot reach this process, e.g. Dask); ``start``, ``record``
     and ``stop`` follow the experiment; ``say_errors``: print a failed run's error as it
-    comes (``run`` prints them after its table instead)."""
+    comes (``run`` prints them after its table instead). ``terminal``: a live bar, else
+    plain lines on ``stream``; ``workers``: how many runs go at once; ``clock``: seconds."""
 
     def __init__(
-        self, duration: float, enabled: bool, executor: str, say_errors: bool = True
+        self,
+        duration: float,
+        enabled: bool,
+        executor: str,
+        say_errors: bool = True,
+        *,
+        terminal: bool = True,
+        workers: int = 1,
+        clock: Callable[[], float] = time.perf_counter,
+        stream: TextIO | None = None,
     ) -> None:
         self.enabled = enabled
         self.say_errors = say_errors
         self.duration = duration
+        self.terminal = terminal
+        self.workers = workers
+        self.clock = clock
+        self.stream = stream
         self.now: dict[str, float] = {}
+        self.since: dict[str, float] = {}  # when each run in flight was first seen
+        self.walls: list[float] = []
         self.lock = threading.Lock()
         self.done = 0
         self.total = 0
-        self.started = time.perf_counter()
+        self.started = clock()
+        self.said = self.started  # when the last plain line was printed
         self._progress: Any = None
         self._task: Any = None
         self._stop = threading.Event()
@@ -71,9 +122,13 @@ class LiveProgress:
         elif enabled and executor == "processes":
             self._share()
 
+    def _out(self) -> TextIO:
+        return self.stream if self.stream is not None else sys.stderr
+
     def _report(self, key: str, now: float) -> None:
         with self.lock:
             self.now[key] = now
+            self.since.setdefault(key, self.clock())
 
     def _share(self) -> None:
         """A manager dict the pool's workers write into, polled by a thread."""
@@ -99,13 +154,22 @@ class LiveProgress:
                 for key, now in snapshot.items():
                     if key in self.now or key not in self._finished:
                         self.now[key] = now
+                        self.since.setdefault(key, self.clock())
 
     def start(self, todo: int, skipped: int) -> None:
         self.total = todo
-        self.started = time.perf_counter()
+        self.started = self.said = self.clock()
         if not self.enabled or todo == 0:
             if skipped:
-                print(f"{skipped} finished run(s) reused", file=sys.stderr)
+                print(f"{skipped} finished run(s) reused", file=self._out())
+            return
+        if not self.terminal:
+            if skipped:
+                print(f"{skipped} finished run(s) reused", file=self._out())
+            print(f"runs 0/{todo}: started", file=self._out(), flush=True)
+            thread = threading.Thread(target=self._beat, daemon=True)
+            thread.start()
+            self._threads.append(thread)
             return
         from rich.console import Console
         from rich.progress import (
@@ -134,25 +198,49 @@ class LiveProgress:
         self._threads.append(thread)
 
     def _info(self) -> str:
+        """``running: a t=12s, b checking of 300s  ETA 0:42`` (what is known of each)."""
         with self.lock:
             running = sorted(self.now.items())
-        elapsed = time.perf_counter() - self.started
+            since = dict(self.since)
+        now = self.clock()
         parts = []
         if running:
-            shown = ", ".join(f"{k} t={v:.0f}s" for k, v in running[:3])
+
+            def state(key: str, t: float) -> str:
+                return f"{key} checking" if t < 0 else f"{key} t={t:.0f}s"
+
+            shown = ", ".join(state(k, v) for k, v in running[:3])
             more = f" +{len(running) - 3}" if len(running) > 3 else ""
             parts.append(f"running: {shown}{more} of {self.duration:g}s")
-        if self.done or running:
-            # runs in flight count by their simulated progress
-            partial = sum(min(1.0, v / self.duration) for _, v in running) if self.duration else 0
-            rate = (self.done + partial) / elapsed if elapsed > 0 else 0
-            if rate > 0:
-                parts.append(f"ETA {_fmt_eta((self.total - self.done - partial) / rate)}")
+        flight = [
+            (
+                now - since.get(k, now),
+                None if v < 0 else (v / self.duration if self.duration else 0),
+            )
+            for k, v in running
+        ]
+        queued = max(0, self.total - self.done - len(running))
+        left = eta(self.walls, flight, queued, self.workers)
+        parts.append("ETA –" if left is None else f"ETA {_fmt_eta(left)}")
         return "  ".join(parts)
 
     def _refresh(self) -> None:
         while not self._stop.wait(0.5):
             self._progress.update(self._task, info=self._info())
+
+    def _beat(self) -> None:
+        """A plain line every :data:`HEARTBEAT` seconds without a finished run."""
+        while not self._stop.wait(0.5):
+            self.heartbeat()
+
+    def heartbeat(self) -> None:
+        """Print a plain line when none was for :data:`HEARTBEAT` seconds."""
+        if self.clock() - self.said >= HEARTBEAT:
+            self._say(f"runs {self.done}/{self.total}: {self._info()}")
+
+    def _say(self, line: str) -> None:
+        self.said = self.clock()
+        print(line, file=self._out(), flush=True)
 
     def record(self, rec: RunRecord) -> None:
         self.done += 1
@@ -162,14 +250,22 @@ class LiveProgress:
                 self._shared.pop(rec.key, None)
         with self.lock:
             self.now.pop(rec.key, None)
+            self.since.pop(rec.key, None)
+            if rec.wall > 0:
+                self.walls.append(rec.wall)
         if rec.status == "error" and self.say_errors:
             message = f"error: {rec.key}: {rec.error}"
             if self._progress is not None:
                 self._progress.console.print(message, style="red")
             else:
-                print(message, file=sys.stderr)
+                print(message, file=self._out())
         if self._progress is not None:
             self._progress.update(self._task, advance=1, info=self._info())
+        elif self.enabled and not self.terminal:
+            took = f" in {rec.wall:.1f} s" if rec.wall > 0 else ""
+            self._say(
+                f"runs {self.done}/{self.total}: {rec.key} {rec.status}{took}; {self._info()}"
+            )
 
     def stop(self) -> None:
         """Stop the display and the manager (idempotent)."""

@@ -17,6 +17,9 @@ METRICS_FILE = "metrics.json"
 ERROR_FILE = "error.json"
 SERIES_FILE = "series.json"
 TRACE_FILE = "trace.jsonl"
+#: What a run's reporter receives once its simulation is over and its trace is being
+#: checked (in place of a simulated time): the progress display says so.
+CHECKING = -1.0
 #: The files of a finished run whose digests ``run.json`` records (with the page
 #: fragment's, :data:`sim.view.fragment.VIEW_FILE` and ``EVENTS_FILE``, when written).
 VERIFIED_FILES = (TRACE_FILE, METRICS_FILE, SERIES_FILE)

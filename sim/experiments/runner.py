@@ -49,6 +49,7 @@ from sim.experiments.executors import InlineExecutor as InlineExecutor
 from sim.experiments.executors import default_jobs as default_jobs
 from sim.experiments.executors import make_executor as make_executor
 from sim.experiments.properties import property_metrics, property_monitor
+from sim.experiments.rundir import CHECKING
 from sim.experiments.rundir import ERROR_FILE as ERROR_FILE  # re-exported
 from sim.experiments.rundir import METRICS_FILE as METRICS_FILE
 from sim.experiments.rundir import RUN_FILE as RUN_FILE
@@ -286,6 +287,8 @@ def _execute(
         stop.set()
         if sampler is not None:
             sampler.join()
+    if report is not None:  # the simulation is over: the checks run now
+        report(task.key, CHECKING)
     world = world_box[0]
     level = task.trace_level or task.scenario.trace.value
     _write_json(tmp / SERIES_FILE, run_series(world, level, task.scenario, task.rep))
