@@ -1,10 +1,10 @@
 """Evidence of a dependency between two tools of a list (paper §6.4, the P4 check of
 :mod:`sim.calculus.principles`): a dependency is reported only where a text says so.
 
-A *text* of a tool is its description or the description of one of its top-level input or
-output properties; texts are cut into sentences. A *mention* is another tool's exact name
-as a word of a sentence (``list_issue_types``, `` `pull_request_read` ``). Evidence is one
-of:
+A *text* of a tool is its description or the description of one of its input or output
+properties, at any depth (:mod:`sim.calculus.schemas`); texts are cut into sentences. A
+*mention* is another tool's exact name as a word of a sentence (``list_issue_types``,
+`` `pull_request_read` ``). Evidence is one of:
 
 - **stated**: a sentence of tool B mentions tool A with a *source cue* (``from A``, ``via
   A``, ``returned by A``, ``output of A``, ``use A to get ...``, ``call A first``): B
@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from sim.calculus.mcp import ToolPlus
+from sim.calculus.schemas import properties
 from sim.calculus.sgd import SERVICE_SEPARATOR
 
-__all__ = ["Evidence", "dependency_evidence"]
+__all__ = ["Evidence", "dependency_evidence", "quote_text"]
 
 QUOTE_MAX = 160
 """Longest quoted sentence (characters) before it is cut with ``…``."""
@@ -74,7 +75,8 @@ class Evidence:
     """``consumer`` depends on ``producer`` (paper §6.4 ``(producer, Requires)`` on the
     consumer, ``(consumer, ProducesInputFor)`` on the producer), because the text at ``where``
     of tool ``owner`` says ``quote``; ``kind`` is ``stated`` or ``schema``, ``slot`` the input
-    named like the producer's output (schema evidence only)."""
+    named like the producer's output (schema and data-flow evidence), ``source`` what makes
+    the producer the source (data-flow evidence, :mod:`sim.calculus.dataflow`)."""
 
     consumer: str
     producer: str
@@ -83,10 +85,14 @@ class Evidence:
     quote: str
     kind: str
     slot: str = ""
+    source: str = ""
 
     def describe(self) -> str:
         """The evidence in words, the sentence quoted."""
         said = f'{self.owner}\'s {self.where} says "{self.quote}"'
+        if self.kind == "dataflow":
+            what = f"input {self.slot}" if self.slot else "a precondition"
+            return f"{what} refers to {self.source}; {said}"
         if self.kind == "schema":
             return (
                 f"input {self.slot} is in {self.producer}'s outputSchema (not among its inputs) "
@@ -95,7 +101,8 @@ class Evidence:
         return said
 
 
-def _quote(sentence: str) -> str:
+def quote_text(sentence: str) -> str:
+    """``sentence`` on one line, cut to :data:`QUOTE_MAX` characters with ``…``."""
     text = " ".join(sentence.split())
     return text if len(text) <= QUOTE_MAX else text[: QUOTE_MAX - 1] + "…"
 
@@ -115,11 +122,10 @@ def _texts(t: ToolPlus) -> Iterator[tuple[str, str, str]]:
     if t.description:
         yield "description", "", t.description
     for key, schema in (("inputSchema", t.input_schema), ("outputSchema", t.output_schema)):
-        for pname, prop in _props(schema).items():
-            desc = prop.get("description") if isinstance(prop, Mapping) else None
-            if isinstance(desc, str) and desc:
-                slot = pname if key == "inputSchema" else ""
-                yield f"{key}.properties.{pname}.description", slot, desc
+        for prop in properties(schema, key):
+            if prop.description:
+                slot = prop.name if key == "inputSchema" else ""
+                yield f"{prop.path}.description", slot, prop.description
 
 
 def _only(tools: set[str], own: str) -> str | None:
@@ -170,7 +176,7 @@ def dependency_evidence(tools: Sequence[ToolPlus]) -> list[Evidence]:
                     continue
                 quote = ""
                 for other, start, end in _mentions(sentence, named):
-                    quote = quote or _quote(sentence)
+                    quote = quote or quote_text(sentence)
                     before, after = sentence[max(0, start - _WINDOW) : start], sentence[end:]
                     if other in made:
                         add(Evidence(t.name, other, t.name, where, quote, "schema", slot))
@@ -181,5 +187,5 @@ def dependency_evidence(tools: Sequence[ToolPlus]) -> list[Evidence]:
                     elif _FEED_BEFORE.search(before):
                         add(Evidence(other, t.name, t.name, where, quote, "stated"))
                 if only is not None and _GENERIC_SOURCE.search(sentence):
-                    add(Evidence(t.name, only, t.name, where, _quote(sentence), "schema", slot))
+                    add(Evidence(t.name, only, t.name, where, quote_text(sentence), "schema", slot))
     return list(found.values())

@@ -1,17 +1,25 @@
 """The four principles of paper §6 as checks on a tool list (``python -m sim lint``).
 
+Each :class:`Finding` has a severity: ``finding`` (a rule is violated, with its evidence) or
+``note`` (something is unknown; the note names the field that would settle it).
+
 - P1 SemanticCompleteness (§6.1): ``sem_density(d) = |entities(d)| / |tokens(d)| ≥ θ`` for
-  the tool description and every input-property description, and the tool description names
-  at least ``min_entities`` entities (the ratio alone rewards a one-word description).
-- P2 WriteApproval (§6.2): ``side_effects ∈ {write, delete} ⇒ requires_approval``; for a
-  plain MCP tool, what its annotations imply (absent hints take the spec defaults) and that
-  the approval requirement is missing.
+  the tool description and every input-property description at any depth (nested objects,
+  array items, ``anyOf``/``oneOf``/``allOf``, ``$defs``: :mod:`sim.calculus.schemas`), and the
+  tool description names at least ``min_entities`` entities.
+- P2 WriteApproval (§6.2): ``side_effects ∈ {write, delete} ⇒ requires_approval``. A plain MCP
+  tool that declares a write (``readOnlyHint: false``, ``destructiveHint: true``) with a write
+  verb or argument (:mod:`sim.calculus.writes`), or with ``destructiveHint: true``, is a
+  finding (MCP cannot say it needs approval); one that declares nothing and *looks like* a
+  write is a finding with the evidence; one that declares nothing and does not look like a
+  write, or declares ``readOnlyHint: false`` with no evidence of a write, is a note naming
+  ``readOnlyHint: true``, the annotation that would settle it.
 - P3 FailureModes (§6.3): an MCP⁺ tool declares its failure modes; fallback targets exist.
-  Plain MCP has no field for them: one finding for the whole list says so (not one per tool).
+  For the plain MCP tools of a list, one note says what plain MCP cannot carry.
 - P4 Dependencies (§6.4): declared targets exist, and a dependency is declared wherever a
-  text gives evidence of one (:mod:`sim.calculus.evidence`: an input named like another
-  tool's output and described as coming from it, or a description that says so); the
-  finding quotes the evidence.
+  text or the data flow gives evidence of one (:mod:`sim.calculus.evidence`: a description
+  that says so; :mod:`sim.calculus.dataflow`: an input that refers to what only another tool
+  reports or creates); the finding quotes the evidence and names the tool it ``requires``.
 
 Every :class:`Finding` says which field or annotation would clear it (``clear``). Time is
 linear in the size of the list.
@@ -25,24 +33,30 @@ words nor generic filler (:data:`STOP_WORDS`,
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from sim.calculus.dataflow import dataflow_evidence
 from sim.calculus.evidence import dependency_evidence
 from sim.calculus.mcp import (
     MCP_PLUS_META,
+    Annotations,
     Fallback,
     Relation,
     SideEffect,
     Tool,
     ToolPlus,
 )
+from sim.calculus.schemas import properties
+from sim.calculus.writes import write_evidence
 
 __all__ = [
     "DEFAULT_MIN_ENTITIES",
     "DEFAULT_THETA",
     "FILLER_WORDS",
+    "FINDING",
     "LIST",
+    "NOTE",
     "PRINCIPLES",
     "STOP_WORDS",
     "Finding",
@@ -64,6 +78,10 @@ PRINCIPLES = {
     "P4": "Dependencies",
 }
 """The principle names of paper §6 as findings print them."""
+FINDING = "finding"
+"""Severity of a violated rule (``lint`` exits 1 when there is one)."""
+NOTE = "note"
+"""Severity of an unknown that a field would settle (``lint`` exits 0 on notes alone)."""
 LIST = "tools/list"
 """How a finding about the whole list (``Finding.tool is None``) names its subject."""
 PLUS = f'_meta["{MCP_PLUS_META}"]'
@@ -125,24 +143,44 @@ def sem_density(text: str) -> float:
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One violated rule of paper §6: the tool (``None``: the whole list), the principle
-    (P1..P4), the field, why, and which field or annotation would clear it."""
+    """One item of paper §6: the tool (``None``: the whole list), the principle (P1..P4),
+    the field, the evidence (``message``), which field or annotation would clear it, the
+    severity (``finding``: a rule is violated; ``note``: something is unknown and what would
+    settle it), and for P4 the tool it requires."""
 
     tool: str | None
     principle: str
     field: str
     message: str
     clear: str
+    severity: str = FINDING
+    requires: str | None = None
 
     @property
     def principle_name(self) -> str:
         """``P2 WriteApproval`` etc."""
         return f"{self.principle} {PRINCIPLES[self.principle]}"
 
+    def to_json(self) -> dict[str, str | None]:
+        """The ``lint --json`` object: tool, principle, severity, field, evidence, clear, and
+        for P4 ``requires``."""
+        out: dict[str, str | None] = {
+            "tool": self.tool,
+            "principle": self.principle,
+            "severity": self.severity,
+            "field": self.field,
+            "evidence": self.message,
+            "clear": self.clear,
+        }
+        if self.principle == "P4":
+            out["requires"] = self.requires
+        return out
+
     def __str__(self) -> str:
         subject = LIST if self.tool is None else self.tool
+        kind = " (note)" if self.severity == NOTE else ""
         return (
-            f"{subject}: {self.principle_name}: field {self.field}: {self.message}; "
+            f"{subject}: {self.principle_name}{kind}: field {self.field}: {self.message}; "
             f"to clear: {self.clear}"
         )
 
@@ -180,11 +218,10 @@ def _check_p1(t: ToolPlus, theta: float, min_entities: int) -> Iterable[Finding]
                 f"description naming at least {min_entities} entities (an action, its object, "
                 "a qualifier)",
             )
-    props = (t.input_schema or {}).get("properties") or {}
-    for pname, prop in props.items():
-        where = f"inputSchema.properties.{pname}.description"
-        pdesc = prop.get("description") if isinstance(prop, Mapping) else None
-        if not isinstance(pdesc, str) or not pdesc.strip():
+    for prop in properties(t.input_schema, "inputSchema"):
+        where = f"{prop.path}.description"
+        pdesc = prop.description
+        if not pdesc.strip():
             yield Finding(
                 t.name,
                 "P1",
@@ -203,18 +240,35 @@ def _check_p1(t: ToolPlus, theta: float, min_entities: int) -> Iterable[Finding]
 
 
 _APPROVAL = f"requires_approval: true under {PLUS} (MCP⁺; plain MCP has no such field)"
+_SETTLE = "annotations.readOnlyHint: true if the tool only reads (or changes only the session)"
+
+
+def _note(tool: str, field: str, message: str, clear: str) -> Finding:
+    return Finding(tool, "P2", field, message, clear, NOTE)
 
 
 def _check_p2(t: ToolPlus, is_plus: bool) -> Iterable[Finding]:
+    """One P2 item per tool at most: a finding where the tool writes (declared, or evident
+    from its texts, :mod:`sim.calculus.writes`) and no approval requirement is declared; a
+    note where nothing settles whether it writes."""
+    ev = write_evidence(t)
     if is_plus:
         if t.side_effects is None:
-            yield Finding(
-                t.name,
-                "P2",
-                "side_effects",
-                "not declared: whether the tool writes is unknown",
-                "side_effects: none|read|write|delete",
-            )
+            if ev.writes:
+                yield Finding(
+                    t.name,
+                    "P2",
+                    "side_effects",
+                    f"not declared, and it looks like a write: {ev.describe()}",
+                    "side_effects: write|delete, and requires_approval: true",
+                )
+            else:
+                yield _note(
+                    t.name,
+                    "side_effects",
+                    "declares nothing: whether the tool writes is unknown",
+                    "side_effects: none|read|write|delete",
+                )
         elif t.side_effects in (SideEffect.WRITE, SideEffect.DELETE):
             if t.requires_approval is not True:
                 state = "missing" if t.requires_approval is None else "false"
@@ -234,45 +288,56 @@ def _check_p2(t: ToolPlus, is_plus: bool) -> Iterable[Finding]:
                 "requires_approval: false (or true)",
             )
         return
-    ann = t.annotations
-    if ann is None:
+    ann = t.annotations or Annotations()
+    if ann.read_only is True:
+        return
+    declared = [f"readOnlyHint: {str(ann.read_only).lower()}"] if ann.read_only is False else []
+    if ann.destructive is True:
+        declared.append("destructiveHint: true")
+    if declared:
+        said = "annotations." + ", ".join(declared)
+        if ev.writes or ann.destructive is True:
+            why = f"; {ev.describe()}" if ev.writes else ""
+            yield Finding(
+                t.name,
+                "P2",
+                "requires_approval",
+                f"declares a write ({said}{why}) and MCP cannot say whether it needs approval",
+                _APPROVAL,
+            )
+        else:
+            yield _note(
+                t.name,
+                "annotations.readOnlyHint",
+                f"declares {said}, but neither its name nor its description names a write "
+                "(no write verb, no write argument)",
+                f"{_SETTLE}; if it writes, {_APPROVAL}",
+            )
+        return
+    absent = "no annotations" if t.annotations is None else "no readOnlyHint"
+    if ev.writes:
         yield Finding(
             t.name,
             "P2",
             "annotations",
-            "no annotations, so the spec's defaults apply (readOnlyHint: false, "
-            "destructiveHint: true): the tool may destroy data, and nothing says whether it "
-            "needs approval",
-            "annotations.readOnlyHint: true if the tool only reads; if it writes, "
-            f"destructiveHint: false if it only adds, and {_APPROVAL}",
+            f"looks like a write and is not marked ({absent}): {ev.describe()}",
+            "annotations.readOnlyHint: false, destructiveHint: false if it only adds, and "
+            + _APPROVAL,
         )
-        return
-    if ann.effective("readOnlyHint"):
-        return
-    if ann.read_only is None:
-        yield Finding(
+    elif ev.reads:
+        yield _note(
             t.name,
-            "P2",
             "annotations.readOnlyHint",
-            "absent: the spec's default false says the tool may write",
-            "annotations.readOnlyHint: true if the tool only reads, else false",
-        )
-    if ann.effective("destructiveHint"):
-        how = "absent (the spec's default true)" if ann.destructive is None else "true"
-        yield Finding(
-            t.name,
-            "P2",
-            "annotations.destructiveHint",
-            f"{how}: a destructive tool without requires_approval (MCP cannot express it)",
-            f"annotations.destructiveHint: false if it only adds; else {_APPROVAL}",
+            f"{absent}; its description says {ev.reads!r}, which no client reads",
+            _SETTLE,
         )
     else:
-        yield Finding(
+        yield _note(
             t.name,
-            "P2",
-            "requires_approval",
-            "writes (readOnlyHint: false) but MCP cannot say whether approval is required",
-            _APPROVAL,
+            "annotations.readOnlyHint",
+            f"declares nothing ({absent}; the spec's default readOnlyHint: false would make "
+            "it a write), and nothing in its name, description or arguments says it writes",
+            _SETTLE,
         )
 
 
@@ -298,14 +363,16 @@ def _check_p3(t: ToolPlus, names: set[str]) -> Iterable[Finding]:
 
 
 def _p3_plain(plain: Sequence[str], total: int) -> Finding:
-    """The one P3 finding of a list whose plain MCP tools cannot declare failure modes."""
+    """The one P3 note of a list with plain MCP tools: what plain MCP cannot carry."""
     return Finding(
         None,
         "P3",
         "failure_modes",
-        f"unknown for {len(plain)} of {total} tools, because plain MCP cannot say (no field "
-        f"for failure modes; every error gets the default abort): {_names(plain)}",
-        f"failure_modes under {PLUS} of each tool (MCP⁺)",
+        f"plain MCP cannot carry failure modes (every error gets the default abort), whether "
+        f"a write needs approval, or dependencies; {len(plain)} of {total} tools are plain "
+        f"MCP: {_names(plain)}",
+        f"failure_modes, requires_approval and dependencies under {PLUS} of each tool (MCP⁺)",
+        NOTE,
     )
 
 
@@ -330,10 +397,16 @@ def _check_p4(tools: Sequence[tuple[ToolPlus, bool]], names: set[str]) -> dict[s
                         f"dependencies[{i}].tool",
                         f"{dep.tool!r} is not in the list",
                         f"dependencies[{i}].tool: a tool of this list",
+                        requires=dep.tool,
                     )
                 )
-    for ev in dependency_evidence([t for t, _ in tools]):
+    plain_tools = [t for t, _ in tools]
+    seen: set[tuple[str, str]] = set()
+    for ev in [*dependency_evidence(plain_tools), *dataflow_evidence(plain_tools)]:
         b, a = ev.consumer, ev.producer
+        if (b, a) in seen:
+            continue
+        seen.add((b, a))
         if (b, a, Relation.REQUIRES) in declared or (a, b, Relation.PRODUCES_INPUT_FOR) in declared:
             continue
         where = "" if plus[b] and plus[a] else f" under {PLUS} (MCP⁺; plain MCP cannot declare it)"
@@ -344,6 +417,7 @@ def _check_p4(tools: Sequence[tuple[ToolPlus, bool]], names: set[str]) -> dict[s
                 "dependencies",
                 f"depends on {a}, undeclared: {ev.describe()}",
                 f"dependencies: ({a}, Requires) on {b} or ({b}, ProducesInputFor) on {a}{where}",
+                requires=a,
             )
         )
     return out
@@ -355,9 +429,9 @@ def lint(
     theta: float = DEFAULT_THETA,
     min_entities: int = DEFAULT_MIN_ENTITIES,
 ) -> list[Finding]:
-    """Check P1–P4 (paper §6.1–6.4) on every tool; one :class:`Finding` per violated rule, in
-    tool order then principle order, then the list's own finding (P3 of its plain MCP tools).
-    Linear in the size of the list."""
+    """Check P1–P4 (paper §6.1–6.4) on every tool; one :class:`Finding` per violated rule or
+    unknown, in tool order then principle order, then the list's own note (P3 of its plain
+    MCP tools). Linear in the size of the list."""
     plus = [_plus(t) for t in tools]
     names = {p.name for p, _ in plus}
     p4 = _check_p4(plus, names)

@@ -90,8 +90,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "lint",
         help="the four principles P1-P4 on a tools/list result",
-        description="Check P1-P4 (paper §6) on every tool; one line per finding. Exit 0 "
-        "clean, 1 findings, 2 bad input.",
+        description="Check P1-P4 (paper §6) on every tool; one line per finding or note. "
+        "Exit 0 clean or notes only, 1 findings, 2 bad input.",
     )
     p.add_argument("tools", metavar="TOOLS.json")
     p.add_argument(
@@ -107,6 +107,11 @@ def register(sub: Any) -> None:
         default=DEFAULT_MIN_ENTITIES,
         metavar="N",
         help=f"P1 minimum entities in a tool description (default {DEFAULT_MIN_ENTITIES})",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="one JSON object per finding or note (JSON Lines) on stdout, the summary on stderr",
     )
     p.set_defaults(handler=lint_command)
 
@@ -305,22 +310,32 @@ def unphi_command(args: argparse.Namespace) -> int:
 
 @guarded()
 def lint_command(args: argparse.Namespace) -> int:
-    """``lint TOOLS.json [--theta X] [--min-entities N]``."""
+    """``lint TOOLS.json [--theta X] [--min-entities N] [--json]``: exit 1 with a finding,
+    0 with notes alone."""
     from sim.calculus import lint
+    from sim.calculus.principles import NOTE
 
     if not 0.0 <= args.theta <= 1.0:
         raise BadInput(f"--theta must be in [0, 1], got {args.theta}")
     tools = _read_tools(args.tools)
-    findings = lint(tools, theta=args.theta, min_entities=args.min_entities)
-    for f in findings:
-        print(f)
-    by_principle = Counter(f.principle_name for f in findings)
-    flagged = len({f.tool for f in findings if f.tool is not None})
-    on_list = sum(f.tool is None for f in findings)
+    items = lint(tools, theta=args.theta, min_entities=args.min_entities)
+    findings = [f for f in items if f.severity != NOTE]
+    notes = len(items) - len(findings)
+    for f in items:
+        print(json.dumps(f.to_json(), ensure_ascii=False) if args.json else f)
+    and_notes = f", {notes} note{'' if notes == 1 else 's'}" if notes else ""
     if findings:
+        by_principle = Counter(f.principle_name for f in findings)
+        flagged = len({f.tool for f in findings if f.tool is not None})
+        on_list = sum(f.tool is None for f in findings)
         detail = ", ".join(f"{k}: {v}" for k, v in sorted(by_principle.items()))
         whole = f", {on_list} on the whole list" if on_list else ""
-        print(f"{len(findings)} findings in {flagged} of {len(tools)} tools{whole} ({detail})")
+        summary = (
+            f"{len(findings)} findings in {flagged} of {len(tools)} tools{whole} ({detail})"
+            f"{and_notes}"
+        )
+        print(summary, file=sys.stderr if args.json else sys.stdout)
         return EXIT_NEGATIVE
-    print(f"clean: {len(tools)} tools, no findings")
+    summary = f"clean: {len(tools)} tools, no findings{and_notes}"
+    print(summary, file=sys.stderr if args.json else sys.stdout)
     return EXIT_OK

@@ -43,7 +43,7 @@ from sim.calculus.mcp import (
     tools_from_list,
 )
 from sim.calculus.phi import phi_plus
-from sim.calculus.principles import PRINCIPLES, lint
+from sim.calculus.principles import FINDING, PRINCIPLES, lint
 from sim.calculus.sgd import Service
 from sim.interop.errors import InteropError
 from sim.interop.plus_meta import Carried, carried, fragment_protocols, protocol_name
@@ -213,29 +213,33 @@ def imported_tools(data: Any, path: str = "$") -> tuple[ImportedTool, ...]:
 
 @dataclass(frozen=True, slots=True)
 class LintSummary:
-    """The four principles on the tools as received: findings per principle, tools flagged."""
+    """P1–P4 on the tools as received: findings per principle, tools flagged, notes."""
 
     tools: int
     flagged: int
     findings: Mapping[str, int]
+    notes: int = 0
 
     def line(self) -> str:
         """One line for the end of an import."""
+        notes = f", {self.notes} note{'' if self.notes == 1 else 's'}" if self.notes else ""
         if not any(self.findings.values()):
-            return f"lint: {self.tools} tools, no findings"
+            return f"lint: {self.tools} tools, no findings{notes}"
         parts = ", ".join(
             f"{p} {PRINCIPLES[p]}: {self.findings.get(p, 0)}" for p in sorted(PRINCIPLES)
         )
         total = sum(self.findings.values())
-        return f"lint: {total} findings in {self.flagged} of {self.tools} tools ({parts})"
+        return f"lint: {total} findings in {self.flagged} of {self.tools} tools ({parts}){notes}"
 
 
 def lint_summary(tools: Sequence[Tool | ToolPlus]) -> LintSummary:
-    """P1–P4 (paper §6, :func:`sim.calculus.lint`) on ``tools`` as a source declares them."""
-    findings = lint(tools)
+    """P1–P4 (:func:`sim.calculus.lint`) on ``tools`` as a source declares them."""
+    items = lint(tools)
+    findings = [f for f in items if f.severity == FINDING]
     counts = Counter(f.principle for f in findings)
     flagged = len({f.tool for f in findings if f.tool is not None})  # None: the whole list
-    return LintSummary(len(tools), flagged, {p: counts.get(p, 0) for p in PRINCIPLES})
+    notes = len(items) - len(findings)
+    return LintSummary(len(tools), flagged, {p: counts.get(p, 0) for p in PRINCIPLES}, notes)
 
 
 @dataclass(frozen=True, slots=True)

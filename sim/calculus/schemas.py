@@ -1,0 +1,71 @@
+"""The named properties of a JSON schema at every depth, for the lint rules (paper §6).
+
+A *property* is an entry of a ``properties`` map: of the schema itself, of an object's
+property, of an array's ``items`` (or ``prefixItems``), of a branch of ``anyOf``/``oneOf``/
+``allOf``, or of a ``$defs``/``definitions`` entry. ``$ref`` is not followed (the definitions
+are walked where they stand). Each is reported once with its path, e.g.
+``inputSchema.properties.filter.properties.since`` or
+``inputSchema.properties.edits.items.properties.oldText``. Time is linear in the size of
+the schema; anything that is not a mapping is skipped, so any JSON value is accepted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Property", "properties"]
+
+_BRANCHES = ("anyOf", "oneOf", "allOf")
+_DEFINITIONS = ("$defs", "definitions")
+_MAX_DEPTH = 32
+"""Deeper schemas are cut there (a bound on recursion; real tool schemas nest 4 deep)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Property:
+    """One named property: where it is (``path``), its name, its schema, and whether it is
+    top-level (a direct input of the tool)."""
+
+    path: str
+    name: str
+    schema: Mapping[str, Any]
+    top: bool
+
+    @property
+    def description(self) -> str:
+        """The property's description, ``""`` when it has none (or not a string)."""
+        desc = self.schema.get("description")
+        return desc if isinstance(desc, str) else ""
+
+
+def properties(schema: Any, root: str) -> Iterator[Property]:
+    """Every named property of ``schema`` (see the module docstring), depth first, in the
+    order of the schema's own keys; ``root`` starts every path (``inputSchema``)."""
+    yield from _walk(schema, root, True, 0)
+
+
+def _walk(schema: Any, path: str, top: bool, depth: int) -> Iterator[Property]:
+    if not isinstance(schema, Mapping) or depth > _MAX_DEPTH:
+        return
+    props = schema.get("properties")
+    if isinstance(props, Mapping):
+        for name, sub in props.items():
+            where = f"{path}.properties.{name}"
+            if isinstance(sub, Mapping):
+                yield Property(where, str(name), sub, top)
+            yield from _walk(sub, where, False, depth + 1)
+    items = schema.get("items")
+    if isinstance(items, Mapping):
+        yield from _walk(items, f"{path}.items", False, depth + 1)
+    for key in ("prefixItems", *_BRANCHES):
+        branches = schema.get(key)
+        if isinstance(branches, list):
+            for i, sub in enumerate(branches):
+                yield from _walk(sub, f"{path}.{key}[{i}]", top and key != "prefixItems", depth + 1)
+    for key in _DEFINITIONS:
+        defs = schema.get(key)
+        if isinstance(defs, Mapping):
+            for name, sub in defs.items():
+                yield from _walk(sub, f"{path}.{key}.{name}", False, depth + 1)
