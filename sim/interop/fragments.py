@@ -15,9 +15,8 @@ is unknown. Nothing is invented silently (docs/interop.md §Decisions):
   ``readOnlyHint`` = false, absent ``destructiveHint`` = true): ``readOnlyHint`` true → read;
   else ``destructiveHint`` true → delete; else write. That is the most cautious reading the
   hints allow, so the checks and P2 see the risk an MCP client must assume.
-- MCP fields the scenario does not model (``title``, ``outputSchema``, ``execution``,
-  ``icons``, other ``_meta`` keys) are kept verbatim under ``x-mcp.tools.<name>.mcp`` so that
-  ``export mcp`` gives them back.
+- MCP fields the scenario does not model (``title``, ``outputSchema``, ``execution``, ``icons``,
+  other ``_meta`` keys) are kept verbatim under ``x-mcp.tools.<name>.mcp`` for ``export mcp``.
 """
 
 from __future__ import annotations
