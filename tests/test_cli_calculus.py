@@ -250,8 +250,12 @@ def test_lint_real_list_exits_1(capsys: pytest.CaptureFixture[str], shared_data:
         "branches) < 3: does not say what the tool acts on and why; to clear: description "
         "naming at least 3 entities (an action, its object, a qualifier)"
     ) in lines
-    assert lines[-2].startswith("tools/list: P3 FailureModes: field failure_modes: unknown for 12")
-    assert lines[-1].startswith("29 findings in 11 of 12 tools, 1 on the whole list (")
+    assert lines[-2].startswith(
+        "tools/list: P3 FailureModes (note): field failure_modes: plain MCP cannot carry"
+    )
+    assert lines[-1] == (
+        "28 findings in 11 of 12 tools (P1 SemanticCompleteness: 23, P2 WriteApproval: 5), 1 note"
+    )
 
 
 def test_lint_clean_list_exits_0(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

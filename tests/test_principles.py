@@ -60,7 +60,7 @@ def _descriptions(shared_data: Path, services: tuple[Service, ...]) -> dict[str,
     for path in sorted((shared_data / "mcp_tools").glob("*.json")):
         if path.name == "MANIFEST.json":
             continue
-        for t in json.loads(path.read_text())["tools"]:
+        for t in json.loads(path.read_text())["tools"]:  # top-level properties only
             tool_desc.append(t.get("description", ""))
             for p in (t["inputSchema"].get("properties") or {}).values():
                 if isinstance(p, dict) and p.get("description"):
@@ -108,18 +108,17 @@ def test_theta_default_is_calibrated_on_the_sgd_descriptions(
     assert sum(d < 0.5 for d in sgd) == 35  # a θ of 0.5 would reject 35 SGD descriptions
     tools = [sem_density(d) for d in desc["mcp_tools"]]
     props = [sem_density(d) for d in desc["mcp_props"]]
-    assert (len(tools), sum(d < DEFAULT_THETA for d in tools)) == (194, 0)
-    assert (len(props), sum(d < DEFAULT_THETA for d in props)) == (735, 0)
+    # 194 tools of the first 8 lists, then 41 of the 8 added by issue 32
+    assert (len(tools), sum(d < DEFAULT_THETA for d in tools)) == (235, 0)
+    assert len(props) > 735 and sum(d < DEFAULT_THETA for d in props) == 0
     short = [d for d in desc["mcp_tools"] if len(entities(d)) < DEFAULT_MIN_ENTITIES]
-    assert sorted(short) == ["Create a new gist", "Switches branches"]
+    assert sorted(short) == ["Create a new gist", "Navigate to a URL", "Switches branches"]
 
 
 def test_lint_pins_findings_on_real_tool_lists(shared_data: Path) -> None:
     tools = shared_data / "mcp_tools"
     fs = lint(load_tools(tools / "filesystem.json"))
-    assert ("write_file", "P2", "annotations.destructiveHint") in [
-        (f.tool, f.principle, f.field) for f in fs
-    ]
+    assert ("write_file", "P2", "requires_approval") in [(f.tool, f.principle, f.field) for f in fs]
     github = [(f.tool, f.principle, f.field) for f in lint(load_tools(tools / "github.json"))]
     assert ("create_or_update_file", "P2", "annotations") in github
     assert (None, "P3", "failure_modes") in github  # one line for the list, not one per tool
@@ -131,38 +130,43 @@ def test_lint_pins_findings_on_real_tool_lists(shared_data: Path) -> None:
         "branches) < 3: does not say what the tool acts on and why; to clear: description "
         "naming at least 3 entities (an action, its object, a qualifier)"
     ]
-    memory = [(f.tool, f.principle, f.field) for f in lint(load_tools(tools / "memory.json"))]
-    assert ("delete_entities", "P2", "annotations.destructiveHint") in memory
-    assert ("create_entities", "P2", "requires_approval") in memory  # writes, no approval info
-    # create_entities and read_graph both have ``entities``: a shared name is no evidence
-    assert [f for f in memory if f[1] == "P4"] == []
+    memory = lint(load_tools(tools / "memory.json"))
+    assert ("delete_entities", "P2", "requires_approval") in [
+        (f.tool, f.principle, f.field) for f in memory
+    ]
+    # relations name entities, which only create_entities creates (nested from/to)
+    assert ("create_relations", "create_entities") in [
+        (f.tool, f.requires) for f in memory if f.principle == "P4"
+    ]
     time_tools = lint(load_tools(tools / "time.json"))
-    assert [(f.tool, f.principle) for f in time_tools] == [(None, "P3")]  # read-only, described
+    assert [(f.tool, f.principle, f.severity) for f in time_tools] == [(None, "P3", "note")]
 
 
-def test_p4_on_the_real_lists_reports_exactly_the_stated_dependencies(shared_data: Path) -> None:
-    """The only two dependencies any real description states, each with its sentence quoted;
-    the alternatives they offer (``Use read_text_file instead``, ``Prefer this tool over
-    assign_copilot_to_issue``, ``use the search_pull_requests tool instead``) are none."""
+def test_p4_on_the_real_lists_keeps_the_stated_dependencies(shared_data: Path) -> None:
+    """The two dependencies real descriptions state are still reported with their sentence
+    quoted; the alternatives they offer (``Use read_text_file instead``, ``Prefer this tool
+    over assign_copilot_to_issue``) are none."""
     found = []
     for path in sorted((shared_data / "mcp_tools").glob("*.json")):
         if path.name != "MANIFEST.json":
             found += [str(f) for f in lint(load_tools(path)) if f.principle == "P4"]
-    assert found == [
+    assert (
         "issue_write: P4 Dependencies: field dependencies: depends on list_issue_types, "
         "undeclared: issue_write's inputSchema.properties.type.description says \"Use "
         "list_issue_types to get valid type values for this repository or its owner "
         'organization."; to clear: dependencies: (list_issue_types, Requires) on issue_write '
         "or (issue_write, ProducesInputFor) on list_issue_types under "
-        f'_meta["{MCP_PLUS_META}"] (MCP⁺; plain MCP cannot declare it)',
-        "pull_request_review_write: P4 Dependencies: field dependencies: depends on "
-        "pull_request_read, undeclared: pull_request_review_write's "
-        'inputSchema.properties.threadId.description says "Get thread IDs from '
-        'pull_request_read with method get_review_comments."; to clear: dependencies: '
-        "(pull_request_read, Requires) on pull_request_review_write or "
-        "(pull_request_review_write, ProducesInputFor) on pull_request_read under "
-        f'_meta["{MCP_PLUS_META}"] (MCP⁺; plain MCP cannot declare it)',
-    ]
+        f'_meta["{MCP_PLUS_META}"] (MCP⁺; plain MCP cannot declare it)'
+    ) in found
+    assert any(
+        f.startswith(
+            "pull_request_review_write: P4 Dependencies: field dependencies: depends on "
+            "pull_request_read, undeclared: "
+        )
+        and "Get thread IDs from pull_request_read with method get_review_comments." in f
+        for f in found
+    )
+    assert not any("read_text_file" in f or "assign_copilot_to_issue," in f for f in found)
 
 
 #: what a ``clear`` text may name: a descriptor field (SPEC §2) or an MCP annotation
@@ -193,15 +197,14 @@ def test_every_finding_on_the_real_lists_says_what_clears_it(shared_data: Path) 
 def test_unannotated_tools_say_the_spec_defaults_apply_and_which_hint_clears_them(
     shared_data: Path,
 ) -> None:
-    """github.json carries no annotations: its read-only tools (``get_file_contents``) are
-    flagged by the spec's defaults, and the finding names ``readOnlyHint: true``; with that
-    hint the finding goes."""
+    """github.json carries no annotations: a read-only tool (``get_file_contents``) gets a
+    note (not a finding) naming ``readOnlyHint: true``; with that hint the note goes."""
     tools = load_tools(shared_data / "mcp_tools" / "github.json")
     get = next(t for t in tools if t.name == "get_file_contents")
     assert isinstance(get, Tool) and get.annotations is None
     (p2,) = [f for f in lint([get]) if f.principle == "P2"]
-    assert p2.field == "annotations"
-    assert "the spec's defaults apply (readOnlyHint: false, destructiveHint: true)" in p2.message
+    assert (p2.field, p2.severity) == ("annotations.readOnlyHint", "note")
+    assert "the spec's default readOnlyHint: false would make it a write" in p2.message
     assert p2.clear.startswith("annotations.readOnlyHint: true if the tool only reads")
     from sim.calculus.mcp import Annotations
 
@@ -275,10 +278,14 @@ def _consumer(user_id_description: str, **changes: Any) -> dict[str, Any]:
     return clean_plus(input_schema=schema, **changes)
 
 
-def test_p4_needs_evidence_a_shared_property_name_is_none() -> None:
-    """find_user outputs ``user_id`` and delete_user requires it: the schemas alone (the old
-    rule, memory's false ``create_entities`` requires ``read_graph``) give no finding."""
-    assert lint(_pair(_consumer("Account identifier of the user"), FIND_USER)) == []
+def test_p4_an_id_only_one_tool_outputs_is_data_flow_a_shared_plain_name_is_not() -> None:
+    """find_user alone outputs the identifier ``user_id`` that delete_user requires: data
+    flow (issue 32); a shared name that is no identifier (``email``) is no evidence."""
+    (f,) = lint(_pair(_consumer("Account identifier of the user"), FIND_USER))
+    assert (f.tool, f.principle, f.requires) == ("delete_user", "P4", "find_user")
+    assert "input user_id refers to find_user's output 'user_id'" in f.message
+    email = {**FIND_USER, "output_schema": {"type": "object", "properties": {"email": {}}}}
+    assert lint(_pair(_consumer("Account identifier of the user"), email)) == []
 
 
 @pytest.mark.parametrize(
@@ -385,9 +392,10 @@ def test_p3_one_line_for_plain_mcp_tools_one_per_mcp_plus_tool_without_failure_m
         (None, "failure_modes"),  # plain MCP cannot say: one line for the list
     ]
     assert p3[0].message.startswith("not declared by this MCP⁺ tool")
-    assert p3[1].message.startswith("unknown for 3 of 5 tools, because plain MCP cannot say")
+    assert p3[1].message.startswith("plain MCP cannot carry failure modes")
+    assert "3 of 5 tools are plain MCP" in p3[1].message
     assert "read_0, read_1, read_2" in p3[1].message
-    assert str(p3[1]).startswith("tools/list: P3 FailureModes: field failure_modes: ")
+    assert str(p3[1]).startswith("tools/list: P3 FailureModes (note): field failure_modes: ")
     assert [f for f in lint([none]) if f.principle == "P3"] == []  # [] declares "none known"
 
 
@@ -398,19 +406,19 @@ def test_p2_on_plain_mcp_tools_reads_the_annotations() -> None:
         tool = Tool("t", "Reads the current weather for a city", {"type": "object"}, ann)
         return [f.field for f in lint([tool]) if f.principle == "P2"]
 
-    assert p2(None) == ["annotations"]
+    # "Reads the current weather": no write verb, so every unsettled case is a note
+    assert p2(None) == ["annotations.readOnlyHint"]
     assert p2(Annotations(read_only=True)) == []
-    assert p2(Annotations(read_only=False, destructive=False)) == ["requires_approval"]
-    assert p2(Annotations(read_only=False)) == ["annotations.destructiveHint"]
-    assert p2(Annotations(destructive=False)) == ["annotations.readOnlyHint", "requires_approval"]
+    assert p2(Annotations(read_only=False, destructive=False)) == ["annotations.readOnlyHint"]
+    assert p2(Annotations(destructive=True)) == ["requires_approval"]  # declared destructive
+    assert p2(Annotations(destructive=False)) == ["annotations.readOnlyHint"]
 
 
 def test_phi_plus_of_the_train_schema_lints_clean_but_for_one_short_description(
     services: tuple[Service, ...],
 ) -> None:
     plain = lint(phi_services(services))
-    # no P4: no SGD description names another intent (the schemas alone are no evidence)
-    assert sorted({f.principle for f in plain}) == ["P1", "P2", "P3"]
+    assert sorted({f.principle for f in plain}) == ["P1", "P2", "P3", "P4"]
     assert [f.tool for f in plain if f.principle == "P3"] == [None]
     plus = lint(phi_services(services, plus=True))
     assert [(f.tool, f.principle, f.field) for f in plus] == [
@@ -426,14 +434,22 @@ def test_finding_renders_tool_principle_field() -> None:
 
 
 REAL_LINT = {
-    # file: (tools, findings, {principle: count})  -- reported in docs/calculus.md
+    # file: (tools, findings and notes, {principle: count})  -- reported in docs/calculus.md
+    "brave-search.json": (2, 3, {"P2": 2, "P3": 1}),
     "everything.json": (13, 6, {"P1": 1, "P2": 4, "P3": 1}),
     "fetch.json": (1, 1, {"P3": 1}),
     "filesystem.json": (14, 23, {"P1": 18, "P2": 4, "P3": 1}),
     "git.json": (12, 29, {"P1": 23, "P2": 5, "P3": 1}),
-    "github-official.json": (117, 63, {"P1": 1, "P2": 59, "P3": 1, "P4": 2}),
-    "github.json": (26, 78, {"P1": 51, "P2": 26, "P3": 1}),
-    "memory.json": (9, 11, {"P1": 4, "P2": 6, "P3": 1}),
+    "github-official.json": (117, 91, {"P1": 1, "P2": 59, "P3": 1, "P4": 30}),
+    "github.json": (26, 83, {"P1": 53, "P2": 26, "P3": 1, "P4": 3}),
+    "google-maps.json": (7, 13, {"P1": 4, "P2": 7, "P3": 1, "P4": 1}),
+    "memory.json": (9, 17, {"P1": 4, "P2": 6, "P3": 1, "P4": 6}),
+    "pdf.json": (9, 22, {"P1": 10, "P2": 9, "P3": 1, "P4": 2}),
+    "postgres.json": (1, 3, {"P1": 1, "P2": 1, "P3": 1}),
+    "puppeteer.json": (7, 9, {"P1": 1, "P2": 7, "P3": 1}),
+    "sequential-thinking.json": (1, 1, {"P3": 1}),
+    "slack.json": (8, 18, {"P2": 8, "P3": 1, "P4": 9}),
+    "sqlite.json": (6, 8, {"P2": 6, "P3": 1, "P4": 1}),
     "time.json": (2, 1, {"P3": 1}),
 }
 

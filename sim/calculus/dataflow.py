@@ -274,8 +274,9 @@ def _best(
 def _common(tools: Sequence[ToolPlus]) -> tuple[frozenset[str], frozenset[str]]:
     """Words in the texts of at least a quarter of the tools (``github``, ``slack``: no
     qualifier), and input names of at least a quarter (``owner``, ``repo``: what the user
-    supplies, never a name only a tool reports); both need three tools."""
-    least = max(3, len(tools) // 4)
+    supplies, never a name only a tool reports). A ratio, so that a list and its renamed
+    copies give the same answer."""
+    least = len(tools) / 4
     words: dict[str, int] = {}
     inputs: dict[str, int] = {}
     for t in tools:
