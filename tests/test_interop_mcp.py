@@ -86,8 +86,8 @@ def test_import_from_a_live_fastmcp_server(
     # one warning: the guessed delete tool has no approval (P2)
     assert [w.field for w in warnings] == ["tools[2].requires_approval"]
     assert err.strip().splitlines()[-1] == (
-        "lint: 8 findings in 3 of 3 tools (P1 SemanticCompleteness: 6, P2 WriteApproval: 1, "
-        "P3 FailureModes: 1, P4 Dependencies: 0)"  # P3: one line for the two plain MCP tools
+        "lint: 7 findings in 3 of 3 tools (P1 SemanticCompleteness: 6, P2 WriteApproval: 1, "
+        "P3 FailureModes: 0, P4 Dependencies: 0), 1 note"  # P3: one note for the plain tools
     )
     # export gives the MCP+ tool back as MCP+, the others without invented metadata
     code = main(["export", "mcp", str(out), "--out", str(tmp_path / "t.json")])
