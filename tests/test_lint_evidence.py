@@ -5,13 +5,14 @@ on a good one, and invariants over any schema-shaped input."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.calculus.mcp import Annotations, Tool, tools_to_list
+from sim.calculus.mcp import Annotations, Tool, load_tools, tools_to_list
 from sim.calculus.principles import FINDING, NOTE, Finding, lint
 from sim.calculus.schemas import properties
 from sim.cli import main
@@ -237,7 +238,24 @@ def test_lint_never_raises_and_is_deterministic(tools: list[Tool]) -> None:
 
 
 def _copy(tools: list[Tool], prefix: str) -> list[Tool]:
-    return [Tool(prefix + t.name, t.description, t.input_schema, t.annotations) for t in tools]
+    """``tools`` renamed ``prefix + name``, every mention of a name in a text renamed too."""
+    names = sorted((t.name for t in tools), key=len, reverse=True)
+    if not names:
+        return []
+    mention = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, names)) + r")(?![\w-])")
+    out = []
+    for t in tools:
+        entry = json.loads(mention.sub(lambda m: prefix + m.group(1), json.dumps(t.to_json())))
+        out.append(
+            Tool(
+                entry["name"],
+                entry.get("description", ""),
+                entry["inputSchema"],
+                t.annotations,
+                entry.get("outputSchema"),
+            )
+        )
+    return out
 
 
 def _swap(name: str | None) -> str | None:
@@ -248,15 +266,27 @@ def _swap(name: str | None) -> str | None:
 
 @settings(max_examples=30, deadline=None)
 @given(_tools())
-def test_a_list_with_a_renamed_copy_lints_the_same_for_both_copies(tools: list[Tool]) -> None:
-    """P1 and P2 items double exactly; every P4 finding has its mirror with the copies'
-    prefixes swapped; the list keeps one P3 note."""
+def test_a_list_with_a_renamed_copy_has_exactly_twice_the_items(tools: list[Tool]) -> None:
+    """Renamed copies (``a_``/``b_``, two namespaces) never depend on each other: every item
+    of the tools doubles exactly, each with its mirror; the list keeps one P3 note."""
     if len({t.name for t in tools}) < len(tools):
         return
-    once = lint(_copy(tools, "a_"))
+    _assert_doubles(tools)
+
+
+def _assert_doubles(tools: list[Tool]) -> None:
+    once = [f for f in lint(_copy(tools, "a_")) if f.tool is not None]
     both = lint(_copy(tools, "a_") + _copy(tools, "b_"))
-    per_tool = [f for f in both if f.principle in ("P1", "P2")]
-    assert len(per_tool) == 2 * sum(f.principle in ("P1", "P2") for f in once)
-    p4 = {(f.tool, f.requires) for f in both if f.principle == "P4"}
-    assert {(_swap(b), _swap(a)) for b, a in p4} == p4
+    per_tool = [f for f in both if f.tool is not None]
+    assert len(per_tool) == 2 * len(once)
+    mirrored = {(_swap(f.tool), f.principle, f.field, _swap(f.requires)) for f in per_tool}
+    assert mirrored == {(f.tool, f.principle, f.field, f.requires) for f in per_tool}
     assert sum(f.tool is None for f in both) == (1 if tools else 0)
+
+
+def test_real_lists_with_a_renamed_copy_have_exactly_twice_the_items(shared_data: Path) -> None:
+    for path in sorted((shared_data / "mcp_tools").glob("*.json")):
+        if path.stem != "MANIFEST":
+            tools = load_tools(path)
+            assert all(isinstance(t, Tool) for t in tools)
+            _assert_doubles([t for t in tools if isinstance(t, Tool)])

@@ -22,7 +22,14 @@ name or description, more of them than for any other producer, then the higher r
 between two tools is no evidence. An input described as optional or with a default is no
 dependency; neither is the name of what B itself creates (``create_repository``'s ``name``).
 A description that says ``a pending review needs to already exist`` depends on the tool whose
-name creates reviews. Time is linear in the total length of the texts.
+name creates reviews.
+
+Producers are looked for in B's *namespace* first (the first word of its name when that is
+no verb: ``slack`` of ``slack_post_message``, a prefix a gateway adds), then among the tools of
+no namespace, so that two renamed copies of a list never depend on each other (the items of
+a list and its renamed copy are exactly twice those of the list). A pool with more than
+:data:`MAX_PRODUCERS` producers of one head is no evidence: with the indexes built once per
+list, time is linear in the total length of the texts.
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ from dataclasses import dataclass
 from sim.calculus.evidence import Evidence, quote_text
 from sim.calculus.mcp import ToolPlus
 from sim.calculus.schemas import Property, properties
-from sim.calculus.writes import name_words
+from sim.calculus.writes import READ_VERBS, WRITE_VERBS, name_words
 
 __all__ = ["LIST_VERBS", "dataflow_evidence", "singular"]
 
@@ -45,9 +52,19 @@ LIST_VERBS = frozenset(
     """.split()  # noqa: SIM905
 )
 """Verbs whose object a tool reports."""
+_REF_WORDS = frozenset(
+    """
+    id ids identifier identifiers uuid uuids timestamp timestamps ts sha sha1 slug slugs name
+    names
+    """.split()  # noqa: SIM905
+)
+"""The words without which a description cannot say what it refers to (a cheap test first)."""
 _REF_NAMES = frozenset({"id", "ids", "uuid", "ts", "sha", "slug", "name", "names", "timestamp"})
 _LEADING = frozenset({"the", "a", "an", "numeric", "unique"})
 _CREATE_VERBS = frozenset({"create", "add", "insert", "new"})
+_VERBS = READ_VERBS | WRITE_VERBS
+MAX_PRODUCERS = 64
+"""Most producers of one head noun that are compared for one input (beyond: ambiguous)."""
 _MAKE_VERBS = frozenset({"create", "insert", "new"})  # add_sub_issue adds a link, not an issue
 ID_WORDS = frozenset({"id", "ids", "uuid", "ts", "sha", "slug"})
 """Last words of an input's name that make it a reference (``gist_id``, ``thread_ts``)."""
@@ -150,27 +167,58 @@ def _qualifiers(words: Iterable[str]) -> frozenset[str]:
     return frozenset(singular(w) for w in words if w.lower() not in _ADJECTIVES)
 
 
-def _from_name(words: Sequence[str]) -> tuple[str, list[str]] | None:
-    """(verb kind, object words) of a name with a list or create verb, else None."""
+def _from_name(words: Sequence[str]) -> tuple[str, list[str], str] | None:
+    """(verb kind, object words, verb) of a name with a list or create verb, else None."""
     for i, w in enumerate(words):
         if w in LIST_VERBS or w in _CREATE_VERBS:
             obj = [x for x in words[i + 1 :] if x not in ("or", "and")] or list(words[:i])
             kind = "list" if w in LIST_VERBS else "create"
-            return (kind, obj) if obj else None
+            return (kind, obj, w) if obj else None
     return None
 
 
-def _index(tools: Sequence[ToolPlus]) -> dict[str, list[_Producer]]:
-    index: dict[str, list[_Producer]] = {}
+@dataclass(frozen=True, slots=True)
+class _Walked:
+    """A tool with its input and output properties walked once."""
+
+    tool: ToolPlus
+    inputs: list[Property]
+    outputs: list[Property]
+
+    @property
+    def top_inputs(self) -> set[str]:
+        return {p.name for p in self.inputs if p.top}
+
+
+def namespaces(names: Sequence[str]) -> dict[str, str]:
+    """Per tool, its namespace: the first word of its name when that is no verb (``slack``
+    of ``slack_post_message``, a prefix a gateway adds), else ``""`` (``get_gist``)."""
+    out: dict[str, str] = {}
+    for n in names:
+        words = name_words(n)
+        first = words[0] if len(words) > 1 else ""
+        out[n] = "" if first in _VERBS or first in LIST_VERBS else first
+    return out
+
+
+Index = dict[str, list[_Producer]]
+
+
+def _index(walked: Sequence[_Walked], spaces: dict[str, str]) -> Index:
+    """Producers by head noun, and by head noun and namespace (``head@namespace``; ``head@``
+    for the tools of no namespace)."""
+    index: Index = {}
 
     def add(head: str, p: _Producer) -> None:
         own = frozenset(singular(w) for w in name_words(p.tool))
         full = _Producer(p.tool, p.rank, p.qualifiers, p.said, own | p.qualifiers | {head})
         index.setdefault(singular(head), []).append(full)
+        index.setdefault(f"{singular(head)}@{spaces[p.tool]}", []).append(full)
 
-    for t in tools:
+    for w in walked:
+        t = w.tool
         names = [t.name]
-        for prop in properties(t.input_schema, "inputSchema"):
+        for prop in w.inputs:
             enum = prop.schema.get("enum")
             if prop.name in ("method", "action", "operation") and isinstance(enum, list):
                 names += [e for e in enum if isinstance(e, str)]
@@ -178,30 +226,30 @@ def _index(tools: Sequence[ToolPlus]) -> dict[str, list[_Producer]]:
             got = _from_name(name_words(name))
             if got is None:
                 continue
-            kind, obj = got
+            kind, obj, _ = got
             head, quals = obj[-1], _qualifiers(obj[:-1])
             if kind == "list" and _plural(head):
                 add(head, _Producer(t.name, 4, quals, f"its name {name!r}"))
             elif kind == "create" and name == t.name:
                 add(head, _Producer(t.name, 2, quals, f"its name {name!r}"))
-        for where, text in _texts(t):
+        for where, text in _texts(w):
             for phrase in _phrases(text):
                 head = phrase[-1][0]
                 if _plural(head):
                     said = f'its {where} says "{quote_text(text)}"'
-                    quals = _qualifiers(w for w, _ in phrase[:-1])
+                    quals = _qualifiers(x for x, _ in phrase[:-1])
                     add(head, _Producer(t.name, 3, quals, said))
-        inputs = {p.name for p in properties(t.input_schema, "inputSchema") if p.top}
-        for prop in properties(t.output_schema, "outputSchema"):
+        inputs = w.top_inputs
+        for prop in w.outputs:
             if prop.top and prop.name not in inputs and _plural(prop.name):
                 add(prop.name, _Producer(t.name, 1, frozenset(), f"its output {prop.name!r}"))
     return index
 
 
-def _texts(t: ToolPlus) -> Iterator[tuple[str, str]]:
-    if t.description:
-        yield "description", t.description
-    for prop in properties(t.input_schema, "inputSchema"):
+def _texts(w: _Walked) -> Iterator[tuple[str, str]]:
+    if w.tool.description:
+        yield "description", w.tool.description
+    for prop in w.inputs:
         if prop.description:
             yield f"{prop.path}.description", prop.description
 
@@ -216,7 +264,9 @@ def _referent(prop: Property) -> tuple[list[str], bool]:
     desc = prop.description
     parts = name_words(prop.name)
     named = bool(parts) and parts[-1] in _REF_NAMES  # gist_id, entityName, names
-    for form in (_OF_FORM, _PRE_FORM):
+    said = {w.lower() for w in _words(desc)}
+    forms = (_OF_FORM, _PRE_FORM) if not said.isdisjoint(_REF_WORDS) else ()
+    for form in forms:
         m = form.search(desc)
         if m is None:
             continue
@@ -271,20 +321,20 @@ def _best(
     return top[3], True
 
 
-def _common(tools: Sequence[ToolPlus]) -> tuple[frozenset[str], frozenset[str]]:
+def _common(walked: Sequence[_Walked]) -> tuple[frozenset[str], frozenset[str]]:
     """Words in the texts of at least a quarter of the tools (``github``, ``slack``: no
     qualifier), and input names of at least a quarter (``owner``, ``repo``: what the user
     supplies, never a name only a tool reports). A ratio, so that a list and its renamed
     copies give the same answer."""
-    least = len(tools) / 4
+    least = len(walked) / 4
     words: dict[str, int] = {}
     inputs: dict[str, int] = {}
-    for t in tools:
+    for wk in walked:
+        t = wk.tool
         for w in {singular(w) for w in _words(t.description or "")} | set(name_words(t.name)):
             words[w] = words.get(w, 0) + 1
-        for p in properties(t.input_schema, "inputSchema"):
-            if p.top:
-                inputs[p.name] = inputs.get(p.name, 0) + 1
+        for name in wk.top_inputs:
+            inputs[name] = inputs.get(name, 0) + 1
     return (
         frozenset(w for w, n in words.items() if n >= least),
         frozenset(w for w, n in inputs.items() if n >= least),
@@ -294,35 +344,44 @@ def _common(tools: Sequence[ToolPlus]) -> tuple[frozenset[str], frozenset[str]]:
 def dataflow_evidence(tools: Sequence[ToolPlus]) -> list[Evidence]:
     """Every data-flow dependency of ``tools`` (see the module docstring), once per
     (consumer, producer) pair, in tool order then input order."""
-    index = _index(tools)
-    common, supplied = _common(tools)
+    walked = [
+        _Walked(t, properties(t.input_schema, "inputSchema"), properties(t.output_schema, "o"))
+        for t in tools
+    ]
+    spaces = namespaces([t.name for t in tools])
+    index = _index(walked, spaces)
+    common, supplied = _common(walked)
     outputs: dict[str, set[str]] = {}
-    for t in tools:
-        inputs = {p.name for p in properties(t.input_schema, "inputSchema") if p.top}
-        for prop in properties(t.output_schema, "outputSchema"):
+    for w in walked:
+        inputs = w.top_inputs
+        for prop in w.outputs:
             if prop.top and prop.name not in inputs:
-                outputs.setdefault(prop.name, set()).add(t.name)
+                outputs.setdefault(prop.name, set()).add(w.tool.name)
     found: dict[tuple[str, str], Evidence] = {}
 
     def add(t: ToolPlus, a: str, where: str, said: str, slot: str, source: str) -> None:
         ev = Evidence(t.name, a, t.name, where, quote_text(said), "dataflow", slot, source)
         found.setdefault((t.name, a), ev)
 
-    for t in tools:
+    for wk in walked:
+        t = wk.tool
+        ns = spaces[t.name]
         own_words = name_words(t.name)
         near = frozenset(singular(w) for w in own_words)
         made = _from_name(own_words)
         creates = set()
-        if made and made[0] == "create" and own_words[0] in _MAKE_VERBS:
+        if made and made[2] in _MAKE_VERBS:
             creates.add(singular(made[1][-1]))  # create_repository makes the repository
         creates.update(_write_objects(own_words))
         desc_words = _words(t.description or "")
-        for prop in properties(t.input_schema, "inputSchema"):
+        for prop in wk.inputs:
             if _OPTIONAL.search(prop.description):
                 continue
             said = prop.description or prop.name
             where = f"{prop.path}.description" if prop.description else prop.path
             exact = outputs.get(prop.name, set()) - {t.name}
+            if ns:  # B's namespace first, then the tools of none
+                exact = {a for a in exact if spaces[a] == ns} or {a for a in exact if not spaces[a]}
             parts = name_words(prop.name)
             if prop.top and len(exact) == 1 and parts and parts[-1] in ID_WORDS:
                 (a,) = exact
@@ -334,7 +393,7 @@ def dataflow_evidence(tools: Sequence[ToolPlus]) -> list[Evidence]:
             context = frozenset(
                 singular(w) for w in (*own_words, *parts, *_words(prop.description))
             )
-            best = _resolve(words, index, context, common, t.name, creates, near)
+            best = _resolve(words, (index, ns), context, common, t.name, creates, near)
             if best is not None:
                 phrase = " ".join(words).lower()
                 source = f"a {phrase}, which only {best.tool} reports or creates ({best.said})"
@@ -343,7 +402,8 @@ def dataflow_evidence(tools: Sequence[ToolPlus]) -> list[Evidence]:
             words = [w for w in _words(m.group(1) or m.group(2)) if w.lower() not in _ADJECTIVES]
             made_here = creates | {singular(w) for w in _CREATED.findall(t.description or "")}
             context = frozenset(singular(w) for w in (*own_words, *desc_words))
-            best = _resolve(words, index, context, common, t.name, made_here, near, creators=True)
+            pools = (index, ns)
+            best = _resolve(words, pools, context, common, t.name, made_here, near, creators=True)
             if best is not None:
                 source = f"a {' '.join(words).lower()}, which {best.tool} creates ({best.said})"
                 add(t, best.tool, "description", m.group(), "", source)
@@ -352,7 +412,7 @@ def dataflow_evidence(tools: Sequence[ToolPlus]) -> list[Evidence]:
 
 def _resolve(
     words: Sequence[str],
-    index: dict[str, list[_Producer]],
+    where: tuple[Index, str],
     context: frozenset[str],
     common: frozenset[str],
     own: str,
@@ -362,7 +422,10 @@ def _resolve(
     creators: bool = False,
 ) -> _Producer | None:
     """The producer of the phrase ``words``: of its head noun, else (no candidate at all) of
-    the word before it (``notification thread`` → notifications)."""
+    the word before it (``notification thread`` → notifications). Producers of B's own
+    namespace first (:func:`namespaces`); a head with more than :data:`MAX_PRODUCERS`
+    producers in a pool is no evidence (the bound that keeps lint linear)."""
+    index, ns = where
     for k in range(len(words), 0, -1):
         head = singular(words[k - 1])
         if head in creates:
@@ -370,14 +433,21 @@ def _resolve(
         # a qualifier that is itself something a tool reports must match (a notification
         # thread is not a review thread); others (a parent message) need not
         wanted = (_qualifiers(words[: k - 1]) - common).intersection(index)
-        candidates = [
-            _Producer(p.tool, p.rank, p.qualifiers - common, p.said, p.words)
-            for p in index.get(head, ())
-            if not creators or p.rank == 2
-        ]
-        best, eligible = _best(candidates, context, wanted, own, near)
-        if eligible:
-            return best
+        # B's own namespace first, then the tools of none (all of them for B of none):
+        # copies of a list under two prefixes never depend on each other
+        pools = [index.get(f"{head}@{ns}", []), index.get(f"{head}@", [])] if ns else []
+        pools = pools or [index.get(head, [])]
+        for pool in pools:
+            if len(pool) > MAX_PRODUCERS:
+                return None
+            candidates = [
+                _Producer(p.tool, p.rank, p.qualifiers - common, p.said, p.words)
+                for p in pool
+                if not creators or p.rank == 2
+            ]
+            best, eligible = _best(candidates, context, wanted, own, near)
+            if eligible:
+                return best
     return None
 
 

@@ -11,7 +11,7 @@ the schema; anything that is not a mapping is skipped, so any JSON value is acce
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,32 +40,38 @@ class Property:
         return desc if isinstance(desc, str) else ""
 
 
-def properties(schema: Any, root: str) -> Iterator[Property]:
+def properties(schema: Any, root: str) -> list[Property]:
     """Every named property of ``schema`` (see the module docstring), depth first, in the
     order of the schema's own keys; ``root`` starts every path (``inputSchema``)."""
-    yield from _walk(schema, root, True, 0)
+    out: list[Property] = []
+    _walk(schema, root, True, 0, out)
+    return out
 
 
-def _walk(schema: Any, path: str, top: bool, depth: int) -> Iterator[Property]:
-    if not isinstance(schema, Mapping) or depth > _MAX_DEPTH:
+def _mapping(value: Any) -> bool:
+    return type(value) is dict or isinstance(value, Mapping)
+
+
+def _walk(schema: Any, path: str, top: bool, depth: int, out: list[Property]) -> None:
+    if not _mapping(schema) or depth > _MAX_DEPTH:
         return
     props = schema.get("properties")
-    if isinstance(props, Mapping):
+    if props and _mapping(props):
         for name, sub in props.items():
             where = f"{path}.properties.{name}"
-            if isinstance(sub, Mapping):
-                yield Property(where, str(name), sub, top)
-            yield from _walk(sub, where, False, depth + 1)
+            if _mapping(sub):
+                out.append(Property(where, str(name), sub, top))
+                _walk(sub, where, False, depth + 1, out)
     items = schema.get("items")
-    if isinstance(items, Mapping):
-        yield from _walk(items, f"{path}.items", False, depth + 1)
+    if items and _mapping(items):
+        _walk(items, f"{path}.items", False, depth + 1, out)
     for key in ("prefixItems", *_BRANCHES):
         branches = schema.get(key)
-        if isinstance(branches, list):
+        if branches and isinstance(branches, list):
             for i, sub in enumerate(branches):
-                yield from _walk(sub, f"{path}.{key}[{i}]", top and key != "prefixItems", depth + 1)
+                _walk(sub, f"{path}.{key}[{i}]", top and key != "prefixItems", depth + 1, out)
     for key in _DEFINITIONS:
         defs = schema.get(key)
-        if isinstance(defs, Mapping):
+        if defs and _mapping(defs):
             for name, sub in defs.items():
-                yield from _walk(sub, f"{path}.{key}.{name}", False, depth + 1)
+                _walk(sub, f"{path}.{key}.{name}", False, depth + 1, out)

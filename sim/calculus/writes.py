@@ -2,10 +2,11 @@
 
 A tool *looks like a write* when
 
-- a word of its name is a write verb (:data:`WRITE_VERBS`: ``create``, ``post``,
-  ``commit``...), unless the name starts with a read verb (:data:`READ_VERBS`: ``get_commit``
-  reads a commit); the name's words are its ``_``/``-``/camelCase parts, a service prefix
-  (``slack_``, ``git_``) being one more word that is no verb;
+- the first verb of its name is a write verb (:data:`WRITE_VERBS`: ``create``, ``post``,
+  ``commit``...: ``slack_post_message``, ``sqlite_write_query``), not a read verb
+  (:data:`READ_VERBS`: ``get_commit`` reads a commit, ``pull_request_read`` reads a pull
+  request, :data:`NOUN_PAIRS`); the name's words are its ``_``/``-``/camelCase parts, a
+  service prefix (``slack_``) being a word that is no verb;
 - or the first word of its description is one (``Records changes``, ``Adds file contents``,
   a third-person ``-s``/``-es`` dropped);
 - or it has an argument that only a write has (:data:`WRITE_FLAGS`: ``overwrite``).
@@ -27,11 +28,13 @@ from sim.calculus.mcp import ToolPlus
 from sim.calculus.schemas import properties
 
 __all__ = [
+    "NOUN_PAIRS",
     "PAYLOAD_ARGS",
     "READ_VERBS",
     "WRITE_FLAGS",
     "WRITE_VERBS",
     "WriteEvidence",
+    "name_verb",
     "name_words",
     "write_evidence",
 ]
@@ -63,6 +66,9 @@ PAYLOAD_ARGS = frozenset(
 )
 """Argument names of what a write would store (supporting evidence beside a verb)."""
 
+NOUN_PAIRS = frozenset({("pull", "request"), ("merge", "request"), ("feature", "request")})
+"""Two words that are one noun, though the first or second is a verb alone."""
+
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SPLIT = re.compile(r"[_\-\s./]+")
 _FIRST_WORD = re.compile(r"[A-Za-z]+")
@@ -77,6 +83,21 @@ def name_words(name: str) -> list[str]:
     """The lower-cased words of an identifier: ``slack_post_message`` → slack, post,
     message; ``commentNodeID`` → comment, node, id."""
     return [w.lower() for w in _SPLIT.split(_CAMEL.sub(" ", name)) if w]
+
+
+def name_verb(name: str) -> str:
+    """The first verb of a name, read or write (``sqlite_write_query`` → write,
+    ``pull_request_read`` → read: a *pull request* is a noun, :data:`NOUN_PAIRS`), ``""``
+    when it has none."""
+    words = name_words(name)
+    for i, w in enumerate(words):
+        if i + 1 < len(words) and (w, words[i + 1]) in NOUN_PAIRS:
+            continue
+        if i > 0 and (words[i - 1], w) in NOUN_PAIRS:
+            continue
+        if w in READ_VERBS or w in WRITE_VERBS:
+            return w
+    return ""
 
 
 def _verb(word: str) -> str | None:
@@ -117,13 +138,9 @@ class WriteEvidence:
 def write_evidence(tool: ToolPlus) -> WriteEvidence:
     """The :class:`WriteEvidence` of ``tool`` (see the module docstring)."""
     verbs: list[tuple[str, str]] = []
-    words = name_words(tool.name)
-    if words and words[0] in WRITE_VERBS:
-        verbs.append((words[0], "name"))  # write_query, create_or_update_file
-    elif not READ_VERBS.intersection(words):  # projects_list, pull_request_read: reads
-        found = next((w for w in words if w in WRITE_VERBS), None)
-        if found:
-            verbs.append((found, "name"))
+    verb = name_verb(tool.name)
+    if verb in WRITE_VERBS:
+        verbs.append((verb, "name"))
     desc = tool.description or ""
     first = _FIRST_WORD.search(desc)
     if first and (v := _verb(first.group().lower())) and (v, "name") not in verbs:
