@@ -1,9 +1,9 @@
 """``verify FILE``: exhaustive verification of the untimed model (SPEC §11).
 
 Per workflow (decided for every initiator), per property: holds / violated (shortest
-counterexample printed and written as a SPEC §5 trace) / undecided (``--max-states`` or
-``--suspect-sets`` reached) / not-decidable (a time bound, the run scope, the transport
-checks, events the model leaves out). Exit 0 every decided property holds, 1 a
+counterexample printed and written as a SPEC §5 trace) / undecided (``--max-states``,
+``--max-seconds`` or ``--suspect-sets`` reached) / not-decidable (a time bound, the run
+scope, the transport checks, events the model leaves out). Exit 0 every decided property holds, 1 a
 violation, 2 bad input, 3 undecided. See docs/verify.md.
 """
 
@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shlex
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +29,8 @@ EXIT_UNDECIDED = 3
 DEFAULT_MAX_STATES = 1_000_000
 #: The default of --suspect-sets (sim.verify.knowledge.MAX_SUSPECT_SETS).
 DEFAULT_SUSPECT_SETS = 256
+#: The default of --max-seconds: wall-clock seconds for all the searches of one command.
+DEFAULT_MAX_SECONDS = 300.0
 
 
 def register(sub: Any) -> None:
@@ -38,9 +42,9 @@ def register(sub: Any) -> None:
         "of each workflow in the untimed model (task interleavings, approval answers, "
         "results and errors, recoveries, the caller's views per discovery route), "
         "searched breadth-first; per property: holds, violated (shortest counterexample, "
-        "written as a SPEC §5 trace that `check` confirms), undecided (--max-states or "
-        "--suspect-sets reached) or not-decidable (time bounds, run scope, transport "
-        "checks, events the model leaves out). Exit 0: "
+        "written as a SPEC §5 trace that `check` confirms), undecided (the state, "
+        "time or suspect-set bound reached) or not-decidable (time bounds, run "
+        "scope, transport checks, events the model leaves out). Exit 0: "
         "every decided property holds; 1: a violation; 2: bad input; 3: undecided. See "
         "docs/verify.md.",
     )
@@ -71,6 +75,15 @@ def register(sub: Any) -> None:
         default=DEFAULT_MAX_STATES,
         metavar="N",
         help=f"states stored per search before it stops undecided (default {DEFAULT_MAX_STATES:,})",
+    )
+    p.add_argument(
+        "--max-seconds",
+        type=float,
+        default=DEFAULT_MAX_SECONDS,
+        metavar="S",
+        help="wall-clock seconds for all the searches; when spent, every search still "
+        "running or to run stops undecided (checked every 1,024 states; default "
+        f"{DEFAULT_MAX_SECONDS:g})",
     )
     p.add_argument(
         "--suspect-sets",
@@ -130,6 +143,9 @@ def verify(args: argparse.Namespace) -> int:
         return _bad("--max-states: must be at least 1")
     if args.suspect_sets < 1:
         return _bad("--suspect-sets: must be at least 1")
+    if not (args.max_seconds > 0 and math.isfinite(args.max_seconds)):
+        return _bad("--max-seconds: must be a positive number of seconds")
+    deadline = time.monotonic() + args.max_seconds
     try:
         overrides = _overrides(args.settings)
         scenario, warnings = load_scenario_with_warnings(args.file, overrides)
@@ -167,6 +183,7 @@ def verify(args: argparse.Namespace) -> int:
                 args.max_states,
                 not args.no_reduction,
                 args.suspect_sets,
+                lambda: time.monotonic() >= deadline,
             )
             for w in wanted
         ]

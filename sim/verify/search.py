@@ -48,6 +48,8 @@ class Outcome:
     transitions: int
     path: list[Event] = field(default_factory=list)
     reduced: bool = False
+    #: why an ``undecided`` search stopped: ``"states"`` (max_states) or ``"gave up"``
+    stopped: str = ""
 
 
 def _digest(state: Any) -> bytes:
@@ -75,7 +77,10 @@ def explore(
     give_up: Callable[[], bool] | None = None,
 ) -> Outcome:
     """Search the product of ``model`` and ``tracker`` breadth-first; ``give_up`` (asked
-    every 1,024 states, e.g. a benchmark's time budget) stops it ``undecided`` too."""
+    before the search and every 1,024 states stored, e.g. ``verify --max-seconds``) stops
+    it ``undecided`` too."""
+    if give_up is not None and give_up():
+        return Outcome("undecided", 0, 0, stopped="gave up")
     isolated = frozenset(model.isolated) if reduce and not model.initiator_fails else frozenset()
     start = (INIT, tracker.initial(model))
     seen = {_digest(start)}
@@ -111,10 +116,10 @@ def explore(
             if key in seen:
                 continue
             if len(seen) >= max_states:
-                return Outcome("undecided", len(seen), transitions, reduced=bool(isolated))
+                return Outcome("undecided", len(seen), transitions, [], bool(isolated), "states")
             seen.add(key)
             if give_up is not None and not len(seen) & 1023 and give_up():
-                return Outcome("undecided", len(seen), transitions, reduced=bool(isolated))
+                return Outcome("undecided", len(seen), transitions, [], bool(isolated), "gave up")
             parents.append((sid, evs))
             queue.append((len(parents) - 1, (nms, nps)))
     return Outcome("holds", len(seen), transitions, reduced=bool(isolated))

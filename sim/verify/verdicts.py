@@ -10,6 +10,7 @@ has no messages).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,8 @@ from sim.verify.search import Outcome, explore
 
 #: The default bound on the states of one search (SPEC §11).
 MAX_STATES = 1_000_000
+#: The note of a search stopped by its caller's ``give_up`` (``verify --max-seconds``).
+GAVE_UP = "time bound reached (--max-seconds): the search stopped undecided"
 
 
 @dataclass
@@ -163,11 +166,13 @@ def decide(
     max_states: int = MAX_STATES,
     reduce: bool = True,
     suspect_sets: int = MAX_SUSPECT_SETS,
+    give_up: Callable[[], bool] | None = None,
 ) -> WorkflowVerdict:
     """Decide each property on one instance of ``workflow`` under ``router``, for every
     initiator: one search per distinct initiator model (:func:`initiator_groups`);
     violated if any is (the shortest counterexample, first initiator on a tie),
-    else undecided if any is, else holds; states and transitions summed."""
+    else undecided if any is, else holds; states and transitions summed. ``give_up``
+    (e.g. a time budget spent) makes every search still to run or running undecided."""
     agents = frozenset(a.id for a in scenario.agents)
     by_name = any(_names_agents(p, agents) for _, p in properties)
     groups = initiator_groups(scenario, workflow, router, by_name, suspect_sets)
@@ -186,7 +191,7 @@ def decide(
                 loose[k] = Model(
                     scenario, workflow, router, exact.initiator, exact=False, mesh=exact
                 )
-            found.append(_search(name, tracker, exact, loose.get(k), max_states, reduce))
+            found.append(_search(name, tracker, exact, loose.get(k), max_states, reduce, give_up))
         out.properties.append(_combined(found, len(groups)))
     return out
 
@@ -198,20 +203,24 @@ def _search(
     loose: Model | None,
     max_states: int,
     reduce: bool,
+    give_up: Callable[[], bool] | None = None,
 ) -> PropertyVerdict:
     """One property on one initiator's model (reduced search first where it may)."""
     if reduce and tracker.interleaving_free and loose is not None:
-        first = explore(loose, tracker, max_states, reduce=True)
+        first = explore(loose, tracker, max_states, reduce=True, give_up=give_up)
         result, model, note = first, loose, "partial-order reduction"
         if first.verdict == "violated":
-            plain = explore(exact, tracker, max_states, reduce=False)
+            plain = explore(exact, tracker, max_states, reduce=False, give_up=give_up)
             if plain.verdict == "violated":
                 result, model = plain, exact
                 note = "partial-order reduction; counterexample from the full search"
             else:
                 note = "partial-order reduction (the full search for a shortest one hit the bound)"
     else:
-        result, model, note = explore(exact, tracker, max_states, reduce=False), exact, ""
+        result = explore(exact, tracker, max_states, reduce=False, give_up=give_up)
+        model, note = exact, ""
+    if result.stopped == "gave up":
+        note = f"{note}; {GAVE_UP}" if note else GAVE_UP
     return _verdict(name, result, model, note)
 
 
