@@ -302,4 +302,5 @@ def test_lint_bad_input_exits_2(
     code, out, err = run(capsys, "lint", str(path))
     assert code == 2 and out == ""
     assert err.startswith(f"error: {path}: ") and words in err
+    assert run(capsys, "lint", "--json", str(path)) == (2, "", err)  # the same one line
     assert run(capsys, "lint", str(path), "--theta", "2")[0] == 2

@@ -84,6 +84,28 @@ def test_every_tool_of_every_real_list_is_labelled(
     assert set(labels["held_out"]) < files
 
 
+def test_every_finding_on_the_real_lists_names_its_evidence(
+    shared_data: Path, labels: dict[str, Any]
+) -> None:
+    """P2 findings quote a write verb, a write argument or the annotations that declare the
+    write; P4 findings name a tool of the list and quote what says so."""
+    for stem in labels["lists"]:
+        tools = load_tools(shared_data / "mcp_tools" / f"{stem}.json")
+        names = {t.name for t in tools}
+        for f in lint(tools):
+            assert f.message and f.clear, str(f)
+            if f.severity != FINDING:
+                continue
+            if f.principle == "P2":
+                assert (
+                    "verb '" in f.message
+                    or "destructiveHint: true" in f.message
+                    or ("argument '" in f.message)
+                ), str(f)
+            if f.principle == "P4":
+                assert f.requires in names and ' says "' in f.message, str(f)
+
+
 def test_p2_precision_on_the_tuned_lists_is_at_least_0_9(scores: dict[str, Score]) -> None:
     s = scores["tuned"]
     # 94 real writes flagged; the 3 false ones are pdf's viewer-only submit_* tools
