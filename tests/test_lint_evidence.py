@@ -46,7 +46,7 @@ def test_p2_a_write_looking_undeclared_tool_is_a_finding_with_its_evidence() -> 
             FINDING,
             "annotations",
             "looks like a write and is not marked (no annotations): verb 'post' in the name; "
-            "arguments text carry what it would store",
+            "argument text carries what it would store",
         )
     ]
 

@@ -278,8 +278,12 @@ def _referent(prop: Property) -> tuple[list[str], bool]:
         if form is _OF_FORM:
             while words and words[0].lower() in _STOP:
                 words.pop(0)
-            cut = next(
-                (i for i, w in enumerate(words) if w.lower() in _STOP - {"and", "or"}),
+            cut = next(  # a function word or a participle ends the noun phrase
+                (
+                    i
+                    for i, w in enumerate(words)
+                    if w.lower() in _STOP - {"and", "or"} or _verbal(w)
+                ),
                 len(words),
             )
             words = [w for w in words[:cut] if w.lower() not in ("and", "or")][-4:]
@@ -396,7 +400,7 @@ def dataflow_evidence(tools: Sequence[ToolPlus]) -> list[Evidence]:
             best = _resolve(words, (index, ns), context, common, t.name, creates, near)
             if best is not None:
                 phrase = " ".join(words).lower()
-                source = f"a {phrase}, which only {best.tool} reports or creates ({best.said})"
+                source = f"{_a(phrase)}, which only {best.tool} reports or creates ({best.said})"
                 add(t, best.tool, where, said, prop.name, source)
         for m in _EXISTS.finditer(t.description or ""):
             words = [w for w in _words(m.group(1) or m.group(2)) if w.lower() not in _ADJECTIVES]
@@ -405,7 +409,8 @@ def dataflow_evidence(tools: Sequence[ToolPlus]) -> list[Evidence]:
             pools = (index, ns)
             best = _resolve(words, pools, context, common, t.name, made_here, near, creators=True)
             if best is not None:
-                source = f"a {' '.join(words).lower()}, which {best.tool} creates ({best.said})"
+                what = _a(" ".join(words).lower())
+                source = f"{what}, which {best.tool} creates ({best.said})"
                 add(t, best.tool, "description", m.group(), "", source)
     return list(found.values())
 
@@ -449,6 +454,20 @@ def _resolve(
             if eligible:
                 return best
     return None
+
+
+def _verbal(word: str) -> bool:
+    """A participle or ``being`` (``the file being replaced``, ``the branch created``)."""
+    w = word.lower()
+    return w == "being" or (len(w) > 4 and w.endswith(("ing", "ed")) and w not in _ED_NOUNS)
+
+
+_ED_NOUNS = frozenset({"feed", "seed", "need", "speed", "thing", "string", "ring", "king"})
+
+
+def _a(phrase: str) -> str:
+    """``phrase`` with its indefinite article: ``an event``, ``a channel``."""
+    return f"{'an' if phrase[:1] in 'aeiou' else 'a'} {phrase}"
 
 
 def _write_objects(words: Sequence[str]) -> tuple[str, ...]:

@@ -131,7 +131,12 @@ class WriteEvidence:
         parts = [f"verb {v!r} in the {where}" for v, where in self.verbs]
         parts += [f"argument {f!r} (only a write has it)" for f in self.flags]
         if parts and self.payload:
-            parts.append("arguments " + ", ".join(self.payload) + " carry what it would store")
+            args = ", ".join(self.payload)
+            many = len(self.payload) > 1
+            parts.append(
+                f"argument{'s' if many else ''} {args} carr{'y' if many else 'ies'} what it "
+                "would store"
+            )
         return "; ".join(parts)
 
 
