@@ -8,7 +8,10 @@ Mutators (each ``(text, rng) -> text``), the ones that found the defects of issu
   ``nest`` a value 50 to 5,000 lists or mappings deep;
 - on the text: ``control`` characters (NUL, ESC, DEL, ...) at a random place, ``alias``:
   a self-referencing alias, an alias reused across the document, or an alias bomb under an
-  ignored ``x-`` key.
+  ignored ``x-`` key;
+- issue 38: ``formula``, a property whose formula is nested up to 5,000 deep, cut short
+  or token soup; ``digits``, a number replaced by one of 300 to 5,000 digits or beyond the
+  float range.
 
 :func:`judge` runs one mutant as a user would: ``validate`` (in this process, through the
 command line) must exit 0 or 2 and never raise; a mutant that validates runs one short
@@ -26,6 +29,7 @@ import contextlib
 import io
 import json
 import random
+import re
 import signal
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -179,6 +183,62 @@ def alias(text: str, rng: random.Random) -> str:
     return "\n".join(lines) + "\n"
 
 
+# --- issue 38 items 2, 6, 12: formula shapes and number sizes (the bounds of
+# sim/properties/parse.py and sim/json_input.py); one block, kept together ---
+
+#: Nesting depths of the formula shapes: within MAX_DEPTH (100), one past it, far past it.
+FORMULA_DEPTHS = (1, 100, 101, 1000, 5000)
+#: A valid formula whose every prefix is a malformed one (``execute(``, ``F[<=``, ...).
+WHOLE_FORMULA = 'G (call -> F[<=30] (result(tool={a, "b"}) | error)) & !execute(agent=x)'
+FORMULA_TOKENS = ("(", ")", "[", "]", "{", "}", ",", "=", "<=", "->", "<->", "!", "&", "|")
+FORMULA_WORDS = ("X", "F", "G", "U", "S", "Y", "O", "H", "call", "execute", "tool", "1e999")
+#: Number literals past the bounds: 300 and 5,000 digits, past Python's 4,300-digit
+#: limit, and a float literal beyond the float range.
+HUGE_NUMBERS = ("9" * 300, "1" + "0" * 300, "9" * 5000, "-" + "9" * 4301, "1e400")
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+
+
+def _formula_shape(rng: random.Random) -> str:
+    depth = rng.choice(FORMULA_DEPTHS)
+    kind = rng.randrange(6)
+    if kind == 0:
+        return "(" * depth + "call" + ")" * depth
+    if kind == 1:
+        return "X " * depth + "call"
+    if kind == 2:
+        return " -> ".join(["call"] * depth)
+    if kind == 3:
+        return " & ".join(["call"] * depth)
+    if kind == 4:
+        return WHOLE_FORMULA[: rng.randrange(1, len(WHOLE_FORMULA))]
+    words = [*FORMULA_TOKENS, *FORMULA_WORDS]
+    return " ".join(rng.choice(words) for _ in range(rng.randrange(1, 40)))
+
+
+def formula(text: str, rng: random.Random) -> str:
+    """A property added whose formula is nested 1 to 5,000 deep (parentheses, unary
+    operators, ``->`` or ``&`` chains), a prefix of a valid formula, or token soup."""
+    doc = yaml.safe_load(text)
+    entry = {"name": "fuzz-formula", "scope": rng.choice(("invocation", "instance", "run"))}
+    entry["formula"] = _formula_shape(rng)
+    if not isinstance(doc, dict):
+        return text + f"\nproperties: [{json.dumps(entry)}]\n"
+    props = doc.get("properties")
+    doc["properties"] = [*props, entry] if isinstance(props, list) else [entry]
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=10**9)
+
+
+def digits(text: str, rng: random.Random) -> str:
+    """A number of the text replaced by an integer of 300 to 5,000 digits or a float
+    literal beyond the float range (a plain YAML scalar)."""
+    found = list(_NUMBER.finditer(text))
+    huge = rng.choice(HUGE_NUMBERS)
+    if not found:
+        return text + f"\nx-huge: {huge}\n"
+    m = rng.choice(found)
+    return text[: m.start()] + huge + text[m.end() :]
+
+
 MUTATORS: dict[str, Mutator] = {
     "delete": _on_document(_delete),
     "duplicate": duplicate,
@@ -187,6 +247,9 @@ MUTATORS: dict[str, Mutator] = {
     "nest": nest,
     "control": control,
     "alias": alias,
+    # issue 38: the bounds of formulas and numbers
+    "formula": formula,
+    "digits": digits,
 }
 
 

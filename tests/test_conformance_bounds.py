@@ -142,3 +142,18 @@ def test_a_hop_from_where_the_message_is_not_fails_conservation(
     assert failing["conservation"].startswith(
         f"hop (seq {seq}) of message {msg['msg']} from {at}, but the message is at "
     )
+
+
+LINE_PARTS = st.sampled_from(
+    ['{"t":0,"seq":', '"label":"send",', '"detail":{"msg":', "9" * 400, "1e999", "}", "[", "]"]
+) | st.sampled_from(['"inst":', "-", "1", ",", '"wf":"flow"', "\n", "\x00", "\xff"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(LINE_PARTS, max_size=40))
+def test_any_trace_text_is_checked_or_refused_as_a_trace_error(parts: list[str]) -> None:
+    data = "".join(parts).encode("utf-8", "surrogateescape")
+    try:
+        check_trace([line for line in data.split(b"\n")], load_scenario(MINIMAL))
+    except TraceError as exc:
+        assert exc.line is None or exc.line >= 1

@@ -124,3 +124,23 @@ def test_attack_json_exits_2_located_in_every_command(
     folder = _view_folder(path, tmp_path)
     assert main(["view", str(folder), "--out", str(tmp_path / "r.html")]) == 2
     assert f"{folder / 'metrics.json'}:{want['at']}: {want['message']}" in capsys.readouterr().err
+
+
+JSON_SOUP = st.lists(
+    st.sampled_from(["[", "]", "{", "}", ",", ":", '"a"', '"\\\\"', "1", "-", "9" * 400])
+    | st.sampled_from(["1e999", "NaN", "-Infinity", "true", "null", " ", "\n", "\ufeff"]),
+    max_size=80,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON_SOUP, st.integers(0, 100))
+def test_any_text_is_read_or_refused_located_never_another_error(
+    words: list[str], depth: int
+) -> None:
+    text = "[" * depth + "".join(words)
+    try:
+        parse_json(text, "f")
+    except JsonInputError as exc:
+        assert exc.line >= 1 and exc.column >= 1
+        assert str(exc).startswith(f"f:{exc.line}:{exc.column}: ")
