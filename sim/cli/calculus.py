@@ -37,6 +37,12 @@ def register(sub: Any) -> None:
         "--protocol", default="MCP+", metavar="P", help="the caller's protocol (default MCP+)"
     )
     p.add_argument("--aut", action="store_true", help="Aldebaran .aut output")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"tool", "protocol", "fields", "dialect", "approval", "approval_reason", '
+        '"states", "initial", "transitions": [{"from", "label", "to"}]}',
+    )
     p.set_defaults(handler=lts_command)
 
     p = sub.add_parser(
@@ -59,6 +65,11 @@ def register(sub: Any) -> None:
         default="mcrl2",
         help="whose .aut conventions: mcrl2 (default; only tau is internal, i is visible) or "
         "cadp (i is internal)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"equivalent", "weak", "distinction": null or {"kind", "trace", "text"}}',
     )
     p.set_defaults(handler=bisim_command)
 
@@ -167,6 +178,23 @@ def lts_command(args: argparse.Namespace) -> int:
     if args.aut:
         sys.stdout.write(write_aut(lts))
         return EXIT_OK
+    if args.json:
+        shown = {
+            "tool": truth.name,
+            "protocol": args.protocol,
+            "fields": sorted(fields),
+            "dialect": dialect,
+            "approval": bool(view.approval),
+            "approval_reason": view.approval_reason,
+            "states": lts.n_states,
+            "initial": lts.name(0),
+            "transitions": [
+                {"from": lts.name(t.src), "label": t.label, "to": lts.name(t.dst)}
+                for t in lts.transitions
+            ],
+        }
+        print(json.dumps(shown))
+        return EXIT_OK
     print(f"tool {truth.name} seen through {args.protocol}: fields {', '.join(sorted(fields))}")
     shape = "invoke/collect (SGD)" if dialect == "sgd" else "call/validate (MCP)"
     print(f"dialect: {dialect}, {shape}")
@@ -211,6 +239,24 @@ def bisim_command(args: argparse.Namespace) -> int:
             raise BadInput(f"{path}: {exc}") from None
     result = bisimilar(ltss[0], ltss[1], weak=args.weak)
     kind = "weakly" if args.weak else "strongly"
+    if args.json:
+        d = result.distinction
+        print(
+            json.dumps(
+                {
+                    "equivalent": result.equivalent,
+                    "weak": args.weak,
+                    "distinction": None
+                    if d is None
+                    else {
+                        "kind": d.kind,
+                        "trace": list(d.trace),
+                        "text": d.describe().replace("left", "A").replace("right", "B"),
+                    },
+                }
+            )
+        )
+        return EXIT_OK if result.equivalent else EXIT_NEGATIVE
     if result.equivalent:
         print(f"equivalent ({kind} bisimilar)")
         return EXIT_OK

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -82,6 +83,13 @@ def register(sub: Any) -> None:
     )
     add_guard_options(p)
     p.add_argument("--quiet", action="store_true", help="no progress display")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"scenario", "router", "seed", "replications", "results", "runs": [{'
+        '"replication", "status", "dir", the table\'s figures, "violations_per_1000"} or '
+        '{"replication", "status": "error", "error"}]} (the tables go to stderr)',
+    )
     p.set_defaults(handler=run)
     n = sub.add_parser(
         "native",
@@ -93,6 +101,11 @@ def register(sub: Any) -> None:
         "the pure-Python engine whatever is built.",
     )
     n.add_argument("action", choices=("build", "status"))
+    n.add_argument(
+        "--json",
+        action="store_true",
+        help='status: print {"running", "current", "why"} (why: null when the build is current)',
+    )
     n.set_defaults(handler=native)
 
 
@@ -102,6 +115,9 @@ def native(args: argparse.Namespace) -> int:
 
     if args.action == "status":
         why = compiled.check()
+        if args.json:
+            print(json.dumps({"running": compiled.state, "current": why is None, "why": why}))
+            return EXIT_OK
         print(f"running: {compiled.state}")
         print("build: current" if why is None else f"build: {why}")
         return EXIT_OK
@@ -154,6 +170,34 @@ def _say_failing(scenario: Scenario, router: str, runs: list[dict[str, Any]]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the replications; print the summary (with ``--json``, the JSON on stdout and the
+    tables on stderr); 0, or 2 on bad input or a failed run."""
+    if not args.json:
+        return _run(args, None)
+    shown: dict[str, Any] = {}
+    with contextlib.redirect_stdout(sys.stderr):
+        code = _run(args, shown)
+    if shown:
+        print(json.dumps(shown, sort_keys=True))
+    return code
+
+
+#: the keys of ``run --json``'s figures, in the order of the table's columns after ``rep``
+_RUN_KEYS = (
+    "started",
+    "succeeded",
+    "failed",
+    "cancelled",
+    "latency_p50",
+    "latency_p95",
+    "dropped",
+    "approvals",
+    "writes_without_approval",
+    "violations",
+)
+
+
+def _run(args: argparse.Namespace, shown: dict[str, Any] | None) -> int:
     """Run the replications; print the summary; 0, or 2 on bad input or a failed run."""
     from sim.cli.progress import LiveProgress
     from sim.experiments.rundir import results_base
@@ -279,9 +323,20 @@ def run(args: argparse.Namespace) -> int:
         progress.stop()
         handle.close()
     records = sorted(finished, key=lambda r: r.rep)
+    runs: list[dict[str, Any]] = []
+    if shown is not None:
+        shown.update(
+            scenario=scenario.name,
+            router=router,
+            seed=scenario.seed,
+            replications=reps,
+            results=str(base / router),
+            runs=runs,
+        )
     for record in records:
         out = run_dir(base, None, router, record.rep)
         if record.status != "ok":
+            runs.append({"replication": record.rep, "status": "error", "error": record.error})
             failed += 1
             where = f" (files so far in {out})" if (out / ERROR_FILE).exists() else ""
             print(f"error: {record.error}{where}", file=sys.stderr)
@@ -305,6 +360,15 @@ def run(args: argparse.Namespace) -> int:
                 m["writes_without_approval"],
                 _total(m.get("violations") or {}),
             ]
+        )
+        runs.append(
+            {
+                "replication": record.rep,
+                "status": "ok",
+                "dir": str(out),
+                **dict(zip(_RUN_KEYS, rows[-1][1:], strict=True)),
+                "violations_per_1000": m.get("violations_per_1000_instances", {}),
+            }
         )
     if rows:
         mean: list[Any] = ["mean"]

@@ -58,6 +58,12 @@ def register(sub: Any) -> None:
     )
     p.add_argument("file", metavar="FILE", help="scenario YAML")
     p.add_argument("--routers", default=None, metavar="a,b", help="default: the scenario's")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"routers": [{"router", "tasks": [{"workflow", "task", "calls", '
+        '"initiator", "protocol", "route" (as route --json prints it, or null), "reason"}]}]}',
+    )
     p.set_defaults(handler=plan_command)
 
 
@@ -156,6 +162,8 @@ def plan_command(args: argparse.Namespace) -> int:
             return 2
     missing = 0
     header = ("workflow", "task", "calls", "route", "cost (s)")
+    told = sys.stderr if args.json else sys.stdout  # --json: stdout holds the JSON only
+    planned_json: list[dict[str, Any]] = []
     for name in names:
         try:
             router = make_router(name, graph, scenario)
@@ -166,9 +174,25 @@ def plan_command(args: argparse.Namespace) -> int:
         for wf in scenario.workflows:
             starts = scenario.initiators_of(wf)
             if len(starts) > 1 and name == names[0]:
-                print(f"{wf.name}: routes from {starts[0]}, the first of {len(starts)} initiators")
+                print(
+                    f"{wf.name}: routes from {starts[0]}, the first of {len(starts)} initiators",
+                    file=told,
+                )
+        tasks: list[dict[str, Any]] = []
+        planned_json.append({"router": name, "tasks": tasks})
         try:
             for planned in task_routes(router, scenario):
+                tasks.append(
+                    {
+                        "workflow": planned.workflow,
+                        "task": planned.task,
+                        "calls": planned.need,
+                        "initiator": planned.initiator,
+                        "protocol": planned.protocol,
+                        "route": None if planned.route is None else planned.route.to_json(),
+                        "reason": planned.reason,
+                    }
+                )
                 row = (planned.workflow, planned.task, planned.need)
                 if planned.route is None:
                     missing += 1
@@ -179,7 +203,10 @@ def plan_command(args: argparse.Namespace) -> int:
         except MeshError as exc:
             print(f"{args.file}: {exc}", file=sys.stderr)
             return 2
-        print(f"router {name}")
-        print_table(header, rows, indent="  ", align="llll")
-        print()
+        if not args.json:
+            print(f"router {name}")
+            print_table(header, rows, indent="  ", align="llll")
+            print()
+    if args.json:
+        print(json.dumps({"routers": planned_json}))
     return 1 if missing else 0

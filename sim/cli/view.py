@@ -21,6 +21,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--max-events", type=int, default=None, help="event budget of the page")
     p.add_argument("--open", action="store_true", help="open the page in the default browser")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"page", "sampling": {"instances", "kept", "events_total", "events_kept", '
+        '"max_events", "seed"}}',
+    )
     p.set_defaults(handler=run_view)
 
 
@@ -39,10 +45,15 @@ def run_view(args: argparse.Namespace) -> int:
     except (ViewError, ValueError, KeyError, OSError) as exc:
         print(f"view: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    print(
-        f"explorer: {out} ({sampling['kept']} of {sampling['instances']} instances, "
-        f"{sampling['events_kept']} of {sampling['events_total']} events)"
-    )
+    if args.json:
+        import json
+
+        print(json.dumps({"page": str(out), "sampling": sampling}, sort_keys=True))
+    else:
+        print(
+            f"explorer: {out} ({sampling['kept']} of {sampling['instances']} instances, "
+            f"{sampling['events_kept']} of {sampling['events_total']} events)"
+        )
     if args.open:
         import webbrowser
 
