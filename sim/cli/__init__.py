@@ -4,7 +4,7 @@ Each command group lives in its own module with a ``register(subparsers)`` funct
 a command's handler takes the parsed ``argparse.Namespace`` and returns the exit code.
 Only this package prints for the user.
 
-Exit codes (SPEC §7): 0 success, 1 a negative answer (no route, a violation, not
+Exit codes (docs/reference/cli.md): 0 success, 1 a negative answer (no route, a violation, not
 equivalent, lint findings), 2 bad input.
 """
 
@@ -57,14 +57,28 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for group in _GROUPS:
         group.register(sub)
+    _mark_commands(sub)
     return parser
+
+
+def _mark_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Give each (sub)command's parser as ``command_parser`` to what it parses, so that an
+    unknown option is reported with that command's usage, not the top level's."""
+    for command in sub.choices.values():
+        command.set_defaults(command_parser=command)
+        for action in command._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                _mark_commands(action)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit code."""
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # the command's usage, not the top level's
+            owner = getattr(args, "command_parser", parser)
+            owner.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:  # argparse exits 2 on bad usage, 0 on --help
         return int(exc.code or 0)
     handler = args.handler

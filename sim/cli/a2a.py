@@ -157,7 +157,8 @@ def add_serve_a2a(kinds: Any) -> None:
         "--trace",
         metavar="FILE",
         default=None,
-        help="record the session as a SPEC §5 trace with detail.wall (check FILE --scenario "
+        help="record the session as a protomesh trace (docs/reference/trace.md) with "
+        "detail.wall (check FILE --scenario "
         "SCENARIO; export otel FILE --scenario SCENARIO)",
     )
     k.set_defaults(handler=serve_a2a_command)

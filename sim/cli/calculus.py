@@ -24,8 +24,9 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "lts",
         help="the LTS of a scenario's tool as the engine uses it",
-        description="Print the LTS of one tool invocation (paper §3.3, §6; SPEC §4) as a "
-        "caller speaking --protocol sees it (SPEC §2): its approval gate follows that view; "
+        description="Print the LTS of one tool invocation (paper §3.3, §6; docs/calculus.md) as a "
+        "caller speaking --protocol sees it (docs/reference/routing.md): its approval gate "
+        "follows that view; "
         "an SGD caller runs the sgd dialect (invoke, collect per required input, no "
         "validation τ), every other protocol the mcp dialect (call, τ validate). "
         "Error branches: declared failure modes, the tool's `errors`, and ServiceDown (a "

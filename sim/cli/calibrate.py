@@ -37,7 +37,9 @@ def register(sub: Any) -> None:
         "(a trace that cannot be read, named FILE:LINE; a name the scenario lacks; a bad "
         "scenario). Method: docs/calibrate.md.",
     )
-    p.add_argument("traces", nargs="+", metavar="TRACE", help="trace.jsonl files (SPEC §5)")
+    p.add_argument(
+        "traces", nargs="+", metavar="TRACE", help="trace.jsonl files (docs/reference/trace.md)"
+    )
     p.add_argument("--scenario", required=True, metavar="FILE", help="the scenario to calibrate")
     p.add_argument(
         "--out",

@@ -19,7 +19,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "check",
         help="conformance checks on a trace (or on SGD dialogues)",
-        description="Run the conformance checks of SPEC §6 over TRACE (trace.jsonl) against "
+        description="Run the conformance checks of docs/checks/README.md over TRACE "
+        "(trace.jsonl) against "
         "the ground truth of --scenario, streaming: per check the events examined, the "
         "violations and the first counterexample (its trace events with their seq). With "
         "--sgd, convert SGD dialogues to a trace and run write_approval, lts and recovery "
@@ -27,14 +28,17 @@ def register(sub: Any) -> None:
         "2: bad input (a malformed line, named FILE:LINE with its field; an empty trace "
         "unless --allow-empty).",
     )
-    p.add_argument("trace", nargs="?", metavar="TRACE", help="trace.jsonl (SPEC §5)")
+    p.add_argument(
+        "trace", nargs="?", metavar="TRACE", help="trace.jsonl (docs/reference/trace.md)"
+    )
     p.add_argument("--scenario", metavar="FILE", help="the scenario the trace was run from")
     p.add_argument("--sgd", metavar="DIALOGUES.json", help="SGD dialogues instead of a trace")
     p.add_argument("--schema", metavar="SCHEMA.json", help="SGD schema.json (with --sgd)")
     p.add_argument(
         "--only",
         metavar="CHECKS",
-        help="comma-separated subset of the checks of SPEC §6 (default: all; an unknown "
+        help="comma-separated subset of the checks of docs/checks/README.md (default: all; an "
+        "unknown "
         "name lists them)",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON")

@@ -37,7 +37,8 @@ def register(sub: Any) -> None:
         help="simulate a scenario with one router; write traces and metrics",
         description="Simulate FILE with one router for N replications and write "
         "results/<scenario>/<router>/rep-<k>/{trace.jsonl,metrics.json}; every replication's "
-        "trace is checked (SPEC §6) and the verdicts stored in its metrics.json. Then print "
+        "trace is checked (docs/checks/README.md) and the verdicts stored in its metrics.json. "
+        "Then print "
         "a summary table. A bad scenario prints its located errors and exits 2; an error "
         "inside a replication is reported (scenario, replication, simulated time), its "
         "files so far stay, the other replications still run, and the exit code is 2.",

@@ -143,7 +143,8 @@ def register(sub: Any) -> None:
         "--trace",
         metavar="FILE",
         default=None,
-        help="record the live session as a SPEC §5 trace (check it with: check FILE "
+        help="record the live session as a protomesh trace (docs/reference/trace.md) (check it "
+        "with: check FILE "
         "--scenario SCENARIO)",
     )
     k.add_argument(

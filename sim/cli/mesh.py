@@ -19,7 +19,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "route",
         help="one route between two agents",
-        description="Print the route a router picks from one agent to another (SPEC §3). "
+        description="Print the route a router picks from one agent to another "
+        "(docs/reference/routing.md). "
         "Exit 0 with a route, 1 when there is none, 2 on bad input.",
     )
     p.add_argument("file", metavar="FILE", help="scenario YAML")

@@ -38,7 +38,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "smc",
         help="estimate Pr[a run satisfies a property] with guaranteed confidence",
-        description="Statistical model checking (SPEC §10): replications of FILE, each "
+        description="Statistical model checking (docs/smc.md): replications of FILE, each "
         "monitored in process (no trace file; a check without a formula reads a temporary "
         "one), until the exact Clopper-Pearson interval of "
         "p = Pr[a run satisfies the property] has half-width <= --width, or --max-runs; "

@@ -38,11 +38,12 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "verify",
         help="explore every execution of the untimed model; prove or refute properties",
-        description="Exhaustive verification (SPEC §11): every execution of one instance "
+        description="Exhaustive verification (docs/verify.md): every execution of one instance "
         "of each workflow in the untimed model (task interleavings, approval answers, "
         "results and errors, recoveries, the caller's views per discovery route), "
         "searched breadth-first; per property: holds, violated (shortest counterexample, "
-        "written as a SPEC §5 trace that `check` confirms), undecided (the state, "
+        "written as a protomesh trace (docs/reference/trace.md) that `check` confirms), "
+        "undecided (the state, "
         "time or suspect-set bound reached) or not-decidable (time bounds, run "
         "scope, transport checks, events the model leaves out). Exit 0: "
         "every decided property holds; 1: a violation; 2: bad input; 3: undecided. See "
@@ -120,7 +121,9 @@ def register(sub: Any) -> None:
         metavar="PATH=VALUE",
         help="override a field, e.g. approval.mcp_policy=never",
     )
-    p.add_argument("--json", action="store_true", help="print the verdicts as JSON (SPEC §11)")
+    p.add_argument(
+        "--json", action="store_true", help="print the verdicts as JSON (docs/verify.md)"
+    )
     p.set_defaults(handler=verify)
 
 

@@ -304,7 +304,9 @@ class _Parser:
         label = name.text
         if label not in self.labels:
             raise self.error(
-                name, f"unknown label '{label}'{_suggest(label, self.labels)} (SPEC §5 labels)"
+                name,
+                f"unknown label '{label}'{_suggest(label, self.labels)} (the trace labels, "
+                f"docs/reference/trace.md)",
             )
         conds: list[Condition] = []
         if self.is_op("("):

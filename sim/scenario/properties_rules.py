@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # sim.properties is imported only when a scenario has propert
 
 
 class PropertySpec(BaseModel):
-    """A named LTLf formula checked on every scope of its kind (SPEC §9)."""
+    """A named LTLf formula checked on every scope of its kind (docs/properties.md)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

@@ -51,7 +51,7 @@ def line_problems(line: dict[str, Any], *, source: str = "engine") -> list[str]:
     name = line.get("label")
     spec = LABELS.get(name) if isinstance(name, str) else None
     if spec is None:
-        return [*problems, f"label: {name!r} is not a SPEC §5 label"]
+        return [*problems, f"label: {name!r} is not a trace label (docs/reference/trace.md)"]
     for field in FIELDS:
         value = line.get(field.name)
         if value is None:

@@ -14,13 +14,14 @@ def disorder(key: str, value: Any, previous: Any) -> str:
     how = "smaller than" if key == "t" else "not larger than"
     return (
         f"not in time order: `{key}` {value!r} is {how} the previous event's {previous!r} "
-        "(SPEC §5: a trace is in time order, with increasing seq)"
+        "(docs/reference/trace.md: a trace is in time order, with increasing seq)"
     )
 
 
 def unknown_label(lab: Any) -> str:
     """The message of a line whose label is not a SPEC §5 label."""
-    return f"unknown label {lab!r} (not a SPEC §5 label: {', '.join(sorted(LABELS))})"
+    known = ", ".join(sorted(LABELS))
+    return f"unknown label {lab!r} (not a trace label, docs/reference/trace.md: {known})"
 
 
 def line_number(block: list[bytes], raw: bytes, base: int) -> int:

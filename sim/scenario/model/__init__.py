@@ -1,4 +1,4 @@
-"""The scenario YAML contract (SPEC §1) as pydantic models.
+"""The scenario YAML contract (docs/scenario.md) as pydantic models.
 
 These models check the *shape* of each field (types, ranges, enumerations, which
 parameters a distribution needs). Rules that relate fields to each other (ids that

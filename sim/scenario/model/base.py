@@ -1,5 +1,5 @@
 """The base of every scenario model: strict keys, immutable values, located model errors,
-the number types with their ranges, and the enumerations of SPEC §1.
+the number types with their ranges, and the enumerations of docs/scenario.md.
 
 Units: simulated time in seconds; costs in seconds-equivalent; probabilities in [0, 1].
 """
@@ -13,7 +13,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from sim.calculus.mcp import SideEffect
 
-#: The protocols protomesh knows without a ``fields:`` declaration (SPEC §2).
+#: The protocols protomesh knows without a ``fields:`` declaration (docs/reference/routing.md).
 BUILTIN_PROTOCOLS: tuple[str, ...] = ("MCP", "MCP+", "A2A", "ANP", "SGD")
 
 
@@ -82,7 +82,7 @@ class McpPolicy(StrEnum):
 
 
 class TraceLevel(StrEnum):
-    """How much of a run the trace records (SPEC §5)."""
+    """How much of a run the trace records (docs/reference/trace.md)."""
 
     FULL = "full"
     PROTOCOL = "protocol"

@@ -1,4 +1,4 @@
-"""How an agent runs in the live mesh (``python -m sim live``, SPEC §13): by default a
+"""How an agent runs in the live mesh (``python -m sim live``, docs/live.md): by default a
 process of protomesh's own; ``live:`` may name a real server to use in its place, or
 pin the port it listens on."""
 

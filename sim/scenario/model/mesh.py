@@ -1,5 +1,5 @@
 """The mesh: protocols P, agents V, links E with Φ and w, translation rules, routing
-and approval parameters (SPEC §1–§3)."""
+and approval parameters (docs/scenario.md, docs/reference/routing.md)."""
 
 from __future__ import annotations
 
@@ -59,7 +59,8 @@ def router_entry(value: Any) -> Any:
 
 
 class RouterSpec(Spec):
-    """A router of ``routers:``: a known name, or a plug-in class with its options (SPEC §12)."""
+    """A router of ``routers:``: a known name, or a plug-in class with its options
+    (docs/reference/routing.md)."""
 
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")] = Field(
         description="The router's name: built in (dijkstra, bfs, resilient, semantic), "
@@ -78,7 +79,8 @@ class RouterSpec(Spec):
 
 
 class ApprovalPolicySpec(Spec):
-    """An approval policy plug-in: ``{plugin: "package.module:Class", options}`` (SPEC §12)."""
+    """An approval policy plug-in: ``{plugin: "package.module:Class", options}``
+    (docs/reference/routing.md)."""
 
     plugin: str = Field(
         min_length=1,
@@ -119,7 +121,8 @@ class ApprovalSpec(Spec):
         | None
     ) = Field(
         None,
-        description="A plug-in deciding per call whether to ask (SPEC §12); absent: the "
+        description="A plug-in deciding per call whether to ask (docs/reference/routing.md); "
+        "absent: the "
         "built-in rule (requires_approval, else side_effects, else mcp_policy).",
     )
 

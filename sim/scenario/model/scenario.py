@@ -1,4 +1,4 @@
-"""One mesh and one experiment: the root of the scenario YAML contract (SPEC §1)."""
+"""One mesh and one experiment: the root of the scenario YAML contract (docs/scenario.md)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def _trace_level(value: Any) -> Any:
 
 
 class Scenario(Spec):
-    """One mesh and one experiment (SPEC §1)."""
+    """One mesh and one experiment (docs/scenario.md)."""
 
     name: Annotated[str, Field(pattern=r"^[a-z0-9-]+$")] = Field(
         description="Scenario name, [a-z0-9-]+; names the results folder."
@@ -84,7 +84,9 @@ class Scenario(Spec):
     sweep: SweepSpec | None = Field(
         None, description="Parameter values `compare` runs the experiment at."
     )
-    properties: list[PropertySpec] = Field(default_factory=list, description="SPEC §9 formulas.")
+    properties: list[PropertySpec] = Field(
+        default_factory=list, description="LTLf formulas (docs/properties.md)."
+    )
 
     @property
     def router_names(self) -> list[str]:

@@ -1,5 +1,5 @@
 """A tool's ground-truth descriptor: MCP+ fields, MCP annotations, failure modes,
-dependencies, service time and error rates (SPEC §2, paper §6)."""
+dependencies, service time and error rates (docs/reference/routing.md, paper §6)."""
 
 from __future__ import annotations
 
@@ -81,7 +81,8 @@ class AnnotationsSpec(Spec):
 
 
 class ToolSpec(Spec):
-    """A tool's ground-truth descriptor: the MCP+ fields plus MCP annotations (SPEC §2)."""
+    """A tool's ground-truth descriptor: the MCP+ fields plus MCP annotations
+    (docs/reference/routing.md)."""
 
     name: str = Field(min_length=1, description="Unique tool name.")
     description: str = Field("", description="Natural-language description (P1).")

@@ -1,5 +1,5 @@
 """The workload: workflows W = (T, ≺, ρ), their arrivals and initiators, and the
-scheduled or random failures (SPEC §1)."""
+scheduled or random failures (docs/scenario.md)."""
 
 from __future__ import annotations
 
@@ -109,7 +109,8 @@ class WorkflowSpec(Spec):
         return frozenset((self.protocol, *(t.protocol for t in self.tasks if t.protocol)))
 
     def rho_of(self, task: TaskSpec) -> str:
-        """The protocol ``task`` is issued in: its own override, else ρ (SPEC §3)."""
+        """The protocol ``task`` is issued in: its own override, else ρ
+        (docs/reference/routing.md)."""
         return task.protocol or self.protocol
 
 
