@@ -1,4 +1,4 @@
-"""An example router plug-in for protomesh (SPEC §12): dijkstra that never enters the
+"""An example router plug-in for protomesh (docs/reference/routing.md#router-plug-ins): dijkstra that never enters the
 agents named in ``avoid`` and adds ``surcharge`` seconds to every translation.
 
 In a scenario::

@@ -1,4 +1,4 @@
-"""An example approval-policy plug-in for protomesh (SPEC §12): ask only for the calls whose
+"""An example approval-policy plug-in for protomesh (docs/reference/routing.md#router-plug-ins): ask only for the calls whose
 fare-class argument is one of the named classes.
 
 In a scenario::
