@@ -194,6 +194,7 @@ class LiveAgent:
             {t.name: tuple(t.errors) for t in scenario.tools},
             max(timeouts, default=30.0),
             self.spawn,
+            scenario=scenario.name,
         )
         return Workflows(
             aid,

@@ -55,6 +55,7 @@ from sim.live.routes import Routes
 from sim.live.views import TOOL_ERROR, LiveView, error_type
 from sim.mesh.errors import NoRoute
 from sim.mesh.route import Route
+from sim.otel.context import TRACEPARENT, instance_context
 
 __all__ = ["Caller", "Ended", "LiveBug", "Task"]
 
@@ -93,6 +94,7 @@ class Caller:
         error_types: Mapping[str, tuple[str, ...]],
         list_timeout: float,
         spawn: Callable[[Any], None],
+        scenario: str = "",
     ) -> None:
         self.agent = agent
         self.node = node
@@ -108,12 +110,20 @@ class Caller:
         self.error_types = error_types
         self.list_timeout = list_timeout
         self.spawn = spawn  #: runs a coroutine function in the caller's long-lived task group
+        self.scenario = scenario  #: the scenario's name (the instances' trace contexts)
         self.in_flight = 0  #: exchanges waiting for their reply (late ones included)
         self.views: dict[Any, LiveView] = {}
         self.latest: dict[str, LiveView] = {}
         self._pending: dict[Any, tuple[anyio.Event, list[tuple[LiveView, Route] | str]]] = {}
 
     # -- messages --
+
+    def context(self, wf: str, inst: int) -> str:
+        """The W3C ``traceparent`` of this caller's instance ``inst`` of ``wf``: its trace
+        and its root span, derived from the scenario, router, run, caller and instance
+        (unique in the run: each caller numbers its own instances)."""
+        key = f"protomesh-live/{self.scenario}/{self.routes.router.name}/{self.part.rep}"
+        return instance_context(f"{key}/{self.agent}/{wf}/{inst}").text
 
     async def exchange(
         self,
@@ -131,6 +141,9 @@ class Caller:
         ignored)."""
         leg = Leg.of(self.node.graph, route, rho)
         now = self.clock.now()
+        traced = (
+            None if owner.wf is None or owner.inst is None else self.context(owner.wf, owner.inst)
+        )
         env = Envelope(
             route_json(route, rho),
             0,
@@ -142,6 +155,7 @@ class Caller:
             deadline=now + timeout,
             gate=gate,
             caller=self.agent,
+            traceparent=traced,
         )
         box = _Reply()
 
@@ -272,6 +286,7 @@ class Caller:
         target: dict[str, Any] = {"target": route.target}
         if parent is not None:
             target["parent"] = parent
+        traced: dict[str, Any] = {TRACEPARENT: self.context(wf, inst)}
         part, agent = self.part, self.agent
         missing = [k for k in view.known.required if k not in args]
         if sgd:
@@ -283,7 +298,7 @@ class Caller:
                 part.event("collect", agent, owner, rho, slot=slot)
         else:
             run.take(label("call", tool))
-            part.event("call", agent, owner, rho, **target)
+            part.event("call", agent, owner, rho, **target, **traced)
         # MCP+'s request metadata: the approval this call requires (the gate of the
         # caller's view, first-class in MCP+) and the side effect the caller believes in
         plus: dict[str, Any] = {"requires_approval": gate}

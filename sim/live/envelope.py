@@ -12,7 +12,11 @@ route and its place on it, the ids its trace lines need, and its timing:
 - ``sent``: scenario time the message left the previous node (after the link's
   latency); ``deadline``: the attempt's deadline (a queued request whose deadline has
   passed is discarded, as MCP's ``notifications/cancelled`` would have it);
-- ``gate``: the approval gate of the caller's view for this call (its reason), or None.
+- ``gate``: the approval gate of the caller's view for this call (its reason), or None;
+- ``traceparent``: the W3C trace context of the request's workflow instance (minted by
+  its caller, :func:`sim.otel.context.instance_context`), passed on unchanged at every
+  hop; a request also carries it as ``_meta["traceparent"]`` (MCP, SEP-414; A2A: the
+  message's metadata; JSON-RPC: ``params._meta``), where any MCP server reads it.
 
 On MCP it travels as ``_meta["protomesh/route"]``, on A2A as the message's metadata
 under the same key, on JSON-RPC as ``params._meta["protomesh/route"]``. A reply carries
@@ -39,7 +43,7 @@ from sim.mesh.route import (
     translation_step,
 )
 
-__all__ = ["ENVELOPE_KEY", "Envelope", "Leg", "arriving", "route_json"]
+__all__ = ["ENVELOPE_KEY", "Envelope", "Leg", "arriving", "request_meta", "route_json"]
 
 ENVELOPE_KEY = "protomesh/route"
 """The ``_meta`` (and A2A metadata) key of the envelope."""
@@ -122,6 +126,7 @@ class Envelope:
     gate: str | None = None
     caller: str = ""
     silent: bool = False
+    traceparent: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -140,6 +145,8 @@ class Envelope:
             out["gate"] = self.gate
         if self.silent:
             out["silent"] = True
+        if self.traceparent is not None:
+            out["traceparent"] = self.traceparent
         return out
 
     @staticmethod
@@ -160,6 +167,7 @@ class Envelope:
                 gate=None if data.get("gate") is None else str(data["gate"]),
                 caller=str(data.get("caller", "")),
                 silent=bool(data.get("silent", False)),
+                traceparent=None if data.get("traceparent") is None else str(data["traceparent"]),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"malformed {ENVELOPE_KEY} envelope: {exc!r}") from None
@@ -167,6 +175,15 @@ class Envelope:
     def at(self, i: int, sent: float) -> Envelope:
         """The same message sent on to position ``i`` at ``sent``."""
         return replace(self, i=i, sent=sent)
+
+
+def request_meta(env: Envelope) -> dict[str, Any]:
+    """What a request's ``_meta`` (A2A: metadata) carries: the envelope, and its
+    ``traceparent`` under the standard key."""
+    out: dict[str, Any] = {ENVELOPE_KEY: env.to_json()}
+    if env.traceparent is not None:
+        out["traceparent"] = env.traceparent
+    return out
 
 
 def arriving(env: Envelope) -> str:

@@ -11,7 +11,8 @@ scenario still declares them: routing, the checks and the ground truth need them
 descriptors served are the real server's (name, description, input schema,
 annotations) with the scenario's MCP⁺ metadata. Each execution is one ``tools/call``;
 an ``isError`` result is an error whose type is the text's first word when it is one of
-the tool's error types, else ``ToolError``.
+the tool's error types, else ``ToolError``. The request's W3C ``traceparent`` goes on to
+the real server in the call's ``_meta["traceparent"]``.
 """
 
 from __future__ import annotations
@@ -141,15 +142,23 @@ class RealServer:
             real.annotations if real.annotations is not None else truth.annotations,
         )
 
-    async def run(self, name: str, arguments: Mapping[str, Any], started: float) -> Outcome:
+    async def run(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        started: float,
+        traceparent: str | None = None,
+    ) -> Outcome:
+        """One ``tools/call``; the request's ``traceparent`` passed on in ``_meta``."""
         import mcp.types as mt
         from pydantic import TypeAdapter
 
         raw: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
         client = await self._kept.get()
-        request = mt.CallToolRequest(
-            params=mt.CallToolRequestParams(name=name, arguments=dict(arguments))
-        )
+        params: dict[str, Any] = {"name": name, "arguments": dict(arguments)}
+        if traceparent is not None:
+            params["_meta"] = {"traceparent": traceparent}
+        request = mt.CallToolRequest(params=mt.CallToolRequestParams.model_validate(params))
         try:
             result = await client.session.send_request(request, raw)
         except Exception as exc:

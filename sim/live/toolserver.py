@@ -119,7 +119,7 @@ class ToolHost:
                 detail["approved"] = approved
             started = self.part.event("execute", self.agent, owner, protocol, **detail)
             await notice(env.attempt)
-            outcome = await self.executes.run(name, call.arguments, started)
+            outcome = await self.executes.run(name, call.arguments, started, env.traceparent)
             if self.downlog.overlaps(started, self.clock.now()) is not None:
                 self._lost(owner, protocol, "executing")
                 return None
@@ -136,9 +136,15 @@ class Executes(Protocol):
         """The tool's ground truth as served."""
         ...
 
-    async def run(self, name: str, arguments: Mapping[str, Any], started: float) -> Outcome:
+    async def run(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        started: float,
+        traceparent: str | None = None,
+    ) -> Outcome:
         """One execution of ``name`` that started at ``started`` (scenario seconds), its
-        outcome."""
+        outcome; ``traceparent``: the request's W3C trace context (for a real server)."""
         ...
 
 
@@ -161,7 +167,13 @@ class Simulated:
     def descriptor(self, spec: ToolSpec) -> ToolPlus:
         return spec.descriptor()
 
-    async def run(self, name: str, arguments: Mapping[str, Any], started: float) -> Outcome:
+    async def run(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        started: float,
+        traceparent: str | None = None,
+    ) -> Outcome:
         # the service time runs from the execution's start (the notice sent meanwhile)
         await self.clock.until(started + self.service[name]())
         u = self.errors_rng.random()

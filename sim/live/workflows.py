@@ -179,7 +179,8 @@ class Workflows:
         now = self.clock.now()
         inst = Instance(self.ids.new(), w, len(self.tasks[w]), now)
         owner = Owner(self.names[w], inst.id, None, None, None)
-        self.part.event("wf_start", self.agent, owner)
+        traced = self.caller.context(self.names[w], inst.id)
+        self.part.event("wf_start", self.agent, owner, traceparent=traced)
         if self.downlog.overlaps(planned, planned) is not None:
             inst.status, inst.reason = "failed", "initiator_down"
             self._end(inst)

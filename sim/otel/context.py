@@ -11,10 +11,20 @@ import hashlib
 import re
 from typing import NamedTuple
 
-__all__ = ["TRACEPARENT", "TraceParent", "child_of", "parse_traceparent"]
+__all__ = [
+    "TRACEPARENT",
+    "TraceParent",
+    "child_of",
+    "derived_id",
+    "instance_context",
+    "invocation_span",
+    "parse_traceparent",
+]
 
 TRACEPARENT = "traceparent"
 """The header's name, and the key under which ``_meta`` and the trace carry it."""
+SAMPLED = 1
+"""The ``sampled`` trace flag."""
 _FORM = re.compile(r"^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$")
 
 
@@ -48,9 +58,24 @@ def parse_traceparent(value: object) -> TraceParent | None:
     return TraceParent(trace_id, parent_id, int(flags, 16))
 
 
+def derived_id(text: str, size: int) -> int:
+    """A ``size``-byte id derived from ``text`` (SHA-256; never zero)."""
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:size], "big") or 1
+
+
 def child_of(parent: TraceParent, key: str) -> TraceParent:
-    """The ``traceparent`` a hop passes on: the same trace and flags, a span id derived
-    from the parent's and ``key`` (deterministic, never zero)."""
-    digest = hashlib.sha256(f"{parent.text}/{key}".encode()).digest()
-    span = int.from_bytes(digest[:8], "big") or 1
-    return TraceParent(parent.trace_id, span, parent.flags)
+    """A context under ``parent``: the same trace and flags, a span id derived from the
+    parent's and ``key`` (deterministic, never zero)."""
+    return TraceParent(parent.trace_id, derived_id(f"{parent.text}/{key}", 8), parent.flags)
+
+
+def instance_context(key: str) -> TraceParent:
+    """The trace of a workflow instance and its root span's id, derived from ``key``
+    (the instance named in a space of its own: ``export otel``'s, or a live caller's)."""
+    trace_id = derived_id(key, 16)
+    return TraceParent(trace_id, derived_id(f"{trace_id:032x}/root", 8), SAMPLED)
+
+
+def invocation_span(trace_id: int, rep: int, inv: int) -> int:
+    """The span id of invocation ``inv`` in a trace, as ``export otel`` derives it."""
+    return derived_id(f"{trace_id:032x}/{rep}/inv/{inv}", 8)

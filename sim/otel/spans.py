@@ -14,10 +14,11 @@ The spans of one workflow instance (``rep``, ``wf``, ``inst``) form one trace:
   (``translate <p>-><p'>``), from that line to the message's next line (so a child
   lies within its parent).
 
-An invocation whose ``call`` (or ``invoke``, or first line) carries a valid
-``detail.traceparent`` belongs to that trace instead, its span a child of the
-traceparent's span (a request a client traced). Lines without an instance (outages) are
-left out and counted.
+An instance whose ``wf_start`` carries a valid ``detail.traceparent`` (a live caller's
+context for it) is that trace, its root that span. An invocation whose ``call`` (or
+``invoke``, or first line) carries another valid ``detail.traceparent`` belongs to that
+trace instead, its span a child of the traceparent's span (a request a client traced).
+Lines without an instance (outages) are left out and counted.
 
 Times are Unix nanoseconds: ``detail.wall`` when every line has it (a live trace), else
 ``epoch + t`` (integer arithmetic on microseconds: no float rounding). Ids are derived
@@ -34,7 +35,6 @@ from __future__ import annotations
 
 import calendar
 import datetime
-import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -42,7 +42,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sim.otel.context import TRACEPARENT, parse_traceparent
+from sim.otel.context import (
+    TRACEPARENT,
+    derived_id,
+    instance_context,
+    invocation_span,
+    parse_traceparent,
+)
 
 __all__ = [
     "MESSAGE_LABELS",
@@ -177,10 +183,6 @@ def _clock(lines: Sequence[dict[str, Any]], epoch_ns: int | None, source: str) -
     return [epoch_ns + round(float(x["t"]) * 1_000_000) * 1000 for x in lines]
 
 
-def _digest(text: str, size: int) -> int:
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:size], "big") or 1
-
-
 def _attrs(detail: Mapping[str, Any]) -> dict[str, Any]:
     """A line's detail keys as attributes (``protomesh.<key>``; lists of strings kept)."""
     out: dict[str, Any] = {}
@@ -248,19 +250,24 @@ def _instance(
     key: tuple[str, str | None, int, str, int],
 ) -> list[Span]:
     scenario, router, rep, wf, inst = key
-    trace_id = _digest(f"protomesh/{scenario}/{router or ''}/{rep}/{wf}/{inst}", 16)
-    root_id = _digest(f"{trace_id:032x}/root", 8)
     own: list[int] = []
     invocations: dict[int, list[int]] = defaultdict(list)
     for k in ks:
         inv = lines[k].get("inv")
         (own if inv is None else invocations[int(inv)]).append(k)
+    started = [lines[k] for k in own if lines[k]["label"] == "wf_start"]
+    context = (
+        parse_traceparent((started[0].get("detail") or {}).get(TRACEPARENT)) if started else None
+    )
+    if context is None:  # else the instance's own context, minted by a live caller
+        context = instance_context(f"protomesh/{scenario}/{router or ''}/{rep}/{wf}/{inst}")
+    trace_id, root_id = context.trace_id, context.parent_id
     spans: list[Span] = []
     rooted = list(own)
     for inv, members in invocations.items():
         first = next((k for k in members if lines[k]["label"] in ("call", "invoke")), members[0])
         parent = parse_traceparent((lines[first].get("detail") or {}).get(TRACEPARENT))
-        if parent is None:
+        if parent is None or (parent.trace_id, parent.parent_id) == (trace_id, root_id):
             rooted.extend(members)
             spans.extend(_invocation(lines, times, members, trace_id, root_id, rep, inv))
         else:
@@ -312,7 +319,7 @@ def _invocation(
         method = "tools/call"
     else:
         method = "tools/list"
-    span_id = _digest(f"{trace_id:032x}/{rep}/inv/{inv}", 8)
+    span_id = invocation_span(trace_id, rep, inv)
     call = next((lines[k] for k in members if lines[k]["label"] in ("call", "invoke")), None)
     proto = (call or first).get("proto")
     attrs: dict[str, Any] = {
@@ -394,5 +401,5 @@ def _step(
     }
     if kind is not None:
         attrs[PREFIX + "message_kind"] = kind
-    span_id = _digest(f"{trace_id:032x}/{rep}/{line['label']}/{line['seq']}", 8)
+    span_id = derived_id(f"{trace_id:032x}/{rep}/{line['label']}/{line['seq']}", 8)
     return Span(trace_id, span_id, parent_id, name, "internal", start, end, rep, attrs)

@@ -132,7 +132,10 @@ _DENY = (
 _DECLARED: tuple[Label, ...] = (
     Label(
         "wf_start",
-        (_TURN,),
+        (
+            _TURN,
+            TRACEPARENT._replace(doc="the instance's own W3C trace context (live callers)"),
+        ),
         "instance",
         doc="an instance arrives at its initiator",
     ),

@@ -122,10 +122,12 @@ class Stopped(Simulated):
         self.__dict__.update(inner.__dict__)
         self.downlog = downlog
 
-    async def run(self, name: str, arguments: Any, started: float) -> Any:
+    async def run(
+        self, name: str, arguments: Any, started: float, traceparent: str | None = None
+    ) -> Any:
         now = self.clock.now()
         DownLog.append(self.downlog.path, now, now + 0.001)
-        return await super().run(name, arguments, started)
+        return await super().run(name, arguments, started, traceparent)
 
 
 def test_an_execution_that_met_an_outage_is_lost(tmp_path: Path) -> None:

@@ -55,7 +55,7 @@ import anyio
 
 from sim.interop.a2a_card import BINDING, ENDPOINT, MEDIA, RELAY, SkillEntry
 from sim.interop.a2a_card import agent_card as card_of
-from sim.live.envelope import ENVELOPE_KEY, Envelope, arriving
+from sim.live.envelope import ENVELOPE_KEY, Envelope, arriving, request_meta
 from sim.live.payload import Call, Descriptor, Outcome
 from sim.live.wire import Kept, Notice, Receiver, Spawn, Unreachable
 from sim.live.wire.content import (
@@ -109,7 +109,7 @@ def _message(role: Any, content: Mapping[str, Any], env: Envelope, context_id: s
 
     message = Message(message_id=uuid.uuid4().hex, role=role, context_id=context_id)
     message.parts.append(new_data_part(dict(content), media_type=MEDIA))
-    message.metadata.update({ENVELOPE_KEY: env.to_json()})
+    message.metadata.update(request_meta(env))
     return message
 
 

@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import anyio
 
-from sim.live.envelope import ENVELOPE_KEY, Envelope, arriving
+from sim.live.envelope import ENVELOPE_KEY, Envelope, arriving, request_meta
 from sim.live.payload import Call
 from sim.live.wire import Kept, Notice, Receiver, Spawn, Unreachable
 from sim.live.wire.content import (
@@ -128,7 +128,7 @@ class JsonRpcSender:
         import httpx
 
         client = await self._client.get()
-        params: dict[str, Any] = {"_meta": {ENVELOPE_KEY: env.to_json()}}
+        params: dict[str, Any] = {"_meta": request_meta(env)}
         if payload is None:
             method = "tools/list"
         else:

@@ -33,7 +33,7 @@ import anyio
 
 from sim.calculus.mcp import MCP_PLUS_META
 from sim.interop.elicitation import APPROVAL_KEY, REQUESTED_SCHEMA
-from sim.live.envelope import ENVELOPE_KEY, Envelope, arriving
+from sim.live.envelope import ENVELOPE_KEY, Envelope, arriving, request_meta
 from sim.live.payload import Ask, Call, Descriptor, Outcome
 from sim.live.wire import Kept, Notice, Receiver, Spawn, Unreachable
 
@@ -113,7 +113,7 @@ def descriptor_of(entry: Mapping[str, Any], protocol: str, fields: frozenset[str
 
 def call_params(call: Call, env: Envelope, protocol: str) -> dict[str, Any]:
     """The ``tools/call`` params of ``call`` in ``protocol``."""
-    meta: dict[str, Any] = {ENVELOPE_KEY: env.to_json()}
+    meta: dict[str, Any] = request_meta(env)
     if protocol == PLUS and call.plus:
         meta[MCP_PLUS_META] = dict(call.plus)
     params: dict[str, Any] = {"name": call.name, "arguments": dict(call.arguments), "_meta": meta}
@@ -322,9 +322,7 @@ class McpSender:
         try:
             session = await self._session()
             if payload is None:
-                params = mt.PaginatedRequestParams.model_validate(
-                    {"_meta": {ENVELOPE_KEY: env.to_json()}}
-                )
+                params = mt.PaginatedRequestParams.model_validate({"_meta": request_meta(env)})
                 result = await session.send_request(mt.ListToolsRequest(params=params), raw)
             else:
                 request = mt.CallToolRequest(
