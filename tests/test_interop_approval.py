@@ -79,7 +79,8 @@ def assert_accept_then_decline(results: list[Any], asked: list[str]) -> None:
 
 def assert_trace_checks(trace: Path, tmp_path: Path, refusals: int = 1) -> None:
     lines = [json.loads(x) for x in trace.read_text(encoding="utf-8").splitlines()]
-    assert all(line_problems(x) == [] for x in lines)
+    assert all(line_problems(x, source="live") == [] for x in lines)  # wall: a live session
+    assert all(x["detail"]["wall"].endswith("Z") for x in lines)
     labels = [x["label"] for x in lines if x["tool"] == "book_train"]
     assert labels == ["call", "validate", "approve", "execute", "result"] + refusals * [
         "call",

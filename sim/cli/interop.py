@@ -143,9 +143,9 @@ def register(sub: Any) -> None:
         "--trace",
         metavar="FILE",
         default=None,
-        help="record the live session as a protomesh trace (docs/reference/trace.md) (check it "
-        "with: check FILE "
-        "--scenario SCENARIO)",
+        help="record the live session as a protomesh trace (docs/reference/trace.md), with "
+        "detail.wall and each call's traceparent (check it with: check FILE --scenario "
+        "SCENARIO)",
     )
     k.add_argument(
         "--elicitation-timeout",
@@ -353,7 +353,7 @@ def serve_mcp_command(args: argparse.Namespace) -> int:
             from sim.interop.session_trace import LiveTrace
 
             try:
-                trace = LiveTrace(args.trace)
+                trace = LiveTrace(args.trace, wall=True)
             except InteropError as exc:
                 raise BadInput(str(exc)) from None
         try:

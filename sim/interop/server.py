@@ -23,7 +23,8 @@ simulated behaviour (``serve mcp``), over stdio or Streamable HTTP, to 2025-11-2
   success whose text is JSON and whose ``structuredContent`` (a tool with an
   ``outputSchema``) validates against the schema (:mod:`sim.interop.output`).
 - ``serverInfo``: the scenario's name, protomesh's version. ``trace``: every call as SPEC §5
-  events (:mod:`sim.interop.session_trace`).
+  events (:mod:`sim.interop.session_trace`); a W3C ``traceparent`` in the request's
+  ``_meta`` (or the HTTP header) is recorded on its ``call``.
 """
 
 from __future__ import annotations
@@ -154,6 +155,21 @@ def _client_key(ctx: Any) -> Hashable:
     if isinstance(info, Mapping):
         return ("client", str(info.get("name")), str(info.get("version")))
     return ("client",)
+
+
+def _traced(ctx: Any) -> dict[str, str]:
+    """``{"traceparent": value}`` for a valid W3C ``traceparent`` in the request's
+    ``_meta`` (MCP 2026-07-28, SEP-414), else in the HTTP header; ``{}`` without one."""
+    from sim.otel.context import TRACEPARENT, parse_traceparent
+
+    meta = ctx.meta if isinstance(ctx.meta, Mapping) else {}
+    request = getattr(ctx, "request", None)
+    headers = getattr(request, "headers", None)
+    header = headers.get(TRACEPARENT) if headers is not None else None
+    for value in (meta.get(TRACEPARENT), header):
+        if parse_traceparent(value) is not None:
+            return {TRACEPARENT: str(value)}
+    return {}
 
 
 def build_server(
@@ -327,7 +343,8 @@ def build_server(
             if isinstance(opened, el.Refused):
                 if opened.replayed:  # a new call, refused at the gate: nothing executes
                     again = trace.invocation() if trace is not None else 0
-                    note("call", inst=inst, inv=again, name=name, target=sim.hosts.get(name, name))
+                    note("call", inst=inst, inv=again, name=name, target=sim.hosts.get(name, name),
+                         **_traced(ctx))  # fmt: skip
                     note("validate", inst=inst, inv=again, name=name)
                     _, why = sim.asks(name, arguments)
                     note("deny", inst=inst, inv=again, name=name, reason="replayed", asked=why)
@@ -337,7 +354,8 @@ def build_server(
         fresh = inv is None
         if inv is None:
             inv = trace.invocation() if trace is not None else 0
-            note("call", inst=inst, inv=inv, name=name, target=sim.hosts.get(name, name))
+            note("call", inst=inst, inv=inv, name=name, target=sim.hosts.get(name, name),
+                 **_traced(ctx))  # fmt: skip
             problem = sim.arguments_error(name, arguments)
             if problem is not None:
                 note("error", inst=inst, inv=inv, name=name, error=VALIDATION_ERROR, attempt=1)

@@ -19,10 +19,10 @@ workflow); ``inst`` the client (a 2025-11-25 stdio process or HTTP session, a 20
 client by its ``clientInfo``), numbered from 0 in order of appearance; ``task`` the tool's
 name; ``proto`` ``MCP+`` when the served descriptor carries MCP⁺ metadata, else ``MCP``.
 Every label and detail key is :mod:`sim.vocabulary`'s; each line is written and flushed as
-it happens. With ``wall`` (``serve a2a``), every line's detail ends with ``wall``, the UTC
-time of the event, as the live mesh writes it. After an ``error`` the invocation stays
-open: recovery is the client's, and a client's retry is a new ``tools/call`` the server
-cannot tie to it.
+it happens. With ``wall`` (``serve mcp`` and ``serve a2a``), every line's detail ends with
+``wall``, the UTC time of the event, as the live mesh writes it. After an ``error`` the
+invocation stays open: recovery is the client's, and a client's retry is a new
+``tools/call`` the server cannot tie to it.
 """
 
 from __future__ import annotations
