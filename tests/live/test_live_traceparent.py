@@ -11,6 +11,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import pytest
 from live_paths import TINY
 from test_live_run import tiny  # noqa: F401 - the shared live run (a session fixture)
 
@@ -106,3 +107,54 @@ def test_the_envelope_carries_the_context_and_the_meta_repeats_it() -> None:
     assert "traceparent" not in bare.to_json() and request_meta(bare) == {
         ENVELOPE_KEY: bare.to_json()
     }
+
+
+@pytest.mark.slow
+def test_a_served_mcp_server_behind_the_mesh_records_the_instances_trace(tmp_path: Path) -> None:
+    """A live mesh whose tool server is ``serve mcp --http`` (``live: {url}``): the calls
+    that reach it carry their instance's context, which its session trace records; the
+    exported spans of both traces share each instance's trace id."""
+    import yaml
+    from mcp_http import http_server
+    from test_live_run import live
+
+    scenario = {
+        "name": "traced-desk", "seed": 1, "duration": 2, "routers": ["dijkstra"],
+        "protocols": ["MCP"],
+        "agents": [
+            {"id": "planner", "type": "LLM_AGENT", "protocols": {"MCP": 1.0}},
+            {"id": "desk", "type": "TOOL_SERVER", "protocols": {"MCP": 1.0},
+             "tools": ["get_forecast"]},
+        ],
+        "links": [{"between": ["planner", "desk"], "latency": {"MCP": 0.005}}],
+        "tools": [{"name": "get_forecast", "description": "Forecast for a city.",
+                   "side_effects": "read", "annotations": {"readOnlyHint": True}}],
+        "workflows": [{"name": "sky", "initiator": "planner", "protocol": "MCP",
+                       "arrivals": {"times": [0.2, 0.8, 1.4]}, "timeout": 10,
+                       "tasks": [{"id": "f", "tool": "get_forecast"}]}],
+    }  # fmt: skip
+    served = tmp_path / "served.yaml"
+    served.write_text(yaml.safe_dump(scenario, sort_keys=False), encoding="utf-8")
+    served_trace = tmp_path / "served.jsonl"
+    with http_server(served, "--trace", str(served_trace)) as url:
+        scenario["agents"][1]["live"] = {"url": url}
+        mesh = tmp_path / "mesh.yaml"
+        mesh.write_text(yaml.safe_dump(scenario, sort_keys=False), encoding="utf-8")
+        done = live(str(mesh), "--out", str(tmp_path / "out"), "--quiet")
+        assert done.returncode == 0, done.stderr
+    run = tmp_path / "out" / "dijkstra" / "live-0"
+    trace = [json.loads(x) for x in (run / "trace.jsonl").read_text().splitlines()]
+    started = set(contexts(trace).values())
+    assert len(started) == 3
+    lines = [json.loads(x) for x in served_trace.read_text().splitlines()]
+    received = {x["detail"].get("traceparent") for x in lines if x["label"] == "call"}
+    assert received == started  # every instance's calls reached the server with its context
+    ids: list[set[str]] = []
+    for path, scenario_file in ((run / "trace.jsonl", mesh), (served_trace, served)):
+        out = tmp_path / f"{path.stem}.json"
+        assert main(["export", "otel", str(path), "--scenario", str(scenario_file),
+                     "--out", str(out)]) == 0  # fmt: skip
+        data = json.loads(out.read_text())
+        ids.append({s["traceId"] for rs in data["resourceSpans"] for ss in rs["scopeSpans"]
+                    for s in ss["spans"] if s["name"] == "tools/call get_forecast"})  # fmt: skip
+    assert ids[0] == ids[1] == {v.split("-")[1] for v in started}
