@@ -140,11 +140,11 @@ def report_markdown(content: dict[str, Any]) -> str:
 
 def write_report(cal: Calibration, traces: Sequence[str], folder: Path) -> dict[str, Any]:
     """Write ``fit.json``, ``fit.md`` and the plots into ``folder``; return the JSON."""
+    from sim.atomic import write_atomic  # each whole or not at all
+
     content = report_json(cal, traces)
-    (folder / "fit.json").write_text(
-        json.dumps(content, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
-    (folder / "fit.md").write_text(report_markdown(content), encoding="utf-8")
+    write_atomic(folder / "fit.json", json.dumps(content, indent=2, ensure_ascii=False) + "\n")
+    write_atomic(folder / "fit.md", report_markdown(content))
     for index, result in enumerate(cal.results):
         if result.fit is not None:
             _plot(result, result.samples, folder / plot_name(index, result))

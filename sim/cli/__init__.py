@@ -5,12 +5,14 @@ a command's handler takes the parsed ``argparse.Namespace`` and returns the exit
 Only this package prints for the user.
 
 Exit codes (docs/reference/cli.md): 0 success, 1 a negative answer (no route, a violation, not
-equivalent, lint findings), 2 bad input.
+equivalent, lint findings), 2 bad input, and an output that cannot be written (a full
+stdout or disk: :mod:`sim.cli.sink`, a result file: ``StorageError``), in one line.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
@@ -82,10 +84,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits 2 on bad usage, 0 on --help
         return int(exc.code or 0)
     handler = args.handler
+    from sim.cli.sink import OutputFailed, guarded_stdout
     from sim.processes import Stopped, ignore_signals
 
     try:
-        return int(handler(args))
+        with guarded_stdout() as sink:
+            code = int(handler(args))
+        if sink is not None and sink.error is not None:  # refused, and caught by the command
+            raise sink.error
+        return code
+    except OutputFailed as exc:  # a full disk or /dev/full as stdout: one line, exit 2
+        with contextlib.suppress(OSError):
+            print(f"error: {exc}", file=sys.stderr)
+        return 2
     except SystemExit as exc:  # a handler's own argparse (its usage printed): bad usage
         return int(exc.code or 0)
     except Stopped as exc:  # SIGINT or SIGTERM: the command cleaned up; one line
@@ -99,3 +110,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except Exception as exc:  # a result file that could not be written: one line, exit 2
+        from sim.atomic import StorageError
+
+        if not isinstance(exc, StorageError):
+            raise
+        with contextlib.suppress(OSError):
+            print(f"error: {exc}", file=sys.stderr)
+        return 2

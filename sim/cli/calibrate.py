@@ -124,10 +124,12 @@ def _write(
     output_directory(folder)
     content = write_report(cal, traces, folder)
     if out is not None:
+        from sim.atomic import StorageError, write_atomic
+
         try:
-            out.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise BadInput(f"{out}: cannot write: {exc.strerror or exc}") from None
+            write_atomic(out, text, parents=False)  # whole or not at all
+        except StorageError as exc:
+            raise BadInput(str(exc)) from None
     talk = sys.stderr if out is None or as_json else sys.stdout
     if as_json:
         print(json.dumps(content, indent=2, ensure_ascii=False))

@@ -160,13 +160,18 @@ def register(sub: Any) -> None:
 
 
 def _write(text: str, out: str | None) -> None:
+    """``text`` to stdout, or to the file ``out`` whole or not at all (renamed into
+    place; a failed write is one line: the path and the reason)."""
     if out is None:
         sys.stdout.write(text)
+        sys.stdout.flush()  # a full stdout fails here, before what is said after it
         return
+    from sim.atomic import StorageError, write_atomic
+
     try:
-        Path(out).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise BadInput(f"{out}: cannot write: {exc}") from None
+        write_atomic(Path(out), text, parents=False)
+    except StorageError as exc:
+        raise BadInput(str(exc)) from None
 
 
 def _report(fragment: Any, out: str | None) -> None:

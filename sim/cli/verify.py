@@ -246,6 +246,7 @@ def _aut(args: argparse.Namespace, scenario: Any, workflows: list[str], router: 
     characters other than letters, digits, ``.``, ``_`` and ``-`` become ``_``)."""
     import re
 
+    from sim.atomic import StorageError, write_atomic
     from sim.calculus.lts import write_aut
     from sim.verify.aut import state_space
     from sim.verify.verdicts import initiator_groups
@@ -261,10 +262,9 @@ def _aut(args: argparse.Namespace, scenario: Any, workflows: list[str], router: 
             target = out.with_name(f"{out.stem}-{tail}{out.suffix}") if parts else out
             lts, complete = state_space(model, args.max_states)
             try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(write_aut(lts), encoding="utf-8")
-            except OSError as exc:
-                return _bad(f"--aut: {target}: {exc.strerror or exc}")
+                write_atomic(target, write_aut(lts))  # whole or not at all
+            except StorageError as exc:
+                return _bad(f"--aut: {exc}")
             cut = "" if complete else f" (cut at --max-states {args.max_states:,})"
             if not model.suspicions.complete:
                 sets = len(model.suspicions.sets)

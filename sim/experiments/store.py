@@ -21,42 +21,23 @@
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import hashlib
 import os
-import secrets
 import shutil
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
+
+from sim.atomic import StorageError as StorageError  # re-exported: one place, sim.atomic
+from sim.atomic import temp_name as temp_name
+from sim.atomic import write_atomic as write_atomic
 
 LOCK_FILE = ".lock"
 
 
 class FolderBusy(Exception):
     """Another process holds the results folder's lock."""
-
-
-class StorageError(Exception):
-    """Writing results failed: ``path`` and ``reason`` (e.g. "No space left on device")."""
-
-    def __init__(self, path: str, reason: str, kept: tuple[str, ...] = ()) -> None:
-        super().__init__(path, reason, kept)
-        self.path = path
-        self.reason = reason
-        self.kept = kept
-        """The finished runs kept in the folder (filled in by the experiment)."""
-
-    def __str__(self) -> str:
-        return f"cannot write {self.path}: {self.reason}"
-
-    @classmethod
-    def of(cls, exc: OSError, where: Path | str) -> StorageError:
-        """From an ``OSError``; ``where`` names the place when the error has no file name."""
-        path = exc.filename if exc.filename is not None else where
-        reason = exc.strerror or (errno.errorcode.get(exc.errno or 0) if exc.errno else str(exc))
-        return cls(str(path), str(reason or exc))
 
 
 class FolderLock:
@@ -153,11 +134,6 @@ class FolderLock:
                 os.ftruncate(self._fd, 0)
             os.close(self._fd)  # closing the last descriptor releases the flock
             self._fd = None
-
-
-def temp_name(final: Path) -> Path:
-    """A sibling of ``final`` no other writer can pick: ``.<name>.tmp-<pid>-<random>``."""
-    return final.with_name(f".{final.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
 
 
 def is_leftover(name: str) -> bool:
@@ -266,21 +242,6 @@ def remove_leftovers(base: Path) -> list[Path]:
     for path in leftovers:
         _remove(path)
     return leftovers
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` under a temporary name, then rename it into place;
-    :class:`StorageError` on any ``OSError`` (the temporary file is removed)."""
-    tmp = temp_name(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise StorageError.of(exc, path) from None
 
 
 def publish(tmp: Path, final: Path) -> None:

@@ -18,43 +18,74 @@ clock); ``rep`` 0; ``agent`` ``client`` for the caller's events, the hosting age
 workflow); ``inst`` the client (a 2025-11-25 stdio process or HTTP session, a 2026-07-28
 client by its ``clientInfo``), numbered from 0 in order of appearance; ``task`` the tool's
 name; ``proto`` ``MCP+`` when the served descriptor carries MCP⁺ metadata, else ``MCP``.
-Every label and detail key is :mod:`sim.vocabulary`'s; each line is written and flushed as
-it happens. With ``wall`` (``serve mcp`` and ``serve a2a``), every line's detail ends with
-``wall``, the UTC time of the event, as the live mesh writes it. After an ``error`` the
-invocation stays open: recovery is the client's, and a client's retry is a new
-``tools/call`` the server cannot tie to it.
+Every label and detail key is :mod:`sim.vocabulary`'s; each line is written as it happens,
+straight to the file (no buffer). With ``wall`` (``serve mcp`` and ``serve a2a``), every
+line's detail ends with ``wall``, the UTC time of the event, as the live mesh writes it.
+After an ``error`` the invocation stays open: recovery is the client's, and a client's
+retry is a new ``tools/call`` the server cannot tie to it.
+
+A line the system refuses (a full disk: ENOSPC, EIO, EFBIG) is :class:`TraceFailed`, and
+so is every event after it (nothing more is written): the file is cut back to the lines
+written whole before it, so that ``check`` never reads half a line (issue 38, item 8).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import time
 from collections.abc import Hashable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from sim.interop.errors import InteropError
 from sim.vocabulary import FIELD_NAMES, LABELS
 
-__all__ = ["CLIENT_AGENT", "WORKFLOW", "LiveTrace"]
+__all__ = ["CLIENT_AGENT", "WORKFLOW", "LiveTrace", "TraceFailed"]
 
 CLIENT_AGENT = "client"
 WORKFLOW = "serve"
 
 
+class TraceFailed(InteropError):
+    """The trace file refused a line; it holds the ``lines`` written whole before it."""
+
+    def __init__(self, path: Path, reason: str, lines: int) -> None:
+        super().__init__(
+            f"--trace {path}: cannot write: {reason} (the trace keeps the {lines} line(s) "
+            "written whole before)"
+        )
+        self.lines = lines
+
+
 class LiveTrace:
     """Appends SPEC §5 lines to a file as the session goes (see the module docstring)."""
 
-    __slots__ = ("_clients", "_file", "_invocations", "_seq", "_start", "path", "wall")
+    __slots__ = (
+        "_clients",
+        "_failed",
+        "_fd",
+        "_invocations",
+        "_kept",
+        "_seq",
+        "_start",
+        "path",
+        "wall",
+    )
 
     def __init__(self, path: str | Path, *, wall: bool = False) -> None:
         self.path = Path(path)
         self.wall = wall
         try:
-            self._file: IO[str] = self.path.open("w", encoding="utf-8")
+            self._fd: int | None = os.open(
+                self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644
+            )
         except OSError as exc:
             raise InteropError(f"--trace {path}: cannot write: {exc.strerror}") from None
+        self._kept = 0  # bytes of whole lines in the file
+        self._failed: TraceFailed | None = None
         self._start = time.monotonic()
         self._seq = 0
         self._invocations = 0
@@ -101,8 +132,8 @@ class LiveTrace:
             {k: detail[k] for k in order if k in detail} | self._wall(),
         )
         line = dict(zip(FIELD_NAMES, values, strict=True))
-        self._file.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
-        self._file.flush()
+        text = json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n"
+        self._append(text.encode("utf-8"))
         self._seq += 1
 
     def _wall(self) -> dict[str, str]:
@@ -111,5 +142,30 @@ class LiveTrace:
             return {}
         return {"wall": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")}
 
+    def _append(self, data: bytes) -> None:
+        """Write ``data`` whole, or cut the file back to its whole lines and raise."""
+        if self._failed is not None:
+            raise self._failed
+        if self._fd is None:
+            raise ValueError(f"--trace {self.path}: written after close")
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self._fd, view) :]
+        except OSError as exc:
+            self._failed = TraceFailed(self.path, exc.strerror or str(exc), self._seq)
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, self._kept)
+            raise self._failed from None
+        self._kept += len(data)
+
+    @property
+    def failed(self) -> TraceFailed | None:
+        """The refused write (None: every line so far is in the file)."""
+        return self._failed
+
     def close(self) -> None:
-        self._file.close()
+        """Close the file (never raises: what is in it is whole lines)."""
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)

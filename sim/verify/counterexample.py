@@ -124,8 +124,11 @@ def _timeout_of(model: Model, index: int) -> float:
 
 
 def write_trace(events: Sequence[dict[str, Any]], path: Path) -> None:
-    """Write ``events`` as ``trace.jsonl`` lines (SPEC §5)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as fh:
-        for ev in events:
-            fh.write(json.dumps(ev, separators=(",", ":"), ensure_ascii=False) + "\n")
+    """Write ``events`` as ``trace.jsonl`` lines (SPEC §5), whole or not at all
+    (:class:`~sim.experiments.store.StorageError` when it cannot be written)."""
+    from sim.atomic import write_atomic
+
+    text = "".join(
+        json.dumps(ev, separators=(",", ":"), ensure_ascii=False) + "\n" for ev in events
+    )
+    write_atomic(path, text)

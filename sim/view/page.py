@@ -81,9 +81,8 @@ def write_page(
     index = build_index(target, scenario, budget, ahead, only)
     name = (index.get("summary") or {}).get("scenario") or target.name
     text = render_page(index, f"protomesh · {name}")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(out)
+    from sim.atomic import write_atomic
+
+    write_atomic(out, text)  # whole or not at all (StorageError: the path and the reason)
     sampling: dict[str, Any] = index["sampling"]
     return sampling

@@ -205,7 +205,7 @@ def test_an_out_file_that_cannot_be_written(
 ) -> None:
     out = tmp_path / "no" / "such" / "c.yaml"
     code, _, err = _run(capsys, trace, "--scenario", mesh_file, "--out", out, "--report", tmp_path)
-    assert (code, err) == (2, f"error: {out}: cannot write: No such file or directory\n")
+    assert (code, err) == (2, f"error: cannot write {out}: No such file or directory\n")
 
 
 @pytest.mark.parametrize(
