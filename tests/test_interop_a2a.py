@@ -329,3 +329,18 @@ def test_export_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     )
     code, _, err = cli(capsys, "export", "a2a", str(mcp_only))
     assert code == 2 and "no agent speaks A2A (name one with --agent)" in err, err
+
+
+def test_fields_the_model_does_not_hold_are_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from sim.interop.a2a_card import unknown_fields
+
+    vendor = {**CARD, "x-vendor": {"tier": 1}, "url": "http://old.example/a2a"}
+    vendor["skills"] = [{**CARD["skills"][0], "cost": 3}, CARD["skills"][1]]
+    assert unknown_fields(vendor) == ["x-vendor", "skills[0].cost"]  # url: a 0.3 field, read
+    assert unknown_fields(CARD) == []
+    saved = _bad(vendor, tmp_path)
+    code, _, err = cli(capsys, "import", "a2a", str(saved), "--out", str(tmp_path / "f.yaml"))
+    assert code == 0, err
+    assert "fields the A2A model does not hold, not kept: x-vendor, skills[0].cost" in err

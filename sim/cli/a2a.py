@@ -83,7 +83,7 @@ def import_a2a_command(args: argparse.Namespace) -> int:
     """``import a2a URL|CARD.json [--header K=V] [--out FILE] [--type T] [--name N]``."""
     from sim.cli.import_mcp import _pairs
     from sim.cli.interop import _report, _write
-    from sim.interop.a2a_card import card_from_json, fetch_card
+    from sim.interop.a2a_card import card_from_json, fetch_card, unknown_fields
     from sim.interop.a2a_fragment import fragment_from_card
 
     headers = _pairs(args.header, "--header")
@@ -95,8 +95,16 @@ def import_a2a_command(args: argparse.Namespace) -> int:
     else:
         if headers:
             raise BadInput("--header is for a live agent (import a2a URL)")
-        card = card_from_json(read_json(args.card), args.card)
+        data = read_json(args.card)
+        card = card_from_json(data, args.card)
         source = f"the saved card {Path(args.card).name}"
+        dropped = unknown_fields(data)
+        if dropped:
+            print(
+                f"note: {args.card}: fields the A2A model does not hold, not kept: "
+                + ", ".join(dropped),
+                file=sys.stderr,
+            )
     fragment = fragment_from_card(
         card, source=source, agent_type=args.type, name=args.name, out=args.out, where=args.card
     )

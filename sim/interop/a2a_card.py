@@ -28,8 +28,10 @@ __all__ = [
     "agent_card",
     "card_dict",
     "card_from_json",
+    "checked_card",
     "fetch_card",
     "skill_dict",
+    "unknown_fields",
 ]
 
 ENDPOINT = "/a2a"
@@ -106,7 +108,7 @@ def skill_dict(skill: Any) -> dict[str, Any]:
     return out
 
 
-def _checked(card: Any, where: str) -> Any:
+def checked_card(card: Any, where: str) -> Any:
     """``card`` when it holds every field the SDK requires; else the first missing one."""
     from a2a.utils.errors import InvalidParamsError
     from a2a.utils.proto_utils import validate_proto_required_fields
@@ -118,6 +120,39 @@ def _checked(card: Any, where: str) -> Any:
         shown = "; ".join(f"{e.get('field')}: {e.get('message')}" for e in errors)
         raise InteropError(f"{where}: not a valid A2A agent card: {shown}") from None
     return card
+
+
+_LEGACY = frozenset(
+    {
+        "url",
+        "preferredTransport",
+        "protocolVersion",
+        "additionalInterfaces",
+        "security",
+        "supportsAuthenticatedExtendedCard",
+    }
+)
+"""A 0.3 card's fields the SDK's reader maps onto the 1.0 model."""
+
+
+def unknown_fields(data: Any) -> list[str]:
+    """The fields of a JSON card (top level and each skill) that the SDK's model does not
+    hold: its reader drops them (``skills[i].key`` for a skill's)."""
+    from a2a.types import AgentCard, AgentSkill
+
+    def known(message: Any) -> set[str]:
+        return {f.json_name for f in message.DESCRIPTOR.fields} | {
+            f.name for f in message.DESCRIPTOR.fields
+        }
+
+    if not isinstance(data, Mapping):
+        return []
+    card, skill = known(AgentCard), known(AgentSkill) | {"security"}
+    out = [k for k in data if k not in card and k not in _LEGACY]
+    for i, entry in enumerate(data.get("skills") or []):
+        if isinstance(entry, Mapping):
+            out += [f"skills[{i}].{k}" for k in entry if k not in skill]
+    return out
 
 
 def card_from_json(data: Any, where: str) -> Any:
@@ -133,7 +168,7 @@ def card_from_json(data: Any, where: str) -> Any:
         card = parse_agent_card(copy.deepcopy(dict(data)))
     except ParseError as exc:
         raise InteropError(f"{where}: not an A2A agent card: {exc}") from None
-    return _checked(card, where)
+    return checked_card(card, where)
 
 
 def fetch_card(url: str, headers: Mapping[str, str], timeout: float) -> Any:
@@ -172,4 +207,4 @@ def fetch_card(url: str, headers: Mapping[str, str], timeout: float) -> Any:
         raise InteropError(f"{url}: no A2A agent card: {why}") from None
     except (httpx.HTTPError, httpx.InvalidURL, ValueError) as exc:
         raise InteropError(f"{url}: no A2A agent card: {type(exc).__name__}: {exc}") from None
-    return _checked(card, url)
+    return checked_card(card, url)

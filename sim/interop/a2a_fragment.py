@@ -32,7 +32,14 @@ from typing import Any
 import yaml
 
 from sim.calculus.mcp import ToolsListError, tools_from_list
-from sim.interop.a2a_card import RELAY, SkillEntry, agent_card, card_dict, card_from_json
+from sim.interop.a2a_card import (
+    RELAY,
+    SkillEntry,
+    agent_card,
+    card_dict,
+    card_from_json,
+    checked_card,
+)
 from sim.interop.errors import InteropError
 from sim.interop.fragments import Fragment, _render, imported_tools, lint_summary, slug
 
@@ -230,5 +237,6 @@ def scenario_cards(
         base = base_url or f"http://127.0.0.1:{port}"
         skills = _built_skills(agent, tools) or [RELAY]
         described = f"protomesh agent {aid} ({agent.type.value})"
-        out.append((aid, agent_card(aid, base, skills, description=described)))
+        card = agent_card(aid, base, skills, description=described)
+        out.append((aid, checked_card(card, f"{where}: agent {aid!r}")))
     return out
