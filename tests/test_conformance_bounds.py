@@ -157,3 +157,14 @@ def test_any_trace_text_is_checked_or_refused_as_a_trace_error(parts: list[str])
         check_trace([line for line in data.split(b"\n")], load_scenario(MINIMAL))
     except TraceError as exc:
         assert exc.line is None or exc.line >= 1
+
+
+def test_view_reads_a_trace_whose_unread_detail_key_has_a_huge_integer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "trace.jsonl").write_bytes((ATTACK / "junk_int_in_counterexample.jsonl").read_bytes())
+    out = tmp_path / "r.html"
+    assert main(["view", str(folder), "--scenario", str(MINIMAL), "--out", str(out)]) == 0
+    assert "50 of 50 events" in capsys.readouterr().out

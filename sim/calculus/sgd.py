@@ -13,6 +13,7 @@ across services).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -212,12 +213,10 @@ def services_from_json(data: Any) -> tuple[Service, ...]:
 
 
 def load_schema(path: str | Path) -> tuple[Service, ...]:
-    """Load an SGD ``schema.json`` (the services of the SGD dataset, paper §3.1) within
-    the bounds of :mod:`sim.json_input`; raises ``OSError``,
-    :class:`~sim.json_input.JsonInputError` or :class:`SchemaError`."""
-    from sim.json_input import read_json
-
-    return services_from_json(read_json(path))
+    """Load an SGD ``schema.json`` (the services of the SGD dataset, paper §3.1)."""
+    with open(path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    return services_from_json(data)
 
 
 def services_to_json(services: Sequence[Service]) -> list[dict[str, Any]]:

@@ -32,7 +32,7 @@ from typing import Any
 
 from sim.calculus.mcp import SGD
 from sim.calculus.phi import phi_plus
-from sim.calculus.sgd import EXECUTION_ERROR, Intent, Service, load_schema
+from sim.calculus.sgd import EXECUTION_ERROR, Intent, Service, services_from_json
 from sim.conformance.checks import SGD_CHECKS, Report, Verdict, check_trace
 from sim.conformance.truth import Truth, tool_facts
 
@@ -326,10 +326,10 @@ def _events(dialogues: Sequence[Mapping[str, Any]], conv: _Converter) -> Iterato
 
 def load_services(schema: str | Path) -> tuple[Service, ...]:
     """An SGD ``schema.json`` (errors as :class:`DialogueError`)."""
-    from sim.json_input import JsonInputError
+    from sim.json_input import JsonInputError, read_json
 
     try:
-        return load_schema(schema)
+        return services_from_json(read_json(schema))
     except OSError as exc:
         raise DialogueError(f"{schema}: {exc.strerror or exc}") from None
     except JsonInputError as exc:

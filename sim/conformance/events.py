@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from sim.json_input import MAX_INT_DIGITS, bounded_int, long_integer_at
+from sim.json_input import MAX_INT_DIGITS, bounded_int, loads_lenient, long_integer_at
 from sim.vocabulary import FIELDS, LABEL_NAMES, STRINGS, detail_type, has_type
 from sim.vocabulary import PROTOCOL_LABELS as _PROTOCOL
 
@@ -408,6 +408,20 @@ def _too_long() -> str:
     return f"a line longer than {MAX_LINE:,} bytes (the bound of a trace line)"
 
 
+def trace_events(path: str | Path) -> Iterator[Any]:
+    """The decoded events (the checks' attributes) of every non-blank line of the trace
+    file ``path``, read by :func:`read_blocks` (bounded lines); :class:`TraceError` (file
+    and line) at the first line that cannot be read."""
+    name, blocks = read_blocks(path)
+    fast = decoder()
+    lineno = 0
+    for block in blocks:
+        for raw in block:
+            lineno += 1
+            if raw.strip():
+                yield decode_line(raw, name, lineno, fast)
+
+
 def _iter_blocks(items: Iterable[bytes | str | dict[str, Any]]) -> Iterator[list[bytes]]:
     block: list[bytes] = []
     for item in items:
@@ -430,6 +444,7 @@ def encode_event(event: dict[str, Any]) -> bytes:
 
 
 def raw_to_dict(raw: bytes) -> dict[str, Any]:
-    """A kept raw line back as a dict (for reports)."""
-    obj = json.loads(raw)
+    """A kept raw line back as a dict (for reports; an integer of an unread detail key
+    past MAX_INT_DIGITS as its digits)."""
+    obj = loads_lenient(raw)
     return obj if isinstance(obj, dict) else {"line": raw.decode("utf-8", "replace")}

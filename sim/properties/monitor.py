@@ -310,7 +310,10 @@ class Monitor:
 
         def detail() -> dict[str, Any]:
             if not cache:
-                d = json.loads(raw).get("detail") if raw else None
+                try:  # a line the checks' decoder took (it skips the keys it does not read)
+                    d = json.loads(raw).get("detail") if raw else None
+                except ValueError:  # an unread key's integer past Python's digit limit
+                    d = None
                 cache.append(d if isinstance(d, dict) else {})
             return cache[0]
 

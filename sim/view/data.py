@@ -22,8 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, overload
 
-import msgspec
-
 from sim.view.against import AGAINST_FILE
 from sim.view.fragment import EVENTS_FILE, PagePass, read_segments, scenario_digest, stored
 from sim.view.mesh import Mesh, mesh_from_scenario, mesh_from_trace
@@ -109,9 +107,6 @@ def _read_json(path: Path) -> Any:
         raise ViewError(str(exc)) from None
     except OSError as exc:
         raise ViewError(f"{path}: {exc.strerror or exc}") from None
-
-
-_decode = msgspec.json.Decoder().decode
 
 
 def _cdf(values: list[float]) -> list[list[float]]:
@@ -340,11 +335,11 @@ def _all_seqs(example: dict[str, Any]) -> list[int]:
 
 
 def _last_t(trace: Path) -> float:
+    from sim.conformance.events import trace_events
+
     last = 0.0
-    with trace.open("rb") as stream:
-        for line in stream:
-            if line.strip():
-                last = float(_decode(line)["t"])
+    for e in trace_events(trace):
+        last = float(e.t) if e.t is not None else last
     return last
 
 

@@ -26,6 +26,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import msgspec
 
+from sim.json_input import loads_lenient
 from sim.view.mesh import Mesh
 from sim.view.replay import Replay, compact
 from sim.vocabulary import LABEL_NAMES
@@ -113,7 +114,10 @@ class PagePass:
         return dict.fromkeys(LABEL_NAMES, self.on_event)
 
     def on_event(self, ev: Any, raw: bytes) -> None:
-        e = self._decode(raw)
+        try:
+            e = self._decode(raw)
+        except msgspec.ValidationError:  # an integer past int64 in a detail key: in full
+            e = loads_lenient(raw)
         self.replay.feed(e)
         wf, inst = e.get("wf"), e.get("inst")
         if wf is None or inst is None:

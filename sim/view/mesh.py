@@ -13,8 +13,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import msgspec
-
 if TYPE_CHECKING:
     from sim.scenario import Scenario
 
@@ -141,29 +139,22 @@ def mesh_from_scenario(scenario: Scenario) -> Mesh:
 def mesh_from_trace(traces: Iterable[Path]) -> Mesh:
     """Without a scenario: the agents and links the traces' ``hop`` events name (type
     unknown: ``agent``)."""
-    decode = msgspec.json.Decoder().decode
+    from sim.conformance.events import trace_events
+
     agents: dict[str, set[str]] = {}
     links: dict[tuple[str, str], set[str]] = {}
     for trace in traces:
-        with trace.open("rb") as stream:
-            for line in stream:
-                if not line.strip():
-                    continue
-                e = decode(line)
-                if e.get("agent") is not None:
-                    agents.setdefault(str(e["agent"]), set())
-                if e.get("label") != "hop":
-                    continue
-                d = e.get("detail") or {}
-                a, b, p = (
-                    str(d.get("from")),
-                    str(d.get("to")),
-                    str(d.get("proto") or e.get("proto")),
-                )
-                agents.setdefault(a, set()).add(p)
-                agents.setdefault(b, set()).add(p)
-                key = (min(a, b), max(a, b))
-                links.setdefault(key, set()).add(p)
+        for e in trace_events(trace):
+            if e.agent is not None:
+                agents.setdefault(str(e.agent), set())
+            if e.label != "hop":
+                continue
+            d = e.detail
+            a, b, p = str(d.from_), str(d.to), str(d.proto or e.proto)
+            agents.setdefault(a, set()).add(p)
+            agents.setdefault(b, set()).add(p)
+            key = (min(a, b), max(a, b))
+            links.setdefault(key, set()).add(p)
     return Mesh(
         [(a, "agent", sorted(ps)) for a, ps in sorted(agents.items())],
         [(a, b, sorted(ps)) for (a, b), ps in sorted(links.items())],

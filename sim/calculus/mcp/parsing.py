@@ -5,6 +5,7 @@ Every error is a :class:`ToolsListError` naming the JSON path of the bad field."
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -206,9 +207,8 @@ def tools_to_list(tools: Sequence[Tool | ToolPlus]) -> dict[str, Any]:
 
 
 def load_tools(path: str | Path) -> tuple[Tool | ToolPlus, ...]:
-    """Load a saved ``tools/list`` result (paper §3.2 ``ToolsList``) within the bounds of
-    :mod:`sim.json_input`; raises ``OSError``, :class:`~sim.json_input.JsonInputError`
-    or :class:`ToolsListError`."""
-    from sim.json_input import read_json
-
-    return tools_from_list(read_json(path))
+    """Load a saved ``tools/list`` result (paper §3.2 ``ToolsList``); raises ``OSError``,
+    ``json.JSONDecodeError`` or :class:`ToolsListError`."""
+    with open(path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    return tools_from_list(data)
