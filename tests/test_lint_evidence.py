@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.calculus.mcp import Annotations, Tool, load_tools, tools_to_list
+from sim.calculus.mcp import Annotations, Tool, ToolPlus, load_tools, tools_to_list
 from sim.calculus.principles import FINDING, NOTE, Finding, lint
 from sim.calculus.schemas import properties
 from sim.cli import main
@@ -83,6 +83,23 @@ def test_p2_a_declared_write_needs_evidence_to_be_a_finding() -> None:
     assert p2([reset])[0][1:3] == (FINDING, "requires_approval")
     reader = Tool("git_status", "Shows the working tree status", SCHEMA, Annotations(True))
     assert p2([reader]) == []
+
+
+def test_p2_an_mcp_plus_tool_without_side_effects_is_a_finding_only_if_it_looks_like_a_write() -> (
+    None
+):
+    def plus(name: str, description: str) -> ToolPlus:
+        return ToolPlus(name, description, SCHEMA, requires_approval=False, failure_modes=())
+
+    (f,) = [f for f in lint([plus("delete_user", "Deletes a user account")]) if f.principle == "P2"]
+    assert (f.severity, f.field) == (FINDING, "side_effects")
+    assert f.message == "not declared, and it looks like a write: verb 'delete' in the name"
+    (n,) = [f for f in lint([plus("find_user", "Finds a user account")]) if f.principle == "P2"]
+    assert (n.severity, n.field, n.clear) == (
+        NOTE,
+        "side_effects",
+        "side_effects: none|read|write|delete",
+    )
 
 
 def test_p2_a_read_verb_in_the_name_wins_over_an_object_that_looks_like_a_verb() -> None:
