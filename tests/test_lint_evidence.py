@@ -85,9 +85,7 @@ def test_p2_a_declared_write_needs_evidence_to_be_a_finding() -> None:
     assert p2([reader]) == []
 
 
-def test_p2_an_mcp_plus_tool_without_side_effects_is_a_finding_only_if_it_looks_like_a_write() -> (
-    None
-):
+def test_p2_mcp_plus_without_side_effects_a_finding_only_if_it_looks_like_a_write() -> None:
     def plus(name: str, description: str) -> ToolPlus:
         return ToolPlus(name, description, SCHEMA, requires_approval=False, failure_modes=())
 
