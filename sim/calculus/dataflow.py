@@ -34,13 +34,14 @@ list, time is linear in the total length of the texts.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from sim.calculus.evidence import Evidence, quote_text
 from sim.calculus.mcp import ToolPlus
-from sim.calculus.schemas import Property, properties
+from sim.calculus.schemas import Property, Walked, walk
 from sim.calculus.writes import READ_VERBS, WRITE_VERBS, name_words
 
 __all__ = ["LIST_VERBS", "dataflow_evidence", "singular"]
@@ -104,6 +105,7 @@ _EXISTS = re.compile(
 _RANK_WORDS = {4: "its name", 3: "its description", 2: "its name", 1: "its outputSchema"}
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def singular(word: str) -> str:
     """``entities`` → ``entity``, ``branches`` → ``branch``, ``gists`` → ``gist``."""
     w = word.lower()
@@ -184,10 +186,7 @@ class _Walked:
     tool: ToolPlus
     inputs: list[Property]
     outputs: list[Property]
-
-    @property
-    def top_inputs(self) -> set[str]:
-        return {p.name for p in self.inputs if p.top}
+    top_inputs: set[str]
 
 
 def namespaces(names: Sequence[str]) -> dict[str, str]:
@@ -209,14 +208,16 @@ def _index(walked: Sequence[_Walked], spaces: dict[str, str]) -> Index:
     for the tools of no namespace)."""
     index: Index = {}
 
+    own: frozenset[str] = frozenset()
+
     def add(head: str, p: _Producer) -> None:
-        own = frozenset(singular(w) for w in name_words(p.tool))
         full = _Producer(p.tool, p.rank, p.qualifiers, p.said, own | p.qualifiers | {head})
         index.setdefault(singular(head), []).append(full)
         index.setdefault(f"{singular(head)}@{spaces[p.tool]}", []).append(full)
 
     for w in walked:
         t = w.tool
+        own = frozenset(singular(x) for x in name_words(t.name))
         names = [t.name]
         for prop in w.inputs:
             enum = prop.schema.get("enum")
@@ -258,13 +259,13 @@ def _words(text: str) -> list[str]:
     return [w for w in re.findall(r"[A-Za-z0-9]+", text)]
 
 
-def _referent(prop: Property) -> tuple[list[str], bool]:
+def _referent(prop: Property, desc_words: Sequence[str]) -> tuple[list[str], bool]:
     """The words of what ``prop`` refers to (see the module docstring), and whether by
     name (``name of the table``) rather than by an id; ``[]`` when it refers to nothing."""
     desc = prop.description
     parts = name_words(prop.name)
     named = bool(parts) and parts[-1] in _REF_NAMES  # gist_id, entityName, names
-    said = {w.lower() for w in _words(desc)}
+    said = {w.lower() for w in desc_words}
     forms = (_OF_FORM, _PRE_FORM) if not said.isdisjoint(_REF_WORDS) else ()
     for form in forms:
         m = form.search(desc)
@@ -345,12 +346,16 @@ def _common(walked: Sequence[_Walked]) -> tuple[frozenset[str], frozenset[str]]:
     )
 
 
-def dataflow_evidence(tools: Sequence[ToolPlus]) -> list[Evidence]:
+def dataflow_evidence(
+    tools: Sequence[ToolPlus], schemas: Sequence[Walked] | None = None
+) -> list[Evidence]:
     """Every data-flow dependency of ``tools`` (see the module docstring), once per
-    (consumer, producer) pair, in tool order then input order."""
+    (consumer, producer) pair, in tool order then input order; ``schemas`` are the tools'
+    walked schemas when the caller has them (:func:`sim.calculus.schemas.walk`)."""
+    if schemas is None:
+        schemas = [walk(t.input_schema, t.output_schema) for t in tools]
     walked = [
-        _Walked(t, properties(t.input_schema, "inputSchema"), properties(t.output_schema, "o"))
-        for t in tools
+        _Walked(t, w.inputs, w.outputs, w.top_inputs) for t, w in zip(tools, schemas, strict=True)
     ]
     spaces = namespaces([t.name for t in tools])
     index = _index(walked, spaces)
@@ -391,12 +396,11 @@ def dataflow_evidence(tools: Sequence[ToolPlus]) -> list[Evidence]:
                 (a,) = exact
                 add(t, a, where, said, prop.name, f"{a}'s output {prop.name!r}")
                 continue
-            words, by_name = _referent(prop)
+            prop_words = _words(prop.description)
+            words, by_name = _referent(prop, prop_words)
             if not words or (by_name and prop.name in supplied):
                 continue
-            context = frozenset(
-                singular(w) for w in (*own_words, *parts, *_words(prop.description))
-            )
+            context = frozenset(singular(w) for w in (*own_words, *parts, *prop_words))
             best = _resolve(words, (index, ns), context, common, t.name, creates, near)
             if best is not None:
                 phrase = " ".join(words).lower()

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sim.calculus.mcp import ToolPlus
-from sim.calculus.schemas import properties
+from sim.calculus.schemas import Walked, walk
 from sim.calculus.sgd import SERVICE_SEPARATOR
 
 __all__ = ["Evidence", "dependency_evidence", "quote_text"]
@@ -116,15 +116,15 @@ def _namespace(name: str) -> str:
     return name.partition(SERVICE_SEPARATOR)[0] if SERVICE_SEPARATOR in name else ""
 
 
-def _texts(t: ToolPlus) -> Iterator[tuple[str, str, str]]:
+def _texts(t: ToolPlus, w: Walked) -> Iterator[tuple[str, str, str]]:
     """``(where, slot, text)``: the description, then input and output property
     descriptions (``slot`` is the input's name, else empty)."""
     if t.description:
         yield "description", "", t.description
-    for key, schema in (("inputSchema", t.input_schema), ("outputSchema", t.output_schema)):
-        for prop in properties(schema, key):
+    for props, is_input in ((w.inputs, True), (w.outputs, False)):
+        for prop in props:
             if prop.description:
-                slot = prop.name if key == "inputSchema" else ""
+                slot = prop.name if is_input else ""
                 yield f"{prop.path}.description", slot, prop.description
 
 
@@ -142,10 +142,14 @@ def _mentions(sentence: str, named: frozenset[str]) -> Iterator[tuple[str, int, 
             yield m.group(), m.start(), m.end()
 
 
-def dependency_evidence(tools: Sequence[ToolPlus]) -> list[Evidence]:
+def dependency_evidence(
+    tools: Sequence[ToolPlus], schemas: Sequence[Walked] | None = None
+) -> list[Evidence]:
     """Every dependency (paper §6.4) the texts of ``tools`` give evidence of, once per
     (consumer, producer) pair, in the order of the consumer's texts (see the module
-    docstring)."""
+    docstring); ``schemas`` are the tools' walked schemas when the caller has them."""
+    if schemas is None:
+        schemas = [walk(t.input_schema, t.output_schema) for t in tools]
     names = frozenset(t.name for t in tools)
     # output property → the tools producing it as a new output (not one of their inputs),
     # and per (property, namespace)
@@ -163,9 +167,9 @@ def dependency_evidence(tools: Sequence[ToolPlus]) -> list[Evidence]:
         if ev.consumer != ev.producer:
             found.setdefault((ev.consumer, ev.producer), ev)
 
-    for t in tools:
+    for t, w in zip(tools, schemas, strict=True):
         own = _namespace(t.name)
-        for where, slot, text in _texts(t):
+        for where, slot, text in _texts(t, w):
             made = producers.get(slot, set()) if slot else set()
             only = _only(local.get((slot, own), set()), t.name) if slot else None
             named = names.intersection(_WORD.findall(text)) - {t.name}

@@ -47,7 +47,7 @@ from sim.calculus.mcp import (
     Tool,
     ToolPlus,
 )
-from sim.calculus.schemas import properties
+from sim.calculus.schemas import Property, Walked, walk
 from sim.calculus.writes import write_evidence
 
 __all__ = [
@@ -191,7 +191,9 @@ def _plus(tool: Tool | ToolPlus) -> tuple[ToolPlus, bool]:
     return tool, True
 
 
-def _check_p1(t: ToolPlus, theta: float, min_entities: int) -> Iterable[Finding]:
+def _check_p1(
+    t: ToolPlus, inputs: Sequence[Property], theta: float, min_entities: int
+) -> Iterable[Finding]:
     desc = t.description
     if not desc or not desc.strip():
         yield Finding(
@@ -218,7 +220,7 @@ def _check_p1(t: ToolPlus, theta: float, min_entities: int) -> Iterable[Finding]
                 f"description naming at least {min_entities} entities (an action, its object, "
                 "a qualifier)",
             )
-    for prop in properties(t.input_schema, "inputSchema"):
+    for prop in inputs:
         where = f"{prop.path}.description"
         pdesc = prop.description
         if not pdesc.strip():
@@ -247,11 +249,11 @@ def _note(tool: str, field: str, message: str, clear: str) -> Finding:
     return Finding(tool, "P2", field, message, clear, NOTE)
 
 
-def _check_p2(t: ToolPlus, is_plus: bool) -> Iterable[Finding]:
+def _check_p2(t: ToolPlus, is_plus: bool, inputs: Sequence[Property]) -> Iterable[Finding]:
     """One P2 item per tool at most: a finding where the tool writes (declared, or evident
     from its texts, :mod:`sim.calculus.writes`) and no approval requirement is declared; a
     note where nothing settles whether it writes."""
-    ev = write_evidence(t)
+    ev = write_evidence(t, inputs)
     if is_plus:
         if t.side_effects is None:
             if ev.writes:
@@ -381,7 +383,9 @@ def _names(names: Sequence[str], most: int = 5) -> str:
     return shown if len(names) <= most else f"{shown} and {len(names) - most} more"
 
 
-def _check_p4(tools: Sequence[tuple[ToolPlus, bool]], names: set[str]) -> dict[str, list[Finding]]:
+def _check_p4(
+    tools: Sequence[tuple[ToolPlus, bool]], schemas: Sequence[Walked], names: set[str]
+) -> dict[str, list[Finding]]:
     """P4 findings per consumer tool: unknown targets, then undeclared evidenced ones."""
     out: dict[str, list[Finding]] = {}
     declared: set[tuple[str, str, Relation]] = set()
@@ -402,7 +406,11 @@ def _check_p4(tools: Sequence[tuple[ToolPlus, bool]], names: set[str]) -> dict[s
                 )
     plain_tools = [t for t, _ in tools]
     seen: set[tuple[str, str]] = set()
-    for ev in [*dependency_evidence(plain_tools), *dataflow_evidence(plain_tools)]:
+    evidence = [
+        *dependency_evidence(plain_tools, schemas),
+        *dataflow_evidence(plain_tools, schemas),
+    ]
+    for ev in evidence:
         b, a = ev.consumer, ev.producer
         if (b, a) in seen:
             continue
@@ -434,12 +442,13 @@ def lint(
     MCP tools). Linear in the size of the list."""
     plus = [_plus(t) for t in tools]
     names = {p.name for p, _ in plus}
-    p4 = _check_p4(plus, names)
+    schemas = [walk(t.input_schema, t.output_schema) for t, _ in plus]  # once per tool
+    p4 = _check_p4(plus, schemas, names)
     findings: list[Finding] = []
     plain: list[str] = []
-    for t, is_plus in plus:
-        findings.extend(_check_p1(t, theta, min_entities))
-        findings.extend(_check_p2(t, is_plus))
+    for (t, is_plus), walked in zip(plus, schemas, strict=True):
+        findings.extend(_check_p1(t, walked.inputs, theta, min_entities))
+        findings.extend(_check_p2(t, is_plus, walked.inputs))
         if is_plus:
             findings.extend(_check_p3(t, names))
         else:

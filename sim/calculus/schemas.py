@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Property", "properties"]
+__all__ = ["Property", "Walked", "properties", "walk"]
 
 _BRANCHES = ("anyOf", "oneOf", "allOf")
 _DEFINITIONS = ("$defs", "definitions")
@@ -38,6 +38,26 @@ class Property:
         """The property's description, ``""`` when it has none (or not a string)."""
         desc = self.schema.get("description")
         return desc if isinstance(desc, str) else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Walked:
+    """A tool's input and output properties, walked once for all the lint rules."""
+
+    inputs: list[Property]
+    outputs: list[Property]
+
+    @property
+    def top_inputs(self) -> set[str]:
+        """The names of the tool's direct inputs."""
+        return {p.name for p in self.inputs if p.top}
+
+
+def walk(input_schema: Any, output_schema: Any) -> Walked:
+    """:func:`properties` of a tool's ``inputSchema`` and ``outputSchema``."""
+    return Walked(
+        properties(input_schema, "inputSchema"), properties(output_schema, "outputSchema")
+    )
 
 
 def properties(schema: Any, root: str) -> list[Property]:

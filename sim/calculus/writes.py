@@ -22,10 +22,11 @@ the session by themselves. Time is linear in the length of the texts.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sim.calculus.mcp import ToolPlus
-from sim.calculus.schemas import properties
+from sim.calculus.schemas import Property, properties
 
 __all__ = [
     "NOUN_PAIRS",
@@ -140,8 +141,9 @@ class WriteEvidence:
         return "; ".join(parts)
 
 
-def write_evidence(tool: ToolPlus) -> WriteEvidence:
-    """The :class:`WriteEvidence` of ``tool`` (see the module docstring)."""
+def write_evidence(tool: ToolPlus, inputs: Sequence[Property] | None = None) -> WriteEvidence:
+    """The :class:`WriteEvidence` of ``tool`` (see the module docstring); ``inputs`` are its
+    walked input properties when the caller has them."""
     verbs: list[tuple[str, str]] = []
     verb = name_verb(tool.name)
     if verb in WRITE_VERBS:
@@ -150,7 +152,9 @@ def write_evidence(tool: ToolPlus) -> WriteEvidence:
     first = _FIRST_WORD.search(desc)
     if first and (v := _verb(first.group().lower())) and (v, "name") not in verbs:
         verbs.append((v, "description"))
-    names = [p.name for p in properties(tool.input_schema, "inputSchema") if p.top]
+    if inputs is None:
+        inputs = properties(tool.input_schema, "inputSchema")
+    names = [p.name for p in inputs if p.top]
     flags = tuple(n for n in names if n.lower() in WRITE_FLAGS)
     payload = tuple(n for n in names if n.lower() in PAYLOAD_ARGS)
     reads = m.group() if (m := _READS.search(desc)) else ""
