@@ -3,12 +3,18 @@
 The public API, re-exported lazily (``import sim`` stays cheap for the command line)::
 
     from sim import load_scenario, ProtocolGraph, make_router, run_replication, check_trace
+    from sim import compare, smc, verify
 
     scenario = load_scenario("scenarios/train_booking.yaml")       # located ScenarioError
     router = make_router("resilient", ProtocolGraph.from_scenario(scenario))
     route = router.route("planner", "tickets", source_protocol="MCP+")
     metrics = run_replication(scenario, "resilient", 0, "results/demo")
     report = check_trace("results/demo/trace.jsonl", scenario)
+    summary = compare(scenario, replications=3, out="results/demo-compare")   # summary.json
+    estimates = smc(scenario, ["recovery"], width=0.05)                      # smc --json
+    verdicts = verify(scenario, router="resilient")                          # verify --json
+
+docs/api.md shows them at work.
 """
 
 from __future__ import annotations
@@ -48,11 +54,19 @@ _EXPORTS: dict[str, str] = {
     "ReplicationError": "sim.engine",
     "check_trace": "sim.conformance",
     "Report": "sim.conformance",
+    "compare": "sim.api",
+    "smc": "sim.api",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+__all__ = ["__version__", *_EXPORTS, "verify"]
 
 if TYPE_CHECKING:  # the same names, for type checkers and editors
+    from sim.api import (
+        compare as compare,
+    )
+    from sim.api import (
+        smc as smc,
+    )
     from sim.approval import (
         ApprovalPolicy as ApprovalPolicy,
     )
@@ -131,6 +145,10 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
 
 
 def __getattr__(name: str) -> Any:
+    if name == "verify":  # the package sim.verify, callable as sim.api.verify
+        import importlib
+
+        return importlib.import_module("sim.verify")
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'sim' has no attribute {name!r}")

@@ -28,7 +28,6 @@ from sim.cli.console import (
 
 if TYPE_CHECKING:
     from sim.experiments.smc_runner import Outcome
-    from sim.properties import Formula
 
 
 def register(sub: Any) -> None:
@@ -99,39 +98,6 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=smc)
 
 
-def labels_of(formula: Formula) -> set[str]:
-    """The trace labels the atoms of ``formula`` name."""
-    from sim.properties.ast import atoms
-
-    return {atom.label for atom in atoms(formula)}
-
-
-def monitor_level(requested: str | None, scenario_level: str, labels: set[str]) -> str:
-    """The trace level the monitor sees (see ``--trace``)."""
-    from sim.vocabulary import TRANSPORT_LABELS
-
-    if requested is not None:
-        return requested
-    if scenario_level == "full" or labels & TRANSPORT_LABELS:
-        return "full"
-    return "protocol"
-
-
-def _unseen(level: str, checks: list[str]) -> str:
-    """Why a check cannot be decided at ``level`` ("" when every one can): the transport
-    checks read ``send``/``hop``/``deliver``/``drop``, which only level full keeps."""
-    from sim.conformance.checks.families import ALL_CHECKS
-    from sim.vocabulary import TRANSPORT_LABELS
-
-    if level == "full":
-        return ""
-    for name in checks:
-        needs = sorted(set(ALL_CHECKS[name].labels) & TRANSPORT_LABELS)
-        if needs:
-            return f"{name} reads {', '.join(needs)} events, which only level full keeps"
-    return ""
-
-
 def _bad(message: str) -> int:
     print(message, file=sys.stderr)
     return EXIT_BAD_INPUT
@@ -142,9 +108,9 @@ def smc(args: argparse.Namespace) -> int:
     from concurrent.futures.process import BrokenProcessPool
 
     from sim.cli.property_verdicts import selection
-    from sim.conformance.checks.families import ALL_CHECKS
     from sim.engine import ReplicationError
-    from sim.experiments.runner import fingerprint, make_executor
+    from sim.experiments.runner import make_executor
+    from sim.experiments.smc_job import job_key, job_level, unseen
     from sim.experiments.smc_runner import MAX_RUNS, Rule, SmcJob, estimate
     from sim.mesh.registry import unknown_router
     from sim.processes import Stopped, stop_on_signals
@@ -186,16 +152,13 @@ def smc(args: argparse.Namespace) -> int:
         return _bad(f"error: {exc}")
     if args.jobs < 1:
         return _bad("--jobs: must be at least 1")
-    labels = set().union(*(labels_of(p.formula) for p in props))
-    labels |= {lab for name in checks for lab in ALL_CHECKS[name].labels}
-    level = monitor_level(args.trace, scenario.trace.value, labels)
+    level = job_level(scenario, props, checks, args.trace)
     if level == "off":
         return _bad("--trace off: the monitor would see no event (use protocol or full)")
-    missing = _unseen(level, checks)
+    missing = unseen(level, checks)
     if missing:
         return _bad(f"--trace {level}: {missing}")
-    key = f"{fingerprint(scenario)}:{level}:" + ";".join(f"{p.name}={p.text}" for p in props)
-    key += ":" + ",".join(checks)
+    key = job_key(scenario, level, props, checks)
     guard = guard_of(args, args.file)
     try:
         handle = make_executor(args.executor, args.jobs, args.scheduler)

@@ -6,6 +6,10 @@ Depends on calculus, mesh, scenario, properties (and the conformance checks that
 no formula); never on the engine, so that it can disagree with it.
 """
 
+import sys
+import types
+from typing import Any
+
 from sim.verify.knowledge import MAX_SUSPECT_SETS
 from sim.verify.verdicts import (
     MAX_STATES,
@@ -25,3 +29,17 @@ __all__ = [
     "decide",
     "selected",
 ]
+
+
+class _CallablePackage(types.ModuleType):
+    """``sim.verify`` is this package and, called, the API function :func:`sim.api.verify`
+    (docs/api.md): ``sim.verify(scenario)`` beside ``sim.compare`` and ``sim.smc``. The
+    package's name is taken, so the function lives in the package's call."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from sim.api import verify
+
+        return verify(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallablePackage
