@@ -28,10 +28,20 @@ from benchmarks.run import Section, table
 COUNT = 2_100
 QUICK_COUNT = 210
 SEED = 16
-OUTCOMES = ("rejected", "ran", "stopped", "too long", "crash", "run crash", "invariant", "hang")
+OUTCOMES = (
+    "rejected",
+    "ran",
+    "stopped",
+    "too long",
+    "plugin error",
+    "crash",
+    "run crash",
+    "invariant",
+    "hang",
+)
 #: what the totals line counts as validated (exit 0) and as a replication that ran
-VALIDATED = ("ran", "stopped", "too long", "run crash", "invariant")
-RAN = ("ran", "stopped", "run crash", "invariant")
+VALIDATED = ("ran", "stopped", "too long", "plugin error", "run crash", "invariant")
+RAN = ("ran", "stopped", "plugin error", "run crash", "invariant")
 FINDINGS = ("crash", "run crash", "invariant", "hang")
 COMMAND = "python -m benchmarks.run --only fuzz"
 

@@ -11,14 +11,18 @@ Mutators (each ``(text, rng) -> text``), the ones that found the defects of issu
   ignored ``x-`` key;
 - issue 38: ``formula``, a property whose formula is nested up to 5,000 deep, cut short
   or token soup; ``digits``, a number replaced by one of 300 to 5,000 digits or beyond the
-  float range.
+  float range; ``plugin``, the routers (or the approval policy) replaced by one plug-in of
+  :mod:`benchmarks.plugin_matrix` that exits, is interrupted or raises at import, while
+  built or in a hook, or answers a wrong type (a replication that then fails with the
+  plug-in's own located error is ``plugin error``, not a finding).
 
 :func:`judge` runs one mutant as a user would: ``validate`` (in this process, through the
 command line) must exit 0 or 2 and never raise; a mutant that validates runs one short
 replication (``duration`` set to at most :data:`SHORT` s, trace level full, a router drawn
 from its own) that must not crash, and its trace must keep ``conservation`` and
 ``route_validity``; a replication past :data:`GUARD_EVENTS` events must stop with the
-located reason of its progress guard (``stopped``), never a traceback. Every mutant is
+located reason of its progress guard (``stopped``), never a traceback. The stops are
+armed as ``python -m sim`` arms them (a ``KeyboardInterrupt`` is then the code's). Every mutant is
 bounded by :data:`DEADLINE` seconds of this process's CPU time (``ITIMER_PROF``, so a
 loaded machine does not make findings): a mutant that takes longer is a finding too.
 """
@@ -239,6 +243,46 @@ def digits(text: str, rng: random.Random) -> str:
     return text[: m.start()] + huge + text[m.end() :]
 
 
+# --- issue 38 item 11: plug-in behaviours (sim/mesh/isolation.py, sim/plugins.py,
+# sim/approval.py); one block, kept together ---
+
+
+def plugin(text: str, rng: random.Random) -> str:
+    """The scenario's routers replaced by one plug-in of :mod:`benchmarks.plugin_matrix`
+    (or its approval policy by one), drawn from the matrix: ``sys.exit``,
+    ``KeyboardInterrupt`` or an exception at import, while built or in a hook, a wrong
+    answer, a non-bool ``static``. Imported when drawn, never at collection."""
+    from benchmarks.plugin_matrix import REFERENCES
+
+    reference = rng.choice(REFERENCES)
+    doc = yaml.safe_load(text)
+    if not isinstance(doc, dict):
+        return text + f"\nrouters: [{{name: fuzz-plugin, plugin: '{reference}'}}]\n"
+    if reference.endswith("InAsk"):
+        approval = doc.get("approval")
+        doc["approval"] = {**(approval if isinstance(approval, dict) else {}), "policy": reference}
+    else:
+        doc["routers"] = [{"name": "fuzz-plugin", "plugin": reference}]
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=10**9)
+
+
+def plugin_error(exc: BaseException, text: str) -> bool:
+    """Whether a replication's error is the plug-in's own, said as protomesh says it: a
+    ``RouterError`` or ``ApprovalPolicyError`` naming the mutant's plug-in."""
+    from sim.approval import ApprovalPolicyError
+    from sim.mesh.errors import RouterError
+
+    named = re.search(r"benchmarks\.plugin_matrix[\w.]*:\w+", text)
+    return (
+        isinstance(exc, RouterError | ApprovalPolicyError)
+        and named is not None
+        and named.group(0) in str(exc)
+    )
+
+
+# --- end of issue 38 item 11's block ---
+
+
 MUTATORS: dict[str, Mutator] = {
     "delete": _on_document(_delete),
     "duplicate": duplicate,
@@ -250,6 +294,8 @@ MUTATORS: dict[str, Mutator] = {
     # issue 38: the bounds of formulas and numbers
     "formula": formula,
     "digits": digits,
+    # issue 38: plug-in behaviours
+    "plugin": plugin,
 }
 
 
@@ -292,8 +338,9 @@ def mutants(
 class Verdict:
     """What became of a mutant: ``rejected`` (exit 2), ``ran`` (validated, ran, invariants
     held), ``stopped`` (validated, ran into its event budget and stopped with the located
-    element that drives it), ``too long`` (validated, but not with the short duration), or a
-    finding:
+    element that drives it), ``too long`` (validated, but not with the short duration),
+    ``plugin error`` (validated, and the replication failed with its plug-in's own error,
+    naming it: :func:`plugin_error`), or a finding:
     ``crash`` (validate raised or exited otherwise), ``run crash``, ``invariant``, ``hang``."""
 
     outcome: str
@@ -315,10 +362,13 @@ def _alarm(signum: int, frame: FrameType | None) -> None:
 def judge(mutant: Mutant, workdir: Path) -> Verdict:
     """Validate ``mutant`` through the command line, run a short replication if it
     validates, check the two invariants (module docstring)."""
+    from sim.processes import stop_on_signals
+
     previous = signal.signal(signal.SIGPROF, _alarm)
     signal.setitimer(signal.ITIMER_PROF, DEADLINE)
     try:
-        return _judge(mutant, workdir)
+        with stop_on_signals():  # as python -m sim arms them: a KeyboardInterrupt is code's
+            return _judge(mutant, workdir)
     except _Deadline:
         return Verdict("hang", f"more than {DEADLINE} s of CPU")
     finally:
@@ -368,6 +418,8 @@ def _judge(mutant: Mutant, workdir: Path) -> Verdict:
     except ReplicationError as exc:
         if isinstance(exc.cause, Runaway) and f"({path}:" in str(exc.cause):
             return Verdict("stopped", f"{router}: {exc.cause}")
+        if plugin_error(exc.cause, mutant.text):
+            return Verdict("plugin error", f"{router}: {exc.cause}")
         return Verdict("run crash", f"{router}: {type(exc).__name__}: {str(exc)[:300]}")
     except BaseException as exc:
         return Verdict("run crash", f"{router}: {type(exc).__name__}: {str(exc)[:300]}")

@@ -53,7 +53,7 @@ def test_a_mutant_is_rejected_or_runs_with_the_invariants_intact(
     mutant = _quick(index)
     verdict = judge(mutant, tmp_path)
     assert not verdict.finding, f"{mutant.name}: {verdict.outcome}: {verdict.detail}"
-    assert verdict.outcome in ("rejected", "ran", "too long")
+    assert verdict.outcome in ("rejected", "ran", "too long", "plugin error")
 
 
 def test_the_quick_run_covers_every_scenario_and_mutator() -> None:
