@@ -1,5 +1,6 @@
-"""What the Streamable HTTP tests share: ``serve mcp --http 127.0.0.1:0`` as a subprocess
-whose URL is read from its stderr (loopback only), and a stop that checks its exit."""
+"""What the HTTP serving tests share: ``serve mcp --http 127.0.0.1:0`` (or ``serve a2a``)
+as a subprocess whose URL is read from its stderr (loopback only), and a stop that checks
+its exit."""
 
 from __future__ import annotations
 
@@ -14,14 +15,19 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 URL = re.compile(r"at (http://127\.0\.0\.1:\d+/mcp) ")
+A2A_URL = re.compile(r"over A2A at (http://127\.0\.0\.1:\d+) ")
+"""The base URL ``serve a2a`` prints."""
 
 
 @contextmanager
-def http_server(path: Path, *extra: str) -> Iterator[str]:
-    """``serve mcp PATH --http 127.0.0.1:0 EXTRA...`` running; yields its URL; on exit
-    stops it with SIGTERM and asserts exit code 0."""
+def http_server(
+    path: Path, *extra: str, kind: str = "mcp", url: re.Pattern[str] = URL
+) -> Iterator[str]:
+    """``serve KIND PATH --http 127.0.0.1:0 EXTRA...`` running; yields the URL ``url``
+    finds on its stderr; on exit stops it with SIGTERM and asserts exit code 0."""
+    argv = ["serve", kind, str(path), "--http", "127.0.0.1:0", *extra]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sim", "serve", "mcp", str(path), "--http", "127.0.0.1:0", *extra],
+        [sys.executable, "-m", "sim", *argv],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -35,7 +41,7 @@ def http_server(path: Path, *extra: str) -> Iterator[str]:
         assert proc.stderr is not None
         for line in proc.stderr:
             lines.append(line)
-            found = URL.search(line)
+            found = url.search(line)
             if found:
                 break
         else:

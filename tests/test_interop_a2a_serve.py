@@ -9,10 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-import subprocess
-import sys
-import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,12 +16,12 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp_http import A2A_URL, http_server
 
 from sim.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 TRAIN = REPO / "scenarios" / "train_booking.yaml"
-URL = re.compile(r"over A2A at (http://127\.0\.0\.1:\d+) ")
 PARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 BOOK = {"from": "8507000", "to": "8508050", "date": "2026-12-01"}
 
@@ -55,38 +51,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     scenario = folder / "train_booking.yaml"
     scenario.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     trace = folder / "trace.jsonl"
-    argv = ["serve", "a2a", str(scenario), "--agent", "tickets", "--http", "127.0.0.1:0"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sim", *argv, "--trace", str(trace)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=REPO,
-    )
-    watchdog = threading.Timer(120, proc.kill)
-    watchdog.start()
-    lines: list[str] = []
-    try:
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            lines.append(line)
-            found = URL.search(line)
-            if found:
-                break
-        else:
-            raise AssertionError("serve a2a printed no URL: " + "".join(lines))
-        drain = threading.Thread(target=lambda: lines.extend(proc.stderr or ()), daemon=True)
-        drain.start()
-        yield Served(found.group(1), trace, scenario)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=20) == 0, "".join(lines)
-        drain.join(timeout=5)
-    finally:
-        watchdog.cancel()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    extra = ("--agent", "tickets", "--trace", str(trace))
+    with http_server(scenario, *extra, kind="a2a", url=A2A_URL) as base:
+        yield Served(base, trace, scenario)
 
 
 def message(data: dict[str, Any], task_id: str = "", **metadata: Any) -> Any:

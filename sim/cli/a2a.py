@@ -211,7 +211,8 @@ def _serve(
     seed: int,
     trace: Any,
 ) -> int:
-    """Bind, build the app for the bound URL, run uvicorn until SIGINT or SIGTERM."""
+    """Bind, build the app for the bound URL, run uvicorn until SIGINT or SIGTERM (as
+    ``serve mcp --http`` does: a stopped server exits 0)."""
     import signal
 
     import uvicorn

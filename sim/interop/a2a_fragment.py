@@ -29,8 +29,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from sim.calculus.mcp import ToolsListError, tools_from_list
 from sim.interop.a2a_card import (
     RELAY,
@@ -137,11 +135,9 @@ def fragment_from_card(
 def read_a2a_extension(path: str | Path) -> Mapping[str, Mapping[str, Any]]:
     """``x-a2a.agents`` of a scenario file (``{}`` if none); :class:`InteropError` naming
     the key on a bad shape."""
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:  # the scenario loader reported these already
-        raise InteropError(f"{path}: cannot read: {exc}") from None
-    ext = data.get(A2A_KEY) if isinstance(data, Mapping) else None
+    from sim.interop.tools_list import scenario_extension
+
+    ext = scenario_extension(path, A2A_KEY)
     if ext is None:
         return {}
     agents = ext.get("agents") if isinstance(ext, Mapping) else None

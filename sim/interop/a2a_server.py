@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sim.interop.a2a_decoding import decoding
 from sim.interop.errors import InteropError
 from sim.interop.session_trace import CLIENT_AGENT, LiveTrace
 from sim.otel.context import TRACEPARENT, parse_traceparent
@@ -135,6 +136,14 @@ def decode(message: Any, waiting: bool, skills: list[str], headers: Mapping[str,
     return Request(str(skill), dict(arguments), None, traced)
 
 
+def _decoded(message: Any, headers: Mapping[str, str], skills: list[str], work: _Work) -> Request:
+    """A message decoded: an answer to a waiting task, or a new task's request."""
+    asked = message.task_id
+    if asked and asked not in work.pending:
+        raise ValueError(f"task {asked} is not waiting for an answer")
+    return decode(message, bool(asked), skills, headers)
+
+
 def a2a_app(
     scenario: Any,
     extension: Mapping[str, Mapping[str, Any]],
@@ -178,41 +187,10 @@ def a2a_app(
         agent_executor=_executor(work),
         task_store=InMemoryTaskStore(),
         agent_card=card,
-        request_context_builder=_decoding(skills, work),
+        request_context_builder=decoding(DECODED, lambda m, h: _decoded(m, h, skills, work)),
     )
     routes = [*create_jsonrpc_routes(handler, ENDPOINT), *create_agent_card_routes(card)]
     return Starlette(routes=routes), card, skills
-
-
-def _decoding(skills: list[str], work: _Work) -> Any:
-    """The SDK ``RequestContextBuilder`` that decodes each message before the SDK makes or
-    resumes a task: a message that is not a request of this server is refused there."""
-    from a2a.server.agent_execution import RequestContext, SimpleRequestContextBuilder
-    from a2a.server.context import ServerCallContext
-    from a2a.types import SendMessageRequest, Task
-    from a2a.utils.errors import InvalidParamsError
-
-    class Decoding(SimpleRequestContextBuilder):
-        async def build(
-            self,
-            context: ServerCallContext,
-            params: SendMessageRequest | None = None,
-            task_id: str | None = None,
-            context_id: str | None = None,
-            task: Task | None = None,
-        ) -> RequestContext:
-            if params is not None:
-                asked = params.message.task_id
-                if asked and asked not in work.pending:
-                    raise InvalidParamsError(message=f"task {asked} is not waiting for an answer")
-                headers = context.state.get("headers") or {}
-                try:
-                    context.state[DECODED] = decode(params.message, bool(asked), skills, headers)
-                except ValueError as exc:
-                    raise InvalidParamsError(message=str(exc)) from None
-            return await super().build(context, params, task_id, context_id, task)
-
-    return Decoding()
 
 
 class _Work:

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.interop.errors import InteropError
-from sim.vocabulary import FIELD_NAMES, LABELS
+from sim.vocabulary import FIELD_NAMES, LABELS, WALL_FORMAT
 
 __all__ = ["CLIENT_AGENT", "WORKFLOW", "LiveTrace", "TraceFailed"]
 
@@ -140,7 +140,7 @@ class LiveTrace:
         """``{"wall": now}`` (UTC, ISO 8601 with microseconds) when the trace keeps it."""
         if not self.wall:
             return {}
-        return {"wall": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")}
+        return {"wall": datetime.now(UTC).strftime(WALL_FORMAT)}
 
     def _append(self, data: bytes) -> None:
         """Write ``data`` whole, or cut the file back to its whole lines and raise."""

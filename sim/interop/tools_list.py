@@ -35,19 +35,26 @@ __all__ = [
     "Export",
     "derived_annotations",
     "read_extension",
+    "scenario_extension",
     "scenario_tools_list",
     "spec_errors",
 ]
 
 
-def read_extension(path: str | Path) -> Mapping[str, Any]:
-    """The ``x-mcp`` extension of a scenario file (``{}`` if none); the loader ignores ``x-``
-    keys, so this reads the YAML again. Raises :class:`InteropError` on a bad shape."""
+def scenario_extension(path: str | Path, key: str) -> Any:
+    """The top-level ``key`` (an ``x-`` extension) of a scenario file, or None; the loader
+    ignores ``x-`` keys, so this reads the YAML again (:class:`InteropError` if it cannot)."""
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:  # the scenario loader reported these already
         raise InteropError(f"{path}: cannot read: {exc}") from None
-    ext = data.get(EXTENSION_KEY) if isinstance(data, Mapping) else None
+    return data.get(key) if isinstance(data, Mapping) else None
+
+
+def read_extension(path: str | Path) -> Mapping[str, Any]:
+    """The ``x-mcp`` extension of a scenario file (``{}`` if none). Raises
+    :class:`InteropError` on a bad shape."""
+    ext = scenario_extension(path, EXTENSION_KEY)
     if ext is None:
         return {}
     tools = ext.get("tools", {}) if isinstance(ext, Mapping) else None

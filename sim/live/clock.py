@@ -22,6 +22,8 @@ from pathlib import Path
 
 import anyio
 
+from sim.vocabulary import WALL_FORMAT
+
 __all__ = ["DownLog", "SceneClock"]
 
 
@@ -42,7 +44,7 @@ class SceneClock:
 
     def wall(self) -> str:
         """The UTC time of now, ISO 8601 with microseconds and ``Z``."""
-        return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return datetime.now(UTC).strftime(WALL_FORMAT)
 
     def seconds(self, scene: float) -> float:
         """Wall seconds that ``scene`` scenario seconds take."""

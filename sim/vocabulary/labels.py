@@ -339,6 +339,8 @@ _DECLARED: tuple[Label, ...] = (
 #: ``detail.wall`` of the live mesh (SPEC §13): the event's UTC time, ISO 8601 with
 #: microseconds and ``Z``; the last key of every label.
 WALL = Key("wall", str, False, "live", "the UTC time of the event (live mesh only)")
+#: ``detail.wall``'s form (``datetime.strftime`` of a UTC time): ``2026-12-06T21:14:03.118204Z``.
+WALL_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 #: Every label, by name, in SPEC §5's order.
 LABELS: dict[str, Label] = {lab.name: lab._replace(keys=(*lab.keys, WALL)) for lab in _DECLARED}

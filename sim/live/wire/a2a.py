@@ -55,6 +55,7 @@ import anyio
 
 from sim.interop.a2a_card import BINDING, ENDPOINT, MEDIA, RELAY, SkillEntry
 from sim.interop.a2a_card import agent_card as card_of
+from sim.interop.a2a_decoding import decoding
 from sim.live.envelope import ENVELOPE_KEY, Envelope, arriving, request_meta
 from sim.live.payload import Call, Descriptor, Outcome
 from sim.live.wire import Kept, Notice, Receiver, Spawn, Unreachable
@@ -219,39 +220,12 @@ def a2a_routes(
         agent_executor=_executor(receiver, fields),
         task_store=InMemoryTaskStore(),
         agent_card=card,
-        request_context_builder=_decoding(),
+        request_context_builder=decoding(DECODED, lambda message, _: request_of(message)),
     )
     return [
         *create_jsonrpc_routes(handler, ENDPOINT),
         *create_agent_card_routes(card, card_url=AGENT_CARD_WELL_KNOWN_PATH),
     ]
-
-
-def _decoding() -> Any:
-    """The SDK ``RequestContextBuilder`` that decodes each request before the SDK makes
-    a task of it: a message that is not a protomesh A2A request is refused there."""
-    from a2a.server.agent_execution import RequestContext, SimpleRequestContextBuilder
-    from a2a.server.context import ServerCallContext
-    from a2a.types import SendMessageRequest, Task
-    from a2a.utils.errors import InvalidParamsError
-
-    class Decoding(SimpleRequestContextBuilder):
-        async def build(
-            self,
-            context: ServerCallContext,
-            params: SendMessageRequest | None = None,
-            task_id: str | None = None,
-            context_id: str | None = None,
-            task: Task | None = None,
-        ) -> RequestContext:
-            if params is not None:
-                try:
-                    context.state[DECODED] = request_of(params.message)
-                except ValueError as exc:
-                    raise InvalidParamsError(message=str(exc)) from None
-            return await super().build(context, params, task_id, context_id, task)
-
-    return Decoding()
 
 
 def _executor(receiver: Receiver, fields: Callable[[str], frozenset[str]]) -> Any:
