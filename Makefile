@@ -5,21 +5,28 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 SCENARIO ?= scenarios/train_booking.yaml
 
-.PHONY: install native sim test fuzz bench lint schema clean
+.PHONY: install native wheel sim test fuzz bench lint schema clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet --upgrade pip 'setuptools>=77'
 	$(PY) -m pip install --quiet -e '.[test,dask]'
 	touch $(STAMP)
 
-# The engine's per-event modules compiled with mypyc (sim/engine/compiled.py), rebuilt when
-# a source of the engine changed; if the compiler fails, the same engine runs as Python.
-NATIVE := sim/engine/_native/manifest.json
-$(NATIVE): $(STAMP) $(wildcard sim/engine/*.py)
+# The engine's per-event modules compiled with mypyc in place, beside their sources
+# (sim/native: PROTOMESH_COMPILE=1 setup.py build_ext --inplace), rebuilt when a source of
+# the engine changed; if the compiler fails, nothing compiled is left and the same engine
+# runs as Python. `make wheel` builds the platform wheel that carries it (dist/).
+NATIVE := sim/engine/native.json
+$(NATIVE): $(STAMP) setup.py $(wildcard sim/engine/*.py) $(wildcard sim/native/*.py)
 	$(PY) -m sim native build || echo "make: the compiled engine was not built: the pure-Python engine runs"
 
 native: $(NATIVE)
+
+wheel: $(STAMP)
+	rm -rf build/lib* build/bdist*
+	PROTOMESH_COMPILE=1 $(PY) -m pip wheel --quiet --no-deps --no-build-isolation -w dist .
+	@ls dist/protomesh-*.whl
 
 install: $(STAMP) $(NATIVE)
 
@@ -60,4 +67,4 @@ schema: $(STAMP)
 	$(PY) -m sim schema > scenarios/protomesh.schema.json
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache sim/engine/_native
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist sim/engine/_native sim/engine/*.so sim/engine/native.json

@@ -20,7 +20,7 @@ under about 2 % needs more rounds than 20.
 
 Each checkout runs the engine it has built (``make native`` in it; the first line printed
 names both): a compiled checkout against an unbuilt one measures the compiler, not the
-change. ``PROTOMESH_PURE=1`` runs both interpreted.
+change. ``python -m sim native clean`` in each makes both interpreted.
 """
 
 from __future__ import annotations
@@ -41,15 +41,20 @@ RUN = (
 
 
 #: Which engine a checkout runs (checkouts before the compiled engine run the source).
-ENGINE = (
-    "import sim.engine as e; "
-    "print(getattr(getattr(e, 'compiled', None), 'state', 'pure (no compiled engine)'))"
-)
+ENGINE = """
+import sim.engine as e
+try:
+    from sim.native import status
+except ImportError:  # checkouts before sim.native: a state of sim.engine.compiled, or none
+    print(getattr(getattr(e, 'compiled', None), 'state', 'pure (no compiled engine)'))
+else:
+    print(status())
+"""
 
 
 def engine(checkout: Path) -> str:
-    """Which engine ``checkout`` runs in a fresh process of this interpreter (``compiled``
-    or ``pure (why)``: :mod:`sim.engine.compiled`; ``PROTOMESH_PURE`` passes through)."""
+    """Which engine ``checkout`` runs in a fresh process of this interpreter (``compiled
+    (...)`` or ``pure (why)``: :func:`sim.native.status`)."""
     try:
         out = subprocess.run(
             [sys.executable, "-c", ENGINE], cwd=checkout, capture_output=True, text=True

@@ -191,9 +191,10 @@ SCALE_HEADER += ["run s (CPU s)", "wall s (all)", "peak RSS MiB", "target"]
 
 def engine_name() -> str:
     """Which engine this process runs: ``compiled`` (mypyc) or ``pure Python``."""
-    from sim.engine import compiled
+    import sim.engine  # noqa: F401  (the engine's modules, compiled or not, loaded)
+    from sim import native
 
-    return "compiled" if compiled.state == "compiled" else "pure Python"
+    return "compiled" if native.status().startswith("compiled") else "pure Python"
 
 
 def hop_rows(
@@ -204,9 +205,9 @@ def hop_rows(
     engine protocol back to back; a ratio is the median over rounds of the round's own
     ratio (paired, so a slow spell of the machine weighs on both of its sides). The engine
     this process runs is held to issue 17's target; when it is the compiled one, the
-    pure-Python engine's row at 1,000 processes follows, from a child with
-    ``PROTOMESH_PURE=1`` (its own raw SimPy rounds), a ``reference`` held to issue 11's
-    floor (0.55) only."""
+    pure-Python engine's row at 1,000 processes follows, from a child running a copy of
+    the sources without the build (:func:`sim.native.pure_command`; its own raw SimPy
+    rounds), a ``reference`` held to issue 11's floor (0.55) only."""
     counts, repeats = ((2_000, 5_000), (1, 1)) if quick else ((10_000, 20_000), (9, 3))
     sizes = zip((1_000, 10_000), counts, repeats, strict=True)
     messages = 200_000 if quick else 1_000_000
@@ -236,12 +237,13 @@ def hop_rows(
         row += [f"{target}: {'yes' if ok else 'no'}"]
         rows.append(row)
     if not reference and name == "compiled" and (not only or 1_000 in only):
-        from sim.engine.compiled import PURE_ENV
+        from sim import native
 
         args = ["-m", "benchmarks.bench_engine", "hops", "--json", "1000"]
         args += ["--quick"] if quick else []
-        env = {**os.environ, PURE_ENV: "1"}
-        text, _, _ = _child(args, env)
+        with tempfile.TemporaryDirectory(prefix="protomesh-pure-") as tree:
+            _, env = native.pure_command(Path(tree), path=[ROOT])
+            text, _, _ = _child(["-P", *args], env)
         child = json.loads(text.strip().splitlines()[-1])
         rows += child["rows"]
         passed &= child["passed"]
@@ -324,8 +326,8 @@ def run(quick: bool) -> Any:
         "process; rates are medians over rounds, a ratio is the median of each round's own "
         "ratio (paired: a slow spell of this shared machine weighs on both sides of it), the "
         "rounds' lowest and highest in brackets. Engine: `compiled` is the engine as `make` "
-        "installs it, its per-event modules compiled with mypyc (sim/engine/compiled.py); "
-        "`pure Python` the same source run by the interpreter (PROTOMESH_PURE=1, a child "
+        "installs it, its per-event modules compiled with mypyc (sim/native); "
+        "`pure Python` the same source run by the interpreter (a copy without the build, a child "
         "process with its own raw SimPy rounds), which runs where no compiler is. "
         "To compare two checkouts of the engine: "
         "`python -m benchmarks.ab OTHER_CHECKOUT` (paired CPU time, fresh processes).",

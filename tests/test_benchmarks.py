@@ -170,12 +170,11 @@ def test_ab_pairs_the_rounds_and_reports_their_ratios() -> None:
 def test_ab_names_the_engine_each_checkout_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import sim.engine  # noqa: F401  (its modules loaded, compiled or not)
     from benchmarks import ab
-    from sim.engine import compiled
+    from sim import native
 
-    assert ab.engine(ab.ROOT) == compiled.state  # a fresh process decides as this one did
-    monkeypatch.setenv("PROTOMESH_PURE", "1")
-    assert ab.engine(ab.ROOT) == "pure (PROTOMESH_PURE is set)"
+    assert ab.engine(ab.ROOT) == native.status()  # a fresh process runs what this one does
     old = tmp_path / "sim" / "engine"  # a checkout from before the compiled engine
     old.mkdir(parents=True)
     (tmp_path / "sim" / "__init__.py").write_text("")

@@ -85,6 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     handler = args.handler
     from sim.cli.sink import OutputFailed, guarded_stdout
+    from sim.native import StaleBuild
     from sim.processes import Stopped, ignore_signals
 
     try:
@@ -99,6 +100,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except SystemExit as exc:  # a handler's own argparse (its usage printed): bad usage
         return int(exc.code or 0)
+    except StaleBuild as exc:  # a compiled engine older than its sources: never run it
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except Stopped as exc:  # SIGINT or SIGTERM: the command cleaned up; one line
         ignore_signals()
         print(exc, file=sys.stderr)

@@ -1,5 +1,5 @@
 """``run FILE``: simulate a scenario with one router for N replications (SPEC §7);
-``native build|status``: the compiled engine (:mod:`sim.engine.compiled`)."""
+``native status|build|clean``: the compiled engine (:mod:`sim.native`)."""
 
 from __future__ import annotations
 
@@ -94,41 +94,48 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=run)
     n = sub.add_parser(
         "native",
-        help="build the compiled engine (mypyc), or say which engine runs",
-        description="build: compile the engine's per-event modules with mypyc into "
-        "sim/engine/_native (about 30 s; make install and make test do it when a source "
-        "changed); exit 1 if the compiler fails (the pure-Python engine then runs, with the "
-        "same results). status: print which engine runs and why. PROTOMESH_PURE=1 runs "
-        "the pure-Python engine whatever is built.",
+        help="say which engine runs; build or remove the compiled engine of a checkout",
+        description="status: print which engine this process runs (compiled by mypyc, or "
+        "pure Python) and why. build: compile the engine's per-event modules in place, "
+        "beside their sources, in a checkout (what make native runs; about a minute; exit 1 "
+        "if the compiler fails, and nothing compiled is left). clean: remove that build, "
+        "so that the pure-Python engine runs (the same results, slower). An installed "
+        "package carries the compiled engine when its wheel was built with "
+        "PROTOMESH_COMPILE=1 (make wheel).",
     )
-    n.add_argument("action", choices=("build", "status"))
+    n.add_argument("action", choices=("build", "status", "clean"))
     n.add_argument(
         "--json",
         action="store_true",
-        help='status: print {"running", "current", "why"} (why: null when the build is current)',
+        help='status: print {"running", "compiled"} (running: what status prints)',
     )
     n.set_defaults(handler=native)
 
 
 def native(args: argparse.Namespace) -> int:
-    """``native build``: compile the engine; ``native status``: which engine runs, why."""
-    from sim.engine import compiled
+    """``native status|build|clean``."""
+    from sim import native as compiled
 
     if args.action == "status":
-        why = compiled.check()
+        running = compiled.status()
         if args.json:
-            print(json.dumps({"running": compiled.state, "current": why is None, "why": why}))
+            print(json.dumps({"running": running, "compiled": running.startswith("compiled")}))
             return EXIT_OK
-        print(f"running: {compiled.state}")
-        print("build: current" if why is None else f"build: {why}")
+        print(f"running: {running}")
         return EXIT_OK
+    if args.action == "clean":
+        gone = compiled.clean()
+        print(f"removed {len(gone)} files of the compiled engine from {compiled.SOURCE}")
+        return EXIT_OK
+    from sim.native.build import BuildError, build_in_place
+
     try:
-        where = compiled.build()
-    except compiled.BuildError as exc:
+        where = build_in_place()
+    except BuildError as exc:
         print(f"the compiled engine was not built: {exc}", file=sys.stderr)
         print("the pure-Python engine runs (the same results, slower)", file=sys.stderr)
         return EXIT_NEGATIVE
-    print(f"compiled {len(compiled.MODULES)} engine modules into {where}")
+    print(f"compiled {len(compiled.MODULES)} engine modules in place in {where}")
     return EXIT_OK
 
 

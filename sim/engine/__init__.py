@@ -2,12 +2,13 @@
 
 ``run_replication(scenario, router, rep, out_dir)`` runs one replication and writes
 ``trace.jsonl`` and ``metrics.json``. The components and their timing: docs/engine.md.
-Its per-event modules run compiled when a current build exists (:mod:`sim.engine.compiled`).
+Its per-event modules run compiled when the installation was built so
+(:mod:`sim.native`); a compiled engine older than its sources is refused here.
 """
 
-from sim.engine.compiled import activate
+from sim.native import verify
 
-activate()
+verify()
 
 from sim.engine.simulation import Replication, ReplicationError, World, run_replication  # noqa: E402
 from sim.engine.views import EngineBug  # noqa: E402

@@ -29,6 +29,23 @@ from simpy.events import NORMAL
 
 Later = Callable[[float, Any, Callable[[Any], None]], None]
 
+#: The SimPy minor versions whose private clock (``_now``, ``_queue``, ``_eid``) the engine
+#: reads and writes here and in :mod:`sim.engine.caller` (pyproject.toml pins the same).
+SIMPY_KNOWN = ("4.1",)
+
+
+def check_simpy(version: str) -> None:
+    """Raise ImportError unless SimPy ``version`` is one of :data:`SIMPY_KNOWN`: another
+    SimPy may lay out its clock otherwise, and the engine would misschedule silently."""
+    if ".".join(version.split(".")[:2]) not in SIMPY_KNOWN:
+        raise ImportError(
+            f"SimPy {version} is installed; protomesh's engine reads the private clock of "
+            f"SimPy {', '.join(SIMPY_KNOWN)} (install simpy>=4.1,<4.2)"
+        )
+
+
+check_simpy(simpy.__version__)
+
 
 class Due:
     """The event SimPy's ``step`` pops: ``callbacks``, ``_ok``, ``_value``."""

@@ -1,118 +1,116 @@
-"""The compiled engine: when a build may run, how it is found, and that it gives the
-pure-Python engine's bytes."""
+"""The compiled engine (issue 34, item 5): built at build time, refused when stale, said by
+``native status``, and giving the pure-Python engine's bytes."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
+import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import sim.engine
-from sim.engine import compiled, run_replication
+from sim import native
+from sim.engine import run_replication
 from sim.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def build(tmp_path: Path) -> Path:
-    """A current build's manifest and files (empty files: nothing loads them here)."""
-    native = tmp_path / "_native"
-    native.mkdir()
-    sources = {m: compiled.digest(m) for m in compiled.MODULES}
-    manifest = {"suffix": compiled._SUFFIX, "mypy": "x", "sources": sources}
-    (native / "manifest.json").write_text(json.dumps(manifest))
-    for file in compiled._files().values():
-        (native / file).write_bytes(b"")
-    return native
+def engine(tmp_path: Path) -> Path:
+    """A copy of the engine's sources with a current build beside them (empty files:
+    nothing loads them here)."""
+    folder = tmp_path / "engine"
+    folder.mkdir()
+    for module in native.MODULES:
+        shutil.copy2(native.SOURCE / f"{module}.py", folder)
+        (folder / f"{module}{native.SUFFIX}").write_bytes(b"")
+    record = {
+        "suffix": native.SUFFIX,
+        "mypy": "x",
+        "sources": {m: native.digest(m, folder) for m in native.MODULES},
+    }
+    (folder / native.MANIFEST).write_text(json.dumps(record))
+    return folder
 
 
-def test_a_current_build_may_run(build: Path) -> None:
-    assert compiled.check(build) is None
+FIX = "rebuild it (make native) or remove it (python -m sim native clean)"
 
 
-def test_no_build_is_named(tmp_path: Path) -> None:
-    assert compiled.check(tmp_path / "nothing") == "not built (make native)"
+def test_a_current_build_may_run(engine: Path) -> None:
+    assert native.problem(engine) is None
+    native.verify(engine)
 
 
-def test_a_build_older_than_a_source_names_the_module(build: Path) -> None:
-    manifest = json.loads((build / "manifest.json").read_text())
-    manifest["sources"]["transport"] = hashlib.sha256(b"an older transport").hexdigest()
-    (build / "manifest.json").write_text(json.dumps(manifest))
-    assert compiled.check(build) == "older than the source of transport (make native)"
+def test_no_build_is_no_problem(engine: Path) -> None:
+    native.clean(engine)
+    assert native.built(engine) == [] and native.problem(engine) is None
 
 
-def test_a_build_of_another_interpreter_is_refused(build: Path) -> None:
-    manifest = json.loads((build / "manifest.json").read_text())
-    manifest["suffix"] = ".cpython-39-x86_64-linux-gnu.so"
-    (build / "manifest.json").write_text(json.dumps(manifest))
-    assert (
-        compiled.check(build) == "built for another interpreter (.cpython-39-x86_64-linux-gnu.so)"
+def test_a_build_older_than_a_source_is_refused_naming_the_module(engine: Path) -> None:
+    with (engine / "transport.py").open("a") as source:
+        source.write("# edited\n")
+    with pytest.raises(native.StaleBuild) as stale:
+        native.verify(engine)
+    assert str(stale.value) == f"the compiled engine is older than transport.py in {engine}: {FIX}"
+
+
+def test_a_build_of_another_interpreter_is_refused(engine: Path) -> None:
+    record = json.loads((engine / native.MANIFEST).read_text())
+    record["suffix"] = ".cpython-39-x86_64-linux-gnu.so"
+    (engine / native.MANIFEST).write_text(json.dumps(record))
+    assert native.problem(engine) == (
+        f"the compiled engine was built for .cpython-39-x86_64-linux-gnu.so, not "
+        f"{native.SUFFIX}: {FIX}"
     )
 
 
-def test_a_missing_extension_is_named(build: Path) -> None:
-    (build / f"loop{compiled._SUFFIX}").unlink()
-    assert compiled.check(build) == f"incomplete: loop{compiled._SUFFIX} missing (make native)"
-
-
-def test_a_stale_build_leaves_the_source_running(
-    build: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(compiled, "state", compiled.state)
-    monkeypatch.delenv(compiled.PURE_ENV, raising=False)
-    (build / "manifest.json").write_text("{not json")
-    finders = list(sys.meta_path)
-    assert compiled.activate(build) == "pure (the compiled engine is not built (make native))"
-    assert sys.meta_path == finders
-
-
-def test_protomesh_pure_wins_over_a_current_build(
-    build: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(compiled, "state", compiled.state)
-    monkeypatch.setenv(compiled.PURE_ENV, "1")
-    assert compiled.activate(build) == f"pure ({compiled.PURE_ENV} is set)"
-
-
-def test_the_finder_finds_the_build_s_modules_and_nothing_else(build: Path) -> None:
-    finder = compiled._Finder(build)
-    spec = finder.find_spec("sim.engine.transport")
-    assert spec is not None and spec.origin == str(build / f"transport{compiled._SUFFIX}")
-    group = finder.find_spec(f"{compiled.GROUP}__mypyc")
-    assert group is not None and group.origin == str(
-        build / f"{compiled.GROUP}__mypyc{compiled._SUFFIX}"
+def test_a_partial_build_or_one_without_its_manifest_is_refused(engine: Path) -> None:
+    (engine / f"loop{native.SUFFIX}").unlink()
+    assert native.problem(engine) == f"the compiled engine lacks loop: {FIX}"
+    (engine / native.MANIFEST).unlink()
+    assert native.problem(engine) == (
+        f"the compiled engine in {engine} has no readable {native.MANIFEST}: {FIX}"
     )
-    assert finder.find_spec("sim.engine.paths") is None  # not compiled
-    assert finder.find_spec("json") is None
 
 
-def test_the_running_engine_is_the_build_or_says_why_not() -> None:
-    """Whatever is built: the compiled modules run when the build matches; else every
-    module runs from its source and ``state`` names why."""
-    for module in compiled.MODULES:
-        path = getattr(sim.engine, module).__file__
-        if compiled.state == "compiled":
-            assert path.endswith(compiled._SUFFIX), module
-        else:
-            assert path.endswith(".py"), module
-    assert compiled.state == "compiled" or compiled.state.startswith("pure (")
+def test_clean_removes_the_build_and_nothing_else(engine: Path) -> None:
+    gone = native.clean(engine)
+    assert len(gone) == len(native.MODULES) + 1
+    assert sorted(p.name for p in engine.iterdir()) == sorted(f"{m}.py" for m in native.MODULES)
 
 
-#: A run in a fresh interpreter: its trace's and metrics' SHA-256, and which engine ran.
-_CHILD = """
+def test_the_running_engine_is_what_status_says() -> None:
+    files = [getattr(sim.engine, m).__file__ for m in native.MODULES]
+    said = native.status()
+    if said.startswith("compiled"):
+        assert all(f.endswith(native.SUFFIX) for f in files)
+    else:
+        assert said.startswith("pure (") and all(f.endswith(".py") for f in files)
+
+
+def test_a_pure_copy_has_the_sources_and_no_build(tmp_path: Path) -> None:
+    dest = native.pure_copy(tmp_path)
+    engine = dest / "sim" / "engine"
+    assert native.built(engine) == [] and not (engine / native.MANIFEST).exists()
+    assert {m: native.digest(m, engine) for m in native.MODULES} == {
+        m: native.digest(m) for m in native.MODULES
+    }
+
+
+#: A run in a fresh interpreter: which engine ran, its trace's and metrics' SHA-256.
+CHILD = """
 import hashlib, sys
 from pathlib import Path
-from sim.engine import compiled, run_replication
+from sim import native
+from sim.engine import run_replication
 from sim.scenario import load_scenario
 out = Path(sys.argv[3])
 run_replication(load_scenario(sys.argv[1]), sys.argv[2], 1, out, "full")
-print(compiled.state.split()[0])
+print(native.status().split()[0])
 for name in ("trace.jsonl", "metrics.json"):
     print(hashlib.sha256((out / name).read_bytes()).hexdigest())
 """
@@ -127,71 +125,70 @@ for name in ("trace.jsonl", "metrics.json"):
         ("mcp_vs_mcp_plus", "bfs"),
     ],
 )
-def test_the_compiled_and_the_pure_engine_write_the_same_bytes(
+def test_the_running_and_the_pure_engine_write_the_same_bytes(
     scenario: str, router: str, tmp_path: Path
 ) -> None:
-    """The engine this suite runs (compiled when built, else the source) and the pure
-    engine in a fresh interpreter write the same bytes."""
+    """The engine this suite runs (compiled when built) and the pure engine (a copy of the
+    sources without the build, in a fresh interpreter) write the same bytes."""
     file = ROOT / "scenarios" / f"{scenario}.yaml"
-    run_replication(load_scenario(file), router, 1, tmp_path / "compiled", "full")
+    run_replication(load_scenario(file), router, 1, tmp_path / "ours", "full")
     ours = [
-        hashlib.sha256((tmp_path / "compiled" / name).read_bytes()).hexdigest()
+        hashlib.sha256((tmp_path / "ours" / name).read_bytes()).hexdigest()
         for name in ("trace.jsonl", "metrics.json")
     ]
-    env = {**os.environ, compiled.PURE_ENV: "1"}
-    args = [sys.executable, "-c", _CHILD, str(file), router, str(tmp_path / "pure")]
-    done = subprocess.run(args, env=env, capture_output=True, text=True, check=True, cwd=ROOT)
+    args = ["-c", CHILD, str(file), router, str(tmp_path / "pure")]
+    command, env = native.pure_command(tmp_path / "tree", *args)
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
     state, *theirs = done.stdout.split()
     assert state == "pure" and theirs == ours
-
-
-def test_a_failed_build_names_the_compiler_s_last_lines_and_keeps_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(
-        compiled, "_SETUP", "import sys\nprint('cc: no such compiler')\nsys.exit(3)\n"
-    )
-    with pytest.raises(compiled.BuildError) as failed:
-        compiled.build(tmp_path / "_native")
-    assert str(failed.value) == "mypyc failed (exit 3):\ncc: no such compiler"
-    assert not (tmp_path / "_native").exists()
-
-
-def test_native_build_exits_1_with_a_message_when_the_build_fails(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from sim.cli import main
-
-    def fail(native: Path = compiled.NATIVE) -> Path:
-        raise compiled.BuildError("mypy, which carries mypyc, is not installed (pip install mypy)")
-
-    monkeypatch.setattr(compiled, "build", fail)
-    assert main(["native", "build"]) == 1
-    err = capsys.readouterr().err.splitlines()
-    assert err == [
-        "the compiled engine was not built: mypy, which carries mypyc, is not installed "
-        "(pip install mypy)",
-        "the pure-Python engine runs (the same results, slower)",
-    ]
 
 
 def test_native_status_says_which_engine_runs(capsys: pytest.CaptureFixture[str]) -> None:
     from sim.cli import main
 
     assert main(["native", "status"]) == 0
-    why = compiled.check()
-    assert capsys.readouterr().out.splitlines() == [
-        f"running: {compiled.state}",
-        "build: current" if why is None else f"build: {why}",
-    ]
+    assert capsys.readouterr().out.splitlines() == [f"running: {native.status()}"]
 
 
-@pytest.mark.slow
-def test_a_build_compiles_every_module_and_records_their_sources(tmp_path: Path) -> None:
-    native = compiled.build(tmp_path / "_native")  # about 30 s: mypyc and the C compiler
-    assert compiled.check(native) is None
-    manifest = json.loads((native / "manifest.json").read_text())
-    assert manifest["sources"] == {m: compiled.digest(m) for m in compiled.MODULES}
-    assert sorted(p.name for p in native.iterdir()) == sorted(
-        [*compiled._files().values(), "manifest.json"]
+def test_native_build_without_a_checkout_names_the_wheel(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from sim.native.build import BuildError, build_in_place
+
+    with pytest.raises(BuildError) as failed:
+        build_in_place(tmp_path)
+    assert str(failed.value).startswith(f"no setup.py in {tmp_path}: an installed package")
+
+
+def test_a_failed_build_leaves_no_build_behind(tmp_path: Path) -> None:
+    from sim.native.build import BuildError, build_in_place
+
+    engine = tmp_path / "sim" / "engine"
+    engine.mkdir(parents=True)
+    (engine / f"caller{native.SUFFIX}").write_bytes(b"old")
+    (tmp_path / "setup.py").write_text("import sys\nprint('cc: no such compiler')\nsys.exit(3)\n")
+    with pytest.raises(BuildError) as failed:
+        build_in_place(tmp_path)
+    assert str(failed.value) == "mypyc failed (exit 3):\ncc: no such compiler"
+    assert list(engine.iterdir()) == []
+
+
+@pytest.mark.parametrize("version", ["4.2.0", "5.0", "4.0.2", "4"])
+def test_an_unknown_simpy_is_refused_loudly(version: str) -> None:
+    from sim.engine.clock import check_simpy
+
+    with pytest.raises(ImportError) as refused:
+        check_simpy(version)
+    assert str(refused.value) == (
+        f"SimPy {version} is installed; protomesh's engine reads the private clock of "
+        "SimPy 4.1 (install simpy>=4.1,<4.2)"
     )
+
+
+def test_the_installed_simpy_is_known() -> None:
+    import simpy
+
+    from sim.engine.clock import check_simpy
+
+    check_simpy(simpy.__version__)
+    check_simpy("4.1.9")

@@ -7,25 +7,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 import statistics
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from sim.engine import compiled, run_replication
+from sim import native
+from sim.engine import run_replication
 from sim.engine.paths import DRAWN, Hop
 from sim.engine.topology import Topology
 from sim.engine.views import EngineBug
 from sim.mesh import DijkstraRouter, ProtocolGraph
 from sim.scenario import parse_scenario
 from sim.scenario.model import Scenario
-
-ROOT = Path(__file__).resolve().parents[2]
 
 DRAWN_MESH = """
 name: drawn
@@ -126,11 +123,12 @@ def test_a_numeric_latency_keeps_its_rate() -> None:
 _CHILD = """
 import hashlib, sys, textwrap
 from pathlib import Path
-from sim.engine import compiled, run_replication
+from sim import native
+from sim.engine import run_replication
 from sim.scenario import parse_scenario
 out = Path(sys.argv[2])
 run_replication(parse_scenario(textwrap.dedent(sys.argv[1]))[0], "dijkstra", 1, out, "full")
-print(compiled.state.split()[0])
+print(native.status().split()[0])
 for name in ("trace.jsonl", "metrics.json"):
     print(hashlib.sha256((out / name).read_bytes()).hexdigest())
 """
@@ -142,8 +140,8 @@ def test_the_compiled_and_the_pure_engine_draw_the_same(drawn: Scenario, tmp_pat
         hashlib.sha256((tmp_path / "compiled" / name).read_bytes()).hexdigest()
         for name in ("trace.jsonl", "metrics.json")
     ]
-    env = {**os.environ, compiled.PURE_ENV: "1"}
-    args = [sys.executable, "-c", _CHILD, DRAWN_MESH, str(tmp_path / "pure")]
-    done = subprocess.run(args, env=env, capture_output=True, text=True, check=True, cwd=ROOT)
+    args = ["-c", _CHILD, DRAWN_MESH, str(tmp_path / "pure")]
+    command, env = native.pure_command(tmp_path / "tree", *args)
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
     state, *theirs = done.stdout.split()
     assert state == "pure" and theirs == ours
