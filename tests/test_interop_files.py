@@ -44,7 +44,7 @@ PINNED: dict[str, tuple[int, tuple[int, int, int, int], int, int, int]] = {
     "memory": (6, (4, 6, 0, 6), 7, 9, 1),
     "pdf": (9, (10, 5, 0, 2), 6, 9, 5),
     "postgres": (1, (1, 0, 0, 0), 1, 1, 2),
-    "puppeteer": (7, (1, 0, 0, 0), 1, 7, 8),
+    "puppeteer": (7, (1, 1, 0, 0), 2, 7, 7),
     "sequential-thinking": (0, (0, 0, 0, 0), 0, 1, 1),
     "slack": (8, (0, 3, 0, 9), 6, 8, 6),
     "sqlite": (6, (0, 3, 0, 1), 4, 6, 4),

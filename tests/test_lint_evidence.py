@@ -100,6 +100,22 @@ def test_p2_mcp_plus_without_side_effects_a_finding_only_if_it_looks_like_a_writ
     )
 
 
+def test_p2_an_argument_that_is_code_it_runs_is_evidence_of_a_write() -> None:
+    script = {"type": "object", "properties": {"script": {"type": "string"}}}
+    run = Tool("browser_evaluate", "Evaluate JavaScript in the browser console", script)
+    assert p2([run]) == [
+        (
+            "browser_evaluate",
+            FINDING,
+            "annotations",
+            "looks like a write and is not marked (no annotations): argument 'script' (code it "
+            "runs can write anything)",
+        )
+    ]
+    query = {"type": "object", "properties": {"query": {"type": "string"}}}
+    assert p2([Tool("read_query", "Execute a SELECT query", query)])[0][1] == NOTE
+
+
 def test_p2_a_read_verb_in_the_name_wins_over_an_object_that_looks_like_a_verb() -> None:
     for name in ("get_commit", "pull_request_read", "projects_list"):
         assert p2([Tool(name, "Details of one item of the hosting service", SCHEMA)])[0][1] == NOTE

@@ -9,7 +9,9 @@ A tool *looks like a write* when
   service prefix (``slack_``) being a word that is no verb;
 - or the first word of its description is one (``Records changes``, ``Adds file contents``,
   a third-person ``-s``/``-es`` dropped);
-- or it has an argument that only a write has (:data:`WRITE_FLAGS`: ``overwrite``).
+- or it has an argument that only a write has (:data:`WRITE_FLAGS`: ``overwrite``), or one
+  that is code or a command it runs (:data:`CODE_ARGS`: ``script``, ``command``: what it runs
+  may write anything).
 
 Arguments that carry what would be written (:data:`PAYLOAD_ARGS`: ``content``, ``body``,
 ``text``, ``message``...) are quoted beside a verb as supporting evidence, never alone. A
@@ -29,6 +31,7 @@ from sim.calculus.mcp import ToolPlus
 from sim.calculus.schemas import Property, properties
 
 __all__ = [
+    "CODE_ARGS",
     "NOUN_PAIRS",
     "PAYLOAD_ARGS",
     "READ_VERBS",
@@ -61,6 +64,9 @@ READ_VERBS = frozenset(
 )
 """Verbs of a name that only reads (``get_commit``: ``commit`` is its object)."""
 WRITE_FLAGS = frozenset({"overwrite"})
+CODE_ARGS = frozenset({"script", "code", "command", "cmd", "shell"})
+"""Argument names of code or a command the tool runs (a query language is not among them:
+``read_query``'s ``query`` is a ``SELECT``)."""
 """Argument names that only a writing tool has."""
 PAYLOAD_ARGS = frozenset(
     {"content", "contents", "body", "text", "message", "data", "files", "edits", "patch"}
@@ -130,7 +136,16 @@ class WriteEvidence:
     def describe(self) -> str:
         """The evidence in words: ``verb 'post' in the name; arguments text``."""
         parts = [f"verb {v!r} in the {where}" for v, where in self.verbs]
-        parts += [f"argument {f!r} (only a write has it)" for f in self.flags]
+        parts += [
+            f"argument {f!r} ("
+            + (
+                "code it runs can write anything"
+                if f.lower() in CODE_ARGS
+                else "only a write has it"
+            )
+            + ")"
+            for f in self.flags
+        ]
         if parts and self.payload:
             args = ", ".join(self.payload)
             many = len(self.payload) > 1
@@ -155,7 +170,7 @@ def write_evidence(tool: ToolPlus, inputs: Sequence[Property] | None = None) -> 
     if inputs is None:
         inputs = properties(tool.input_schema, "inputSchema")
     names = [p.name for p in inputs if p.top]
-    flags = tuple(n for n in names if n.lower() in WRITE_FLAGS)
+    flags = tuple(n for n in names if n.lower() in WRITE_FLAGS or n.lower() in CODE_ARGS)
     payload = tuple(n for n in names if n.lower() in PAYLOAD_ARGS)
     reads = m.group() if (m := _READS.search(desc)) else ""
     return WriteEvidence(tuple(verbs), flags, payload, reads)
