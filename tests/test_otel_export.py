@@ -26,12 +26,12 @@ EPOCH_NS = 1_765_000_000_500_000_000
 
 @pytest.fixture(scope="module")
 def run_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A 120 s replication of the paper scenario (its trace under ``dijkstra/rep-0``)."""
+    """A 40 s replication of the paper scenario (its trace under ``dijkstra/rep-0``)."""
     from sim.engine import run_replication
     from sim.scenario import load_scenario
 
     out = tmp_path_factory.mktemp("run") / "dijkstra" / "rep-0"
-    scenario = load_scenario(SCENARIO).model_copy(update={"duration": 120.0})
+    scenario = load_scenario(SCENARIO).model_copy(update={"duration": 40.0})
     run_replication(scenario, "dijkstra", 0, out)
     return out / "trace.jsonl"
 
@@ -204,7 +204,7 @@ def test_bad_input_is_one_line(
                 "--endpoint",
                 f"http://127.0.0.1:{_refused()}",
                 "--timeout",
-                "1",
+                "0.3",
             ],
             "the OTLP/HTTP collector did not accept the spans",
         ),
