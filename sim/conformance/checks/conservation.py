@@ -54,13 +54,13 @@ class Conservation(Check):
     def on_hop(self, ev: Any, raw: bytes) -> None:
         d = ev.detail
         try:
-            here = self.at.get(d.msg)
+            if d.msg not in self.at:  # not in flight (its deliver or drop says so)
+                return
         except TypeError:  # an unhashable msg: not a message in flight
             return
-        if here is None:  # not in flight (its deliver or drop says so), or sent by nobody
-            return
+        here = self.at[d.msg]  # None: sent by nobody, so anywhere
         a = d.from_ if d.from_ is not None else ev.agent
-        if a != here:
+        if here is not None and a != here:
             self.violation(
                 f"hop (seq {ev.seq}) of message {d.msg} from {a}, but the message is at "
                 f"{here}: no hop took it to {a}",

@@ -41,6 +41,7 @@ from sim.conformance.checks.fusion import (
     IS_PROTOCOL,
     IS_TERMINAL,
     MAY_FLIP,
+    OFF,
     OWN_COUNTED,
     WRITTEN,
     Branches,
@@ -112,6 +113,7 @@ def stream(
     branches = Branches(calls, fused)
     end_instance = tracked.end
     quiet = not (rdown or rlinks)  # every node and link up
+    paths_on = rv is not None  # route_validity reads the sends' paths
     idle = not (rpending or rretries or rfallbacks)  # no error awaits its strategy
     (s_hop, s_send, s_deliver, s_call, s_validate, s_execute, s_result, s_approve, s_wf_start,
      s_wf_end) = branches.labels(quiet, idle)  # fmt: skip
@@ -153,41 +155,40 @@ def stream(
                 # the labels' own branches, most frequent first (each ends in continue)
                 if lab is s_hop:
                     d = ev.detail  # a ``from`` or ``to`` None is in no link, a ``proto`` None
+                    a, b = d.from_, d.to
                     try:  # in no link's protocols
-                        if d.proto not in rlinked[d.from_][d.to]:
+                        if d.proto not in rlinked[a][b]:
                             rv.on_hop(ev, raw)  # type: ignore[union-attr]
                     except KeyError:
                         rv.on_hop(ev, raw)  # type: ignore[union-attr]
                     m = d.msg  # conservation's (the stand-in is empty without it)
-                    here = cat.get(m)
-                    if here is not None:
-                        if here == d.from_:
-                            cat[m] = d.to
-                        else:
-                            cons.on_hop(ev, raw)  # type: ignore[union-attr]
+                    here = cat.get(m, OFF)
+                    if here == a:  # it leaves from where it is (OFF equals nothing)
+                        cat[m] = b
+                    elif here is not OFF:
+                        cons.on_hop(ev, raw)  # type: ignore[union-attr]
                     continue  # counted as the events no other count has
                 if lab is s_send:
-                    d = ev.detail
+                    d, a = ev.detail, ev.agent
                     m = d.msg
                     if m is None or m in copen:
                         cons.on_send(ev, raw)  # type: ignore[union-attr]
                         slow_sends += 1
                     else:
                         copen[m] = raw
-                        cat[m] = ev.agent
+                        cat[m] = a
                     path = d.path
                     if (
-                        rv is not None
-                        and path
-                        and (path[0] != ev.agent or path[-1] != d.to or tuple(path) not in rpaths)
+                        path
+                        and paths_on
+                        and (tuple(path) not in rpaths or path[0] != a or path[-1] != d.to)
                     ):
-                        rv.on_path(ev, raw)
+                        rv.on_path(ev, raw)  # type: ignore[union-attr]
                     n_send += 1
                     continue
                 if lab is s_deliver:
                     m = ev.detail.msg
-                    here = cat.get(m)
-                    if here is not None and here == ev.agent:
+                    if cat.get(m, OFF) == ev.agent:
                         del copen[m], cat[m]
                     else:  # not in flight, elsewhere, or no msg (on_end ignores that)
                         cons.on_end(ev, raw)  # type: ignore[union-attr]
