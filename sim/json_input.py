@@ -18,8 +18,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-#: The largest JSON file read, in bytes (256 MiB).
-MAX_JSON_BYTES = 256 * 1024 * 1024
+#: The largest JSON file read, in bytes (64 MiB: the real inputs, SGD dialogues and tool
+#: lists, are a few MiB; decoded, 64 MiB of JSON can take about a GiB of objects).
+MAX_JSON_BYTES = 64 * 1024 * 1024
 #: The deepest nesting of arrays and objects (a top-level array or object is depth 1).
 MAX_JSON_DEPTH = 64
 #: The most digits of one JSON integer (10^300 < the largest float, 1.8e308).

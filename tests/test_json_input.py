@@ -144,3 +144,17 @@ def test_any_text_is_read_or_refused_located_never_another_error(
     except JsonInputError as exc:
         assert exc.line >= 1 and exc.column >= 1
         assert str(exc).startswith(f"f:{exc.line}:{exc.column}: ")
+
+
+def test_a_file_past_the_size_bound_is_refused_before_it_is_decoded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sim import json_input
+
+    path = tmp_path / "t.json"
+    path.write_text("[1, 2, 3]", encoding="utf-8")  # 9 bytes
+    monkeypatch.setattr(json_input, "MAX_JSON_BYTES", 9)
+    assert read_json(path) == [1, 2, 3]
+    monkeypatch.setattr(json_input, "MAX_JSON_BYTES", 8)
+    with pytest.raises(JsonInputError, match=r"t.json:1:1: larger than 8 bytes"):
+        read_json(path)

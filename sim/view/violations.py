@@ -159,20 +159,23 @@ def from_verify(results: Path) -> list[dict[str, Any]]:
     path of the untimed model that violates the property, its last event offending (the
     violation is certain there), drawn from its own events. A line that is not a JSON
     object raises :class:`ValueError` naming the file and line."""
-    import json
+    from sim.conformance.events import read_blocks
+    from sim.json_input import JsonInputError, parse_json
 
     base = results / VERIFY_DIR
     out: list[dict[str, Any]] = []
     for path in sorted(base.glob("*/*/*.jsonl")) if base.is_dir() else []:
         workflow, router = path.parent.parent.name, path.parent.name
         events = []
-        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        _, blocks = read_blocks(path)  # bounded lines (MAX_LINE), a located TraceError
+        for lineno, line in enumerate((raw for block in blocks for raw in block), 1):
             if not line.strip():
                 continue
             try:
-                e = json.loads(line)
-            except ValueError as exc:
-                raise ValueError(f"{path}:{lineno}: not JSON ({exc})") from None
+                e = parse_json(line.decode("utf-8"), f"{path}:{lineno}")
+            except (JsonInputError, UnicodeDecodeError) as exc:
+                why = exc.message if isinstance(exc, JsonInputError) else "not UTF-8 text"
+                raise ValueError(f"{path}:{lineno}: not JSON ({why})") from None
             if not isinstance(e, dict) or not isinstance(e.get("seq"), int):
                 raise ValueError(f"{path}:{lineno}: not a trace event (no integer seq)")
             events.append(e)
