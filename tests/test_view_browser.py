@@ -160,7 +160,7 @@ def test_recovery_counterexample_click_highlights_its_events(explorer: Page, res
         "es => es.map(e => +e.getAttribute('data-seq'))"
     )
     assert sorted(set(lit)) == sorted(first["seqs"])
-    heads = page.locator("#seq .lhead").all_text_contents()
+    heads = page.locator("#seq-head .lhead").all_text_contents()
     assert any(h.startswith("gw2") for h in heads)
     translations = page.locator("#seq .box.translate").all_text_contents()
     assert "translate MCP+→MCP" in " ".join(translations)

@@ -65,7 +65,7 @@ def test_make_sim_report_holds_the_issue_must_holds(tab: Page, tmp_path: Path) -
     )
     assert listed == total > 0  # every one kept: at most the cap per run here
     page.locator(".cx[data-check=recovery]").first.click()
-    assert any(h.startswith("gw2") for h in page.locator("#seq .lhead").all_text_contents())
+    assert any(h.startswith("gw2") for h in page.locator("#seq-head .lhead").all_text_contents())
     assert "translate MCP+→MCP" in " ".join(page.locator("#seq .box.translate").all_text_contents())
     assert _lit(page)
     assert seen.errors == [] and seen.blocked == []

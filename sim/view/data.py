@@ -188,7 +188,7 @@ def build_index(
         events = [_collect(part, k, files) for part, k in zip(parts, keep, strict=True)]
     out_runs = []
     latencies: dict[str, list[float]] = {}
-    for run, part, k, evs in zip(runs, parts, keep, events, strict=True):
+    for run, m, part, k, evs in zip(runs, metrics, parts, keep, events, strict=True):
         violated = part.data["violated"]
         by_inst: dict[str, set[str]] = {}
         for g in violated:
@@ -210,6 +210,9 @@ def build_index(
                 "violating": sorted(by_inst),
                 "violated": violated,
                 **part.data["replay"],
+                # the level the run traced at (metrics.json), not the one its events show:
+                # a full trace in which no message moved is still full
+                "level": m.get("trace_level") or part.data["replay"]["level"],
                 "events": evs,
             }
         )

@@ -73,11 +73,20 @@ function drawMesh() {
     el("text", {"class": "nlabel", x: nx(n), y: ny(n) + r + 13}, gn, D.mesh.aggregated ? n.id + " ×" + n.members : n.id);
   });
   var lg = $("legend"); lg.innerHTML = "";
+  function entry(key, swatch, text) {
+    var s = h("span", {"data-legend": key}, lg), i = h("i", {}, s);
+    i.setAttribute("style", swatch); s.appendChild(document.createTextNode(text));
+  }
   var types = {}; nodes.forEach(function (n) { types[n.type] = 1; });
-  Object.keys(types).sort().forEach(function (t) { var s = h("span", {}, lg); h("i", {style: "background:" + (TYPE_COLORS[t] || "#90a4ae")}, s); s.appendChild(document.createTextNode(t)); });
-  D.mesh.protocols.forEach(function (p) { var s = h("span", {}, lg); h("i", {style: "background:" + protoColor(p)}, s); s.appendChild(document.createTextNode(p + " message")); });
-  var s2 = h("span", {}, lg); s2.textContent = "orange ring: translation · red cross: drop · grey: down · link width: traffic so far";
-  if (R.level === "protocol") h("span", {"class": "level"}, lg, "protocol-level trace: no send/hop/deliver events, so no per-link traffic or paths; dashed arcs are invocations from caller to the server they name (route not recorded)");
+  Object.keys(types).sort().forEach(function (t) { entry("type:" + t, "background:" + (TYPE_COLORS[t] || "#90a4ae"), t); });
+  D.mesh.protocols.forEach(function (p) { entry("message:" + p, "background:" + protoColor(p), p + " message"); });
+  entry("translation", "background:#fff;border:3px solid #ff6f00", "orange ring: a translation at the node");
+  entry("drop", "background:none;color:#c62828", "✕ red cross: a drop at the node");
+  entry("down", "background:#ccc", "grey node, dashed link: down");
+  entry("width", "background:#90a4ae;height:4px;border-radius:0", "link width: traffic so far");
+  if (R.flows.length) entry("arc", "background:none;border-top:2px dashed #555;border-radius:0;height:0", "dashed arc: an invocation from caller to the server it names (route not recorded)");
+  if (R.level === "protocol") h("span", {"class": "level"}, lg, "protocol-level trace: no send/hop/deliver events, so no per-link traffic or paths");
+  else if (R.level === "full" && !R.hops.length) h("span", {"class": "level"}, lg, "full-level trace in which no message moved (no hop in this run)");
   if (D.mesh.aggregated) h("span", {}, lg, "aggregated by agent type (" + D.mesh.agents + " agents, " + D.mesh.link_count + " links)");
   mesh = {byFrame: byFrame, maxTotal: maxTotal, dots: gd};
   $("slider").max = D.frames - 1;
@@ -191,14 +200,16 @@ function drawChart(title, key, evs, highlight, context) {
   evs.forEach(function (e) { if (e[2] === "hop") { see(e[8].from); see(e[8].to); } else see(e[3]); });
   var servers = order.filter(function (a) { return kinds[a] === "TOOL_SERVER"; });
   order = order.filter(function (a) { return kinds[a] !== "TOOL_SERVER"; }).concat(servers);
-  var X = {}, COL = 200, LEFT = 230, ROW = 22, TOP = 40;
+  var X = {}, COL = 200, LEFT = 230, ROW = 22, TOP = 16;
   order.forEach(function (a, i) { X[a] = LEFT + i * COL; });
   var rows = evs.filter(function (e) { return e[2] === "hop" || BOXED[e[2]] || hl[e[1]] || cx[e[1]]; });
   var height = TOP + rows.length * ROW + 30, width = LEFT + order.length * COL;
   svg.setAttribute("height", height); svg.setAttribute("width", Math.max(width, 400));
+  var head = $("seq-head"); head.innerHTML = "";  /* sticky above the chart (view.css) */
+  head.setAttribute("width", Math.max(width, 400));
   order.forEach(function (a) {
-    el("line", {"class": "lifeline", x1: X[a], y1: TOP - 8, x2: X[a], y2: height}, svg);
-    el("text", {"class": "lhead", x: X[a], y: 18}, svg, a + (kinds[a] ? " (" + kinds[a] + ")" : ""));
+    el("line", {"class": "lifeline", x1: X[a], y1: 0, x2: X[a], y2: height}, svg);
+    el("text", {"class": "lhead", x: X[a], y: 18}, head, a + (kinds[a] ? " (" + kinds[a] + ")" : ""));
   });
   var nextByMsg = {};
   for (var i = evs.length - 1; i >= 0; i--) {
@@ -249,17 +260,59 @@ function drawGroup(box, g, ri) {
   head.appendChild(document.createTextNode(g.kind === "verify" ? " — violated in the untimed model (" + g.path + ")" :
     (g.formula ? " (" + g.scope + " scope: " + g.formula + ")" : "") + " — " + plural(g.violations, "violation") + " in this run, " + g.examples.length + " kept" +
     (more > 0 ? ": the earliest by seq; " + more + " more not kept (cap " + D.keep_counterexamples + " per run)" : "")));
+  if (!g.examples.length) return;
+  var table = h("table", {"class": "viol sortable"}, grp), tr = h("tr", {}, h("thead", {}, table));
+  ["#", "first event", "message", "events", "instances"].forEach(function (c) { h("th", {}, tr, c); });
+  var body = h("tbody", {}, table);
   g.examples.forEach(function (ex, xi) {
-    var d = h("div", {"class": "cx", "data-run": ri === null ? "" : ri, "data-kind": g.kind, "data-check": g.name, "data-seqs": ex.seqs.join(","),
-      "data-context": ex.context.join(","), "data-inst": ex.instances.join(",")}, grp);
-    h("b", {}, d, "#" + (xi + 1) + " ");
-    d.appendChild(document.createTextNode(ex.message + " — " + (ex.seqs.length ? "events " + ex.seqs.join(", ") : "no single offending event") +
-      (ex.instances.length ? " · " + ex.instances.join(", ") : "") + (ex.elided ? " · " + ex.elided + " events of the scope left out" : "")));
+    var d = h("tr", {"class": "cx", "data-run": ri === null ? "" : ri, "data-kind": g.kind, "data-check": g.name, "data-seqs": ex.seqs.join(","),
+      "data-context": ex.context.join(","), "data-inst": ex.instances.join(","), title: "open the counterexample"}, body);
+    h("td", {}, d, String(xi + 1));
+    h("td", {}, d, ex.seqs.length ? String(Math.min.apply(null, ex.seqs)) : "–");
+    h("td", {style: "text-align:left"}, d, ex.message);
+    h("td", {style: "text-align:left"}, d, (ex.seqs.length ? ex.seqs.join(", ") : "no single offending event") + (ex.elided ? " (" + ex.elided + " events of the scope left out)" : ""));
+    h("td", {style: "text-align:left"}, d, ex.instances.join(", "));
     d.onclick = function () { openExample(ri, g, ex); };
   });
+  sortable(table);
+}
+/* a click on a header sorts the rows by that column (numbers as numbers), again: reversed */
+function sortable(table) {
+  table.querySelectorAll("thead th").forEach(function (th, col) {
+    th.onclick = function (ev) {
+      ev.stopPropagation();
+      var body = table.querySelector("tbody"), rows = Array.prototype.slice.call(body.rows);
+      var down = th.getAttribute("data-sort") === "up";
+      table.querySelectorAll("thead th").forEach(function (o) { o.removeAttribute("data-sort"); });
+      th.setAttribute("data-sort", down ? "down" : "up");
+      function key(r) { var t = r.cells[col].textContent, n = parseFloat(t); return isNaN(n) ? t : n; }
+      rows.sort(function (a, b) {
+        var x = key(a), y = key(b), c = typeof x === typeof y ? (x < y ? -1 : x > y ? 1 : 0) : (typeof x === "number" ? -1 : 1);
+        return down ? -c : c;
+      });
+      rows.forEach(function (r) { body.appendChild(r); });
+    };
+  });
+}
+/* the Violations tab's first table: one row per violated check or property of each run */
+function violationSummary(box) {
+  var rows = [];
+  D.runs.forEach(function (R, ri) { R.violated.forEach(function (g) { rows.push([R.label, g, ri]); }); });
+  D.verify.forEach(function (g) { rows.push(["verify " + g.workflow + "/" + g.router, g, null]); });
+  if (!rows.length) return;
+  var table = h("table", {"class": "viol-summary sortable"}, box), tr = h("tr", {}, h("thead", {}, table));
+  ["run", "kind", "name", "violations", "kept"].forEach(function (c) { h("th", {}, tr, c); });
+  var body = h("tbody", {}, table);
+  rows.forEach(function (x) {
+    var g = x[1], r = h("tr", {"class": "vrow", "data-run": x[2] === null ? "" : x[2], "data-name": g.name, title: "open the first counterexample"}, body);
+    [x[0], g.kind, g.name, String(g.violations), String(g.examples.length)].forEach(function (c, i) { h("td", {style: i < 3 ? "text-align:left" : ""}, r, c); });
+    r.onclick = function () { if (g.examples.length) openExample(x[2], g, g.examples[0]); };
+  });
+  sortable(table);
 }
 function drawViolations() {
   var box = $("violations"); box.innerHTML = "";
+  violationSummary(box);
   D.runs.forEach(function (R, ri) {
     if (!R.violated.length) return;
     h("h3", {}, box, R.label);
@@ -286,6 +339,14 @@ function Chart(svg, o) {
     var m = svg.getScreenCTM(), x = (ev.clientX - m.e) / m.a;
     return dom[0] + (x - L) / Wp * (dom[1] - dom[0]);
   }
+  /* 4 to 10 ticks at round values (1, 2 or 5 × 10^k apart) within [a, b] */
+  function ticks(a, b) {
+    var span = b - a, step = Math.pow(10, Math.floor(Math.log10(span / 5)));
+    [1, 2, 5, 10].some(function (k) { if (span / (k * step) <= 10) { step *= k; return true; } return false; });
+    var out = [], first = Math.ceil(a / step - 1e-9) * step;
+    for (var v = first; v <= b + step * 1e-9; v += step) out.push(Math.abs(v) < step * 1e-9 ? 0 : +v.toPrecision(12));
+    return out;
+  }
   function nice(v) { var p = Math.pow(10, Math.floor(Math.log10(v))); return [1, 2, 5, 10].map(function (k) { return k * p; }).filter(function (c) { return c >= v; })[0]; }
   var cross, brush, dots = [];
   function draw() {
@@ -305,12 +366,13 @@ function Chart(svg, o) {
     });
     el("line", {"class": "axis", x1: L, y1: T + Hp, x2: L + Wp, y2: T + Hp}, svg);
     el("line", {"class": "axis", x1: L, y1: T, x2: L, y2: T + Hp}, svg);
-    for (var k = 0; k <= 5; k++) {
-      var xv = dom[0] + (dom[1] - dom[0]) * k / 5, yv = ymax * k / 5;
-      el("text", {"class": "tick", x: px(xv), y: T + Hp + 14, "text-anchor": "middle"}, svg, +xv.toPrecision(4));
-      el("text", {"class": "tick", x: L - 5, y: py(yv) + 3, "text-anchor": "end"}, svg, +yv.toPrecision(3));
+    ticks(dom[0], dom[1]).forEach(function (xv) {
+      el("text", {"class": "tick xtick", x: px(xv), y: T + Hp + 14, "text-anchor": "middle"}, svg, +xv.toPrecision(6));
+    });
+    ticks(0, ymax).forEach(function (yv) {
+      el("text", {"class": "tick ytick", x: L - 5, y: py(yv) + 3, "text-anchor": "end"}, svg, +yv.toPrecision(6));
       el("line", {"class": "grid", x1: L, y1: py(yv), x2: L + Wp, y2: py(yv)}, svg);
-    }
+    });
     el("text", {x: L + Wp / 2, y: H - 8, "text-anchor": "middle"}, svg, o.xlabel);
     el("text", {x: 12, y: T + Hp / 2, "text-anchor": "middle", transform: "rotate(-90 12 " + (T + Hp / 2) + ")"}, svg, o.ylabel);
     o.series.forEach(function (s, i) {
@@ -323,8 +385,15 @@ function Chart(svg, o) {
       if (o.cls) attrs["data-router"] = s.name;
       if (s.dash) attrs["stroke-dasharray"] = "4 3";
       el("polyline", attrs, plot);
-      el("text", {x: L + Wp - 6, y: T + 12 + 13 * i, "text-anchor": "end", fill: s.color, "font-size": 11}, svg, s.name);
+      var ly = T + 12 + 13 * i, key = el("g", {"class": "chartlegend", "data-legend": s.name}, svg);
+      el("text", {x: L + Wp - 30, y: ly, "text-anchor": "end", fill: s.color, "font-size": 11}, key, s.name);
+      el("line", {x1: L + Wp - 26, y1: ly - 4, x2: L + Wp - 6, y2: ly - 4, stroke: s.color, "stroke-width": 2, "stroke-dasharray": s.dash ? "4 3" : "none"}, key);
       dots.push(el("circle", {r: 3.5, fill: s.color, cx: -20, cy: -20}, svg));
+    });
+    (o.bandKinds || []).forEach(function (b, i) {  /* what the shaded bands are */
+      var ly = T + 12 + 13 * (o.series.length + i), key = el("g", {"class": "chartlegend", "data-legend": b.label}, svg);
+      el("text", {x: L + Wp - 30, y: ly, "text-anchor": "end", "font-size": 11}, key, b.label + " (band)");
+      el("rect", {x: L + Wp - 26, y: ly - 9, width: 20, height: 10, fill: b.color, opacity: 0.35}, key);
     });
     cross = el("line", {"class": "cross", x1: -5, x2: -5, y1: T, y2: T + Hp}, svg);
     brush = el("rect", {"class": "brush", x: -5, y: T, width: 0, height: Hp}, svg);
@@ -409,6 +478,8 @@ function drawTimeline() {
   $("timeline-title").textContent = "Instances ended per " + (w === 1 ? "minute" : w + " minutes") + " and outages (" + rep + " of each router; outages of " + R.label + ")";
   charts.timeline = Chart($("timeline"), {W: 900, H: 320, xmin: 0, xmax: maxX, step: "bin", width: w, cls: "",
     xlabel: "simulated time, min", ylabel: "instances ended per bin", series: series, bands: bands,
+    bandKinds: [{label: "node down", color: "#9e9e9e"}, {label: "link down", color: "#ffb74d"}].filter(function (k) {
+      return R.down.some(function (d) { return d[0] + " down" === k.label; }); }),
     fmtX: function (x) { return x.toFixed(2) + " min"; }, at: at, readout: $("timeline-val"),
     describe: function (x) {
       var b = Math.floor(x / w), out = ["t " + (b * w).toFixed(1) + "–" + ((b + 1) * w).toFixed(1) + " min"];
