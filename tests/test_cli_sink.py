@@ -17,6 +17,7 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,14 +31,18 @@ SCENARIO = REPO / "tests" / "fixtures" / "scenarios" / "minimal.yaml"
 SGD = REPO / "data" / "sgd" / "train"
 
 
-def _repro(name: str) -> tuple[list[str], int, str]:
-    """A repro file's commands, exit code and stderr line."""
-    commands, code, line = [], 0, ""
+def _repro(name: str) -> tuple[list[Any], int, str]:
+    """A repro file's commands (``slow:`` ones marked slow), exit code and stderr line."""
+    commands: list[Any] = []
+    code, line = 0, ""
     for text in (REPROS / name).read_text(encoding="utf-8").splitlines():
         if text.startswith("# exit: "):
             code = int(text.removeprefix("# exit: "))
         elif text.startswith("# stderr: "):
             line = text.removeprefix("# stderr: ")
+        elif text.startswith("slow: "):
+            command = text.removeprefix("slow: ")
+            commands.append(pytest.param(command, marks=pytest.mark.slow, id=command))
         elif text and not text.startswith("#"):
             commands.append(text)
     return commands, code, line
@@ -59,6 +64,8 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     argv = ["run", str(SCENARIO), "--replications", "1", "--quiet", "--out", str(base / "run")]
     assert _quiet(argv) == 0
     made = {"scenario": str(SCENARIO), "schema": str(SGD / "schema.json")}
+    made["python"] = sys.executable
+    made["live"] = str(SCENARIO.with_name("live_tiny.yaml"))
     made["dialogues"] = str(SGD / "dialogues_001_first10.json")
     made["trace"] = str(base / "run" / "dijkstra" / "rep-0" / "trace.jsonl")
     for name, argv in (
@@ -127,9 +134,7 @@ def _in_a_process(command: str, inputs: dict[str, str], out: Path) -> None:
     assert done.stderr.splitlines()[-1] == STDOUT_LINE and "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize(
-    "command", [c for c in STDOUT_COMMANDS if c.split()[0] in ("schema", "check", "export")][:3]
-)
+@pytest.mark.parametrize("command", ["schema"])
 def test_a_full_stdout_in_a_real_process(
     command: str, inputs: dict[str, str], tmp_path: Path
 ) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim.cli import main
@@ -151,6 +151,7 @@ def test_the_same_folder_twice_in_one_process_is_still_refused(tmp_path: Path) -
         FolderLock(tmp_path / "a" / "b").__enter__()
 
 
+@settings(max_examples=40)
 @given(st.text(st.characters(blacklist_characters="/\x00"), min_size=1, max_size=40))
 def test_a_temporary_name_is_a_leftover_carrying_its_writer(name: str) -> None:
     tmp = temp_name(Path("/x") / name)

@@ -6,6 +6,7 @@ each with its command, exit code and expected lines in its header."""
 
 from __future__ import annotations
 
+import functools
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -94,9 +95,15 @@ class _Answering(DijkstraRouter):
         return self.answer  # type: ignore[no-any-return]
 
 
+@functools.cache
+def _mini() -> Any:
+    """The repros' small mesh (loaded once: a scenario is a value)."""
+    return load_scenario(REPROS / "route_none.yaml")
+
+
 @pytest.fixture
 def mini() -> Any:
-    return load_scenario(REPROS / "route_none.yaml")
+    return _mini()
 
 
 def _built(cls: type, mini: Any) -> Any:
@@ -126,7 +133,7 @@ def test_stops_no_route_and_router_errors_go_through_unchanged(mini: Any) -> Non
     )
 )
 def test_any_answer_but_a_route_is_an_error_naming_plugin_and_hook(answer: Any) -> None:
-    router = _built(_Answering, load_scenario(REPROS / "route_none.yaml"))
+    router = _built(_Answering, _mini())
     router.answer = answer
     with pytest.raises(RouterError) as info:
         router.route("planner", "server")
