@@ -6,6 +6,7 @@ tests/fixtures/attack/traces, and the same damage on the train_booking trace).""
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -149,12 +150,17 @@ LINE_PARTS = st.sampled_from(
 ) | st.sampled_from(['"inst":', "-", "1", ",", '"wf":"flow"', "\n", "\x00", "\xff"])
 
 
-@settings(max_examples=200, deadline=None)
+@functools.cache
+def _minimal() -> Any:
+    return load_scenario(MINIMAL)
+
+
+@settings(max_examples=150, deadline=None)
 @given(st.lists(LINE_PARTS, max_size=40))
 def test_any_trace_text_is_checked_or_refused_as_a_trace_error(parts: list[str]) -> None:
     data = "".join(parts).encode("utf-8", "surrogateescape")
     try:
-        check_trace([line for line in data.split(b"\n")], load_scenario(MINIMAL))
+        check_trace([line for line in data.split(b"\n")], _minimal())
     except TraceError as exc:
         assert exc.line is None or exc.line >= 1
 

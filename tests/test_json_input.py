@@ -83,7 +83,7 @@ JSON_VALUES = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(JSON_VALUES)
 def test_within_the_bounds_the_reader_reads_what_json_reads(value: Any) -> None:
     text = json.dumps(value)
@@ -133,7 +133,7 @@ JSON_SOUP = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(JSON_SOUP, st.integers(0, 100))
 def test_any_text_is_read_or_refused_located_never_another_error(
     words: list[str], depth: int
