@@ -151,7 +151,7 @@ def _read_services(path: str) -> tuple[Service, ...]:
 def lts_command(args: argparse.Namespace) -> int:
     """``lts FILE --tool NAME [--protocol P] [--aut]``."""
     from sim.calculus import ToolPlus, ToolsListError, caller_view, tool_lts, write_aut
-    from sim.calculus.mcp import SERVICE_DOWN, SGD
+    from sim.calculus.mcp import SERVICE_DOWN, dialect_of
     from sim.scenario import ScenarioError, load_scenario
 
     if not Path(args.file).is_file():
@@ -174,7 +174,7 @@ def lts_command(args: argparse.Namespace) -> int:
         raise BadInput(f"{args.file}: {exc}") from None
     view = caller_view(truth, fields, str(policy))
     errors = [str(e) for e in data.get("errors", {})]
-    dialect: Dialect = "sgd" if args.protocol == SGD else "mcp"
+    dialect: Dialect = scenario.dialects().get(args.protocol) or dialect_of(args.protocol)
     lts = tool_lts(view, error_types=(*errors, SERVICE_DOWN), dialect=dialect)
     if args.aut:
         sys.stdout.write(write_aut(lts))

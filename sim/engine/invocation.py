@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from sim.calculus.lts import LTS, TAU
-from sim.calculus.mcp import SGD
 from sim.engine.clock import Timer
 from sim.engine.paths import Path
 from sim.engine.trace import js, owner_fragment, owner_parts, pjs
@@ -30,7 +29,7 @@ class Plan:
     """What every invocation of one task with one view and one approval decision does
     before its first request, decided once (the first time it is needed): the LTS and
     its transition table, the state after the opening label (``call``, or ``invoke`` in
-    SGD) and after τ, the required slots the task's arguments lack (validation's
+    the SGD dialect) and after τ, the required slots the task's arguments lack (validation's
     ``missing``, or the slots SGD collects) and the trace fragments. Each transition is
     checked against the LTS when the plan is made (:class:`EngineBug`). No time."""
 
@@ -51,7 +50,7 @@ class Plan:
 
     def __init__(self, task: TaskRT, view: ViewRT, gate: bool) -> None:
         self.gate = gate
-        self.sgd = sgd = task.rho == SGD
+        self.sgd = sgd = task.sgd
         self.lts = lts = view.lts(gate, sgd)
         self.table: Table = view.table(lts)
         labels = view.labels

@@ -119,7 +119,10 @@ class Replication:
             t.name: ToolRT(t, sampler(t.service_time, streams.service)) for t in scenario.tools
         }
         views = Views(approval.mcp_policy.value)
-        workflows = [WorkflowRT(wf, scenario.initiators_of(wf)) for wf in scenario.workflows]
+        dialects: dict[str, str] = dict(scenario.dialects())
+        workflows = [
+            WorkflowRT(wf, scenario.initiators_of(wf), dialects) for wf in scenario.workflows
+        ]
         list_timeout = max((t.timeout for wf in workflows for t in wf.tasks), default=30.0)
         suspect_ttl = float(scenario.routing.suspect_ttl)
         initiators = {a for wf in scenario.workflows for a in scenario.initiators_of(wf)}

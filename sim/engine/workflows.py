@@ -99,13 +99,16 @@ class TaskRT:
         "plans",
         "rho",
         "settled",
+        "sgd",
         "successors",
         "timeout",
         "tool",
         "wfj",
     )
 
-    def __init__(self, index: int, spec: Any, wf: Any, order: dict[str, int]) -> None:
+    def __init__(
+        self, index: int, spec: Any, wf: Any, order: dict[str, int], dialects: dict[str, str]
+    ) -> None:
         self.index = index
         self.id: str = spec.id
         self.j = js(spec.id)
@@ -115,6 +118,8 @@ class TaskRT:
         self.need: str = spec.tool if spec.tool is not None else spec.capability
         self.args: dict[str, Any] = dict(spec.args)
         self.rho: str = wf.rho_of(spec)
+        #: ρ's invocation dialect is SGD's (invoke, collect, confirm), as its protocol says
+        self.sgd: bool = dialects.get(self.rho) == "sgd"
         self.timeout = float(spec.timeout if spec.timeout is not None else wf.timeout)
         self.after: tuple[int, ...] = tuple(order[a] for a in spec.after)
         self.successors: tuple[int, ...] = ()
@@ -132,13 +137,13 @@ class WorkflowRT:
 
     __slots__ = ("counters", "initiators", "j", "name", "rate", "tasks", "times")
 
-    def __init__(self, spec: Any, initiators: tuple[str, ...]) -> None:
+    def __init__(self, spec: Any, initiators: tuple[str, ...], dialects: dict[str, str]) -> None:
         self.name: str = spec.name
         self.j = js(spec.name)
         #: the agents that may start an instance (one drawn per instance when several)
         self.initiators = initiators
         order = {t.id: i for i, t in enumerate(spec.tasks)}
-        self.tasks = tuple(TaskRT(i, t, spec, order) for i, t in enumerate(spec.tasks))
+        self.tasks = tuple(TaskRT(i, t, spec, order, dialects) for i, t in enumerate(spec.tasks))
         for task in self.tasks:
             task.successors = tuple(t.index for t in self.tasks if task.index in t.after)
         a = spec.arrivals

@@ -39,7 +39,6 @@ from sim.calculus.lts import TAU, label
 from sim.calculus.mcp import (
     DISCOVERY_ATTEMPTS,
     SERVICE_DOWN,
-    SGD,
     VALIDATION_ERROR,
     Fallback,
     UserPrompt,
@@ -278,7 +277,7 @@ class Caller:
         inv = self.ids.new()
         owner = Owner(wf, inst, task.id, inv, tool)
         rho, args = task.rho, task.args
-        sgd = rho == SGD
+        sgd = task.sgd
         gate = decide(self.policy, view.view, args)
         why = reason(self.policy, view.view, args) if gate else ""
         lts = view.lts(gate, sgd)

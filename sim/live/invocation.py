@@ -33,6 +33,7 @@ class Task:
     rho: str
     timeout: float
     after: tuple[int, ...]
+    sgd: bool = False  #: ρ invokes in the SGD dialect (its protocol says so)
 
     @property
     def need(self) -> str:

@@ -136,6 +136,7 @@ class Workflows:
         self.spawn = spawn
         self.names = [wf.name for wf in scenario.workflows]
         self.tasks: list[tuple[Task, ...]] = []
+        dialects = scenario.dialects()
         for wf in scenario.workflows:
             order = {t.id: i for i, t in enumerate(wf.tasks)}
             self.tasks.append(
@@ -150,6 +151,7 @@ class Workflows:
                         wf.rho_of(t),
                         float(t.timeout if t.timeout is not None else wf.timeout),
                         tuple(order[a] for a in t.after),
+                        dialects.get(wf.rho_of(t)) == "sgd",
                     )
                     for i, t in enumerate(wf.tasks)
                 )

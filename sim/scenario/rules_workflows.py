@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from sim.calculus.mcp import SGD
 from sim.scenario.capabilities import similarity
 from sim.scenario.diagnostics import FieldPath
 from sim.scenario.findings import (
@@ -109,7 +108,7 @@ def _task_warnings(
             "fails with no route",
             warning=True,
         )
-    if task.tool is None or wf.rho_of(task) == SGD:
+    if task.tool is None or scn.dialects().get(wf.rho_of(task)) == "sgd":
         return  # an SGD caller collects the missing slots from the user
     try:
         spec = scn.tool(task.tool)

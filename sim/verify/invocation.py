@@ -17,7 +17,6 @@ from sim.calculus.lts import LTS, TAU, label
 from sim.calculus.mcp import (
     MAX_FALLBACK_DEPTH,
     SERVICE_DOWN,
-    SGD,
     VALIDATION_ERROR,
     Fallback,
     ToolPlus,
@@ -150,7 +149,7 @@ class Steps:
         return (tuple(new), status, kw.get("known", known), kw.get("latest", latest))
 
     def lts_of(self, option: RouteOption, gate: bool, task: Task) -> LTS:
-        return self.view(option).lts(gate, task.rho == SGD)
+        return self.view(option).lts(gate, task.sgd)
 
     def _invoke(
         self, state: tuple[Any, ...], task: Task, oid: int, depth: int, evs: list[Event]
@@ -161,7 +160,7 @@ class Steps:
         gate = view.gate(self.policy, task.args)
         lts = self.lts_of(option, gate, task)
         tool = option.tool
-        sgd = task.rho == SGD
+        sgd = task.sgd
         opening = "invoke" if sgd else "call"
         evs.append(self._ev(opening, task, tool, ("target", option.host), ("depth", depth)))
         s = lts.step(lts.initial, label(opening, tool))

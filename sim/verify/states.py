@@ -25,9 +25,11 @@ Transition = tuple[int, tuple[Event, ...], Any]
 class Task:
     """A compiled task of the verified workflow."""
 
-    __slots__ = ("after", "args", "capability", "id", "index", "need", "rho", "tool")
+    __slots__ = ("after", "args", "capability", "id", "index", "need", "rho", "sgd", "tool")
 
-    def __init__(self, index: int, spec: Any, wf: Any, order: Mapping[str, int]) -> None:
+    def __init__(
+        self, index: int, spec: Any, wf: Any, order: Mapping[str, int], sgd: frozenset[str]
+    ) -> None:
         self.index = index
         self.id: str = spec.id
         self.tool: str | None = spec.tool
@@ -35,6 +37,8 @@ class Task:
         self.need: str = spec.tool if spec.tool is not None else spec.capability
         self.args: dict[str, Any] = dict(spec.args)
         self.rho: str = wf.rho_of(spec)
+        #: ρ invokes in the SGD dialect (``sgd``: the protocols that do)
+        self.sgd = self.rho in sgd
         self.after: tuple[int, ...] = tuple(order[a] for a in spec.after)
 
 

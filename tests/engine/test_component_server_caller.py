@@ -30,7 +30,7 @@ def world(kernel: Kernel, mesh: Scenario, graph: ProtocolGraph) -> dict[str, Any
     topology = Topology(graph)
     routes = RouteService(topology, make_router("resilient", graph), "resilient")
     tools = {t.name: ToolRT(t, sampler(t.service_time, random.Random(0))) for t in mesh.tools}
-    wf = WorkflowRT(mesh.workflows[0], ("a",))
+    wf = WorkflowRT(mesh.workflows[0], ("a",), mesh.dialects())
     wf.counters = kernel.recorder.counters("w")
     for task in wf.tasks:
         task.counters = wf.counters

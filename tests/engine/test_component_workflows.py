@@ -69,7 +69,7 @@ def build(
     views = {n: make_view(t, ALL_FIELDS, "never") for n, t in tools.items()}
     caller = kind(topology.nodes["a"], routes)
     caller.env = kernel.env
-    wf = WorkflowRT(mesh.workflows[0], ("a",))
+    wf = WorkflowRT(mesh.workflows[0], ("a",), mesh.dialects())
     if times is not None:
         wf.times = times
     wfs = Workflows(

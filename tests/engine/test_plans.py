@@ -50,7 +50,7 @@ def test_the_transition_table_steps_as_the_lts(mesh: Scenario) -> None:
 
 
 def plan_parts(mesh: Scenario, fields: frozenset[str]) -> tuple[WorkflowRT, ToolRT, object]:
-    wf = WorkflowRT(mesh.workflows[0], ("a",))
+    wf = WorkflowRT(mesh.workflows[0], ("a",), mesh.dialects())
     tool = ToolRT(mesh.tools[0], sampler(mesh.tools[0].service_time, random.Random(0)))
     return wf, tool, make_view(tool, fields, "never")
 

@@ -36,6 +36,7 @@ from sim.calculus.mcp.model import (
     ToolsListError,
     UserPrompt,
     backoff,
+    dialect_of,
 )
 from sim.calculus.mcp.parsing import load_tools, mcp_plus_key, tools_from_list, tools_to_list
 from sim.calculus.mcp.view import Knowledge, ToolView, approval_rule, caller_view, knowledge
@@ -73,6 +74,7 @@ __all__ = [
     "approval_rule",
     "backoff",
     "caller_view",
+    "dialect_of",
     "knowledge",
     "load_tools",
     "mcp_plus_key",

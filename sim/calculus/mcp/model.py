@@ -12,6 +12,8 @@ __all__ = [
     "ALL_FIELDS",
     "BACKOFF_BASE",
     "BACKOFF_CAP",
+    "BUILTIN_DIALECTS",
+    "DIALECTS",
     "HINT_DEFAULTS",
     "MAX_FALLBACK_DEPTH",
     "MCP_PLUS_META",
@@ -35,6 +37,7 @@ __all__ = [
     "ToolsListError",
     "UserPrompt",
     "backoff",
+    "dialect_of",
 ]
 
 MCP_PLUS_META = "protomesh/mcp-plus"
@@ -144,7 +147,24 @@ BACKOFF_CAP = 30.0
 MAX_FALLBACK_DEPTH = 8
 """Fallback chains longer than this fail the task (``fallback_depth``; guards against cycles)."""
 SGD = "SGD"
-"""The protocol whose invocations take the LTS's ``sgd`` dialect (SPEC §4)."""
+"""The built-in protocol whose invocations take the LTS's ``sgd`` dialect (SPEC §4)."""
+DIALECTS: tuple[str, ...] = ("mcp", "sgd")
+"""The invocation dialects (:func:`~sim.calculus.mcp.tool_lts`): ``mcp`` (call, τ,
+approve, execute) and ``sgd`` (invoke, collect the missing slots, confirm, execute)."""
+BUILTIN_DIALECTS: Mapping[str, Dialect] = {SGD: "sgd"}
+"""The dialect of a built-in protocol that does not invoke as MCP does."""
+
+
+def dialect_of(protocol: str, declared: str | None = None) -> Dialect:
+    """The invocation dialect of ``protocol``: the one its scenario entry ``declared``,
+    else the built-in's, else ``mcp``."""
+    if declared == "sgd":
+        return "sgd"
+    if declared == "mcp":
+        return "mcp"
+    return BUILTIN_DIALECTS.get(protocol, "mcp")
+
+
 DISCOVERY_ATTEMPTS = 3
 """``tools/list`` attempts (the first and its re-sends) before the waiting tasks fail."""
 

@@ -3,7 +3,7 @@ and approval parameters (docs/scenario.md, docs/reference/routing.md)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Discriminator, Field, Tag, model_validator
 
@@ -36,6 +36,12 @@ class ProtocolSpec(Spec):
         None,
         description="Descriptor fields this protocol represents; required for a protocol "
         "that is not built in, optional override for a built-in one.",
+    )
+    dialect: Literal["mcp", "sgd"] | None = Field(
+        None,
+        description="How a call in this protocol is invoked: mcp (call, validate, approve, "
+        "execute) or sgd (invoke, collect the missing slots from the user, confirm, "
+        "execute); default: the built-in's (SGD: sgd), else mcp.",
     )
 
 

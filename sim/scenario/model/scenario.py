@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field
 
+from sim.calculus.mcp import Dialect, dialect_of
 from sim.scenario.model.base import Positive, Spec, TraceLevel, Whole
 from sim.scenario.model.mesh import (
     AgentSpec,
@@ -106,6 +107,10 @@ class Scenario(Spec):
             if tool.name == name:
                 return tool
         raise KeyError(name)
+
+    def dialects(self) -> dict[str, Dialect]:
+        """Each protocol's invocation dialect (its declared one, else the built-in's)."""
+        return {p.name: dialect_of(p.name, p.dialect) for p in self.protocols}
 
     def initiators_of(self, workflow: WorkflowSpec) -> tuple[str, ...]:
         """The agents that may start ``workflow``'s instances, in scenario order."""
