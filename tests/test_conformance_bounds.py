@@ -174,3 +174,28 @@ def test_view_reads_a_trace_whose_unread_detail_key_has_a_huge_integer(
     out = tmp_path / "r.html"
     assert main(["view", str(folder), "--scenario", str(MINIMAL), "--out", str(out)]) == 0
     assert "50 of 50 events" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero")
+def test_check_of_dev_zero_exits_2_within_bounded_memory() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import resource, sys\n"
+        "from sim.cli import main\n"
+        f"code = main(['check', '/dev/zero', '--scenario', {str(MINIMAL)!r}])\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+        "sys.exit(code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    err = done.stderr.splitlines()
+    assert done.returncode == 2, done.stderr
+    assert err[0] == (
+        f"error: /dev/zero:1: a line longer than {events.MAX_LINE:,} bytes (the bound of a "
+        "trace line)"
+    )
+    assert int(err[-1]) < 300 * 1024, f"peak RSS {int(err[-1]) // 1024} MiB"  # KiB on Linux
