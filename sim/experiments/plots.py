@@ -179,8 +179,12 @@ def latency_cdf_figure(series: Mapping[str, Sequence[Mapping[str, Any]]]) -> Fig
             values, [(k + 1) / n for k in range(n)], where="post", color=_colour(i), label=router
         )
         drawn = True
+    scale = "log"
     if drawn:
-        ax.set_xscale("log")
+        every = [
+            float(x) for runs in series.values() for run in runs for x in run.get("latencies", [])
+        ]
+        scale = latency_axis(ax, min(every), max(every))
         ax.legend(title="router")
     else:
         ax.text(
@@ -188,10 +192,51 @@ def latency_cdf_figure(series: Mapping[str, Sequence[Mapping[str, Any]]]) -> Fig
         )
     ax.set_ylim(0, 1.02)
     ax.set_title("End-to-end latency of succeeded workflows (CDF, all replications)")
-    ax.set_xlabel("end-to-end latency (s, log scale)")
+    ax.set_xlabel(f"end-to-end latency (s{', log scale' if scale == 'log' else ''})")
     ax.set_ylabel("fraction of instances ≤ latency")
     ax.grid(True, alpha=0.3)
     return fig
+
+
+#: the widest range (max / min) a latency axis shows on a linear scale
+LINEAR_UP_TO = 10.0
+
+
+def latency_axis(ax: Any, low: float, high: float) -> str:
+    """Scale and tick ``ax``'s x axis for values in [low, high] (s); return the scale. A
+    range over :data:`LINEAR_UP_TO` (or touching 0) is log, ticked at 1, 2 and 5 of each
+    decade; a narrower one linear, with 5 to 9 round ticks: readable plain numbers on
+    any range, never one or two labels."""
+    from matplotlib.ticker import (
+        FuncFormatter,
+        LogLocator,
+        MaxNLocator,
+        NullFormatter,
+        ScalarFormatter,
+    )
+
+    if low > 0 and high / low > LINEAR_UP_TO:
+        ax.set_xscale("log")
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        return "log"
+    span = (high - low) or max(abs(high), 1e-9)
+    ax.set_xlim(low - 0.05 * span, high + 0.05 * span)
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=8, steps=[1, 2, 2.5, 5, 10], min_n_ticks=5))
+    ax.xaxis.set_major_formatter(ScalarFormatter(useOffset=False))
+    return "linear"
+
+
+def _frame(ax: Any, points: Sequence[tuple[float, float]]) -> None:
+    """Limits holding every node of a layout with room for its marker and its label
+    above: a fifth of the span (at least 0.2) on each side, a third above."""
+    xs = [x for x, _ in points] or [0.0]
+    ys = [y for _, y in points] or [0.0]
+    dx = max(max(xs) - min(xs), 1.0) * 0.2
+    dy = max(max(ys) - min(ys), 1.0) * 0.2
+    ax.set_xlim(min(xs) - dx, max(xs) + dx)
+    ax.set_ylim(min(ys) - dy, max(ys) + 1.6 * dy)
 
 
 def timeline_figure(series: Mapping[str, Mapping[str, Any]], duration: float) -> Figure:
@@ -356,7 +401,7 @@ def mesh_figure(mesh: MeshSketch, link_use: Mapping[str, Mapping[str, int]]) -> 
         else:
             ax.set_title(f"{router}: no hops recorded; links shown")
         ax.set_axis_off()  # layout coordinates mean nothing: no axes, a legend instead
-        ax.margins(0.15)
+        _frame(ax, list(pos_types.values()) if large else [tuple(p) for p in pos.values()])
         ax.legend(handles=_mesh_legend(types, {} if large else set_colour), fontsize=7)
     return fig
 
