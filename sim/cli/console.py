@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
+import math
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -91,8 +92,9 @@ TRACE_LEVEL_NAMES = Choices("sim.engine.trace", "TRACE_LEVELS")
 
 
 def add_guard_options(p: argparse.ArgumentParser) -> None:
-    """``--max-events`` and ``--max-wall``: the progress guard of each replication
-    (:mod:`sim.engine.guard`; its default budget is ``DEFAULT_MAX_EVENTS``)."""
+    """``--max-events``, ``--max-wall`` and ``--max-memory``: the progress guard of each
+    replication (:mod:`sim.engine.guard`; its defaults are ``DEFAULT_MAX_EVENTS`` and
+    ``DEFAULT_MAX_MEMORY``)."""
     p.add_argument(
         "--max-events",
         type=_budget(int),
@@ -107,6 +109,33 @@ def add_guard_options(p: argparse.ArgumentParser) -> None:
         help="stop a replication after SECONDS of wall-clock time, the same way "
         "(default: no limit)",
     )
+    p.add_argument(
+        "--max-memory",
+        type=memory_size,
+        metavar="SIZE",
+        help="stop a replication before the process's resident memory passes SIZE "
+        "(bytes, or with KB, MB, GB), the same way (default 1.5GB; 0: no limit)",
+    )
+
+
+def memory_size(text: str) -> int:
+    """``--max-memory``'s value in bytes: a whole number of bytes, or a number with
+    ``KB``, ``MB`` or ``GB`` (powers of 1000); 0 is no limit."""
+    number = text.strip().upper()
+    factor = 1
+    for unit, size in (("KB", 10**3), ("MB", 10**6), ("GB", 10**9), ("B", 1)):
+        if number.endswith(unit):
+            number, factor = number[: -len(unit)].strip(), size
+            break
+    try:
+        value = float(number) if len(number) <= 30 else math.nan
+    except ValueError:
+        value = math.nan
+    if not 0 <= value * factor < 10**15:
+        raise argparse.ArgumentTypeError(
+            f"not a memory size: {text[:40]!r} (give bytes, or e.g. 800MB, 1.5GB; 0: no limit)"
+        )
+    return round(value * factor)
 
 
 def _budget(kind: type[int] | type[float]) -> Callable[[str], int | float]:
@@ -123,12 +152,13 @@ def _budget(kind: type[int] | type[float]) -> Callable[[str], int | float]:
 
 
 def guard_of(args: argparse.Namespace, source: str) -> Guard:
-    """The :class:`sim.engine.guard.Guard` of ``--max-events``/``--max-wall`` (0: none),
-    locating its reasons in the scenario file ``source``."""
-    from sim.engine.guard import DEFAULT_MAX_EVENTS, Guard
+    """The :class:`sim.engine.guard.Guard` of ``--max-events``/``--max-wall``/
+    ``--max-memory`` (0: none), locating its reasons in the scenario file ``source``."""
+    from sim.engine.guard import DEFAULT_MAX_EVENTS, DEFAULT_MAX_MEMORY, Guard
 
     events = DEFAULT_MAX_EVENTS if args.max_events is None else args.max_events or None
-    return Guard(events, args.max_wall or None, source)
+    memory = DEFAULT_MAX_MEMORY if args.max_memory is None else args.max_memory or None
+    return Guard(events, args.max_wall or None, source, memory)
 
 
 class BadInput(Exception):

@@ -10,11 +10,17 @@ arrival and outage is one; at trace level ``full`` every hop too, so a budget st
 ``full`` run earlier than a ``protocol`` one); a run stops at the first multiple of
 ``CHECK_EVERY`` at or past it, which is deterministic (same scenario, seed and level:
 the same stop and the same trace so far). ``max_wall`` is seconds of wall-clock time
-from the start of the run loop; where it stops depends on the machine.
+from the start of the run loop; where it stops depends on the machine. ``max_memory`` is
+bytes of the process's resident memory (:func:`resident_bytes`): a run stops at the first
+look where it is past ``max_memory − MEMORY_HEADROOM``, so that what the run allocates
+until that look and after the stop keeps the process within ``max_memory``; where it
+stops depends on the machine too (and on what the process held before the run).
 """
 
 from __future__ import annotations
 
+import resource
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -25,6 +31,11 @@ if TYPE_CHECKING:
 #: The default event budget of one replication: 430 times the largest shipped scenario's
 #: 46,000 events; 2 to 15 minutes of this engine on one core, by the mix of events.
 DEFAULT_MAX_EVENTS = 20_000_000
+#: The default resident-memory budget of a process running replications, in bytes (1.5 GB).
+DEFAULT_MAX_MEMORY = 1_500_000_000
+#: What a run may still allocate after the look that stops it, in bytes (64 MB): 4,096
+#: events' worth of growth and the files written after the stop.
+MEMORY_HEADROOM = 64_000_000
 
 
 @dataclass(frozen=True)
@@ -35,12 +46,33 @@ class Guard:
     max_events: int | None = DEFAULT_MAX_EVENTS
     max_wall: float | None = None
     source: str | None = None
+    max_memory: int | None = DEFAULT_MAX_MEMORY
 
 
-#: The default budgets (``--max-events`` 20,000,000, no wall-time limit).
+#: The default budgets (``--max-events`` 20,000,000, ``--max-memory`` 1.5 GB, no
+#: wall-time limit).
 DEFAULT_GUARD = Guard()
 #: No budget at all (what ``Environment.run`` did).
-UNBOUNDED = Guard(None, None)
+UNBOUNDED = Guard(None, None, None, None)
+
+
+def resident_bytes() -> int:
+    """The resident memory of this process now, in bytes (``/proc/self/statm``); where
+    ``/proc`` is missing, its peak so far (``ru_maxrss``), which is at least that."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024
+
+
+def size_text(size: int) -> str:
+    """``size`` bytes as ``--max-memory`` reads them: ``1.5GB``, ``800MB``, ``123B``."""
+    for unit, factor in (("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
+        if size >= factor:
+            return f"{size / factor:.3g}{unit}"
+    return f"{size}B"
 
 
 class Runaway(Exception):

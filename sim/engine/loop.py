@@ -4,10 +4,11 @@ callbacks, the same crash of a failed event nobody defused; it reads SimPy 4's
 ``_queue`` and writes its ``_now``), so a run the guard does not stop is byte-identical
 to an unguarded one. The budgets of its :class:`~sim.engine.guard.Guard` are looked at
 once every :data:`CHECK_EVERY` events, never per event. While it runs, the objects that
-existed before it are frozen out of the garbage collector's scans (``gc.freeze``; the
-world is built by then), unless someone froze objects already, and the collector's
-youngest generation is collected every :data:`GC_YOUNG` net allocations instead of 700;
-both are undone at the end.
+existed before it are frozen out of the garbage collector's scans
+(:func:`sim.longlived.frozen`: the world is built by then; its objects are counted
+toward a full collection when they are let go), unless someone froze objects already,
+and the collector's youngest generation is collected every :data:`GC_YOUNG` net
+allocations instead of 700; both are undone at the end.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from simpy.core import EmptySchedule, StopSimulation
 
-from sim.engine.guard import Guard, Runaway
+from sim.engine.guard import MEMORY_HEADROOM, Guard, Runaway, resident_bytes, size_text
+from sim.longlived import frozen
 
 if TYPE_CHECKING:
     import simpy
@@ -34,6 +36,11 @@ CHECK_EVERY = 4096
 #: default the collector re-scans the routes, paths and views compiled during the run
 #: (a few per cent of a 100,000-instance run on 10,000 agents); cycles are still collected.
 GC_YOUNG = 100_000
+#: The fewest young objects (the world built for the run, mostly) that the run loop
+#: freezes out of the collector's scans: a smaller world costs the collector little
+#: (scanned in well under a millisecond), and left unfrozen it is counted as the
+#: collector counts every object, so many small replications in one process stay flat.
+FREEZE_YOUNG = 10_000
 
 
 def run_until(env: simpy.Environment, until: Event, guard: Guard) -> None:
@@ -45,17 +52,13 @@ def run_until(env: simpy.Environment, until: Event, guard: Guard) -> None:
     limit = guard.max_events if guard.max_events is not None else math.inf
     started = time.perf_counter()
     deadline = started + guard.max_wall if guard.max_wall is not None else math.inf
-    freeze = gc.get_freeze_count() == 0
-    if freeze:
-        gc.freeze()
     threshold = gc.get_threshold()
-    gc.set_threshold(max(threshold[0], GC_YOUNG), *threshold[1:])
-    try:
-        _steps(env, until, limit, deadline, started, guard)
-    finally:
-        gc.set_threshold(*threshold)
-        if freeze:
-            gc.unfreeze()
+    with frozen(FREEZE_YOUNG):
+        gc.set_threshold(max(threshold[0], GC_YOUNG), *threshold[1:])
+        try:
+            _steps(env, until, limit, deadline, started, guard)
+        finally:
+            gc.set_threshold(*threshold)
 
 
 def _steps(
@@ -91,6 +94,16 @@ def _steps(
                 now = time.perf_counter()
                 if now >= deadline:
                     raise Runaway(f"--max-wall {guard.max_wall:g}", events, now - started)
+            if (
+                guard.max_memory is not None
+                and resident_bytes() > guard.max_memory - MEMORY_HEADROOM
+            ):
+                gc.collect()  # what is garbage (an earlier run's world) is not the run's
+                resident = resident_bytes()
+                if resident > guard.max_memory - MEMORY_HEADROOM:
+                    budget = f"--max-memory {size_text(guard.max_memory)}: resident "
+                    budget += f"{size_text(resident)}"
+                    raise Runaway(budget, events, time.perf_counter() - started)
     except StopSimulation:
         # as SimPy's step: the event's remaining callbacks run when the simulation resumes
         event.callbacks = callbacks[callbacks.index(callback) + 1 :]
