@@ -246,10 +246,11 @@ def timeline_figure(series: Mapping[str, Mapping[str, Any]], duration: float) ->
     ax = fig.add_subplot()
     outages: list[Any] = []
     for i, (router, run) in enumerate(series.items()):
-        per_minute = list(run.get("completions_per_minute", []))
+        per_bucket = list(run.get("completions_per_minute", []))
+        width = int(run.get("minutes_per_bucket", 1))  # minutes (1 unless the run is long)
         ax.plot(
-            [m + 0.5 for m in range(len(per_minute))],
-            per_minute,
+            [(m + 0.5) * width for m in range(len(per_bucket))],
+            [n / width for n in per_bucket],
             color=_colour(i),
             label=router,
             linewidth=1.2,

@@ -6,7 +6,9 @@ the worker that ran a replication writes ``series.json`` beside it, right after 
 
 * ``latencies``: the end-to-end latencies (s) of succeeded instances, sorted (at most
   :data:`MAX_LATENCIES` evenly spaced order statistics, so a huge run stays small);
-* ``completions_per_minute``: succeeded instances per minute of simulated time;
+* ``completions_per_minute``: succeeded instances per minute of simulated time, in
+  buckets of ``minutes_per_bucket`` minutes (1, unless the run is longer than
+  :data:`MAX_BUCKETS` minutes: then as few whole minutes as keep the list that long);
 * ``outages``: ``[kind, element, start, end]`` for each node or link outage;
 * ``link_use``: hops per link (``"a|b"`` with a < b), all protocols together, taken
   from ``metrics.json`` (``hops_by_link``, counted by the engine at every trace level).
@@ -31,6 +33,8 @@ if TYPE_CHECKING:
     from sim.engine.metrics import Metrics
 
 MAX_LATENCIES = 5000
+#: The most buckets of ``completions_per_minute`` (a week of minutes, about).
+MAX_BUCKETS = 10_000
 
 _WANTED = (
     '"label":"wf_end"',
@@ -115,11 +119,11 @@ def _series(
     link_use: dict[str, int],
 ) -> dict[str, Any]:
     """The series object: ``events`` are (kind, edge, element, t) outage events in order."""
-    minutes = [0] * max(1, math.ceil(float(scenario.duration) / 60.0))
-    for minute, n in sorted(per_minute.items()):
-        if minute >= len(minutes):
-            minutes.extend([0] * (minute + 1 - len(minutes)))
-        minutes[minute] += n
+    span = max(1, math.ceil(float(scenario.duration) / 60.0), *(m + 1 for m in per_minute))
+    width = math.ceil(span / MAX_BUCKETS)
+    minutes = [0] * math.ceil(span / width)
+    for minute, n in per_minute.items():
+        minutes[minute // width] += n
     open_outages: dict[tuple[str, str], list[float]] = {}
     outages: list[list[Any]] = []
     for kind, edge, element, t in events:
@@ -139,6 +143,7 @@ def _series(
         "latencies": [round(x, 6) for x in _thin(latencies)],
         "latency_count": len(latencies),
         "completions_per_minute": minutes,
+        "minutes_per_bucket": width,
         "outages": outages,
         "link_use": dict(link_use),
     }
