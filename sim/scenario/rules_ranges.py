@@ -1,6 +1,13 @@
-"""Bounds on distribution parameters, so that no draw and no mean overflows a float.
+"""Bounds on times and distribution parameters, so that no draw, no mean and no clock
+reading overflows a float or loses the trace's microsecond.
 
-Every :class:`~sim.scenario.model.Distribution` in the scenario (links, tools, approval,
+The times that put events on the clock (``duration``, the workflows' and tasks'
+``timeout``, the failures' ``at``, ``for``, ``mtbf`` and ``mttr``) must be at most
+:data:`MAX_SECONDS`: past it, a float clock's step passes a microsecond, and the
+per-minute series of a run would be longer than a run can write. A Poisson arrival rate
+is at most :data:`MAX_RATE` (what memory a rate at the bound uses is the resident-memory
+guard's to stop, :mod:`sim.engine.guard`). Every
+:class:`~sim.scenario.model.Distribution` in the scenario (links, tools, approval,
 topology, wherever the models put one) is found by walking the validated models; its
 durations (an empirical one's samples and quantiles too) must be at most
 :data:`MAX_SECONDS`, a lognormal's ``sigma`` at most :data:`MAX_SIGMA` (``exp(sigma²/2)``
@@ -23,6 +30,9 @@ from sim.scenario.model import Distribution, Scenario
 
 #: The longest duration a distribution parameter may give, in seconds (about 32 years).
 MAX_SECONDS = 1e9
+#: The largest Poisson arrival rate, per second: a mean gap of one microsecond, the
+#: trace's resolution (a larger one is a flood that only the guards would stop).
+MAX_RATE = 1e6
 #: The largest lognormal sigma: its mean is exp(sigma²/2) = e^50 times its median.
 MAX_SIGMA = 10.0
 #: The range of a gamma's sd / mean: its shape (mean/sd)² stays in [1e-6, 1e12], where
@@ -79,22 +89,46 @@ def _points(dist: Distribution) -> Iterator[tuple[float, FieldPath]]:
             yield x, ("quantiles", key)
 
 
+def _clock_times(scn: Scenario) -> Iterator[tuple[FieldPath, float | None]]:
+    """The times of the scenario that put events on the clock, with where each is."""
+    yield ("duration",), scn.duration
+    for i, wf in enumerate(scn.workflows):
+        yield ("workflows", i, "timeout"), wf.timeout
+        for j, task in enumerate(wf.tasks):
+            yield ("workflows", i, "tasks", j, "timeout"), task.timeout
+    for k, failure in enumerate(scn.failures):
+        yield ("failures", k, "at"), failure.at
+        yield ("failures", k, "for"), failure.for_
+        if failure.random is not None:
+            yield ("failures", k, "random", "mtbf"), failure.random.mtbf
+            yield ("failures", k, "random", "mttr"), failure.random.mttr
+
+
+def _too_long(given: float) -> str:
+    return f"must be ≤ {MAX_SECONDS:g} s (about 32 years) (got {given:g})"
+
+
 def range_findings(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
-    """A finding on each distribution parameter past its bound."""
+    """A finding on each time and each distribution parameter past its bound."""
     del known
+    for path, given in _clock_times(scn):
+        if given is not None and given > MAX_SECONDS:
+            yield Finding(path, _too_long(given))
+    for i, wf in enumerate(scn.workflows):
+        rate = wf.arrivals.rate
+        if rate is not None and rate > MAX_RATE:
+            yield Finding(
+                ("workflows", i, "arrivals", "rate"),
+                f"must be ≤ {MAX_RATE:g} arrivals per second (a mean gap of one microsecond, "
+                f"the trace's resolution) (got {rate:g})",
+            )
     for path, dist in _distributions(scn, ()):
         for key in _DURATIONS:
             given = getattr(dist, key)
             if given is not None and given > MAX_SECONDS:
-                yield Finding(
-                    (*path, key),
-                    f"must be ≤ {MAX_SECONDS:g} s (about 32 years) (got {given:g})",
-                )
+                yield Finding((*path, key), _too_long(given))
         for got, where in _points(dist):
-            yield Finding(
-                (*path, *where),
-                f"must be ≤ {MAX_SECONDS:g} s (about 32 years) (got {got:g})",
-            )
+            yield Finding((*path, *where), _too_long(got))
         if dist.dist == "gamma" and dist.mean and dist.sd:
             low, high = GAMMA_CV
             if not low * dist.mean <= dist.sd <= high * dist.mean:

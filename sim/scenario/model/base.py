@@ -12,6 +12,11 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from sim.calculus.mcp import SideEffect
+from sim.calculus.mcp.invocation import RETRY_STATES
+
+#: The longest name that names a results folder (a scenario's, a router's), in
+#: characters: a file name has 255 bytes at most, and the folder's path has more parts.
+MAX_FOLDER_NAME = 100
 
 #: The protocols protomesh knows without a ``fields:`` declaration (docs/reference/routing.md).
 BUILTIN_PROTOCOLS: tuple[str, ...] = ("MCP", "MCP+", "A2A", "ANP", "SGD")
@@ -30,6 +35,8 @@ _NOT_BOOLEAN = BeforeValidator(_not_boolean)
 #: A whole number (booleans rejected).
 Whole = Annotated[int, _NOT_BOOLEAN]
 Count = Annotated[int, Field(ge=0), _NOT_BOOLEAN]
+#: A retry bound: a count the invocation LTS counts exactly (``RETRY_STATES``).
+Retries = Annotated[int, Field(ge=0, le=RETRY_STATES), _NOT_BOOLEAN]
 #: Finite real numbers (booleans, ``.inf`` and ``.nan`` rejected) in a range.
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False), _NOT_BOOLEAN]
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False), _NOT_BOOLEAN]

@@ -9,6 +9,7 @@ from pydantic import BeforeValidator, Discriminator, Field, Tag, model_validator
 
 from sim.calculus.mcp import DescriptorField
 from sim.scenario.model.base import (
+    MAX_FOLDER_NAME,
     Affinity,
     AgentType,
     McpPolicy,
@@ -68,10 +69,12 @@ class RouterSpec(Spec):
     """A router of ``routers:``: a known name, or a plug-in class with its options
     (docs/reference/routing.md)."""
 
-    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")] = Field(
+    name: Annotated[
+        str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=MAX_FOLDER_NAME)
+    ] = Field(
         description="The router's name: built in (dijkstra, bfs, resilient, semantic), "
         "registered by an installed package (entry points protomesh.routers), or this "
-        "entry's plug-in; it names the results folder."
+        f"entry's plug-in; it names the results folder (at most {MAX_FOLDER_NAME} characters)."
     )
     plugin: str | None = Field(
         None,

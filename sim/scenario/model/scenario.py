@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, Field
 
 from sim.calculus.mcp import Dialect, dialect_of
-from sim.scenario.model.base import Positive, Spec, TraceLevel, Whole
+from sim.scenario.model.base import MAX_FOLDER_NAME, Positive, Spec, TraceLevel, Whole
 from sim.scenario.model.mesh import (
     AgentSpec,
     ApprovalSpec,
@@ -33,8 +33,9 @@ def _trace_level(value: Any) -> Any:
 class Scenario(Spec):
     """One mesh and one experiment (docs/scenario.md)."""
 
-    name: Annotated[str, Field(pattern=r"^[a-z0-9-]+$")] = Field(
-        description="Scenario name, [a-z0-9-]+; names the results folder."
+    name: Annotated[str, Field(pattern=r"^[a-z0-9-]+$", max_length=MAX_FOLDER_NAME)] = Field(
+        description=f"Scenario name, [a-z0-9-]+, at most {MAX_FOLDER_NAME} characters; names "
+        "the results folder."
     )
     description: str = Field("", description="Free text.")
     seed: Whole = Field(0, ge=0, description="Root seed of every random stream.")

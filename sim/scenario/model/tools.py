@@ -19,14 +19,19 @@ from sim.calculus.mcp import (
     ToolPlus,
     UserPrompt,
 )
-from sim.scenario.model.base import Count, Probability, SideEffects, Spec, SpecError
+from sim.calculus.mcp.invocation import RETRY_STATES
+from sim.scenario.model.base import Probability, Retries, SideEffects, Spec, SpecError
 from sim.scenario.model.distribution import Distribution
 
 
 class RecoverySpec(Spec):
     """One recovery strategy (paper §6.3): exactly one of retry, fallback, prompt, abort."""
 
-    retry: Count | None = Field(None, description="Retry(n): retry at most n times.")
+    retry: Retries | None = Field(
+        None,
+        description=f"Retry(n): retry at most n times (n ≤ {RETRY_STATES}: the invocation LTS "
+        "counts every retry up to it exactly).",
+    )
     fallback: str | None = Field(None, description="Fallback(tool): call this tool instead.")
     prompt: str | None = Field(None, description="UserPrompt(m): ask the user this message.")
     abort: Literal[True] | None = Field(None, description="Abort: give up the task.")
