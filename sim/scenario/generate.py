@@ -41,6 +41,7 @@ import networkx as nx
 
 from sim.scenario.diagnostics import FieldPath
 from sim.scenario.model import (
+    MAX_MESH_SIZE,
     AgentSpec,
     AgentType,
     Distribution,
@@ -78,10 +79,64 @@ def _int_param(spec: TopologySpec, name: str, default: int | None = None) -> int
     return int(value)
 
 
+def _number(spec: TopologySpec, name: str, default: float) -> float:
+    """A parameter for :func:`estimated_links`: its value where it is a number ≥ 0."""
+    value = spec.params.get(name, default)
+    return value if isinstance(value, int | float) and value >= 0 else default
+
+
+def estimated_links(spec: TopologySpec) -> tuple[float, FieldPath, str]:
+    """The links the block's generator makes before any is dropped or added (their
+    expectation for a random one; an upper bound for waxman), the parameter that sets
+    them (relative to the block) and how they were counted. Cheap: nothing is built."""
+    n = spec.agents
+    pairs = n * (n - 1) / 2
+    kind = spec.generator
+    if kind == "barabasi_albert":
+        m = _number(spec, "m", 1)
+        return m * max(0, n - m), ("params", "m"), f"m × (agents − m), m = {m:g}"
+    if kind == "waxman":
+        beta = _number(spec, "beta", 0.4)
+        return beta * pairs, ("agents",), f"at most beta × agents × (agents − 1) / 2, beta {beta:g}"
+    if kind == "grid":
+        return 2.0 * n, ("agents",), "about 2 per agent"
+    if kind == "erdos_renyi":
+        if "p" in spec.params:
+            p = _number(spec, "p", 0)
+            return p * pairs, ("params", "p"), f"p × agents × (agents − 1) / 2, p = {p:g}"
+        degree = _number(spec, "degree", 4.0)
+        return degree * n / 2, ("params", "degree"), f"degree × agents / 2, degree {degree:g}"
+    if kind == "random_regular":
+        d = _number(spec, "degree", 0)
+        return d * n / 2, ("params", "degree"), f"degree × agents / 2, degree {d:g}"
+    if kind == "watts_strogatz":
+        k = _number(spec, "k", 0)
+        return (k // 2) * n, ("params", "k"), f"(k ÷ 2) × agents, k = {k:g}"
+    return 0.0, ("generator",), ""
+
+
+def check_size(spec: TopologySpec) -> None:
+    """Raise :class:`GenerationError` at the parameter that drives it when the block
+    would generate more than :data:`MAX_MESH_SIZE` agents and links together (every
+    generated mesh is connected: at least ``agents − 1`` links; ``attach`` adds its own)."""
+    n = spec.agents
+    links = max(estimated_links(spec)[0], n - 1) + sum(a.links for a in spec.attach)
+    if n + links <= MAX_MESH_SIZE:
+        return
+    _, where, counted = estimated_links(spec)
+    raise GenerationError(
+        f"{spec.generator} would generate {n:,} agents and about {links:,.0f} links "
+        f"({counted}): at most {MAX_MESH_SIZE:,} agents and links together (a run holds "
+        "about 3.5 KB for each; give fewer agents or a smaller degree)",
+        *where,
+    )
+
+
 def structure(spec: TopologySpec, seed: int) -> nx.Graph:
-    """The generator's graph on nodes 0..agents-1."""
+    """The generator's graph on nodes 0..agents-1 (:func:`check_size` first)."""
     n = spec.agents
     kind = spec.generator
+    check_size(spec)
     if kind == "barabasi_albert":
         m = _int_param(spec, "m")
         if m >= n:

@@ -17,6 +17,7 @@ Each problem becomes a :class:`Diagnostic` naming file, line, column and field p
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -127,11 +128,13 @@ def _parse(
             raise ScenarioError(problems)
     errors: list[Diagnostic] = []
     scenario: Scenario | None = None
+    topology_valid = True
     try:
         scenario = Scenario.model_validate(data)
         origin: Origin = {}
     except ValidationError as exc:
         details = exc.errors()
+        topology_valid = not any(err["loc"][:1] == ("topology",) for err in details)
         errors.extend(
             pydantic_diagnostic(err, doc, ())
             for err in details
@@ -149,7 +152,11 @@ def _parse(
     )
     checked = scenario if scenario is not None else salvaged
     n_agents, n_links = len(checked.agents), len(checked.links)
-    if checked.topology is not None:
+    if checked.topology is not None and not topology_valid:
+        # a block with its own errors is not expanded (what salvage kept of it is not a
+        # valid block): references to the agents it would make are not checked either
+        known = dataclasses.replace(known, sections=known.sections - {"agents"})
+    elif checked.topology is not None:
         from sim.scenario.generate import GenerationError  # networkx: only for topologies
         from sim.scenario.generate import expand as expand_topology
 
@@ -157,6 +164,7 @@ def _parse(
             generated = expand_topology(checked.topology, checked.seed, checked.agents)
         except GenerationError as exc:
             errors.append(doc.diagnostic(("topology", *exc.where), str(exc)))
+            known = dataclasses.replace(known, sections=known.sections - {"agents"})
         else:
             checked = checked.model_copy(
                 update={

@@ -47,6 +47,7 @@ from sim.scenario.model.tools import (
 )
 from sim.scenario.model.topology import (
     GENERATORS,
+    MAX_MESH_SIZE,
     AffinityRangeSpec,
     AttachSpec,
     SweepSpec,
@@ -65,6 +66,7 @@ from sim.scenario.model.workload import (
 __all__ = [
     "BUILTIN_PROTOCOLS",
     "GENERATORS",
+    "MAX_MESH_SIZE",
     "Affinity",
     "AffinityRangeSpec",
     "AgentSpec",

@@ -28,9 +28,15 @@ GENERATORS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "watts_strogatz": (("k",), ("p",)),
 }
 
-#: The most agents a ``topology:`` block generates: 100 times the shipped large mesh; a
-#: bigger graph (``agents: 1000000000``) would exhaust memory while loading.
+#: The most agents a ``topology:`` block may ask for, checked before anything else (a
+#: graph of ``agents: 1000000000`` would exhaust memory while loading); what a block may
+#: generate is bounded by :data:`MAX_MESH_SIZE`, estimated before generating.
 MAX_GENERATED_AGENTS = 1_000_000
+#: The most agents and links together that a ``topology:`` block generates: a run holds
+#: about 3.5 KB for each (``benchmarks/bench_routing_scale.py``: 100,000 agents and
+#: 200,000 links, 1.3 GB at its peak), so a mesh at the bound stays within the default
+#: ``--max-memory`` of 1.5 GB with its workload.
+MAX_MESH_SIZE = 350_000
 
 
 class AffinityRangeSpec(Spec):
