@@ -81,7 +81,7 @@ def test_the_memory_budget_stops_a_growing_run_at_its_driver(
     flood: tuple[Path, str], tmp_path: Path
 ) -> None:
     path, where = flood
-    budget = resident_bytes() + MEMORY_HEADROOM + 40_000_000  # 40 MB more than now
+    budget = resident_bytes() + MEMORY_HEADROOM + 16_000_000  # 16 MB more than now
     guard = Guard(None, None, str(path), budget)
     with pytest.raises(ReplicationError) as info:
         run_replication(load_scenario(path), "dijkstra", 0, tmp_path / "out", "off", guard=guard)
