@@ -15,6 +15,10 @@ Mutators (each ``(text, rng) -> text``), the ones that found the defects of issu
   :mod:`benchmarks.plugin_matrix` that exits, is interrupted or raises at import, while
   built or in a hook, or answers a wrong type (a replication that then fails with the
   plug-in's own located error is ``plugin error``, not a finding).
+- issue 38's resources: ``huge`` times and rates (a duration past a float clock's
+  microseconds, a rate past a microsecond's gap), ``long_name`` (a scenario, router, workflow or
+  tool name or an id of 256 to 5,000 characters), ``big_mesh`` (a million-agent
+  ``topology:`` of large degree), in :mod:`benchmarks.mutation_resources`.
 
 :func:`judge` runs one mutant as a user would: ``validate`` (in this process, through the
 command line) must exit 0 or 2 and never raise; a mutant that validates runs one short
@@ -42,6 +46,8 @@ from types import FrameType
 from typing import Any
 
 import yaml
+
+from benchmarks import mutation_resources as resources
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))
@@ -296,6 +302,10 @@ MUTATORS: dict[str, Mutator] = {
     "digits": digits,
     # issue 38: plug-in behaviours
     "plugin": plugin,
+    # issue 38, resources (benchmarks/mutation_resources.py)
+    "huge": resources.huge,
+    "long_name": resources.long_name,
+    "big_mesh": resources.big_mesh,
 }
 
 
