@@ -42,13 +42,13 @@ RUN = (
 
 #: Which engine a checkout runs (checkouts before the compiled engine run the source).
 ENGINE = """
+import pathlib, sim
 import sim.engine as e
-try:
+if (pathlib.Path(sim.__file__).parent / "native").is_dir():
     from sim.native import status
-except ImportError:  # checkouts before sim.native: a state of sim.engine.compiled, or none
-    print(getattr(getattr(e, 'compiled', None), 'state', 'pure (no compiled engine)'))
-else:
     print(status())
+else:  # checkouts before sim.native: a state of sim.engine.compiled, or none
+    print(getattr(getattr(e, 'compiled', None), 'state', 'pure (no compiled engine)'))
 """
 
 

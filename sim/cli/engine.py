@@ -114,10 +114,15 @@ def register(sub: Any) -> None:
 
 def native(args: argparse.Namespace) -> int:
     """``native status|build|clean``."""
-    from sim import native as compiled
+    import sim.native as compiled
 
     if args.action == "status":
-        running = compiled.status()
+        try:
+            import sim.engine  # noqa: F401  (what status reads: the modules it loaded)
+        except compiled.StaleBuild as exc:
+            running = f"refused ({exc})"
+        else:
+            running = compiled.status()
         if args.json:
             print(json.dumps({"running": running, "compiled": running.startswith("compiled")}))
             return EXIT_OK

@@ -122,14 +122,12 @@ def verify(source: Path = SOURCE) -> None:
 
 
 def status() -> str:
-    """Which engine this process runs and why (importing the engine): ``compiled (...)``,
-    ``pure (...)``, or ``refused (...)`` for a stale build (:func:`verify`)."""
-    import importlib
-
-    try:
-        loaded = [importlib.import_module(f"sim.engine.{m}") for m in MODULES]
-    except StaleBuild as exc:
-        return f"refused ({exc})"
+    """Which engine this process runs and why: ``compiled (...)`` or ``pure (...)``, from
+    the engine's modules this process imported (import :mod:`sim.engine` first; an engine
+    that could not be imported is ``not loaded``)."""
+    loaded = [sys.modules.get(f"sim.engine.{m}") for m in MODULES]
+    if any(m is None for m in loaded):
+        return "not loaded (import sim.engine first)"
     files = [str(getattr(m, "__file__", "")) for m in loaded]
     if all(f.endswith(SUFFIX) for f in files):
         record = json.loads((SOURCE / MANIFEST).read_text(encoding="utf-8"))

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from sim import native as compiled
+import sim.native as compiled
 
 __all__ = ["BuildError", "build_in_place"]
 
