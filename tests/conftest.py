@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -201,3 +202,42 @@ def small_drawn(tmp_path_factory: pytest.TempPathFactory) -> Path:
     argv = ["compare", str(SMALL_MESH), "--out", str(out), "--quiet", "--jobs", "1"]
     assert main([*argv, "--replications", "2"]) == 0
     return out
+
+
+# --- a small file system of its own (full-disk tests) ---
+
+
+@pytest.fixture
+def tmpfs(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
+    """``tmpfs(size)``: a fresh tmpfs of ``size`` (``"700k"``) mounted under ``tmp_path``,
+    unmounted after the test (needs root and mount: skipped with the reason otherwise)."""
+    import subprocess
+    import uuid
+
+    mounted: list[Path] = []
+
+    def mount(size: str) -> Path:
+        where = tmp_path / f"tmpfs-{len(mounted)}"
+        where.mkdir()
+        done = subprocess.run(
+            [
+                "mount",
+                "-t",
+                "tmpfs",
+                "-o",
+                f"size={size}",
+                f"pm-{uuid.uuid4().hex[:8]}",
+                str(where),
+            ],
+            capture_output=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            reason = done.stderr.decode().strip() or done.returncode
+            pytest.skip(f"cannot mount a tmpfs here: {reason}")
+        mounted.append(where)
+        return where
+
+    yield mount
+    for where in mounted:
+        subprocess.run(["umount", "-l", str(where)], check=False)

@@ -14,8 +14,7 @@ import os
 import stat
 import subprocess
 import sys
-import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -150,25 +149,14 @@ def test_every_command_into_dev_full_in_a_real_process(
 
 
 @pytest.fixture
-def full_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 64 KiB tmpfs filled to its last byte (needs root and mount; skipped with the
-    reason otherwise)."""
-    where = tmp_path / "full"
-    where.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=64k", f"full-{uuid.uuid4().hex[:8]}", str(where)],
-        capture_output=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip() or done.returncode}")
-    try:
-        with open(where / "filler", "wb", buffering=0) as fh, contextlib.suppress(OSError):
-            while True:
-                fh.write(b"\0" * 512)
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=False)
+def full_disk(tmpfs: Callable[[str], Path]) -> Path:
+    """A 64 KiB tmpfs filled to its last byte (``tmpfs``: skipped where it cannot be
+    mounted)."""
+    where = tmpfs("64k")
+    with open(where / "filler", "wb", buffering=0) as fh, contextlib.suppress(OSError):
+        while True:
+            fh.write(b"\0" * 512)
+    return where
 
 
 @pytest.mark.parametrize("command", DISK_COMMANDS)

@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 import time
-import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -214,21 +214,9 @@ def test_storage_error_names_a_path_even_without_a_file_name() -> None:
 
 
 @pytest.fixture
-def tiny_disk(tmp_path: Path) -> Any:
-    """A 700 KiB tmpfs (needs root and mount; skipped with the reason otherwise)."""
-    where = tmp_path / "tiny"
-    where.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=700k", f"tiny-{uuid.uuid4().hex[:8]}", str(where)],
-        capture_output=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip() or done.returncode}")
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=False)
+def tiny_disk(tmpfs: Callable[[str], Path]) -> Path:
+    """A 700 KiB tmpfs (``tmpfs``: skipped where it cannot be mounted)."""
+    return tmpfs("700k")
 
 
 def test_compare_onto_a_really_full_disk(small: Path, tiny_disk: Path) -> None:

@@ -7,6 +7,7 @@ each with its command, exit code and expected lines in its header."""
 from __future__ import annotations
 
 import functools
+import json
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -189,3 +190,27 @@ def test_suspects_must_answer_nodes_and_links(answer: Any, words: str, mini: Any
     assert words in str(info.value)
     router.answer = (("gw",), [("planner", "gw")])  # any sequences: normalised
     assert router.suspects(["planner", "gw", "server"]) == (["gw"], [frozenset({"planner", "gw"})])
+
+
+@pytest.mark.usefixtures("plugins_on_path")
+def test_summary_and_report_say_which_router_failed_every_instance_and_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = (REPROS / "huge_edge_cost.yaml").read_text(encoding="utf-8")
+    scenario = tmp_path / "two.yaml"
+    scenario.write_text(text.replace("routers:\n", "routers:\n  - dijkstra\n", 1), encoding="utf-8")
+    out = tmp_path / "out"
+    argv = ["compare", str(scenario), "--replications", "1", "--quiet", "--no-plots"]
+    assert main([*argv, "--jobs", "1", "--out", str(out)]) == 0
+    warned = [x for x in capsys.readouterr().err.splitlines() if x.startswith("warning: router")]
+    assert len(warned) == 1 and warned[0].startswith(
+        "warning: router 'hostile' failed every instance (2 started, none succeeded; tasks "
+        "failed: no_route 2 (100 %)): planner -> lookup: "
+    )
+    rows = {r["router"]: r for r in json.loads((out / "summary.json").read_text())["results"]}
+    assert "failed_every_instance" not in rows["dijkstra"]
+    failed = rows["hostile"]["failed_every_instance"]
+    assert (failed["started"], failed["failed"]) == (2, 2)
+    assert "costs more than the largest float" in failed["why"]
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert f"- **{warned[0].removeprefix('warning: ')}**" in report

@@ -356,7 +356,7 @@ def _say_failing(summary: dict[str, Any]) -> None:
     for row in summary["results"]:
         if "failed_every_instance" in row:
             point = f"{row['point']}: " if row["point"] else ""
-            text = sentence(row["router"], row["failed_every_instance"])
+            text = sentence(row["router"], row["failed_every_instance"], row["failure_reasons"])
             print(f"warning: {point}{text}", file=sys.stderr)
 
 

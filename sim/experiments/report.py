@@ -201,7 +201,7 @@ def render_report(
         lines += _table(summary, pid, routers)
         lines.append("")
         failing = [
-            sentence(row["router"], row["failed_every_instance"])
+            sentence(row["router"], row["failed_every_instance"], row["failure_reasons"])
             for row in summary["results"]
             if row["point"] == pid and "failed_every_instance" in row
         ]

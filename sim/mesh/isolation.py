@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from sim.mesh.errors import MeshError, RouterError
-from sim.mesh.route import NO_DOWN, DownSet, Route
+from sim.mesh.route import Route
 from sim.mesh.routing import Router
 from sim.plugins import plugin_fault, raised
 
@@ -38,53 +38,24 @@ def _error(router: Router, reference: str, call: str, what: str) -> RouterError:
     return RouterError(router.name, f"plug-in '{reference}': {call} {what}")
 
 
-def _route(router: Router, reference: str, route: Callable[..., Any]) -> Callable[..., Route]:
-    def checked(
-        source: str,
-        target: str,
-        *,
-        source_protocol: str | None = None,
-        target_protocol: str | None = None,
-        down: DownSet = NO_DOWN,
-    ) -> Route:
+def _routed(
+    router: Router, reference: str, hook: str, method: Callable[..., Any]
+) -> Callable[..., Route]:
+    """``method`` (the plug-in's ``route`` or ``serve``), checked: what escapes it is the
+    plug-in's error, and so is an answer that is not a :class:`Route`."""
+
+    def checked(*args: Any, **how: Any) -> Route:
         try:
-            answer = route(
-                source,
-                target,
-                source_protocol=source_protocol,
-                target_protocol=target_protocol,
-                down=down,
-            )
+            answer = method(*args, **how)
         except MeshError:
             raise
         except BaseException as exc:
             if not plugin_fault(exc):
                 raise
-            call = _call("route", source, target, source_protocol=source_protocol)
+            call = _call(hook, *args, source_protocol=how.get("source_protocol"))
             raise _error(router, reference, call, raised(exc)) from exc
         if not isinstance(answer, Route):
-            call = _call("route", source, target, source_protocol=source_protocol)
-            raise _error(router, reference, call, _not_a_route(answer))
-        return answer
-
-    return checked
-
-
-def _serve(router: Router, reference: str, serve: Callable[..., Any]) -> Callable[..., Route]:
-    def checked(
-        source: str, need: str, *, source_protocol: str | None = None, down: DownSet = NO_DOWN
-    ) -> Route:
-        try:
-            answer = serve(source, need, source_protocol=source_protocol, down=down)
-        except MeshError:
-            raise
-        except BaseException as exc:
-            if not plugin_fault(exc):
-                raise
-            call = _call("serve", source, need, source_protocol=source_protocol)
-            raise _error(router, reference, call, raised(exc)) from exc
-        if not isinstance(answer, Route):
-            call = _call("serve", source, need, source_protocol=source_protocol)
+            call = _call(hook, *args, source_protocol=how.get("source_protocol"))
             raise _error(router, reference, call, _not_a_route(answer))
         return answer
 
@@ -158,8 +129,8 @@ def isolate(router: Router, reference: str) -> Router:
     # instance attributes: calls through the router (and cheapest_service's) are checked,
     # the class's methods (what super() and the exact-path checks see) are untouched
     vars(router).update(
-        route=_route(router, reference, router.route),
-        serve=_serve(router, reference, router.serve),
+        route=_routed(router, reference, "route", router.route),
+        serve=_routed(router, reference, "serve", router.serve),
         suspects=_suspects(router, reference, router.suspects),
     )
     return router
