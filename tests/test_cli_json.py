@@ -71,6 +71,15 @@ def test_run_json_and_view_json(
     metrics = json.loads(Path(rep["dir"], "metrics.json").read_text(encoding="utf-8"))
     assert rep["started"] == metrics["workflows"]["started"]
     assert rep["violations_per_1000"] == metrics["violations_per_1000_instances"]
+    from sim.cli.live import _shown  # live --json: the same figures from a metrics.json
+
+    live = _shown("dijkstra", Path(rep["dir"]), metrics)
+    assert (live["started"], live["dropped"], live["violations"]) == (
+        rep["started"],
+        rep["dropped"],
+        rep["violations"],
+    )
+    assert live["success_rate"] == rep["succeeded"] / rep["started"]
     page = _json(capsys, 0, "view", "o", "--json")
     assert page["page"] == "o/report.html" and Path(page["page"]).is_file()
     assert page["sampling"]["instances"] == metrics["workflows"]["started"]

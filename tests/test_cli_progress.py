@@ -106,3 +106,17 @@ def test_the_estimate_never_climbs_while_runs_take_their_usual_time(
     if all(age <= mean for age, _ in later):
         after = eta(walls, later, queued, workers)
         assert after is not None and after <= now + 1e-9
+
+
+def test_the_last_run_says_what_comes_next() -> None:
+    clock = Clock()
+    out = io.StringIO()
+    progress = LiveProgress(
+        300.0, True, "inline", terminal=False, clock=clock, stream=out, after="writing the report"
+    )
+    progress.start(2, 0)
+    progress.record(_rec("a/rep-0", 1.0))
+    assert not out.getvalue().endswith("writing the report\n")
+    progress.record(_rec("a/rep-1", 1.0))
+    progress.stop()
+    assert out.getvalue().endswith("ETA 0:00\nwriting the report\n")

@@ -286,6 +286,9 @@ def _compare(args: argparse.Namespace, drawers: ExecutorHandle | None) -> int:
         handle.kind,
         terminal=sys.stderr.isatty(),
         workers=handle.workers,
+        after="every run done: writing the summary, "
+        + ("the plots, " if args.plots else "")
+        + "report.md and report.html",
     )
 
     try:

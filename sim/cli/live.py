@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,12 @@ def register(sub: Any) -> None:
         "--trace", choices=TRACE_LEVEL_NAMES, metavar="LEVEL", help="full (default), protocol, off"
     )
     p.add_argument("--quiet", action="store_true", help="print only where the results are")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help='print [{"router", "dir", "started", "success_rate", "latency_p50", "latency_p95", '
+        '"dropped", "reroutes", "violations"}] per live run (the progress on stderr)',
+    )
     p.add_argument(
         "--max-processes",
         type=at_least(1),
@@ -139,16 +146,13 @@ def _live(args: argparse.Namespace) -> int:
     except LiveError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if args.json:
+        print(json.dumps([_shown(r.router, r.directory, r.metrics) for r in runs]))
+        return EXIT_OK
     if not args.quiet:
-        rows = []
-        for r in runs:
-            m = r.metrics
-            wf = m["workflows"]
-            rate = wf["succeeded"] / wf["started"] if wf["started"] else None
-            violations = sum(v or 0 for v in (m.get("violations") or {}).values())
-            latency, dropped = m["latency"], m["messages"]["dropped"]
-            row = [r.router, wf["started"], rate, latency["p50"], latency["p95"], dropped]
-            rows.append([*row, m["reroutes"], violations])
+        keys = ("router", "started", "success_rate", "latency_p50", "latency_p95", "dropped")
+        shown = [_shown(r.router, r.directory, r.metrics) for r in runs]
+        rows = [[d[k] for k in (*keys, "reroutes", "violations")] for d in shown]
         print_table(
             ["router", "started", "success", "p50 s", "p95 s", "drops", "reroutes", "violations"],
             rows,
@@ -156,3 +160,19 @@ def _live(args: argparse.Namespace) -> int:
     for r in runs:
         print(f"results in {r.directory}")
     return EXIT_OK
+
+
+def _shown(router: str, directory: Path, m: dict[str, Any]) -> dict[str, Any]:
+    """``live --json``'s object for one run (``metrics.json``'s figures the table shows)."""
+    wf = m["workflows"]
+    return {
+        "router": router,
+        "dir": str(directory),
+        "started": wf["started"],
+        "success_rate": wf["succeeded"] / wf["started"] if wf["started"] else None,
+        "latency_p50": m["latency"]["p50"],
+        "latency_p95": m["latency"]["p95"],
+        "dropped": m["messages"]["dropped"],
+        "reroutes": m["reroutes"],
+        "violations": sum(v or 0 for v in (m.get("violations") or {}).values()),
+    }

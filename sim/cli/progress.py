@@ -80,7 +80,8 @@ class LiveProgress:
     executor whose workers cannot reach this process, e.g. Dask); ``start``, ``record``
     and ``stop`` follow the experiment; ``say_errors``: print a failed run's error as it
     comes (``run`` prints them after its table instead). ``terminal``: a live bar, else
-    plain lines on ``stream``; ``workers``: how many runs go at once; ``clock``: seconds."""
+    plain lines on ``stream``; ``workers``: how many runs go at once; ``clock``: seconds;
+    ``after``: a line said when the last run is done (what the command does next)."""
 
     def __init__(
         self,
@@ -93,6 +94,7 @@ class LiveProgress:
         workers: int = 1,
         clock: Callable[[], float] = time.perf_counter,
         stream: TextIO | None = None,
+        after: str = "",
     ) -> None:
         self.enabled = enabled
         self.say_errors = say_errors
@@ -101,6 +103,7 @@ class LiveProgress:
         self.workers = workers
         self.clock = clock
         self.stream = stream
+        self.after = after  # said once the last run is done (what the command does next)
         self.now: dict[str, float] = {}
         self.since: dict[str, float] = {}  # when each run in flight was first seen
         self.walls: list[float] = []
@@ -266,6 +269,11 @@ class LiveProgress:
             self._say(
                 f"runs {self.done}/{self.total}: {rec.key} {rec.status}{took}; {self._info()}"
             )
+        if self.done == self.total and self.after and self.enabled:
+            if self._progress is not None:
+                self._progress.console.print(self.after)
+            else:
+                self._say(self.after)
 
     def stop(self) -> None:
         """Stop the display and the manager (idempotent)."""
