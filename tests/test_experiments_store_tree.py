@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -157,3 +158,34 @@ def test_a_temporary_name_is_a_leftover_carrying_its_writer(name: str) -> None:
     tmp = temp_name(Path("/x") / name)
     assert is_leftover(tmp.name) and writer_pid(tmp.name) == os.getpid()
     assert writer_pid(name) is None or ".tmp-" in name
+
+
+@pytest.mark.slow
+def test_run_beside_a_real_compare_inside_its_folder_leaves_it_whole(tmp_path: Path) -> None:
+    """The finding itself, with the real commands: ``compare --out X/inner`` running (long
+    enough for ``run`` to start beside it), ``run --out X`` exits 2 naming it, and the
+    compare finishes with every run."""
+    inner = tmp_path / "x" / "inner"
+    argv = ["compare", str(SMALL), "--out", str(inner), "--quiet", "--no-plots", "--jobs", "1"]
+    compare = subprocess.Popen(
+        [sys.executable, "-m", "sim", *argv, "--replications", "100"],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    while not list(inner.glob("*/.rep-*.tmp-*")) and compare.poll() is None:
+        time.sleep(0.05)  # its first run in progress: the lock is held
+    done = subprocess.run(
+        [sys.executable, "-m", "sim", "run", str(SMALL), "--out", str(inner.parent), "--quiet"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert compare.poll() is None, "the compare ended before run started: make it longer"
+    assert done.returncode == 2, done.stderr
+    assert f"(pid {compare.pid}, which holds {inner})" in done.stderr
+    _, err = compare.communicate(timeout=600)
+    assert compare.returncode == 0, err.decode()
+    assert len(list(inner.glob("*/rep-*/run.json"))) == 200
