@@ -11,7 +11,6 @@ not JSON). Anything else is a :class:`JsonInputError` located at file:line:col.
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import re
@@ -27,11 +26,12 @@ MAX_JSON_DEPTH = 64
 MAX_INT_DIGITS = 300
 
 _STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
-_STRINGS = re.compile(_STRING, re.DOTALL)
+#: A number or constant token, or a whole string (skipped): only ever run over text that
+#: ``json`` parsed up to the token sought, where every string is closed (linear time).
 _TOKENS = re.compile(_STRING + r"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|NaN|-?Infinity", re.DOTALL)
-_BRACKETS = re.compile(_STRING + r"|[\[\]{}]", re.DOTALL)
-_DEPTH_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
-_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+#: What the bracket count reads: an escape, a quote or a bracket (one token each: linear
+#: on any text, closed strings or not).
+_SCAN = re.compile(r'\\.|["\[\]{}]', re.DOTALL)
 
 
 class JsonInputError(ValueError):
@@ -109,22 +109,40 @@ def long_integer_at(text: str) -> int:
     return next((m.start() for m in _TOKENS.finditer(text) if _too_long(m.group())), 0)
 
 
-def too_deep_at(text: str) -> int | None:
-    """The offset of the bracket that opens level MAX_JSON_DEPTH + 1 in ``text`` (None
-    when the nesting stays within it): C-speed count first, a located walk on failure."""
-    brackets = _NOT_BRACKETS.sub("", _STRINGS.sub("", text))
-    if not brackets or max(itertools.accumulate(map(_DEPTH_STEP.__getitem__, brackets))) <= (
-        MAX_JSON_DEPTH
-    ):
-        return None
+def too_deep_at(text: str) -> int:
+    """The offset of the bracket that opens level MAX_JSON_DEPTH + 1 in ``text`` (0 if
+    none), brackets inside strings not counted."""
     depth = 0
-    for m in _BRACKETS.finditer(text):
-        step = _DEPTH_STEP.get(m.group())
-        if step is not None:
-            depth += step
+    in_string = False
+    for m in _SCAN.finditer(text):
+        c = m.group()
+        if in_string:
+            in_string = c != '"'
+        elif c == '"':
+            in_string = True
+        elif c in "[{":
+            depth += 1
             if depth > MAX_JSON_DEPTH:
                 return m.start()
-    return None  # pragma: no cover - the count above found the same brackets
+        elif c in "]}":
+            depth -= 1
+    return 0
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether the decoded ``value`` nests more than MAX_JSON_DEPTH arrays and objects
+    (walked without recursion)."""
+    level, depth = [value], 1  # the containers at one depth
+    while level:
+        if depth > MAX_JSON_DEPTH:
+            return True
+        below = []
+        for node in level:
+            for kid in node.values() if type(node) is dict else node:
+                if type(kid) is dict or type(kid) is list:
+                    below.append(kid)
+        level, depth = below, depth + 1
+    return False
 
 
 def _int_or_digits(digits: str) -> int | str:
@@ -139,16 +157,11 @@ def loads_lenient(text: str | bytes) -> Any:
 
 
 def parse_json(text: str, source: str) -> Any:
-    """The JSON value of ``text`` (from ``source``, for messages), within the bounds.
-
-    Raises :class:`JsonInputError` at the offending character."""
-    deep = too_deep_at(text)
-    if deep is not None:
-        raise JsonInputError(
-            source, *_line_column(text, deep), f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
-        )
+    """The JSON value of ``text`` (from ``source``, for messages), within the bounds:
+    decoded by ``json`` (linear time; its recursion is Python's), the nesting then counted
+    on the value. Raises :class:`JsonInputError` at the offending character."""
     try:
-        return json.loads(
+        value = json.loads(
             text, parse_int=bounded_int, parse_float=_finite_float, parse_constant=_no_constant
         )
     except _OutOfBounds as exc:
@@ -156,8 +169,15 @@ def parse_json(text: str, source: str) -> Any:
         raise JsonInputError(source, *_line_column(text, token_at(text, token)), why) from None
     except json.JSONDecodeError as exc:
         raise JsonInputError(source, exc.lineno, exc.colno, exc.msg, syntax=True) from None
-    except RecursionError:  # pragma: no cover - the depth bound is far below the stack's
-        raise JsonInputError(source, 1, 1, "JSON nested too deeply to read") from None
+    except RecursionError:  # deeper than Python's stack: far past the bound
+        deep = True
+    else:
+        deep = isinstance(value, dict | list) and _too_deep(value)
+    if deep:
+        at = too_deep_at(text)
+        message = f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+        raise JsonInputError(source, *_line_column(text, at), message)
+    return value
 
 
 def read_json(path: str | Path) -> Any:
