@@ -154,7 +154,11 @@ def test_an_accepted_request_state_is_refused_the_second_time(served: Session) -
         "validate",
         "deny",
     ]
-    assert booked[7]["detail"] == {"reason": "replayed", "asked": "requires_approval"}
+    assert booked[7]["detail"] == {
+        "reason": "replayed",
+        "asked": "requires_approval",
+        "wall": booked[7]["detail"]["wall"],  # a live session: the UTC time of each line
+    }
     assert booked[7]["inv"] != booked[0]["inv"]
 
 
@@ -168,7 +172,7 @@ def test_every_deny_says_why_and_the_trace_passes_check(served: Session) -> None
         "no_elicitation",
         "timeout",
     ]
-    assert all(line_problems(x) == [] for x in served.lines)
+    assert all(line_problems(x, source="live") == [] for x in served.lines)  # wall: live
     report = check_trace(served.trace, load_scenario(TRAIN))
     assert report.ok, [(v.name, v.message) for v in report.verdicts if not v.ok]
     assert served.answers["incapable"].startswith("-32021: book_train requires approval")
