@@ -76,7 +76,7 @@ def _read(data: bytes, block: int, piece: int, limit: int) -> list[bytes]:
         events.BLOCK, events.PIECE, events.MAX_LINE = saved
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     st.lists(st.sampled_from([b"a", b"bcd", b"\n", b"\n\n", b"efghij"]), max_size=60),
     st.integers(1, 16),
@@ -155,7 +155,7 @@ def _minimal() -> Any:
     return load_scenario(MINIMAL)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(st.lists(LINE_PARTS, max_size=40))
 def test_any_trace_text_is_checked_or_refused_as_a_trace_error(parts: list[str]) -> None:
     data = "".join(parts).encode("utf-8", "surrogateescape")

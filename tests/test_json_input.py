@@ -84,7 +84,7 @@ JSON_VALUES = st.recursive(
 )
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(JSON_VALUES)
 def test_within_the_bounds_the_reader_reads_what_json_reads(value: Any) -> None:
     text = json.dumps(value)
@@ -134,7 +134,7 @@ JSON_SOUP = st.lists(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(JSON_SOUP, st.integers(0, 100))
 def test_any_text_is_read_or_refused_located_never_another_error(
     words: list[str], depth: int

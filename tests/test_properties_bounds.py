@@ -75,7 +75,7 @@ WORDS = ("X", "F", "G", "U", "S", "Y", "O", "H", "call", "execute", "tool", "tru
 TOKENS = st.sampled_from([*OPERATORS, *WORDS])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(st.lists(TOKENS, max_size=40))
 def test_any_token_sequence_parses_or_raises_a_located_formula_error(words: list[str]) -> None:
     text = " ".join(words)
