@@ -190,8 +190,8 @@ class _Walked:
 
 
 def namespaces(names: Sequence[str]) -> dict[str, str]:
-    """Per tool, its namespace: the first word of its name when that is no verb (``slack``
-    of ``slack_post_message``, a prefix a gateway adds), else ``""`` (``get_gist``)."""
+    """Per tool, its namespace (P4, paper §6.4): the first word of its name when that is no
+    verb (``slack`` of ``slack_post_message``, a prefix a gateway adds), else ``""``."""
     out: dict[str, str] = {}
     for n in names:
         words = name_words(n)
@@ -349,7 +349,7 @@ def _common(walked: Sequence[_Walked]) -> tuple[frozenset[str], frozenset[str]]:
 def dataflow_evidence(
     tools: Sequence[ToolPlus], schemas: Sequence[Walked] | None = None
 ) -> list[Evidence]:
-    """Every data-flow dependency of ``tools`` (see the module docstring), once per
+    """Every data-flow dependency (paper §6.4) of ``tools`` (the module docstring), once per
     (consumer, producer) pair, in tool order then input order; ``schemas`` are the tools'
     walked schemas when the caller has them (:func:`sim.calculus.schemas.walk`)."""
     if schemas is None:

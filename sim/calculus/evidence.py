@@ -102,7 +102,8 @@ class Evidence:
 
 
 def quote_text(sentence: str) -> str:
-    """``sentence`` on one line, cut to :data:`QUOTE_MAX` characters with ``…``."""
+    """``sentence`` on one line, cut to :data:`QUOTE_MAX` characters with ``…`` (the quote of
+    a P4 finding, paper §6.4)."""
     text = " ".join(sentence.split())
     return text if len(text) <= QUOTE_MAX else text[: QUOTE_MAX - 1] + "…"
 

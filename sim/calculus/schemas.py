@@ -25,8 +25,8 @@ _MAX_DEPTH = 32
 
 @dataclass(frozen=True, slots=True)
 class Property:
-    """One named property: where it is (``path``), its name, its schema, and whether it is
-    top-level (a direct input of the tool)."""
+    """One named property (checked by P1, paper §6.1): where it is (``path``), its name, its
+    schema, and whether it is top-level (a direct input of the tool)."""
 
     path: str
     name: str
@@ -42,7 +42,7 @@ class Property:
 
 @dataclass(frozen=True, slots=True)
 class Walked:
-    """A tool's input and output properties, walked once for all the lint rules."""
+    """A tool's input and output properties, walked once for all the rules of paper §6."""
 
     inputs: list[Property]
     outputs: list[Property]
@@ -54,15 +54,15 @@ class Walked:
 
 
 def walk(input_schema: Any, output_schema: Any) -> Walked:
-    """:func:`properties` of a tool's ``inputSchema`` and ``outputSchema``."""
+    """:func:`properties` of a tool's ``inputSchema`` and ``outputSchema`` (paper §6)."""
     return Walked(
         properties(input_schema, "inputSchema"), properties(output_schema, "outputSchema")
     )
 
 
 def properties(schema: Any, root: str) -> list[Property]:
-    """Every named property of ``schema`` (see the module docstring), depth first, in the
-    order of the schema's own keys; ``root`` starts every path (``inputSchema``)."""
+    """Every named property of ``schema`` (paper §6.1; the module docstring), depth first,
+    in the order of the schema's own keys; ``root`` starts every path (``inputSchema``)."""
     out: list[Property] = []
     _walk(schema, root, True, 0, out)
     return out

@@ -87,15 +87,15 @@ _READS = re.compile(
 
 
 def name_words(name: str) -> list[str]:
-    """The lower-cased words of an identifier: ``slack_post_message`` → slack, post,
-    message; ``commentNodeID`` → comment, node, id."""
+    """The lower-cased words of an identifier (paper §6.2, §6.4): ``slack_post_message`` →
+    slack, post, message; ``commentNodeID`` → comment, node, id."""
     return [w.lower() for w in _SPLIT.split(_CAMEL.sub(" ", name)) if w]
 
 
 def name_verb(name: str) -> str:
-    """The first verb of a name, read or write (``sqlite_write_query`` → write,
-    ``pull_request_read`` → read: a *pull request* is a noun, :data:`NOUN_PAIRS`), ``""``
-    when it has none."""
+    """The first verb of a name (P2, paper §6.2), read or write: ``sqlite_write_query`` →
+    write, ``pull_request_read`` → read (a *pull request* is a noun, :data:`NOUN_PAIRS`);
+    ``""`` when it has none."""
     words = name_words(name)
     for i, w in enumerate(words):
         if i + 1 < len(words) and (w, words[i + 1]) in NOUN_PAIRS:
@@ -119,9 +119,9 @@ def _verb(word: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class WriteEvidence:
-    """What a tool's texts say about writing: the write verbs found (where: ``name``,
-    ``description``), the write flags, the payload arguments, and whether the description
-    says it only reads (``reads``)."""
+    """What a tool's texts say about writing (P2, paper §6.2): the write verbs found (where:
+    ``name``, ``description``), the write flags, the payload arguments, and whether the
+    description says it only reads (``reads``)."""
 
     verbs: tuple[tuple[str, str], ...]
     flags: tuple[str, ...]
@@ -157,8 +157,8 @@ class WriteEvidence:
 
 
 def write_evidence(tool: ToolPlus, inputs: Sequence[Property] | None = None) -> WriteEvidence:
-    """The :class:`WriteEvidence` of ``tool`` (see the module docstring); ``inputs`` are its
-    walked input properties when the caller has them."""
+    """The :class:`WriteEvidence` of ``tool`` (paper §6.2, the module docstring); ``inputs``
+    are its walked input properties when the caller has them."""
     verbs: list[tuple[str, str]] = []
     verb = name_verb(tool.name)
     if verb in WRITE_VERBS:
