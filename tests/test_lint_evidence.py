@@ -258,7 +258,7 @@ def _tools(draw: st.DrawFn) -> list[Tool]:
     return out
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(_tools())
 def test_lint_never_raises_and_is_deterministic(tools: list[Tool]) -> None:
     first = lint(tools)
@@ -295,7 +295,7 @@ def _swap(name: str | None) -> str | None:
     return ("b_" if name.startswith("a_") else "a_") + name[2:]
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(_tools())
 def test_a_list_with_a_renamed_copy_has_exactly_twice_the_items(tools: list[Tool]) -> None:
     """Renamed copies (``a_``/``b_``, two namespaces) never depend on each other: every item
