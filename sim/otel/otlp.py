@@ -74,15 +74,16 @@ def readable_spans(spans: Sequence[Span], resource: Mapping[str, Any]) -> list[A
     return out
 
 
-def _otlp_shape(value: Any, key: str = "") -> Any:
-    """The protobuf JSON mapping made OTLP/JSON: hex ids, integer enums."""
-    if isinstance(value, dict):
-        return {k: _otlp_shape(v, k) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_otlp_shape(v) for v in value]
-    if key in _IDS and isinstance(value, str):
-        return base64.b64decode(value).hex()
-    return value
+def _otlp_shape(data: dict[str, Any]) -> dict[str, Any]:
+    """The protobuf JSON mapping made OTLP/JSON in place: the spans' (and their links')
+    ids in hex; enums are integers already (``use_integers_for_enums``)."""
+    for rs in data.get("resourceSpans", ()):
+        for ss in rs.get("scopeSpans", ()):
+            for span in ss.get("spans", ()):
+                for item in (span, *span.get("links", ())):
+                    for key in _IDS & item.keys():
+                        item[key] = base64.b64decode(item[key]).hex()
+    return data
 
 
 def otlp_json(readable: Sequence[Any]) -> dict[str, Any]:
@@ -92,8 +93,7 @@ def otlp_json(readable: Sequence[Any]) -> dict[str, Any]:
 
     request = encode_spans(readable)
     data: dict[str, Any] = MessageToDict(request, use_integers_for_enums=True)
-    shaped: dict[str, Any] = _otlp_shape(data)
-    return shaped
+    return _otlp_shape(data)
 
 
 def send_spans(readable: Sequence[Any], endpoint: str, timeout: float) -> None:
