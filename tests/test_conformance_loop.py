@@ -115,14 +115,14 @@ def test_fused_and_alone_agree_on_each_mutation(
 
 def _damage(events: Events, rng: random.Random, n: int) -> Events:
     """``n`` random changes: lines dropped, doubled, swapped, relabelled, moved to another
-    invocation, tool, message, node or instance; outages inserted."""
+    invocation, tool, message, node or instance; outages inserted; a send's path cut."""
     out: Events = json.loads(json.dumps(events))  # a deep copy, 3x faster than deepcopy
     tools = [*sorted({e["tool"] for e in out if e.get("tool")}), "nope"]
     agents = sorted({e["agent"] for e in out if e.get("agent")})
     for _ in range(n):
         k = rng.randrange(len(out))
         e = out[k]
-        kind = rng.randrange(11)
+        kind = rng.randrange(12)
         if kind == 0 and len(out) > 1:
             del out[k]
         elif kind == 1:
@@ -148,6 +148,9 @@ def _damage(events: Events, rng: random.Random, n: int) -> Events:
             link = rng.sample(agents, 2)
             lab = rng.choice(("link_down", "link_up"))
             out.insert(k, {"t": e["t"], "label": lab, "detail": {"link": link}})
+        elif kind == 11 and e.get("label") == "send" and isinstance(e.get("detail"), dict):
+            path = e["detail"].get("path") or []  # a link skipped, or one node only
+            e["detail"]["path"] = path[:1] + path[2:] if len(path) > 2 else [rng.choice(agents)]
         else:
             e["label"] = rng.choice(("error", "retry", "fallback", "abort", "prompt"))
             e.setdefault("detail", {})["error"] = rng.choice(("timeout", "service_down", None))
