@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 import yaml
 from asgi_thread import asgi_thread
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sim.cli import main
 
@@ -344,3 +346,45 @@ def test_fields_the_model_does_not_hold_are_named(
     code, _, err = cli(capsys, "import", "a2a", str(saved), "--out", str(tmp_path / "f.yaml"))
     assert code == 0, err
     assert "fields the A2A model does not hold, not kept: x-vendor, skills[0].cost" in err
+
+
+_IDS = st.from_regex(r"[a-z][a-z0-9_]{0,11}", fullmatch=True)
+_TEXT = st.text(
+    st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1, max_size=30
+)
+_SKILL = st.fixed_dictionaries(
+    {
+        "id": _IDS,
+        "name": _TEXT,
+        "description": _TEXT,
+        "tags": st.lists(_TEXT, min_size=1, max_size=3),
+    },
+    optional={
+        "examples": st.lists(_TEXT, min_size=1, max_size=2),
+        "inputModes": st.lists(st.sampled_from(["text/plain", "application/json"]), min_size=1),
+        "outputModes": st.lists(st.sampled_from(["text/plain", "image/png"]), min_size=1),
+    },
+)
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    skills=st.lists(_SKILL, min_size=1, max_size=4, unique_by=lambda s: s["id"]),
+    name=_TEXT,
+    streaming=st.booleans(),
+)
+def test_any_card_comes_back_field_for_field(
+    skills: list[dict[str, Any]], name: str, streaming: bool, tmp_path_factory: Any
+) -> None:
+    from sim.interop.a2a_card import card_dict, card_from_json
+    from sim.interop.a2a_fragment import fragment_from_card, read_a2a_extension, scenario_cards
+    from sim.scenario import load_scenario
+
+    data = {**CARD, "name": name, "skills": skills}
+    data["capabilities"] = {**CARD["capabilities"], "streaming": streaming}
+    card = card_from_json(data, "card")
+    folder = tmp_path_factory.mktemp("card")
+    path = folder / "fragment.yaml"
+    path.write_text(fragment_from_card(card, source="a test", out=path).text, encoding="utf-8")
+    [(_, back)] = scenario_cards(load_scenario(path), read_a2a_extension(path), [], None, "f")
+    assert card_dict(back) == card_dict(card)

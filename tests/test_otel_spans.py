@@ -202,3 +202,14 @@ def test_every_child_lies_within_its_parent(cut: int, epoch: int, parented: bool
             assert parent.start_ns <= s.start_ns <= s.end_ns <= parent.end_ns
         elif s.parent_id is not None:  # only a traceparent's span has a parent elsewhere
             assert s.parent_id == int(PARENT.split("-")[2], 16)
+
+
+@given(
+    trace_id=st.integers(min_value=1, max_value=2**128 - 1),
+    parent_id=st.integers(min_value=1, max_value=2**64 - 1),
+    flags=st.integers(min_value=0, max_value=255),
+)
+def test_a_traceparent_reads_back_what_it_writes(trace_id: int, parent_id: int, flags: int) -> None:
+    context = TraceParent(trace_id, parent_id, flags)
+    assert parse_traceparent(context.text) == context
+    assert parse_traceparent(context.text.upper()) is None or context.text == context.text.upper()
