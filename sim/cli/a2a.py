@@ -211,14 +211,10 @@ def _serve(
     seed: int,
     trace: Any,
 ) -> int:
-    """Bind, build the app for the bound URL, run uvicorn until SIGINT or SIGTERM (as
+    """Bind, build the app for the bound URL, run it until SIGINT or SIGTERM (as
     ``serve mcp --http`` does: a stopped server exits 0)."""
-    import signal
-
-    import uvicorn
-
     from sim.interop.a2a_server import a2a_app
-    from sim.interop.streamable import _bind, _stopped, is_loopback
+    from sim.interop.streamable import is_loopback, listen, run_app
 
     if not is_loopback(host):
         print(
@@ -226,7 +222,7 @@ def _serve(
             "(no authorisation)",
             file=sys.stderr,
         )
-    sock = _bind(host, port)
+    sock = listen(host, port)
     shown = f"[{host}]" if ":" in host else host
     base = f"http://{shown}:{sock.getsockname()[1]}"
     app, _, skills = a2a_app(
@@ -246,12 +242,5 @@ def _serve(
         file=sys.stderr,
         flush=True,
     )
-    config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
-    stops = (signal.SIGINT, signal.SIGTERM)
-    found = {sig: signal.signal(sig, _stopped) for sig in stops}
-    try:
-        uvicorn.Server(config).run(sockets=[sock])
-    finally:
-        for sig, handler in found.items():
-            signal.signal(sig, handler)
+    run_app(app, sock, lifespan="off")
     return EXIT_OK

@@ -20,7 +20,7 @@ from typing import Any
 
 from sim.interop.errors import InteropError
 
-__all__ = ["ENDPOINT", "is_loopback", "parse_address", "serve_http"]
+__all__ = ["ENDPOINT", "is_loopback", "listen", "parse_address", "run_app", "serve_http"]
 
 ENDPOINT = "/mcp"
 """The MCP endpoint's path (the path the SDK's clients and the Inspector default to)."""
@@ -58,7 +58,10 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def listen(host: str, port: int) -> socket.socket:
+    """A non-blocking socket listening on ``host:port`` (port 0: any free one), so that
+    the real port is known before the server runs; :class:`InteropError` naming the
+    address when it cannot."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as exc:
@@ -88,13 +91,11 @@ def serve_http(
     ``host:port`` until SIGINT or SIGTERM; ``ready(url)`` is called once the socket listens
     (with the real port when ``port`` is 0). A request body over ``max_body`` bytes (default
     :data:`sim.interop.framing.MAX_FRAME`, as on stdio) is refused by the SDK (413)."""
-    import uvicorn
-
     from sim.interop.framing import MAX_FRAME
     from sim.interop.http_framing import Screened
 
     _bound_last_writes()
-    sock = _bind(host, port)
+    sock = listen(host, port)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     limit = MAX_FRAME if max_body is None else max_body
@@ -102,13 +103,16 @@ def serve_http(
         host=host, streamable_http_path=ENDPOINT, max_request_body_size=limit
     )
     ready(f"http://{shown}:{bound}{ENDPOINT}")
-    config = uvicorn.Config(
-        Screened(app, limit),
-        log_level="warning",
-        lifespan="on",
-        access_log=False,
-        timeout_graceful_shutdown=STOP_GRACE,  # type: ignore[arg-type]  # asyncio.timeout(it)
-    )
+    graceful = STOP_GRACE  # asyncio.timeout(it): uvicorn annotates it as an int
+    run_app(Screened(app, limit), sock, lifespan="on", timeout_graceful_shutdown=graceful)
+
+
+def run_app(app: Any, sock: socket.socket, **options: Any) -> None:
+    """Serve the ASGI ``app`` with uvicorn on the listening ``sock`` until SIGINT or
+    SIGTERM, then return (a stopped server exits 0); ``options`` go to ``uvicorn.Config``."""
+    import uvicorn
+
+    config = uvicorn.Config(app, log_level="warning", access_log=False, **options)
     # uvicorn stops gracefully on SIGINT/SIGTERM, then raises the signal again with the
     # handler it found: a no-op one here, so that a stopped server exits 0
     stops = (signal.SIGINT, signal.SIGTERM)
