@@ -388,3 +388,25 @@ def test_any_card_comes_back_field_for_field(
     path.write_text(fragment_from_card(card, source="a test", out=path).text, encoding="utf-8")
     [(_, back)] = scenario_cards(load_scenario(path), read_a2a_extension(path), [], None, "f")
     assert card_dict(back) == card_dict(card)
+
+
+def test_a_header_reaches_the_card_request(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse, PlainTextResponse
+    from starlette.routing import Route
+
+    async def guarded(request: Any) -> Any:
+        if request.headers.get("authorization") != "Bearer s3cret":
+            return PlainTextResponse("Unauthorized", status_code=401)
+        return JSONResponse(CARD)
+
+    app = Starlette(routes=[Route("/.well-known/agent-card.json", guarded)])
+    with asgi_thread(app) as base:
+        code, _, err = cli(capsys, "import", "a2a", base, "--out", str(tmp_path / "a.yaml"))
+        assert code == 2 and "HTTP 401" in err, err
+        argv = ["import", "a2a", "--header", "Authorization=Bearer s3cret", base]
+        code, _, err = cli(capsys, *argv, "--out", str(tmp_path / "b.yaml"))
+        assert code == 0, err
+        assert "s3cret" not in err  # a header's value is never printed
