@@ -161,6 +161,34 @@ def test_p4_a_stated_precondition_depends_on_the_creator() -> None:
     assert "a pending review needs to already exist" in f.message.lower()
 
 
+def test_p4_a_pending_thing_in_the_first_sentence_needs_its_creator() -> None:
+    create = Tool("create_order", "Create an order; it stays pending until submitted", SCHEMA)
+    submit = Tool("submit_pending_order", "Submit a pending order.", SCHEMA)
+    (f,) = [f for f in lint([create, submit]) if f.principle == "P4"]
+    assert (f.tool, f.requires) == ("submit_pending_order", "create_order")
+    later = Tool("submit_order", "Submit an order. Orders start pending.", SCHEMA)
+    assert [f for f in lint([create, later]) if f.principle == "P4"] == []
+
+
+def test_p4_a_type_input_needs_the_tool_that_lists_those_types_and_a_created_name_none() -> None:
+    types = Tool("list_issue_types", "List the supported issue types of the tracker", SCHEMA)
+
+    def setter(slot: str) -> Tool:
+        schema = {"type": "object", "properties": {slot: {"type": "string"}}}
+        return Tool("set_field", "Sets a field of a tracked issue", schema)
+
+    assert [f.requires for f in lint([types, setter("issue_type")]) if f.principle == "P4"] == [
+        "list_issue_types"
+    ]
+    assert [f for f in lint([types, setter("owner_type")]) if f.principle == "P4"] == []
+    named = {"type": "object", "properties": {"name": {"description": "The name of the table"}}}
+    tables = Tool("list_tables", "List all tables of the database", SCHEMA)
+    create = Tool("create_table", "Create a new table in the database", named)
+    assert [f for f in lint([tables, create]) if f.principle == "P4"] == []
+    describe = Tool("describe_table", "Shows the columns of one table", named)
+    assert [f.requires for f in lint([tables, describe]) if f.principle == "P4"] == ["list_tables"]
+
+
 NESTED: dict[str, Any] = {
     "type": "object",
     "properties": {

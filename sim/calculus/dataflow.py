@@ -17,12 +17,16 @@ description says ``ID of the X``, ``X ID``, ``timestamp of the X``, ``name of th
 names``, or its name is ``X_id``, ``XId``, ``X_ts``, ``X_sha``, ``X_slug``, ``XUUID``; or it
 is named exactly like an output property of one other tool (``viewUUID``). B depends on A
 when A is the best producer of the phrase's head: A's own qualifiers (``discussion`` in
-``discussion comments``, not capitalised brand words) all occur in B's name or in the input's
-name or description, more of them than for any other producer, then the higher rank; a tie
-between two tools is no evidence. An input described as optional or with a default is no
-dependency; neither is the name of what B itself creates (``create_repository``'s ``name``).
-A description that says ``a pending review needs to already exist`` depends on the tool whose
-name creates reviews.
+``discussion comments``) all occur in B's name or in the input's name or description, a
+qualifier of B's that names something listed is A's, then the highest rank, the most
+qualifiers, the most name words in common with B; a tie between two tools is no evidence.
+An input described as optional or with a default is no
+dependency; neither is the name of what B itself creates (``create_repository``'s ``name``;
+an id of it is). An input ``X_type`` refers to the X types a tool lists, all its qualifiers
+required. A description that says ``a pending review needs to already exist``, or a first
+sentence about a *pending* review, depends on the tool whose name creates reviews. A name's
+object ends at a preposition (``add_comment_to_pending_review`` adds a comment); a qualifier
+from a name always restricts, one from a text only when it is not in a quarter of the texts.
 
 Producers are looked for in B's *namespace* first (the first word of its name when that is
 no verb: ``slack`` of ``slack_post_message``, a prefix a gateway adds), then among the tools of
@@ -61,6 +65,7 @@ _REF_WORDS = frozenset(
 )
 """The words without which a description cannot say what it refers to (a cheap test first)."""
 _REF_NAMES = frozenset({"id", "ids", "uuid", "ts", "sha", "slug", "name", "names", "timestamp"})
+_TYPE_WORDS = frozenset({"type", "types"})
 _LEADING = frozenset({"the", "a", "an", "numeric", "unique"})
 _CREATE_VERBS = frozenset({"create", "add", "insert", "new"})
 _VERBS = READ_VERBS | WRITE_VERBS
@@ -83,6 +88,7 @@ _ADJECTIVES = frozenset(
     individual single given certain other likely unread pending own full entire
     """.split()  # noqa: SIM905
 )
+_DETERMINERS = frozenset({"a", "an", "the", "all", "any", "each", "every", "their", "its", "your"})
 _TRANSPARENT = frozenset({"details", "information", "list", "contents", "set", "number"})
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z0-9]*|[^\sA-Za-z0-9_-]")
 _REF = r"(?:ids?|identifiers?|uuids?|timestamps?|ts|sha1?|slugs?|names?)"
@@ -95,6 +101,9 @@ _CREATED = re.compile(
     r"\bcreat(?:e|es|ing)\s+(?:an?\s+|the\s+)?(?:new\s+)?(?:pending\s+)?([A-Za-z]+)",
     re.IGNORECASE,
 )
+_PENDING = re.compile(r"\bpending\s+((?:[A-Za-z][\w-]*\s+){0,3}[A-Za-z][\w-]*)", re.IGNORECASE)
+"""What a tool's first sentence says is *pending*: created earlier, by another tool."""
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _OPTIONAL = re.compile(r"\boptional\b|\bdefaults?\s+to\b", re.IGNORECASE)
 _EXISTS = re.compile(
     r"\b(?:an?|the)\s+((?:[A-Za-z][\w-]*\s+){0,3}?[A-Za-z][\w-]*)\s+(?:needs|has|must)\s+to\s+"
@@ -129,10 +138,12 @@ class _Producer:
     qualifiers: frozenset[str]  # the words before the head noun (singular)
     said: str  # what the producer's text says, quoted in the evidence
     words: frozenset[str] = frozenset()  # the tool's name words and the phrase (singular)
+    own: frozenset[str] = frozenset()  # the tool's name words (singular)
 
 
-def _phrases(text: str) -> Iterator[list[tuple[str, bool]]]:
-    """Noun phrases after a list verb: ``[(word, capitalised), ...]`` per phrase."""
+def _phrases(text: str) -> Iterator[tuple[list[str], bool]]:
+    """Noun phrases after a list verb, and whether after ``details of``, ``contents of``...
+    (``Get the contents of a file`` reports one file: its head may be singular)."""
     toks = _TOKEN.findall(text)
     i, n = 0, len(toks)
     while i < n:
@@ -140,7 +151,8 @@ def _phrases(text: str) -> Iterator[list[tuple[str, bool]]]:
             i += 1
             continue
         i += 1
-        phrase: list[tuple[str, bool]] = []
+        phrase: list[str] = []
+        of = False
         for _ in range(16):
             if i >= n:
                 break
@@ -149,20 +161,22 @@ def _phrases(text: str) -> Iterator[list[tuple[str, bool]]]:
                 break  # the outer loop starts the next list
             if tok == "," or low in ("and", "or"):
                 if phrase:
-                    yield phrase
+                    yield phrase, of
                 phrase = []
+            elif low in _DETERMINERS and not phrase:
+                pass  # "Get the contents of a file", "List all tables"
             elif not tok[0].isalpha() or (low in _STOP and low != "of"):
                 break
             elif low == "of":
-                if phrase and phrase[-1][0].lower() in _TRANSPARENT:
-                    phrase = []
+                if phrase and phrase[-1].lower() in _TRANSPARENT:
+                    phrase, of = [], True
                 else:
                     break
             elif low not in _ADJECTIVES:
-                phrase.append((tok, tok[0].isupper()))
+                phrase.append(tok)
             i += 1
         if phrase:
-            yield phrase
+            yield phrase, of
 
 
 def _qualifiers(words: Iterable[str]) -> frozenset[str]:
@@ -173,7 +187,10 @@ def _from_name(words: Sequence[str]) -> tuple[str, list[str], str] | None:
     """(verb kind, object words, verb) of a name with a list or create verb, else None."""
     for i, w in enumerate(words):
         if w in LIST_VERBS or w in _CREATE_VERBS:
-            obj = [x for x in words[i + 1 :] if x not in ("or", "and")] or list(words[:i])
+            after = list(words[i + 1 :])
+            cut = next((j for j, x in enumerate(after) if x in _STOP - {"or", "and"}), len(after))
+            # add_comment_to_pending_review adds a comment; create_or_update_file a file
+            obj = [x for x in after[:cut] if x not in ("or", "and")] or list(words[:i])
             kind = "list" if w in LIST_VERBS else "create"
             return (kind, obj, w) if obj else None
     return None
@@ -211,7 +228,8 @@ def _index(walked: Sequence[_Walked], spaces: dict[str, str]) -> Index:
     own: frozenset[str] = frozenset()
 
     def add(head: str, p: _Producer) -> None:
-        full = _Producer(p.tool, p.rank, p.qualifiers, p.said, own | p.qualifiers | {head})
+        words = own | p.qualifiers | {head}
+        full = _Producer(p.tool, p.rank, p.qualifiers, p.said, words, own)
         index.setdefault(singular(head), []).append(full)
         index.setdefault(f"{singular(head)}@{spaces[p.tool]}", []).append(full)
 
@@ -234,12 +252,11 @@ def _index(walked: Sequence[_Walked], spaces: dict[str, str]) -> Index:
             elif kind == "create" and name == t.name:
                 add(head, _Producer(t.name, 2, quals, f"its name {name!r}"))
         for where, text in _texts(w):
-            for phrase in _phrases(text):
-                head = phrase[-1][0]
-                if _plural(head):
+            for phrase, of in _phrases(text):
+                head = phrase[-1]
+                if _plural(head) or of:
                     said = f'its {where} says "{quote_text(text)}"'
-                    quals = _qualifiers(x for x, _ in phrase[:-1])
-                    add(head, _Producer(t.name, 3, quals, said))
+                    add(head, _Producer(t.name, 3, _qualifiers(phrase[:-1]), said))
         inputs = w.top_inputs
         for prop in w.outputs:
             if prop.top and prop.name not in inputs and _plural(prop.name):
@@ -295,6 +312,8 @@ def _referent(prop: Property, desc_words: Sequence[str]) -> tuple[list[str], boo
             return words, by_name
     if len(parts) > 1 and parts[-1] in ID_WORDS:
         return [w for w in parts[:-1] if w != "node"], False
+    if len(parts) > 1 and parts[-1] in _TYPE_WORDS:
+        return [*parts[:-1], "type"], False  # issue_type: one of the issue types listed
     return [], False
 
 
@@ -311,7 +330,7 @@ def _best(
     candidate was eligible."""
     scored = sorted(
         (
-            (p.rank, len(p.qualifiers), len(near & p.words), p)
+            (p.rank, len(p.qualifiers), len(near & p.own), p)
             for p in candidates
             if p.tool != own and p.qualifiers <= context and wanted <= p.words
         ),
@@ -329,8 +348,8 @@ def _best(
 def _common(walked: Sequence[_Walked]) -> tuple[frozenset[str], frozenset[str]]:
     """Words in the texts of at least a quarter of the tools (``github``, ``slack``: no
     qualifier), and input names of at least a quarter (``owner``, ``repo``: what the user
-    supplies, never a name only a tool reports). A ratio, so that a list and its renamed
-    copies give the same answer."""
+    supplies, never a name only a tool reports; and in three tools at least). Ratios, so
+    that a list and its renamed copies mostly give the same answer."""
     least = len(walked) / 4
     words: dict[str, int] = {}
     inputs: dict[str, int] = {}
@@ -342,7 +361,7 @@ def _common(walked: Sequence[_Walked]) -> tuple[frozenset[str], frozenset[str]]:
             inputs[name] = inputs.get(name, 0) + 1
     return (
         frozenset(w for w, n in words.items() if n >= least),
-        frozenset(w for w, n in inputs.items() if n >= least),
+        frozenset(w for w, n in inputs.items() if n >= least and n >= 3),
     )
 
 
@@ -401,13 +420,25 @@ def dataflow_evidence(
             if not words or (by_name and prop.name in supplied):
                 continue
             context = frozenset(singular(w) for w in (*own_words, *parts, *prop_words))
-            best = _resolve(words, (index, ns), context, common, t.name, creates, near)
+            # B may name what it creates; it cannot know the id of what it has yet to create
+            made_by_b = creates if by_name else set()
+            strict = words[-1] == "type" and parts[-1:] and parts[-1] in _TYPE_WORDS
+            best = _resolve(
+                words, (index, ns), context, common, t.name, made_by_b, near, strict=bool(strict)
+            )
             if best is not None:
                 phrase = " ".join(words).lower()
                 source = f"{_a(phrase)}, which only {best.tool} reports or creates ({best.said})"
                 add(t, best.tool, where, said, prop.name, source)
-        for m in _EXISTS.finditer(t.description or ""):
+        desc = t.description or ""
+        first = _SENTENCE_END.split(desc, maxsplit=1)[0]
+        stated = [*_EXISTS.finditer(desc), *_PENDING.finditer(first)]
+        for m in stated:
             words = [w for w in _words(m.group(1) or m.group(2)) if w.lower() not in _ADJECTIVES]
+            cut = next((i for i, w in enumerate(words) if w.lower() in _STOP), len(words))
+            words = words[:cut]
+            if not words:
+                continue
             made_here = creates | {singular(w) for w in _CREATED.findall(t.description or "")}
             context = frozenset(singular(w) for w in (*own_words, *desc_words))
             pools = (index, ns)
@@ -429,19 +460,22 @@ def _resolve(
     near: frozenset[str],
     *,
     creators: bool = False,
+    strict: bool = False,
 ) -> _Producer | None:
     """The producer of the phrase ``words``: of its head noun, else (no candidate at all) of
     the word before it (``notification thread`` → notifications). Producers of B's own
     namespace first (:func:`namespaces`); a head with more than :data:`MAX_PRODUCERS`
     producers in a pool is no evidence (the bound that keeps lint linear)."""
     index, ns = where
-    for k in range(len(words), 0, -1):
+    for k in range(len(words), 0 if not strict else len(words) - 1, -1):
         head = singular(words[k - 1])
         if head in creates:
             return None  # B makes it itself (create_repository's name)
         # a qualifier that is itself something a tool reports must match (a notification
         # thread is not a review thread); others (a parent message) need not
-        wanted = (_qualifiers(words[: k - 1]) - common).intersection(index)
+        wanted = _qualifiers(words[: k - 1]) - common
+        if not strict:  # strict (a type): every qualifier must match, no fallback
+            wanted = wanted.intersection(index)
         # B's own namespace first, then the tools of none (all of them for B of none):
         # copies of a list under two prefixes never depend on each other
         pools = [index.get(f"{head}@{ns}", []), index.get(f"{head}@", [])] if ns else []
@@ -450,7 +484,7 @@ def _resolve(
             if len(pool) > MAX_PRODUCERS:
                 return None
             candidates = [
-                _Producer(p.tool, p.rank, p.qualifiers - common, p.said, p.words)
+                _Producer(p.tool, p.rank, _strip(p, common), p.said, p.words, p.own)
                 for p in pool
                 if not creators or p.rank == 2
             ]
@@ -472,6 +506,12 @@ _ED_NOUNS = frozenset({"feed", "seed", "need", "speed", "thing", "string", "ring
 def _a(phrase: str) -> str:
     """``phrase`` with its indefinite article: ``an event``, ``a channel``."""
     return f"{'an' if phrase[:1] in 'aeiou' else 'a'} {phrase}"
+
+
+def _strip(p: _Producer, common: frozenset[str]) -> frozenset[str]:
+    """``p``'s qualifiers that restrict: a word of a quarter of the texts (``GitHub``) does
+    not, unless the qualifier is in a name (``get_pull_request_files``: a pull request's)."""
+    return p.qualifiers if p.said.startswith("its name") else p.qualifiers - common
 
 
 def _write_objects(words: Sequence[str]) -> tuple[str, ...]:
