@@ -156,8 +156,8 @@ BUILTIN_DIALECTS: Mapping[str, Dialect] = {SGD: "sgd"}
 
 
 def dialect_of(protocol: str, declared: str | None = None) -> Dialect:
-    """The invocation dialect of ``protocol``: the one its scenario entry ``declared``,
-    else the built-in's, else ``mcp``."""
+    """The invocation dialect of ``protocol`` (SPEC §4; the SGD dialect is the paper's
+    §3.1): the one its scenario entry ``declared``, else the built-in's, else ``mcp``."""
     if declared == "sgd":
         return "sgd"
     if declared == "mcp":
