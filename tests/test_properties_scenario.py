@@ -106,7 +106,7 @@ def test_a_properties_file_is_located_in_that_file(tmp_path: Path) -> None:
     errs = [str(d) for d in info.value.errors]
     assert errs[0] == (
         f"{path}:6:38: [1].formula: unknown label 'aprove' (did you mean 'approve'?) "
-        "(SPEC §5 labels) (at 1:26 of the formula)"
+        "(the trace labels, docs/reference/trace.md) (at 1:26 of the formula)"
     )
     assert f"{path}:8:10: [2].scope" in errs[1]
     assert errs[2] == f"{path}:10:3: [2].colour: unknown key"
