@@ -21,6 +21,9 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
 
+#: the browser tests' page and Chromium, built once per session (tests/browser_page.py)
+pytest_plugins = ["browser_page"]
+
 
 @pytest.fixture(scope="session")
 def shared_data() -> Path:

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from test_view_browser import REPO, Page, _lit, _open
 from test_view_browser import pytestmark as pytestmark  # the browser marks and skip
-from test_view_browser import tab as tab  # the page fixture
 
 
 @pytest.mark.slow

@@ -1,7 +1,7 @@
 """The explorer's Verdict tab in a real browser (issue 37): the page opens on it, names
 which router is better on which metric with the intervals and why, and sets every metric
 side by side; the run shown first is the scenario's first router's first replication.
-The page, the browser and its rules are test_view_browser's (its fixtures, imported)."""
+The page, the browser and its rules: tests/browser_page.py's session fixtures."""
 
 from __future__ import annotations
 
@@ -10,11 +10,15 @@ import json
 import math
 from pathlib import Path
 
-from test_view_browser import Page, explorer, pytestmark, results, tab
+import pytest
+from browser_page import CHROMIUM, Page
 
 from sim.experiments.report import fmt_stat
 
-__all__ = ["explorer", "pytestmark", "results", "tab"]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(CHROMIUM is None, reason="no chromium installed (apt-get install chromium)"),
+]
 
 
 def test_the_page_opens_on_the_verdict(explorer: Page, results: Path) -> None:
