@@ -21,7 +21,7 @@ def _labels(low: float, high: float) -> tuple[str, list[str]]:
     return ax.get_xscale(), [t for t in shown if t]
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(st.floats(1e-3, 1e3), st.floats(1.001, 1e4))
 def test_every_range_gets_enough_plain_tick_labels(low: float, factor: float) -> None:
     scale, shown = _labels(low, low * factor)

@@ -34,7 +34,7 @@ def test_other_characters_are_replaced_and_the_name_given_a_digest() -> None:
     assert name.startswith("s+links.0.latency.MCP+=_1,_2_~") and len(name) == 30 + 12
 
 
-@settings(max_examples=60)
+@settings(max_examples=30)
 @given(
     st.lists(st.text(min_size=1, max_size=150), min_size=1, max_size=3),
     st.lists(st.text(min_size=1, max_size=150), min_size=1, max_size=3),
