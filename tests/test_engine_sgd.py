@@ -15,36 +15,7 @@ from test_engine_behaviour import (
 
 from sim.scenario import parse_scenario
 
-SGD_MESH = """
-name: sgd
-seed: 5
-duration: 100
-protocols: [SGD]
-approval: {latency: {dist: constant, value: 1.0}, grant_probability: 1.0}
-agents:
-  - {id: agent, type: LLM_AGENT, protocols: {SGD: 1.0}}
-  - {id: srv, type: TOOL_SERVER, protocols: {SGD: 1.0}, tools: [reserve]}
-links:
-  - {between: [agent, srv], latency: {SGD: 0.01}}
-tools:
-  - name: reserve
-    description: Reserves a table at a restaurant.
-    input_schema:
-      type: object
-      required: [city, restaurant, date, party]
-      properties: {city: {}, restaurant: {}, date: {}, party: {}, note: {}}
-    side_effects: write
-    requires_approval: true
-    service_time: {dist: constant, value: 0.1}
-workflows:
-  - name: w
-    initiator: agent
-    protocol: SGD
-    arrivals: {times: [0]}
-    timeout: 5
-    tasks:
-      - {id: r, tool: reserve, args: {restaurant: Nopa, note: window}}
-"""
+SGD_MESH = (Path(__file__).parent / "fixtures" / "scenarios" / "sgd_reserve.yaml").read_text()
 
 
 PROTOCOL = ("invoke", "call", "collect", "validate", "approve", "deny", "execute", "result")

@@ -154,13 +154,9 @@ def add_serve_a2a(kinds: Any) -> None:
         default="127.0.0.1:0",
         help="where to listen (default 127.0.0.1:0: any free port; the URL is printed on stderr)",
     )
-    k.add_argument(
-        "--speed",
-        default="instant",
-        metavar="instant|realtime|X",
-        help="wall-clock sleep = service time / X (realtime = 1; default instant: no sleep)",
-    )
-    k.add_argument("--seed", type=int, default=None, metavar="S", help="default: the scenario's")
+    from sim.cli.interop import add_simulation_options
+
+    add_simulation_options(k)
     k.add_argument(
         "--trace",
         metavar="FILE",

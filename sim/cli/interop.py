@@ -100,13 +100,7 @@ def register(sub: Any) -> None:
         "or 2 on bad input.",
     )
     k.add_argument("file", metavar="FILE", help="scenario YAML")
-    k.add_argument(
-        "--speed",
-        default="instant",
-        metavar="instant|realtime|X",
-        help="wall-clock sleep = service time / X (realtime = 1; default instant: no sleep)",
-    )
-    k.add_argument("--seed", type=int, default=None, metavar="S", help="default: the scenario's")
+    add_simulation_options(k)
     k.add_argument(
         "--arg-errors",
         choices=("result", "protocol"),
@@ -157,6 +151,17 @@ def register(sub: Any) -> None:
     )
     k.set_defaults(handler=serve_mcp_command)
     add_serve_a2a(kinds)
+
+
+def add_simulation_options(k: argparse.ArgumentParser) -> None:
+    """``--speed`` and ``--seed`` of a command serving a scenario's simulated tools."""
+    k.add_argument(
+        "--speed",
+        default="instant",
+        metavar="instant|realtime|X",
+        help="wall-clock sleep = service time / X (realtime = 1; default instant: no sleep)",
+    )
+    k.add_argument("--seed", type=int, default=None, metavar="S", help="default: the scenario's")
 
 
 def _write(text: str, out: str | None) -> None:

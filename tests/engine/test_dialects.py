@@ -4,7 +4,6 @@ as MCP is; no code compares a protocol's name."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -13,41 +12,15 @@ from sim.conformance.checks.stream import check_trace
 from sim.engine import run_replication
 from sim.scenario import parse_scenario
 
-MESH = """
-name: dialects
-seed: 5
-duration: 100
-protocols: [PROTOCOLS]
-approval: {latency: {dist: constant, value: 1.0}, grant_probability: 1.0}
-agents:
-  - {id: agent, type: LLM_AGENT, protocols: {RHO: 1.0}}
-  - {id: srv, type: TOOL_SERVER, protocols: {RHO: 1.0}, tools: [reserve]}
-links:
-  - {between: [agent, srv], latency: {RHO: 0.01}}
-tools:
-  - name: reserve
-    description: Reserves a table at a restaurant.
-    input_schema:
-      type: object
-      required: [city, restaurant, date, party]
-      properties: {city: {}, restaurant: {}, date: {}, party: {}, note: {}}
-    side_effects: write
-    requires_approval: true
-    service_time: {dist: constant, value: 0.1}
-workflows:
-  - name: w
-    initiator: agent
-    protocol: RHO
-    arrivals: {times: [0, 10]}
-    timeout: 5
-    tasks:
-      - {id: r, tool: reserve, args: {restaurant: Nopa, note: window}}
-"""
+MESH = (Path(__file__).parents[1] / "fixtures" / "scenarios" / "sgd_reserve.yaml").read_text()
 SGD_FIELDS = "[name, description, input_schema, side_effects, requires_approval, summary]"
 
 
 def mesh(protocols: str, rho: str) -> str:
-    return textwrap.dedent(MESH).replace("PROTOCOLS", protocols).replace("RHO", rho)
+    """The SGD reserve mesh with ``protocols`` as P and every ``SGD`` use as ``rho``."""
+    text = MESH.replace("protocols: [SGD]", "protocols: [PROTOCOLS]")
+    text = text.replace("arrivals: {times: [0]}", "arrivals: {times: [0, 10]}")
+    return text.replace("SGD", rho).replace("PROTOCOLS", protocols)
 
 
 def labels(text: str, tmp_path: Path) -> list[str]:
@@ -80,10 +53,14 @@ def test_a_dialect_that_does_not_exist_is_a_located_error(
     from sim.cli import main
 
     path = tmp_path / "bad.yaml"
-    path.write_text(mesh("{name: DIALOG, fields: [name], dialect: a2a-tasks}", "DIALOG"))
+    text = mesh("{name: DIALOG, fields: [name], dialect: a2a-tasks}", "DIALOG")
+    path.write_text(text)
+    line = 1 + text.splitlines().index(
+        "protocols: [{name: DIALOG, fields: [name], dialect: a2a-tasks}]"
+    )
     assert main(["validate", str(path)]) == 2
     err = capsys.readouterr().err
-    assert f"{path}:5:" in err and "protocols[0].dialect" in err and "Traceback" not in err
+    assert f"{path}:{line}:" in err and "protocols[0].dialect" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("rho", ["SGD", "DIALOG"])
