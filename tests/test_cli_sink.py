@@ -228,3 +228,20 @@ def test_the_serve_trace_on_a_full_disk_keeps_whole_lines_and_says_so(full_disk:
     assert again.value is info.value and trace.failed is info.value
     trace.close()
     assert len((full_disk / "trace.jsonl").read_text(encoding="utf-8").splitlines()) == len(lines)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("room", [0, 24 * 1024], ids=["full", "24k-free"])
+def test_live_on_a_full_disk_is_one_line_and_keeps_no_half_result(
+    room: int, full_disk: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    filler = full_disk / "filler"
+    os.truncate(filler, max(filler.stat().st_size - room, 0))
+    live = SCENARIO.with_name("live_tiny.yaml")
+    target = full_disk / "live"
+    assert main(["live", str(live), "--duration", "1", "--out", str(target), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Traceback" not in err[0]
+    assert err[0].startswith(f"error: cannot write {target}/")
+    assert err[0].endswith(": No space left on device")
+    assert not [p for p in target.rglob("*") if p.name in ("trace.jsonl", "metrics.json")]

@@ -95,6 +95,7 @@ def register(sub: Any) -> None:
 
 
 def _live(args: argparse.Namespace) -> int:
+    from sim.atomic import StorageError
     from sim.live.layout import LiveError
     from sim.live.run import live_run
     from sim.processes import stop_on_signals
@@ -145,6 +146,10 @@ def _live(args: argparse.Namespace) -> int:
                 )
     except LiveError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (StorageError, OSError) as exc:  # the results folder on a full disk: one line
+        error = exc if isinstance(exc, StorageError) else StorageError.of(exc, base)
+        print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.json:
         print(json.dumps([_shown(r.router, r.directory, r.metrics) for r in runs]))

@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from sim.atomic import write_atomic
 from sim.live.children import Child, stderr_tail, wait_stopped
 from sim.live.clock import DownLog, SceneClock
 from sim.live.faults import Fault, faults
@@ -151,7 +152,7 @@ class Deployment:
             "capture": str(self.capture) if self.capture is not None else None,
         }
         path = self.out / "spec" / f"p{p.index}-g{p.generation}.json"
-        path.write_text(json.dumps(spec, indent=1), encoding="utf-8")
+        write_atomic(path, json.dumps(spec, indent=1))  # a child never reads half of it
         return path
 
     def _spawn(self, p: Child) -> None:

@@ -35,6 +35,7 @@ from typing import Any
 
 import anyio
 
+from sim.atomic import write_atomic
 from sim.live.clock import SceneClock
 from sim.live.node import Node, Sender
 from sim.live.parts import PartWriter
@@ -226,7 +227,7 @@ class Host:
                 for reason, n in wf.tasks_failed.items():
                     failed[reason] = failed.get(reason, 0) + n
             counts = self.part.path.with_suffix(".counts.json")
-            counts.write_text(json.dumps(failed, sort_keys=True), encoding="utf-8")
+            write_atomic(counts, json.dumps(failed, sort_keys=True))  # whole or absent
             self.closing.set()
             for server, _ in self.servers:
                 server.should_exit = True

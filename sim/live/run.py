@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from sim.atomic import StorageError, temp_name, write_atomic
 from sim.live import DEFAULT_DRAIN, DEFAULT_MAX_PROCESSES
 from sim.live.deploy import Deployment
 from sim.live.layout import LiveError, layout
@@ -158,18 +159,27 @@ def _results(
     parts = sorted((work / "parts").glob("*.jsonl"))
     failed: dict[str, int] = {}
     for counts in sorted((work / "parts").glob("*.counts.json")):
-        for reason, n in json.loads(counts.read_text(encoding="utf-8")).items():
+        try:
+            read = json.loads(counts.read_text(encoding="utf-8"))
+        except ValueError:  # a host that could not write it whole (a full disk)
+            raise LiveError(f"{counts}: not whole (was the disk full?)") from None
+        for reason, n in read.items():
             failed[reason] = failed.get(reason, 0) + int(n)
     trace = directory / "trace.jsonl"
-    with open(trace, "w", encoding="utf-8") as out:
-        events = merge(parts, out, level=level, kills=kills)
+    tmp = temp_name(trace)  # whole or not at all: compare --against reads it
+    try:
+        with open(tmp, "w", encoding="utf-8") as out:
+            events = merge(parts, out, level=level, kills=kills)
+        os.replace(tmp, trace)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise StorageError.of(exc, trace) from None
     writes = frozenset(t.name for t in scenario.tools if t.side_effects.writes)
     metrics = live_metrics(events, writes, failed, header)
     if check:
         metrics.update(_verdicts(scenario, trace))
-    (directory / "metrics.json").write_text(
-        json.dumps(metrics, sort_keys=True, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
+    text = json.dumps(metrics, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    write_atomic(directory / "metrics.json", text)
     return metrics
 
 
