@@ -124,7 +124,7 @@ def _with(**change: object) -> dict[str, object]:
 @pytest.mark.parametrize(
     ("line", "problem"),
     [
-        (_with(label="hopp"), "label: 'hopp' is not a SPEC §5 label"),
+        (_with(label="hopp"), "label: 'hopp' is not a trace label (docs/reference/trace.md)"),
         (_with(detail_extra=1), "detail.extra: not declared for hop"),
         (_with(detail_msg="4"), "detail.msg: '4' is not of type <class 'int'>"),
         (_with(detail_to=None), "detail.to: required for hop, missing"),
