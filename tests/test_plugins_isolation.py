@@ -22,7 +22,7 @@ from sim.mesh import NoRoute, ProtocolGraph, Route, RouterError, make_router
 from sim.mesh.routing import DijkstraRouter
 from sim.plugins import plugin_fault
 from sim.processes import Stopped, stop_on_signals
-from sim.scenario import load_scenario
+from sim.scenario import load_scenario, parse_scenario
 
 REPROS = Path(__file__).resolve().parent / "fixtures" / "attack" / "plugins"
 CASES = sorted(REPROS.glob("*.yaml"))
@@ -98,8 +98,11 @@ class _Answering(DijkstraRouter):
 
 @functools.cache
 def _mini() -> Any:
-    """The repros' small mesh (loaded once: a scenario is a value)."""
-    return load_scenario(REPROS / "route_none.yaml")
+    """The repros' small mesh with dijkstra (loaded once: a scenario is a value)."""
+    text = (REPROS / "route_none.yaml").read_text(encoding="utf-8")
+    text = text.replace('  - {name: hostile, plugin: "hostile:RouteNone"}', "  - dijkstra")
+    scenario, _ = parse_scenario(text, "mini.yaml")
+    return scenario
 
 
 @pytest.fixture
@@ -108,7 +111,8 @@ def mini() -> Any:
 
 
 def _built(cls: type, mini: Any) -> Any:
-    entry = mini.routers[0].model_copy(update={"plugin": f"{__name__}:{cls.__name__}"})
+    update = {"name": "hostile", "plugin": f"{__name__}:{cls.__name__}"}
+    entry = mini.routers[0].model_copy(update=update)
     scenario = mini.model_copy(update={"routers": [entry]})
     return make_router("hostile", ProtocolGraph.from_scenario(scenario), scenario)
 
@@ -214,3 +218,28 @@ def test_summary_and_report_say_which_router_failed_every_instance_and_why(
     assert "costs more than the largest float" in failed["why"]
     report = (out / "report.md").read_text(encoding="utf-8")
     assert f"- **{warned[0].removeprefix('warning: ')}**" in report
+
+
+@pytest.mark.parametrize(
+    ("path", "protocols", "words"),
+    [
+        (("gw", "server"), ("MCP",), "returned a route along ('gw', 'server'), not from 'planner'"),
+        (("planner", "gw"), ("MCP",), "not from 'planner' to 'server'"),
+        (("planner", "server"), ("MCP",), "a hop planner -MCP-> server the mesh has no link for"),
+        (("planner", "gw", "server"), ("MCP", "A2A"), "a hop gw -A2A-> server the mesh has no"),
+        (("planner", "gw", "server"), ("MCP",), "returned 1 protocol(s) for the 2 hop(s)"),
+    ],
+)
+def test_a_route_off_the_mesh_is_an_error_naming_plugin_and_hook(
+    path: tuple[str, ...], protocols: tuple[str, ...], words: str, mini: Any
+) -> None:
+    router = _built(_Answering, mini)
+    router.answer = Route("hostile", path, protocols, (), 0.0)
+    with pytest.raises(RouterError) as info:
+        router.route("planner", "server")
+    assert str(info.value).startswith(
+        f"router 'hostile': plug-in '{__name__}:_Answering': route('planner', 'server') "
+    )
+    assert words in str(info.value)
+    router.answer = Route("hostile", ("planner", "gw", "server"), ("MCP", "MCP"), (), 0.0)
+    assert router.route("planner", "server").path == ("planner", "gw", "server")

@@ -5,9 +5,11 @@
 router instance (the class is untouched, so :meth:`Router._exact` and ``_hooked`` still
 see the plug-in's own overrides and the exact fast paths stay). Each check runs where the
 engine calls the router (a route is asked once per (caller, need, suspects) and cached,
-never per hop): one ``isinstance`` on the answer. The cost hooks are checked where the
-state space is priced (:func:`sim.mesh.statespace.priced`). ``static`` is read once,
-when the router is built (:func:`checked_static`).
+never per hop): an ``isinstance`` on the answer, and its path walked once against the
+graph (it starts at the caller, ends at the target asked, each hop a link in its
+protocol). The cost hooks are checked where the state space is priced
+(:func:`sim.mesh.statespace._priced`). ``static`` is read once, when the router is
+built (:func:`checked_static`).
 
 Let through unchanged: :class:`~sim.mesh.errors.MeshError` (``NoRoute`` is the contract's
 "none", an unknown agent the caller's mistake, a ``RouterError`` already said) and a stop
@@ -21,6 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from sim.mesh.errors import MeshError, RouterError
+from sim.mesh.graph import ProtocolGraph
 from sim.mesh.route import Route
 from sim.mesh.routing import Router
 from sim.plugins import plugin_fault, raised
@@ -54,12 +57,39 @@ def _routed(
                 raise
             call = _call(hook, *args, source_protocol=how.get("source_protocol"))
             raise _error(router, reference, call, raised(exc)) from exc
-        if not isinstance(answer, Route):
+        why = (
+            _not_a_route(answer)
+            if not isinstance(answer, Route)
+            else _off_the_graph(router.graph, answer, args[0], args[1] if hook == "route" else None)
+        )
+        if why is not None:
             call = _call(hook, *args, source_protocol=how.get("source_protocol"))
-            raise _error(router, reference, call, _not_a_route(answer))
-        return answer
+            raise _error(router, reference, call, why)
+        route: Route = answer
+        return route
 
     return checked
+
+
+def _off_the_graph(
+    graph: ProtocolGraph, route: Route, source: str, target: str | None
+) -> str | None:
+    """Why ``route`` cannot be taken from ``source`` (to ``target``): it starts or ends
+    elsewhere, or a hop is not a link of the graph in its protocol (None: it can)."""
+    path, protocols = route.path, route.protocols
+    if not path or path[0] != source or (target is not None and path[-1] != target):
+        return f"returned a route along {path!r:.120}, not from '{source}'" + (
+            f" to '{target}'" if target is not None else ""
+        )
+    if len(protocols) != len(path) - 1:
+        return (
+            f"returned {len(protocols)} protocol(s) for the {len(path) - 1} hop(s) of {path!r:.120}"
+        )
+    for u, v, protocol in zip(path[:-1], path[1:], protocols, strict=True):
+        link = graph.link(u, v)
+        if link is None or protocol not in link.latency:
+            return f"returned a route with a hop {u} -{protocol}-> {v} the mesh has no link for"
+    return None
 
 
 def _suspects(
