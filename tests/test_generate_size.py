@@ -139,3 +139,13 @@ def test_a_block_with_its_own_errors_is_not_generated() -> None:
     with pytest.raises(ScenarioError) as info:
         parse_scenario(SHARE)
     assert [e.field for e in info.value.errors] == ["topology.protocols.MCP"]  # not n3's
+
+
+def test_a_mesh_refused_for_its_size_is_the_only_error() -> None:
+    """References to the agents it would have generated are not reported as unknown."""
+    text = SHARE.replace("protocols: {MCP: 1.5}", "protocols: {MCP: 1.0}")
+    text = text.replace("agents: 50\n  params: {m: 2}", "agents: 1000000\n  params: {m: 500}")
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(text)
+    assert [e.field for e in info.value.errors] == ["topology.params.m"]
+    assert "at most 350,000 agents and links together" in info.value.errors[0].message
