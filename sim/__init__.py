@@ -31,8 +31,8 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     "Scenario": "sim.scenario",
     "ScenarioError": "sim.scenario",
-    "load_scenario": "sim.scenario",
-    "parse_scenario": "sim.scenario",
+    "load_scenario": "sim.admission",
+    "parse_scenario": "sim.admission",
     "ProtocolGraph": "sim.mesh",
     "Route": "sim.mesh",
     "DownSet": "sim.mesh",
@@ -61,6 +61,12 @@ _EXPORTS: dict[str, str] = {
 __all__ = ["__version__", *_EXPORTS, "verify"]
 
 if TYPE_CHECKING:  # the same names, for type checkers and editors
+    from sim.admission import (
+        load_scenario as load_scenario,
+    )
+    from sim.admission import (
+        parse_scenario as parse_scenario,
+    )
     from sim.api import (
         compare as compare,
     )
@@ -135,12 +141,6 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     )
     from sim.scenario import (
         ScenarioError as ScenarioError,
-    )
-    from sim.scenario import (
-        load_scenario as load_scenario,
-    )
-    from sim.scenario import (
-        parse_scenario as parse_scenario,
     )
 
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def _scenario(scenario: Scenario | str | Path) -> Scenario:
     if isinstance(scenario, str | Path):
-        from sim.scenario import load_scenario
+        from sim.admission import load_scenario
 
         return load_scenario(scenario)
     return scenario

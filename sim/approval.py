@@ -12,20 +12,21 @@ No time: a decision is instantaneous (the human's answer takes ``approval.latenc
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from sim.calculus.mcp import ToolView, approval_rule
 from sim.plugins import (
     PluginError,
-    approval_policy_class,
+    plugin_class,
     plugin_fault,
     policy_reference,
     raised,
 )
+from sim.scenario.findings import Finding, KnownNames
 
 if TYPE_CHECKING:
-    from sim.scenario.model import ApprovalSpec
+    from sim.scenario.model import ApprovalSpec, Scenario
 
 
 class ApprovalPolicyError(RuntimeError):
@@ -84,6 +85,30 @@ class DescriptorRule(ApprovalPolicy):
 
     def reason(self, view: ToolView, arguments: Mapping[str, Any]) -> str:
         return self._decision(view)[2]
+
+
+def approval_policy_class(reference: str, options: Mapping[str, Any] = {}) -> type[ApprovalPolicy]:
+    """The approval policy class ``module:Class`` names, checked: importable, a subclass
+    of :class:`ApprovalPolicy` that defines ``ask``, and taking ``options``."""
+    kind = "an approval policy (a subclass of sim.ApprovalPolicy)"
+    cls: type[ApprovalPolicy] = plugin_class(reference, ApprovalPolicy, kind, options)
+    if cls.ask is ApprovalPolicy.ask:
+        raise PluginError(f"'{reference}' does not define ask(view, arguments)")
+    return cls
+
+
+def policy_findings(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
+    """The scenario rule of this layer (SPEC §12): an ``approval.policy`` plug-in is an
+    approval policy class taking its options. An unknown name is the scenario's rule."""
+    entry = scn.approval.policy
+    reference = None if entry is None else policy_reference(entry.plugin)
+    if entry is None or reference is None:
+        return
+    try:
+        approval_policy_class(reference, entry.options)
+    except PluginError as exc:
+        where = ("approval", "policy", "plugin")
+        yield Finding(where, f"approval policy plug-in '{entry.plugin}': {exc}")
 
 
 def make_policy(spec: ApprovalSpec) -> ApprovalPolicy:

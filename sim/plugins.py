@@ -3,8 +3,10 @@
 A router or approval policy is named by the built-in list below, by an installed
 package's entry point (groups :data:`ROUTER_GROUP` and :data:`APPROVAL_GROUP`), or by
 a scenario entry ``{name, plugin: "package.module:Class", options}`` (SPEC §12).
-This module imports nothing heavy: the scenario layer asks it for the known names,
-the mesh layer for the classes; a plug-in module is imported only when it is named.
+This module is a leaf (it imports nothing of ours but :mod:`sim.processes`): the scenario
+layer asks it for the known names; the layer that owns a base class checks a plug-in
+against it (:func:`sim.mesh.registry.router_class`, :func:`sim.approval.approval_policy_class`)
+with :func:`plugin_class`. A plug-in module is imported only when it is named.
 
 Plug-in code is isolated (issue 38): whatever escapes it, at import or from a hook, is
 the plug-in's error, ``SystemExit`` and ``KeyboardInterrupt`` included
@@ -20,11 +22,7 @@ import inspect
 from collections.abc import Mapping
 from functools import cache
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from sim.approval import ApprovalPolicy
-    from sim.mesh.routing import Router
+from typing import Any
 
 #: Entry-point group of router plug-ins.
 ROUTER_GROUP = "protomesh.routers"
@@ -155,29 +153,4 @@ def plugin_class(
     reason = _signature_fits(cls, options, *positional)
     if reason is not None:
         raise PluginError(reason)
-    return cls
-
-
-def router_class(reference: str, options: Mapping[str, Any] = {}) -> type[Router]:
-    """The router class ``module:Class`` names, checked: importable, a subclass of
-    :class:`sim.mesh.routing.Router`, and taking ``options`` as keywords."""
-    from sim.mesh.routing import Router
-
-    kind = "a router (a subclass of sim.DijkstraRouter or sim.mesh.Router)"
-    cls: type[Router] = plugin_class(reference, Router, kind, options, "graph")
-    static = inspect.getattr_static(cls, "static")
-    if not isinstance(static, bool) and not hasattr(static, "__get__"):  # a property: built
-        raise PluginError(f"'{reference}': static is {static!r:.80}, not True or False")
-    return cls
-
-
-def approval_policy_class(reference: str, options: Mapping[str, Any] = {}) -> type[ApprovalPolicy]:
-    """The approval policy class ``module:Class`` names, checked: importable, a subclass
-    of :class:`sim.ApprovalPolicy` that defines ``ask``, and taking ``options``."""
-    from sim.approval import ApprovalPolicy
-
-    kind = "an approval policy (a subclass of sim.ApprovalPolicy)"
-    cls: type[ApprovalPolicy] = plugin_class(reference, ApprovalPolicy, kind, options)
-    if cls.ask is ApprovalPolicy.ask:
-        raise PluginError(f"'{reference}' does not define ask(view, arguments)")
     return cls

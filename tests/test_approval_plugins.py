@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from plugin_commands import EXAMPLE, assert_one_error, sim
 
+from sim.admission import parse_scenario
 from sim.approval import (
     ApprovalPolicy,
     ApprovalPolicyError,
@@ -25,7 +26,7 @@ from sim.calculus.mcp import ALL_FIELDS, PROTOCOL_FIELDS, ToolPlus, ToolView, ca
 from sim.cli import main
 from sim.engine import ReplicationError, run_replication
 from sim.plugins import APPROVAL_GROUP, load_object
-from sim.scenario import ScenarioError, parse_scenario
+from sim.scenario import ScenarioError
 
 SCENARIO = EXAMPLE / "approval.yaml"
 GATE = "protomesh_detour.approval:FareClassGate"

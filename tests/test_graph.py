@@ -19,8 +19,8 @@ from sim.mesh import (
     ResilientRouter,
     TranslationKind,
 )
+from sim.mesh.capabilities import similarity
 from sim.scenario import load_scenario, parse_scenario
-from sim.scenario.capabilities import similarity
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "scenarios" / "train_booking.yaml"

@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 from plugin_commands import EXAMPLE, REPO, assert_one_error, sim
 
+from sim.admission import load_scenario, parse_scenario
 from sim.cli import main
 from sim.mesh import ProtocolGraph, RouterError, make_router
 from sim.mesh.routing import DijkstraRouter
-from sim.scenario import ScenarioError, load_scenario, parse_scenario
+from sim.scenario import ScenarioError
 
 SCENARIO = EXAMPLE / "scenario.yaml"
 AVOIDED = "gw1"

@@ -14,6 +14,7 @@ from test_scenario_rules import (
     load,
 )
 
+from sim import admission
 from sim.scenario import load_scenario_with_warnings
 from sim.scenario.rules import find_cycle
 
@@ -130,6 +131,9 @@ def test_initiators_errors(tmp_path: Path, initiators: str, where: str, words: l
 def test_tasks_that_cannot_do_what_they_look_like_are_warned(tmp_path: Path) -> None:
     file, errors, warnings = load(tmp_path, TASK_WARNINGS)
     assert errors == []
+    # capability matching is the mesh's rule (sim.mesh.rules), run when a command loads
+    assert [w.field for w in warnings] == ["workflows[0].tasks[0].args"]
+    _, warnings = admission.load_scenario_with_warnings(file)
     assert len(warnings) == 2
     check(warnings[0], file, "15:38: workflows[0].tasks[0].args", "'t' requires to,", "args")
     check(warnings[1], file, "18:35: workflows[0].tasks[3].capability", "'weather_forecast'")

@@ -151,9 +151,10 @@ def _read_services(path: str) -> tuple[Service, ...]:
 @guarded()
 def lts_command(args: argparse.Namespace) -> int:
     """``lts FILE --tool NAME [--protocol P] [--aut]``."""
+    from sim.admission import load_scenario
     from sim.calculus import ToolPlus, ToolsListError, caller_view, tool_lts, write_aut
     from sim.calculus.mcp import SERVICE_DOWN, dialect_of
-    from sim.scenario import ScenarioError, load_scenario
+    from sim.scenario import ScenarioError
 
     if not Path(args.file).is_file():
         raise BadInput(f"{args.file}: no such file")

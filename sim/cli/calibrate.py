@@ -111,9 +111,10 @@ def _write(
     cal: Calibration, traces: list[str], out: Path | None, folder: Path, as_json: bool
 ) -> int:
     """Check the calibrated scenario, write the report and the scenario, say what was done."""
+    from sim.admission import parse_scenario
     from sim.calibrate.report import write_report
     from sim.calibrate.write import calibrated_yaml
-    from sim.scenario import ScenarioError, parse_scenario
+    from sim.scenario import ScenarioError
 
     text = calibrated_yaml(cal, traces, str(folder), out)
     name = str(out) if out is not None else "<stdout>"

@@ -214,6 +214,7 @@ _RUN_KEYS = (
 
 def _run(args: argparse.Namespace, shown: dict[str, Any] | None) -> int:
     """Run the replications; print the summary; 0, or 2 on bad input or a failed run."""
+    from sim.admission import load_scenario_with_warnings
     from sim.cli.progress import LiveProgress
     from sim.experiments.rundir import results_base
     from sim.experiments.runner import (
@@ -230,7 +231,7 @@ def _run(args: argparse.Namespace, shown: dict[str, Any] | None) -> int:
     from sim.experiments.store import FolderBusy, FolderLock, StorageError
     from sim.experiments.sweep import SweepError
     from sim.processes import Stopped, stop_on_signals
-    from sim.scenario import ScenarioError, load_scenario_with_warnings
+    from sim.scenario import ScenarioError
 
     try:
         overrides = _overrides(args.settings)

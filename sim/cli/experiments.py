@@ -206,13 +206,14 @@ def compare(args: argparse.Namespace) -> int:
 
 def _compare(args: argparse.Namespace, drawers: ExecutorHandle | None) -> int:
     """:func:`compare`, the figures drawn by ``drawers`` when given."""
+    from sim.admission import load_scenario_with_warnings
     from sim.experiments.compare import run_compare
     from sim.experiments.rundir import results_base
     from sim.experiments.runner import default_jobs, make_executor
     from sim.experiments.store import FolderBusy, StorageError
     from sim.experiments.sweep import SweepError, expand, load_points, parse_set
     from sim.processes import Stopped, stop_on_signals
-    from sim.scenario import ScenarioError, load_scenario_with_warnings
+    from sim.scenario import ScenarioError
 
     try:
         settings: list[Setting] = [parse_set(text) for text in args.settings]

@@ -262,8 +262,9 @@ def _unknown_marks(data: Any) -> list[str]:
 
 
 def _load(path: str) -> tuple[Any, Any]:
+    from sim.admission import load_scenario
     from sim.interop.tools_list import read_extension
-    from sim.scenario import ScenarioError, load_scenario
+    from sim.scenario import ScenarioError
 
     if not Path(path).is_file():
         raise BadInput(f"{path}: no such file")

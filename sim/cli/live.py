@@ -95,11 +95,12 @@ def register(sub: Any) -> None:
 
 
 def _live(args: argparse.Namespace) -> int:
+    from sim.admission import load_scenario
     from sim.atomic import StorageError
     from sim.live.layout import LiveError
     from sim.live.run import live_run
     from sim.processes import stop_on_signals
-    from sim.scenario import ScenarioError, load_scenario
+    from sim.scenario import ScenarioError
 
     source = Path(args.file)
     try:

@@ -91,9 +91,10 @@ def _render(route: Route) -> str:
 
 def route_command(args: argparse.Namespace) -> int:
     """``route FILE --from A --to B``: 0 route found, 1 no route, 2 bad input."""
+    from sim.admission import load_scenario
     from sim.mesh import MeshError, NoRoute, ProtocolGraph, make_router
     from sim.mesh.registry import unknown_router
-    from sim.scenario import ScenarioError, load_scenario
+    from sim.scenario import ScenarioError
 
     try:
         scenario = load_scenario(args.file)
@@ -144,10 +145,11 @@ def route_command(args: argparse.Namespace) -> int:
 
 def plan_command(args: argparse.Namespace) -> int:
     """``plan FILE``: each task's route under each router."""
+    from sim.admission import load_scenario
     from sim.mesh import MeshError, ProtocolGraph, make_router
     from sim.mesh.plan import task_routes
     from sim.mesh.registry import unknown_router
-    from sim.scenario import ScenarioError, load_scenario
+    from sim.scenario import ScenarioError
 
     try:
         scenario = load_scenario(args.file)

@@ -45,7 +45,8 @@ def register(sub: Any) -> None:
 
 def validate(args: argparse.Namespace) -> int:
     """Check every file named in ``args.files``; 2 if any has an error, else 0."""
-    from sim.scenario import ScenarioError, load_scenario_with_warnings
+    from sim.admission import load_scenario_with_warnings
+    from sim.scenario import ScenarioError
 
     failed = False
     reports: list[dict[str, Any]] = []

@@ -107,6 +107,7 @@ def smc(args: argparse.Namespace) -> int:
     """Run the estimation or test; print the table or JSON; 0, or 2 on bad input."""
     from concurrent.futures.process import BrokenProcessPool
 
+    from sim.admission import load_scenario_with_warnings
     from sim.cli.property_verdicts import selection
     from sim.engine import ReplicationError
     from sim.experiments.runner import make_executor
@@ -114,7 +115,7 @@ def smc(args: argparse.Namespace) -> int:
     from sim.experiments.smc_runner import MAX_RUNS, Rule, SmcJob, estimate
     from sim.mesh.registry import unknown_router
     from sim.processes import Stopped, stop_on_signals
-    from sim.scenario import ScenarioError, load_scenario_with_warnings
+    from sim.scenario import ScenarioError
     from sim.scenario.properties_rules import UnknownProperty
 
     try:

@@ -134,11 +134,12 @@ def _bad(message: str) -> int:
 
 def verify(args: argparse.Namespace) -> int:
     """Decide the properties; print; write counterexamples; 0, 1, 2 or 3."""
+    from sim.admission import load_scenario_with_warnings
     from sim.cli.engine import _overrides
     from sim.experiments.sweep import SweepError
     from sim.mesh.errors import RouterError
     from sim.mesh.registry import unknown_router
-    from sim.scenario import ScenarioError, load_scenario_with_warnings
+    from sim.scenario import ScenarioError
     from sim.scenario.properties_rules import load_properties
     from sim.verify import UnknownProperty, decide, selected
 

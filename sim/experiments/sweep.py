@@ -27,7 +27,8 @@ from typing import Any
 
 import yaml
 
-from sim.scenario import ScenarioError, load_scenario_with_warnings
+from sim.admission import load_scenario_with_warnings
+from sim.scenario import ScenarioError
 from sim.scenario.diagnostics import Diagnostic, FieldPath
 from sim.scenario.load import REMOVE, Override
 from sim.scenario.model import Scenario

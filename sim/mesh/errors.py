@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from sim.scenario.diagnostics import did_you_mean
+from sim.spelling import did_you_mean
 
 
 class MeshError(Exception):

@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sim.longlived import long_lived
+from sim.mesh.capabilities import Bag, bag, bag_cosine, capability_bag, cosine, tokens
 from sim.mesh.errors import NodeNotFound, ProtocolNotFound
 from sim.mesh.protocols import BUILTIN_FIELDS, PairRule, Protocol, TranslationTable
-from sim.scenario.capabilities import Bag, bag, bag_cosine, capability_bag, cosine, tokens
 from sim.scenario.model import Distribution, Law, Scenario
 
 

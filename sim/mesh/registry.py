@@ -9,6 +9,10 @@ plug-in's router is built isolated (:mod:`sim.mesh.isolation`).
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Mapping
+from typing import Any
+
 from sim.mesh.errors import RouterError
 from sim.mesh.graph import ProtocolGraph
 from sim.mesh.isolation import isolate
@@ -16,17 +20,28 @@ from sim.mesh.routing import Router
 from sim.plugins import (
     BUILTIN_ROUTERS,
     PluginError,
+    plugin_class,
     plugin_fault,
     raised,
-    router_class,
     router_names,
     router_reference,
 )
-from sim.scenario.diagnostics import did_you_mean
 from sim.scenario.model import Scenario
+from sim.spelling import did_you_mean
 
 #: The built-in routers' classes: trusted, built without the plug-in checks.
 BUILTIN_REFERENCES = frozenset(BUILTIN_ROUTERS.values())
+
+
+def router_class(reference: str, options: Mapping[str, Any] = {}) -> type[Router]:
+    """The router class ``module:Class`` names, checked: importable, a subclass of
+    :class:`sim.mesh.routing.Router`, and taking ``options`` as keywords."""
+    kind = "a router (a subclass of sim.DijkstraRouter or sim.mesh.Router)"
+    cls: type[Router] = plugin_class(reference, Router, kind, options, "graph")
+    static = inspect.getattr_static(cls, "static")
+    if not isinstance(static, bool) and not hasattr(static, "__get__"):  # a property: built
+        raise PluginError(f"'{reference}': static is {static!r:.80}, not True or False")
+    return cls
 
 
 def known_routers(scenario: Scenario | None = None) -> list[str]:

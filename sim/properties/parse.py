@@ -15,7 +15,6 @@ recursion and the AST's depth) and has at most :data:`MAX_FORMULA_CHARS` charact
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Collection, Mapping
@@ -38,6 +37,7 @@ from sim.properties.ast import (
     Value,
 )
 from sim.properties.labels import LABEL_KEYS
+from sim.spelling import did_you_mean
 
 #: Binary operators: precedence (higher binds stronger) and right-associativity.
 BINARY: dict[str, tuple[int, bool]] = {
@@ -132,11 +132,6 @@ def tokenize(text: str) -> list[Token]:
 
 def _shown(tok: Token) -> str:
     return "the end of the formula" if tok.kind == "end" else f"`{tok.text}`"
-
-
-def _suggest(word: str, known: Collection[str]) -> str:
-    close = difflib.get_close_matches(word, sorted(known), n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 class _Parser:
@@ -305,7 +300,7 @@ class _Parser:
         if label not in self.labels:
             raise self.error(
                 name,
-                f"unknown label '{label}'{_suggest(label, self.labels)} (the trace labels, "
+                f"unknown label '{label}'{did_you_mean(label, self.labels)} (the trace labels, "
                 f"docs/reference/trace.md)",
             )
         conds: list[Condition] = []
@@ -363,18 +358,18 @@ class _Parser:
                 raise self.error(
                     tok,
                     f"unknown key '{key}': label `{label}` has no detail key '{name}'"
-                    f"{_suggest(name, known)} (its detail keys: {have})",
+                    f"{did_you_mean(name, known)} (its detail keys: {have})",
                 )
         elif key not in ATOM_KEYS:
             choices = [*ATOM_KEYS, "detail.<name>"]
             raise self.error(
                 tok,
-                f"unknown key '{key}'{_suggest(key, ATOM_KEYS)} (keys: {', '.join(choices)})",
+                f"unknown key '{key}'{did_you_mean(key, ATOM_KEYS)} (keys: {', '.join(choices)})",
             )
 
     def check_tool(self, tok: Token, name: Scalar) -> None:
         if self.tools is not None and name not in self.tools:
-            raise self.error(tok, f"unknown tool '{name}'{_suggest(str(name), self.tools)}")
+            raise self.error(tok, f"unknown tool '{name}'{did_you_mean(str(name), self.tools)}")
 
     def check_value(self, key: str, tok: Token, value: Value) -> None:
         members = value if isinstance(value, frozenset) else frozenset((value,))

@@ -8,12 +8,13 @@ themselves are in :mod:`sim.scenario.rules` and the modules it names.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from sim.plugins import router_names
-from sim.scenario.diagnostics import FieldPath, did_you_mean
+from sim.scenario.diagnostics import FieldPath
+from sim.spelling import did_you_mean
 
 if TYPE_CHECKING:
     from sim.scenario.model import Scenario
@@ -54,6 +55,10 @@ class KnownNames:
         """True when ``name`` is certainly not declared in ``section``."""
         names = {"agents": self.agents, "tools": self.tools, "protocols": self.protocols}
         return section in self.sections and name not in names[section]
+
+
+#: A cross-field rule: the findings it makes on a scenario, given the declared names.
+Rule = Callable[["Scenario", KnownNames], Iterable[Finding]]
 
 
 def unknown(kind: str, name: str, known: set[str]) -> str:

@@ -30,7 +30,7 @@ from sim.scenario.diagnostics import Diagnostic, ScenarioError, format_path
 from sim.scenario.model import Scenario
 from sim.scenario.overrides import REMOVE, Override, apply_override, with_overrides
 from sim.scenario.properties_rules import within_scalar
-from sim.scenario.rules import Finding, KnownNames, check_rules
+from sim.scenario.rules import Finding, KnownNames, Rule, check_rules
 from sim.scenario.salvage import (
     Origin,
     misspelt_elsewhere,
@@ -95,19 +95,24 @@ def _raw_sections(data: Mapping[str, Any]) -> frozenset[str]:
 
 
 def parse_scenario(
-    text: str, file: str = "<string>", overrides: Sequence[Override] = ()
+    text: str,
+    file: str = "<string>",
+    overrides: Sequence[Override] = (),
+    rules: Sequence[Rule] = (),
 ) -> tuple[Scenario, list[Diagnostic]]:
     """Parse and check scenario YAML ``text``; return it with its warnings.
 
-    ``overrides`` are applied to the document (in order) before it is checked.
+    ``overrides`` are applied to the document (in order) before it is checked; ``rules``
+    are the rules of the layers above, run and located with this layer's
+    (:data:`sim.admission.RULES`: router and approval plug-ins, capability matching).
     Raises :class:`ScenarioError` listing every error, located in ``file``.
     """
     with long_lived():
-        return _parse(text, file, overrides)
+        return _parse(text, file, overrides, rules)
 
 
 def _parse(
-    text: str, file: str, overrides: Sequence[Override]
+    text: str, file: str, overrides: Sequence[Override], rules: Sequence[Rule]
 ) -> tuple[Scenario, list[Diagnostic]]:
     doc = Document(file)
     data = parse_yaml(text, doc)
@@ -178,7 +183,7 @@ def _parse(
                 if known.hosted is not None:
                     known.hosted.update(agent.tools)
     warnings: list[Diagnostic] = []
-    for finding in check_rules(checked, known):
+    for finding in check_rules(checked, known, rules):
         finding = _generated_finding(finding, checked, n_agents, n_links)
         path = remap(finding.path, origin)
         message = finding.message
@@ -216,9 +221,10 @@ def _generated_finding(finding: Finding, scn: Scenario, n_agents: int, n_links: 
 
 
 def load_scenario_with_warnings(
-    path: str | Path, overrides: Sequence[Override] = ()
+    path: str | Path, overrides: Sequence[Override] = (), rules: Sequence[Rule] = ()
 ) -> tuple[Scenario, list[Diagnostic]]:
-    """Load the scenario file at ``path`` (with ``overrides``); return it with its warnings.
+    """Load the scenario file at ``path`` (with ``overrides``, checked by this layer's
+    rules and ``rules``, as :func:`parse_scenario`); return it with its warnings.
 
     Raises :class:`ScenarioError` (every error, located) on a bad scenario, including
     a file that cannot be read.
@@ -238,13 +244,13 @@ def load_scenario_with_warnings(
         raise ScenarioError(
             [Diagnostic(file, 1, 1, "<root>", f"not UTF-8 text: {exc.reason}")]
         ) from None
-    return parse_scenario(text, file, overrides)
+    return parse_scenario(text, file, overrides, rules)
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Load and validate the scenario file at ``path``.
+def load_scenario(path: str | Path, rules: Sequence[Rule] = ()) -> Scenario:
+    """Load and validate the scenario file at ``path`` (``rules`` as :func:`parse_scenario`).
 
     Raises :class:`ScenarioError` whose ``errors`` name file, line, column and field.
     """
-    scenario, _ = load_scenario_with_warnings(path)
+    scenario, _ = load_scenario_with_warnings(path, (), rules)
     return scenario

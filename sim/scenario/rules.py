@@ -9,21 +9,14 @@ agents, links, failures, the approval policy, routers, topology and sweep;
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
-from sim.plugins import (
-    BUILTIN_ROUTERS,
-    PluginError,
-    approval_names,
-    approval_policy_class,
-    policy_reference,
-    router_class,
-    router_reference,
-)
-from sim.scenario.diagnostics import FieldPath, did_you_mean
+from sim.plugins import BUILTIN_ROUTERS, approval_names, policy_reference
+from sim.scenario.diagnostics import FieldPath
 from sim.scenario.findings import (
     Finding,
     KnownNames,
+    Rule,
     duplicates,
     find_cycle,
     hosted,
@@ -35,8 +28,9 @@ from sim.scenario.properties_rules import property_findings
 from sim.scenario.rules_ranges import range_findings
 from sim.scenario.rules_tools import tool_findings
 from sim.scenario.rules_workflows import workflow_findings
+from sim.spelling import did_you_mean
 
-__all__ = ["Finding", "KnownNames", "check_rules", "find_cycle"]
+__all__ = ["Finding", "KnownNames", "Rule", "check_rules", "find_cycle"]
 
 
 def _protocols(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
@@ -173,62 +167,42 @@ def _failures(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
 
 def _routers(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
     """Router names listed once and known (``known.routers``, given by the registry
-    above); a plug-in importable, a router, and taking its options (SPEC §12)."""
+    above), a plug-in not named as a built-in (SPEC §12). Whether a plug-in is a router
+    class taking its options is the mesh's rule (:func:`sim.mesh.rules.router_findings`)."""
     seen: set[str] = set()
     for i, router in enumerate(scn.routers):
         name = router.name
         if name in seen:
             yield Finding(("routers", i), f"router '{name}' is listed twice")
         seen.add(name)
-        reference = router.plugin
-        if reference is None:
-            if name not in known.routers:
-                choices = ", ".join(known.routers)
-                yield Finding(
-                    ("routers", i),
-                    f"must be one of {choices}, or {{name, plugin: package.module:Class}} "
-                    f"(got '{name}'){did_you_mean(name, known.routers)}",
-                )
-                continue
-            if not router.options:
-                continue
-            reference = router_reference(name) or name
-            where: FieldPath = ("routers", i, "options")
-        elif name in BUILTIN_ROUTERS:
+        if router.plugin is None and name not in known.routers:
+            choices = ", ".join(known.routers)
+            yield Finding(
+                ("routers", i),
+                f"must be one of {choices}, or {{name, plugin: package.module:Class}} "
+                f"(got '{name}'){did_you_mean(name, known.routers)}",
+            )
+        elif router.plugin is not None and name in BUILTIN_ROUTERS:
             yield Finding(
                 ("routers", i, "name"),
                 f"'{name}' is a built-in router: give the plug-in another name",
             )
-            continue
-        else:
-            where = ("routers", i, "plugin")
-        try:
-            router_class(reference, router.options)
-        except PluginError as exc:
-            yield Finding(where, f"router plug-in '{reference}': {exc}")
 
 
 def _approval(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
-    """An ``approval.policy`` plug-in: a known name or an importable approval policy class
-    taking its options (SPEC §12)."""
+    """An ``approval.policy`` plug-in: ``module:Class`` or a name an installed package
+    registers (SPEC §12). Whether the class is an approval policy taking its options is
+    :func:`sim.approval.policy_findings`'s rule."""
     entry = scn.approval.policy
-    if entry is None:
+    if entry is None or policy_reference(entry.plugin) is not None:
         return
-    where: FieldPath = ("approval", "policy", "plugin")
-    reference = policy_reference(entry.plugin)
-    if reference is None:
-        names = approval_names()
-        yield Finding(
-            where,
-            f"unknown approval policy '{entry.plugin}'{did_you_mean(entry.plugin, names)}: "
-            "give package.module:Class, or a name an installed package registers under "
-            f"protomesh.approval (installed: {', '.join(names) or 'none'})",
-        )
-        return
-    try:
-        approval_policy_class(reference, entry.options)
-    except PluginError as exc:
-        yield Finding(where, f"approval policy plug-in '{entry.plugin}': {exc}")
+    names = approval_names()
+    yield Finding(
+        ("approval", "policy", "plugin"),
+        f"unknown approval policy '{entry.plugin}'{did_you_mean(entry.plugin, names)}: "
+        "give package.module:Class, or a name an installed package registers under "
+        f"protomesh.approval (installed: {', '.join(names) or 'none'})",
+    )
 
 
 def _topology(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
@@ -289,8 +263,9 @@ def _sweep(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
             )
 
 
-def check_rules(scenario: Scenario, known: KnownNames) -> list[Finding]:
-    """Every cross-field rule of SPEC §1 on ``scenario``, in a deterministic order."""
+def check_rules(scenario: Scenario, known: KnownNames, rules: Sequence[Rule] = ()) -> list[Finding]:
+    """Every cross-field rule of SPEC §1 on ``scenario``, then ``rules`` (those of the
+    layers above: :data:`sim.admission.RULES`), in a deterministic order."""
     findings: list[Finding] = []
     for rule in (
         _protocols,
@@ -307,4 +282,6 @@ def check_rules(scenario: Scenario, known: KnownNames) -> list[Finding]:
         findings.extend(rule(scenario, known))
     findings.extend(_routers(scenario, known))
     findings.extend(property_findings(scenario, known))
+    for above in rules:
+        findings.extend(above(scenario, known))
     return findings

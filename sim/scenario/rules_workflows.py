@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from sim.scenario.capabilities import similarity
 from sim.scenario.diagnostics import FieldPath
 from sim.scenario.findings import (
     Finding,
@@ -97,17 +96,8 @@ def workflow_findings(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
 def _task_warnings(
     scn: Scenario, wf: WorkflowSpec, task: TaskSpec, at: FieldPath
 ) -> Iterator[Finding]:
-    """Legal tasks that cannot do what they look like they do."""
-    if task.capability is not None and not any(
-        task.capability in agent.tools or similarity(task.capability, agent.capabilities) > 0
-        for agent in scn.agents
-    ):
-        yield Finding(
-            (*at, "capability"),
-            f"no agent's capabilities match '{task.capability}': every call of this task "
-            "fails with no route",
-            warning=True,
-        )
+    """Legal tasks that cannot do what they look like they do (a capability no agent
+    matches is the mesh's rule: :func:`sim.mesh.rules.capability_findings`)."""
     if task.tool is None or scn.dialects().get(wf.rho_of(task)) == "sgd":
         return  # an SGD caller collects the missing slots from the user
     try:

@@ -17,9 +17,10 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
 from sim.scenario.compose import Document, kind_of
-from sim.scenario.diagnostics import Diagnostic, FieldPath, did_you_mean
+from sim.scenario.diagnostics import Diagnostic, FieldPath
 from sim.scenario.model import Scenario, SpecError
 from sim.scenario.model.base import UNION_TAGS
+from sim.spelling import did_you_mean
 
 
 def _unwrap(annotation: Any) -> list[Any]:

@@ -1,4 +1,4 @@
-"""Capability matching: bags of tokens compared by cosine (sim/scenario/capabilities.py)."""
+"""Capability matching: bags of tokens compared by cosine (sim.mesh.capabilities.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sim.scenario.capabilities import bag, bag_cosine, cosine
+from sim.mesh.capabilities import bag, bag_cosine, cosine
 
 TOKENS = st.lists(st.sampled_from(("book", "train", "hotel", "pay", "x")), max_size=6)
 
