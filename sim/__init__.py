@@ -145,7 +145,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
 
 
 def __getattr__(name: str) -> Any:
-    if name == "verify":  # the package sim.verify, callable as sim.api.verify
+    if name == "verify":  # the package sim.verify, callable as sim.verify.decisions.verify
         import importlib
 
         return importlib.import_module("sim.verify")

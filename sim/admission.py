@@ -43,3 +43,9 @@ def load_scenario(path: str | Path) -> Scenario:
     """The scenario file at ``path``, checked by every layer; a located
     :class:`~sim.scenario.ScenarioError` otherwise."""
     return scenario_load.load_scenario(path, RULES)
+
+
+def admitted(scenario: Scenario | str | Path) -> Scenario:
+    """A loaded scenario as it is; a file loaded by :func:`load_scenario` (the API's
+    functions take either)."""
+    return load_scenario(scenario) if isinstance(scenario, str | Path) else scenario

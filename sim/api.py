@@ -15,25 +15,6 @@ if TYPE_CHECKING:
     from sim.scenario.model import Scenario
 
 
-def _scenario(scenario: Scenario | str | Path) -> Scenario:
-    if isinstance(scenario, str | Path):
-        from sim.admission import load_scenario
-
-        return load_scenario(scenario)
-    return scenario
-
-
-def _routers(scenario: Scenario, routers: Sequence[str] | None) -> list[str]:
-    from sim.mesh.registry import unknown_router
-
-    names = list(dict.fromkeys(routers or scenario.router_names))
-    for name in names:
-        problem = unknown_router(name, scenario)
-        if problem is not None:
-            raise ValueError(problem)
-    return names
-
-
 def compare(
     scenario: Scenario | str | Path,
     routers: Sequence[str] | None = None,
@@ -48,13 +29,15 @@ def compare(
     does (finished runs reused; ``plots`` off by default) and return ``summary.json`` as a
     dict (per router and metric the mean and 95 % interval, ``failure_reasons``,
     ``verdict``). A scenario with a ``sweep:`` block needs its file."""
+    from sim.admission import admitted
     from sim.experiments.compare import run_compare
     from sim.experiments.rundir import results_base
     from sim.experiments.runner import make_executor
     from sim.experiments.sweep import expand, load_points
+    from sim.mesh.registry import chosen_routers
 
-    loaded = _scenario(scenario)
-    names = _routers(loaded, routers)
+    loaded = admitted(scenario)
+    names = chosen_routers(loaded, routers)
     points = expand(loaded, [])
     if isinstance(scenario, str | Path):
         pairs, _ = load_points(scenario, loaded, points)
@@ -91,14 +74,16 @@ def smc(
     one ``smc --json`` object per (property, router)."""
     import tempfile
 
+    from sim.admission import admitted
     from sim.conformance.checks.families import CHECK_NAMES
     from sim.experiments.runner import make_executor
     from sim.experiments.smc_job import job_key, job_level, unseen
     from sim.experiments.smc_runner import MAX_RUNS, Rule, SmcJob, estimate
+    from sim.mesh.registry import chosen_routers
     from sim.scenario.properties_rules import select_properties
 
-    loaded = _scenario(scenario)
-    names = _routers(loaded, routers or loaded.router_names[:1])
+    loaded = admitted(scenario)
+    names = chosen_routers(loaded, routers or loaded.router_names[:1])
     chosen = select_properties(loaded, [], list(properties), CHECK_NAMES, every_check=False)
     props = [p for _, p in chosen if p is not None]
     checks = [n for n, p in chosen if p is None]
@@ -135,26 +120,8 @@ def verify(
     properties: Sequence[str] | None = None,
     workflows: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Explore every execution of one instance of each workflow (or of ``workflows``)
-    under ``router`` (default: the scenario's first) and decide each property (default:
-    all), as ``verify`` does; one ``verify --json`` object per workflow (each property
-    holds, violated with its shortest counterexample's ``events``, undecided or
-    not-decidable)."""
-    from sim.verify import decide, selected
+    """:func:`sim.verify.decisions.verify`, imported when called (the model checker
+    takes a second to import)."""
+    from sim.verify.decisions import verify as decide_all
 
-    loaded = _scenario(scenario)
-    [name] = _routers(loaded, [router] if router else loaded.router_names[:1])
-    known = [w.name for w in loaded.workflows]
-    wanted = list(dict.fromkeys(workflows or known))
-    unknown = [w for w in wanted if w not in known]
-    if unknown:
-        raise ValueError(f"unknown workflow {', '.join(unknown)} (known: {', '.join(known)})")
-    props = selected(loaded, [], list(properties) if properties else None)
-    out = []
-    for w in wanted:
-        verdict = decide(loaded, w, name, props)
-        shown = verdict.to_json()
-        for entry, pv in zip(shown["properties"], verdict.properties, strict=True):
-            entry["events"] = pv.events
-        out.append(shown)
-    return out
+    return decide_all(scenario, router, properties, workflows)

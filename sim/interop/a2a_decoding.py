@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["decoding"]
+__all__ = ["decoding", "plain"]
 
 
 def decoding(key: str, decode: Callable[[Any, Mapping[str, str]], Any]) -> Any:
@@ -37,3 +37,14 @@ def decoding(key: str, decode: Callable[[Any, Mapping[str, str]], Any]) -> Any:
             return await super().build(context, params, task_id, context_id, task)
 
     return Decoding()
+
+
+def plain(value: Any) -> Any:
+    """JSON read from a protobuf ``Struct``: integral doubles back to ints."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value

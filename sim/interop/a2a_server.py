@@ -92,7 +92,7 @@ def served_tools(
 def _data(message: Any) -> list[Any]:
     from google.protobuf.json_format import MessageToDict
 
-    from sim.live.wire.a2a import plain
+    from sim.interop.a2a_decoding import plain
 
     return [plain(MessageToDict(p.data)) for p in message.parts if p.HasField("data")]
 

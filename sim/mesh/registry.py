@@ -10,7 +10,7 @@ plug-in's router is built isolated (:mod:`sim.mesh.isolation`).
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sim.mesh.errors import RouterError
@@ -58,6 +58,17 @@ def unknown_router(name: str, scenario: Scenario | None = None) -> str | None:
     if name in known:
         return None
     return f"unknown router '{name}'{did_you_mean(name, known)} (known: {', '.join(known)})"
+
+
+def chosen_routers(scenario: Scenario, routers: Sequence[str] | None) -> list[str]:
+    """``routers`` (default: the scenario's), each once, in order; a ``ValueError`` naming
+    the first that names no router."""
+    names = list(dict.fromkeys(routers or scenario.router_names))
+    for name in names:
+        problem = unknown_router(name, scenario)
+        if problem is not None:
+            raise ValueError(problem)
+    return names
 
 
 def make_router(name: str, graph: ProtocolGraph, scenario: Scenario | None = None) -> Router:

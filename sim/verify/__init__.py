@@ -32,12 +32,13 @@ __all__ = [
 
 
 class _CallablePackage(types.ModuleType):
-    """``sim.verify`` is this package and, called, the API function :func:`sim.api.verify`
+    """``sim.verify`` is this package and, called, the API function
+    :func:`sim.verify.decisions.verify` (also :func:`sim.api.verify`)
     (docs/api.md): ``sim.verify(scenario)`` beside ``sim.compare`` and ``sim.smc``. The
     package's name is taken, so the function lives in the package's call."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from sim.api import verify
+        from sim.verify.decisions import verify
 
         return verify(*args, **kwargs)
 

@@ -20,11 +20,12 @@ import anyio
 import pytest
 
 from sim.calculus.mcp import ALL_FIELDS, PROTOCOL_FIELDS
+from sim.interop.a2a_decoding import plain
 from sim.live.envelope import ENVELOPE_KEY, Envelope
 from sim.live.parts import Owner
 from sim.live.payload import Ask, Call, Descriptor, Outcome
 from sim.live.wire import Notice, Unreachable
-from sim.live.wire.a2a import ENDPOINT, A2aSender, Skill, a2a_routes, agent_card, plain
+from sim.live.wire.a2a import ENDPOINT, A2aSender, Skill, a2a_routes, agent_card
 
 T = TypeVar("T")
 A2A = frozenset(PROTOCOL_FIELDS["A2A"])

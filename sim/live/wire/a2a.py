@@ -55,7 +55,7 @@ import anyio
 
 from sim.interop.a2a_card import BINDING, ENDPOINT, MEDIA, RELAY, SkillEntry
 from sim.interop.a2a_card import agent_card as card_of
-from sim.interop.a2a_decoding import decoding
+from sim.interop.a2a_decoding import decoding, plain
 from sim.live.envelope import ENVELOPE_KEY, Envelope, arriving, request_meta
 from sim.live.payload import Call, Descriptor, Outcome
 from sim.live.wire import Kept, Notice, Receiver, Spawn, Unreachable
@@ -75,7 +75,6 @@ __all__ = [
     "Skill",
     "a2a_routes",
     "agent_card",
-    "plain",
     "reply_message",
     "reply_of",
     "request_message",
@@ -91,17 +90,6 @@ Skill = str | tuple[str, str]
 
 
 # -- the encoding ------------------------------------------------------------------------
-
-
-def plain(value: Any) -> Any:
-    """JSON read from a protobuf ``Struct``: integral doubles back to ints."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    return value
 
 
 def _message(role: Any, content: Mapping[str, Any], env: Envelope, context_id: str = "") -> Any:
