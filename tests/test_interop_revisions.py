@@ -164,3 +164,34 @@ def test_both_transports_give_a_malformed_message_the_same_answer(
     expected = -32700 if name in ("not-json", "id-5000-digits") else -32600
     assert over_http["error"]["code"] == expected
     assert over_http["id"] is None or over_http["id"] == 1
+
+
+def _call(i: int) -> dict[str, Any]:
+    params = {"name": "fetch_user", "arguments": {"user_id": "u1"}}
+    return {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": params}
+
+
+def test_a_trace_that_cannot_be_written_refuses_every_call_and_ends_in_exit_2() -> None:
+    """``--trace /dev/full``: each call is answered -32603 naming the refusal (nothing is
+    served without its trace) and the command ends with one line, exit 2."""
+    session = [
+        initialize("2025-11-25"),
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        _call(1),
+        _call(2),
+    ]
+    done = subprocess.run(
+        [sys.executable, "-m", "sim", "serve", "mcp", str(TRAIN), "--trace", "/dev/full"],
+        input=b"".join(json.dumps(m).encode() + b"\n" for m in session),
+        capture_output=True,
+        cwd=REPO,
+        timeout=60,
+    )
+    answers = [json.loads(x) for x in done.stdout.splitlines()]
+    refused = "--trace /dev/full: cannot write: No space left on device"
+    for answer in answers[1:]:
+        assert answer["error"]["code"] == -32603
+        assert answer["error"]["message"].startswith(refused)
+    assert [a["id"] for a in answers] == [0, 1, 2]
+    assert done.returncode == 2
+    assert done.stderr.decode().splitlines()[-1].startswith(f"error: serve stopped: {refused}")

@@ -379,14 +379,34 @@ def serve_mcp_command(args: argparse.Namespace) -> int:
                 trace=trace,
                 log=lambda line: print(f"serve: {line}", file=sys.stderr, flush=True),
                 elicitation_timeout=args.elicitation_timeout,
+                stop=_stopper(args.http is None),
             )
         except InteropError as exc:
             raise BadInput(f"{args.file}: {exc}") from None
     try:
-        return _serve(server, sim, scenario, args, address, f"(speed {args.speed}, seed {seed})")
+        code = _serve(server, sim, scenario, args, address, f"(speed {args.speed}, seed {seed})")
     finally:
         if trace is not None:
             trace.close()
+    if trace is not None and trace.failed is not None:
+        raise BadInput(f"serve stopped: {trace.failed}")
+    return code
+
+
+def _stopper(stdio: bool) -> Any:
+    """How ``serve mcp`` ends once its trace refused a write (every call since is answered
+    -32603 naming the refusal; the command then exits 2): over HTTP it stops itself
+    (SIGTERM, uvicorn's graceful stop) a quarter of a second after that answer went out;
+    over stdio the session ends when its client closes stdin, as it always does."""
+    import os
+    import signal
+    import threading
+
+    def stop() -> None:
+        if not stdio:
+            threading.Timer(0.25, os.kill, (os.getpid(), signal.SIGTERM)).start()
+
+    return stop
 
 
 def _serve(

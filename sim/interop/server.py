@@ -40,13 +40,14 @@ import anyio
 
 from sim.interop.elicitation import ELICITATION_TIMEOUT
 from sim.interop.errors import InteropError
-from sim.interop.session_trace import CLIENT_AGENT, LiveTrace
+from sim.interop.session_trace import CLIENT_AGENT, LiveTrace, TraceFailed
 from sim.scenario.model import Scenario, ToolSpec
 
 __all__ = ["ArgErrors", "Simulation", "build_server", "run_stdio"]
 
 ArgErrors = Literal["result", "protocol"]
 INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
 VALIDATION_ERROR = "ValidationError"
 
 
@@ -184,9 +185,11 @@ def build_server(
     trace: LiveTrace | None = None,
     log: Callable[[str], None] | None = None,
     elicitation_timeout: float = ELICITATION_TIMEOUT,
+    stop: Callable[[], None] | None = None,
 ) -> tuple[Any, Simulation]:
     """The SDK server for ``scenario`` (or only ``tools``) and its simulation state;
-    ``log`` gets one line per approval decision. Raises :class:`InteropError` for an
+    ``log`` gets one line per approval decision; ``stop`` is called once the trace refused
+    a write (the server should end: the command then exits 2). Raises :class:`InteropError` for an
     unknown tool or a scenario without tools."""
     import mcp.types as mt
     from mcp.server.caching import CacheHint
@@ -225,6 +228,7 @@ def build_server(
     )
     seal = el.StateSeal()
     say = _unlogged if log is None else log
+    halt = _unlogged_stop if stop is None else stop
 
     def result(message: str, is_error: bool, structured: Any = None) -> mt.CallToolResult:
         return mt.CallToolResult(
@@ -256,9 +260,16 @@ def build_server(
 
     def note(event: str, *, inst: int, inv: int, name: str, agent: str = CLIENT_AGENT,
              **detail: Any) -> None:  # fmt: skip
-        if trace is not None:
-            proto = sim.protos[name]
+        """Record one event; a refused write answers the call with -32603 and stops the
+        server (``halt``): a session whose trace cannot be kept is not served on."""
+        if trace is None:
+            return
+        proto = sim.protos[name]
+        try:
             trace.event(event, agent=agent, inst=inst, inv=inv, tool=name, proto=proto, **detail)
+        except TraceFailed as exc:
+            halt()
+            raise MCPError(code=INTERNAL_ERROR, message=str(exc)) from None
 
     def answered(params: mt.CallToolRequestParams) -> str | None:
         """The action a 2026-07-28 retry answers the approval with (None: no answer)."""
@@ -434,6 +445,10 @@ _CAUSES = {
     "error": "cancelled",  # the client answered the elicitation with an error: no answer
     "incapable": "no_elicitation",
 }
+
+
+def _unlogged_stop() -> None:
+    """The ``stop`` of a server nobody stops."""
 
 
 def _unlogged(line: str) -> None:
