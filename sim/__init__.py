@@ -10,9 +10,9 @@ The public API, re-exported lazily (``import sim`` stays cheap for the command l
     route = router.route("planner", "tickets", source_protocol="MCP+")
     metrics = run_replication(scenario, "resilient", 0, "results/demo")
     report = check_trace("results/demo/trace.jsonl", scenario)
-    summary = compare(scenario, replications=3, out="results/demo-compare")   # summary.json
-    estimates = smc(scenario, ["recovery"], width=0.05)                      # smc --json
-    verdicts = verify(scenario, router="resilient")                          # verify --json
+    summary = compare(scenario, replications=1, out="results/demo-compare")   # summary.json
+    # smc(scenario, ["recovery"], width=0.05) and verify(scenario, router="resilient")
+    # return what smc --json and verify --json print
 
 docs/api.md shows them at work.
 """

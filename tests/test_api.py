@@ -1,11 +1,8 @@
-"""The public API of ``sim`` and the README's examples, run as tests."""
+"""The public API of ``sim`` and the README's scenarios, run as tests."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -42,39 +39,8 @@ def test_the_package_docstring_example_runs(
     assert namespace["metrics"]["workflows"]["started"] > 0  # type: ignore[index]
 
 
-def _console_blocks(text: str) -> list[tuple[str, str]]:
-    """(command, expected output) of each ``console`` block of ``text``: the ``$`` line,
-    joined with its ``\\`` continuation lines, then the rest of the block."""
-    out: list[tuple[str, str]] = []
-    for block in re.findall(r"```console\n(.*?)```", text, flags=re.S):
-        lines = block.splitlines()
-        command = lines.pop(0).removeprefix("$ ")
-        while command.endswith("\\") and lines:
-            command = command[:-1] + lines.pop(0).strip()
-        out.append((" ".join(command.split()), "\n".join(lines)))
-    return out
-
-
-@pytest.mark.parametrize(("command_word", "exit_code"), [(" route ", 0), (" validate ", 2)])
-def test_readme_console_examples_print_what_the_readme_shows(
-    command_word: str, exit_code: int
-) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    examples = [(c, e) for c, e in _console_blocks(readme) if command_word in c]
-    assert examples, f"the README shows a{command_word}example"
-    for command, expected in examples:
-        args = command.split()
-        assert args[:3] == ["python", "-m", "sim"]
-        done = subprocess.run(
-            [sys.executable, "-m", "sim", *args[3:]],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            env={**os.environ, "PYTHONHASHSEED": "0"},
-            check=False,
-        )
-        assert done.returncode == exit_code, done.stderr
-        assert (done.stdout + done.stderr).strip() == expected.strip()
+# The README's console examples print what it shows: tests/test_docs_examples.py, which
+# runs every shell block of README.md and docs/ (one place for that fact).
 
 
 def test_readme_scenarios_load() -> None:
