@@ -1,37 +1,154 @@
-"""The dependency rules of ARCHITECTURE.md, checked on the source with ``ast``.
+"""The layers of protomesh, checked on the source with ``ast`` (docs/architecture.md).
 
-Data flows down: ``calculus`` and ``scenario`` import nothing of ours above them;
-``mesh`` never imports ``engine``; ``engine`` never imports ``experiments``,
-``conformance`` or ``cli``; ``conformance`` never imports ``engine``; only ``cli``
-prints for the user. Packages that do not exist yet simply have no modules to check.
+:data:`LAYERS` names every package and top-level module of ``sim`` (``sim`` is the root
+package's ``__init__``), its purpose, and what it may import. Every import counts, a
+function's own included, except a type-only one (under ``if TYPE_CHECKING:``). A new
+package without a rule fails; so does a cycle among the rules or among the imports.
+``python tests/test_architecture.py`` prints the table docs/architecture.md carries.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
+import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest
 
-SIM = Path(__file__).resolve().parents[1] / "sim"
+ROOT = Path(__file__).resolve().parents[1]
+SIM = ROOT / "sim"
+DOC = ROOT / "docs" / "architecture.md"
+BEGIN = "<!-- layers: printed by `python tests/test_architecture.py`; the test compares -->"
+END = "<!-- /layers -->"
+
+# fmt: off
+#: unit → (its purpose, the units it may import). Data flows down: calculus, vocabulary
+#: and the small leaves import nothing of ours; the scenario never imports the mesh (the
+#: mesh owns router classes, capability matching: sim.admission runs its rules); the
+#: engine never imports conformance, experiments or cli; verify never imports the engine
+#: (it must be able to disagree with it), nor live (the real mesh can disagree with the
+#: simulation: that is the measurement); view reads results and never runs them.
+LAYERS: dict[str, tuple[str, frozenset[str]]] = {
+    "sim": ("the public API, re-exported lazily (imports nothing at run time)", frozenset()),
+    "calculus": ("the paper's calculus: SGD and MCP/MCP⁺ as LTSs, Φ, bisimulation, P1–P4",
+                 frozenset()),
+    "vocabulary": ("the trace vocabulary: labels, their detail keys and types", frozenset()),
+    "spelling": ("name suggestions (`did you mean`), one for every layer", frozenset()),
+    "atomic": ("files written whole or not at all", frozenset()),
+    "json_input": ("JSON from outside, read within documented bounds", frozenset()),
+    "longlived": ("objects a process keeps to its end, and the cyclic collector",
+                  frozenset()),
+    "processes": ("child processes never outlive protomesh; a signal ends a command",
+                  frozenset()),
+    "native": ("the engine's per-event modules compiled with mypyc at build time",
+               frozenset()),
+    "plugins": ("the registry of router and approval-policy names; loading `module:Class`",
+                frozenset({"processes"})),
+    "properties": ("user properties: LTLf formulas parsed and monitored on traces",
+                   frozenset({"spelling", "vocabulary"})),
+    "scenario": ("the YAML contract, loaded with located errors",
+                 frozenset({"calculus", "longlived", "plugins", "properties", "spelling"})),
+    "approval": ("approval policies: whether a caller asks a human before a call",
+                 frozenset({"calculus", "plugins", "scenario"})),
+    "mesh": ("the protocol graph, translation, capability matching, routers and registry",
+             frozenset({"calculus", "longlived", "plugins", "scenario", "spelling"})),
+    "admission": ("a scenario loaded and checked by every layer owning a rule on it",
+                  frozenset({"approval", "mesh", "scenario"})),
+    "conformance": ("the conformance checks on traces",
+                    frozenset({"calculus", "json_input", "scenario", "vocabulary"})),
+    "engine": ("the simulation: SimPy components driven by the calculus' LTSs",
+               frozenset({"approval", "calculus", "longlived", "mesh", "native", "scenario",
+                          "vocabulary"})),
+    "view": ("the trace explorer: one HTML page from the files runs wrote",
+             frozenset({"atomic", "conformance", "json_input", "properties", "scenario",
+                        "vocabulary"})),
+    "experiments": ("runs, compare, sweeps, SMC, summaries, plots and reports",
+                    frozenset({"sim", "admission", "approval", "atomic", "conformance",
+                               "engine", "json_input", "longlived", "mesh", "processes",
+                               "properties", "scenario", "view", "vocabulary"})),
+    "verify": ("exhaustive verification of the untimed model",
+               frozenset({"admission", "approval", "atomic", "calculus", "conformance",
+                          "mesh", "properties", "scenario", "vocabulary"})),
+    "calibrate": ("a scenario's latencies, times and probabilities fitted to traces",
+                  frozenset({"atomic", "conformance", "scenario", "vocabulary"})),
+    "otel": ("OpenTelemetry: trace contexts, spans, OTLP export",
+             frozenset({"sim", "conformance", "json_input"})),
+    "interop": ("real protocol artifacts in and out: MCP and A2A clients, servers, cards",
+                frozenset({"sim", "approval", "calculus", "otel", "processes", "scenario",
+                           "vocabulary"})),
+    "live": ("the live mesh: the scenario deployed as real processes on 127.0.0.1",
+             frozenset({"sim", "approval", "atomic", "calculus", "conformance",
+                        "experiments", "interop", "mesh", "otel", "processes", "scenario",
+                        "vocabulary"})),
+    "api": ("the Python API of the experiments: compare, smc, verify",
+            frozenset({"admission", "conformance", "experiments", "mesh", "scenario",
+                       "verify"})),
+    "cli": ("`python -m sim`: parse the command line, call one function, render errors",
+            frozenset({"sim", "admission", "api", "atomic", "calculus", "calibrate",
+                       "conformance", "engine", "experiments", "interop", "json_input",
+                       "live", "longlived", "mesh", "native", "otel", "plugins",
+                       "processes", "properties", "scenario", "spelling", "verify",
+                       "view", "vocabulary"})),
+    "__main__": ("`python -m sim` and the `protomesh` script",
+                 frozenset({"cli", "longlived", "processes"})),
+}
+# fmt: on
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(SIM.parent).with_suffix("").parts)
+def _module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
 
 
-MODULES = {_module_name(p): p for p in sorted(SIM.rglob("*.py"))}
+def modules(root: Path = SIM) -> dict[str, Path]:
+    """Every module under ``root`` by dotted name (``sim.mesh.graph``)."""
+    return {_module_name(p, root): p for p in sorted(root.rglob("*.py"))}
 
 
-def _imports(name: str, path: Path) -> set[str]:
-    """Every ``sim.…`` module ``name`` imports (relative imports resolved)."""
+MODULES = modules()
+
+
+def units(root: Path = SIM) -> set[str]:
+    """The packages and top-level modules of ``root`` (``sim``: the root's ``__init__``)."""
+    found = {"sim"} if (root / "__init__.py").exists() else set()
+    found |= {p.parent.name for p in root.glob("*/__init__.py")}
+    found |= {p.stem for p in root.glob("*.py") if p.name != "__init__.py"}
+    return found
+
+
+def unit_of(module: str) -> str:
+    """``sim.mesh.graph`` → ``mesh``; ``sim.plugins`` → ``plugins``; ``sim`` → ``sim``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "sim"
+
+
+def _type_only(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+@functools.cache
+def imports(name: str, path: Path) -> frozenset[str]:
+    """Every ``sim.…`` module ``name`` imports, at any depth, relative imports resolved;
+    not those under ``if TYPE_CHECKING:`` (its ``else:`` counts)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    skipped = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and _type_only(node.test)
+        for stmt in node.body
+        for inner in ast.walk(stmt)
+    }
     found: set[str] = set()
     for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -44,66 +161,127 @@ def _imports(name: str, path: Path) -> set[str]:
             found.add(module)
             # ``from sim import engine`` imports the subpackage
             found.update(f"{module}.{alias.name}" for alias in node.names)
-    return {m for m in found if m == "sim" or m.startswith("sim.")}
+    return frozenset(m for m in found if m == "sim" or m.startswith("sim."))
 
 
-def _package(module: str) -> str:
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 else ""
+def imported_modules(module: str, path: Path, known: Iterable[str]) -> set[str]:
+    """The modules of ``known`` that ``module`` imports: a name imported from one
+    (``from sim import __version__``) counts as that module."""
+    names = set(known)
+    out = set()
+    for name in imports(module, path):
+        while name not in names and "." in name:
+            name = name.rpartition(".")[0]
+        if name in names:
+            out.add(name)
+    return out
 
 
-def _within(module: str, package: str) -> bool:
-    return module == f"sim.{package}" or module.startswith(f"sim.{package}.")
+def unit_graph(found: Mapping[str, Path]) -> dict[str, set[str]]:
+    """unit → the other units its modules import (type-only imports aside)."""
+    graph: dict[str, set[str]] = {}
+    for module, path in found.items():
+        source = unit_of(module)
+        targets = {unit_of(m) for m in imported_modules(module, path, found)}
+        graph.setdefault(source, set()).update(targets - {source})
+    return graph
 
 
-def _in(package: str) -> list[str]:
-    return [m for m in MODULES if _within(m, package)]
+def find_cycle(graph: Mapping[str, Iterable[str]]) -> list[str] | None:
+    """A cycle ``[a, b, …, a]`` of ``graph`` (nodes and successors in sorted order), or None."""
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state and (cycle := visit(nxt)) is not None:
+                return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)) is not None:
+            return cycle
+    return None
 
 
-# (package, packages it must never import); ``None`` means: nothing of ``sim`` outside itself
-RULES: list[tuple[str, set[str] | None]] = [
-    ("calculus", None),
-    ("vocabulary", None),  # the trace vocabulary is a leaf
-    # the scenario's tool entries map onto the calculus's models (SideEffect, Relation)
-    ("scenario", {"mesh", "engine", "experiments", "conformance", "interop", "cli"}),
-    ("mesh", {"engine", "experiments", "conformance", "cli"}),
-    ("engine", {"experiments", "conformance", "cli"}),
-    ("conformance", {"engine", "experiments", "cli"}),
-    # verify must be able to disagree with the engine it checks
-    ("verify", {"engine", "experiments", "cli"}),
-    # the live mesh shares the engine's facts through mesh, calculus and vocabulary, never
-    # the engine itself: the simulation and the real mesh can disagree (the measurement)
-    ("live", {"engine", "cli", "view"}),
-    ("calibrate", {"engine", "live", "cli"}),
-]
-
-
-def _violations(package: str, forbidden: set[str] | None) -> list[str]:
+def violations(
+    found: Mapping[str, Path], layers: Mapping[str, tuple[str, frozenset[str]]]
+) -> list[str]:
+    """``module imports sim.x`` for each import its unit's rule does not allow."""
     bad = []
-    for module in _in(package):
-        for imported in sorted(_imports(module, MODULES[module])):
-            target = _package(imported)
-            if target == package:
-                continue
-            if forbidden is None:
-                # ``sim`` itself (e.g. ``__version__``) is harmless; a sibling is not
-                if imported == "sim":
-                    continue
-                bad.append(f"{module} imports {imported}")
-            elif target in forbidden:
+    known = set(found) | set(MODULES)
+    for module, path in found.items():
+        source = unit_of(module)
+        allowed = layers[source][1] if source in layers else frozenset()
+        for imported in sorted(imported_modules(module, path, known)):
+            target = unit_of(imported)
+            if target != source and target not in allowed:
                 bad.append(f"{module} imports {imported}")
     return bad
 
 
-@pytest.mark.parametrize(("package", "forbidden"), RULES, ids=[r[0] for r in RULES])
-def test_dependency_rule(package: str, forbidden: set[str] | None) -> None:
-    assert _violations(package, forbidden) == []
+def table(layers: Mapping[str, tuple[str, frozenset[str]]] = LAYERS) -> str:
+    """The Markdown table of the layers, lowest first (a unit after all it may import)."""
+    depth: dict[str, int] = {}
+
+    def level(unit: str) -> int:
+        if unit not in depth:
+            depth[unit] = 1 + max((level(u) for u in layers[unit][1]), default=-1)
+        return depth[unit]
+
+    rows = ["| unit | purpose | may import |", "|---|---|---|"]
+    for unit in sorted(layers, key=lambda u: (level(u), u)):
+        purpose, allowed = layers[unit]
+        shown = ", ".join(f"`{u}`" for u in sorted(allowed)) or "nothing of ours"
+        rows.append(f"| `{unit}` | {purpose} | {shown} |")
+    return "\n".join(rows)
+
+
+# -- the rules hold on sim ---------------------------------------------------------------
+
+
+def test_every_package_and_top_level_module_has_a_rule() -> None:
+    assert sorted(units()) == sorted(LAYERS)
+
+
+def test_every_import_is_allowed() -> None:
+    assert violations(MODULES, LAYERS) == []
+
+
+def test_neither_the_rules_nor_the_imports_have_a_cycle() -> None:
+    assert find_cycle({u: allowed for u, (_, allowed) in LAYERS.items()}) is None
+    assert find_cycle(unit_graph(MODULES)) is None
+
+
+def test_the_scenario_reaches_the_mesh_through_nothing() -> None:
+    """scenario → plugins → mesh was a 16-file circle: no path from scenario to mesh."""
+    graph = unit_graph(MODULES)
+    seen, todo = set(), ["scenario"]
+    while todo:
+        for nxt in graph.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    assert "mesh" not in seen and "approval" not in seen, sorted(seen)
+
+
+def test_the_doc_carries_the_table_of_the_rules() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    assert BEGIN in text and END in text, "docs/architecture.md lost its layers table"
+    shown = text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
+    assert shown == table(), "run python tests/test_architecture.py and paste its table"
 
 
 def test_only_cli_prints() -> None:
     offenders = []
     for module, path in MODULES.items():
-        if _within(module, "cli") or module == "sim.__main__":
+        if unit_of(module) == "cli" or module == "sim.__main__":
             continue
         text = path.read_text(encoding="utf-8")
         if "print" not in text:
@@ -121,11 +299,62 @@ def test_only_cli_prints() -> None:
     assert offenders == []
 
 
-def test_the_checker_sees_the_packages_and_catches_a_violation(tmp_path: Path) -> None:
-    assert "sim.mesh.routing" in MODULES and "sim.scenario.model" in MODULES
-    graph_imports = _imports("sim.mesh.graph", MODULES["sim.mesh.graph"])
-    assert "sim.scenario.model" in graph_imports
+# -- the checker catches what it is for ---------------------------------------------------
+
+
+def test_the_checker_counts_function_imports_not_type_only_ones(tmp_path: Path) -> None:
+    assert "sim.scenario.model" in imports("sim.mesh.graph", MODULES["sim.mesh.graph"])
     fake = tmp_path / "x.py"
-    fake.write_text("from ..engine import network\nimport sim.cli\nfrom . import graph\n")
-    found = _imports("sim.mesh.x", fake)
-    assert {"sim.engine", "sim.engine.network", "sim.cli", "sim.mesh", "sim.mesh.graph"} <= found
+    fake.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "import typing\n"
+        "from ..engine import network\n"
+        "import sim.cli\n"
+        "from . import graph\n"
+        "if TYPE_CHECKING:\n    from sim.verify import model\n"
+        "if typing.TYPE_CHECKING:\n    import sim.live\n"
+        "else:\n    import sim.view\n"
+        "def late() -> None:\n    from sim.api import compare\n",
+        encoding="utf-8",
+    )
+    found = imports("sim.mesh.x", fake)
+    assert {"sim.engine", "sim.engine.network", "sim.cli", "sim.mesh.graph"} <= found
+    assert {"sim.view", "sim.api", "sim.api.compare"} <= found
+    assert not {m for m in found if m.startswith(("sim.verify", "sim.live"))}
+    assert violations({"sim.mesh.x": fake}, LAYERS) == [
+        f"sim.mesh.x imports {m}" for m in ["sim.api", "sim.cli", "sim.engine", "sim.view"]
+    ]
+
+
+def test_a_new_package_without_a_rule_is_named(tmp_path: Path) -> None:
+    root = tmp_path / "sim"
+    (root / "fresh").mkdir(parents=True)
+    for path in ("__init__.py", "fresh/__init__.py", "fresh/part.py", "lone.py"):
+        (root / path).write_text("", encoding="utf-8")
+    assert units(root) == {"sim", "fresh", "lone"}
+    assert sorted(units(root) - set(LAYERS)) == ["fresh", "lone"]
+
+
+def test_a_constructed_cycle_is_found(tmp_path: Path) -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
+    # two modules importing each other's packages: the graph of the files has the cycle
+    root = tmp_path / "sim"
+    for unit, other in (("one", "two"), ("two", "one")):
+        (root / unit).mkdir(parents=True)
+        (root / unit / "__init__.py").write_text(f"from sim.{other} import x\n", encoding="utf-8")
+    found = modules(root)
+    assert find_cycle(unit_graph(found)) == ["one", "two", "one"]
+
+
+def test_the_table_lists_a_unit_after_what_it_imports() -> None:
+    rows = [line.split("`")[1] for line in table().splitlines()[2:]]
+    assert sorted(rows) == sorted(LAYERS)
+    for i, unit in enumerate(rows):
+        assert LAYERS[unit][1] <= set(rows[:i]), unit
+    with pytest.raises(AssertionError):  # the check above fails on a wrong order
+        assert LAYERS["mesh"][1] <= set(rows[: rows.index("scenario")])
+
+
+if __name__ == "__main__":
+    sys.stdout.write(table() + "\n")
