@@ -119,3 +119,27 @@ def test_the_cdf_ticks_are_round_values(explorer: Page) -> None:
     mantissa = step / 10 ** math.floor(math.log10(step))
     assert round(mantissa, 6) in (1.0, 2.0, 5.0)
     assert all(abs(t / step - round(t / step)) < 1e-6 for t in ticks)
+
+
+def test_without_a_summary_the_first_run_is_the_scenarios_first_router(
+    tab: Page, results: Path, tmp_path: Path
+) -> None:
+    """A folder of runs (``run``, no summary.json) viewed with its scenario: the first run
+    shown is the scenario's first router's rep-0 (resilient first here), no verdict tab."""
+    import shutil
+
+    from browser_page import TRAIN, _open
+
+    from sim.scenario import load_scenario
+    from sim.view import write_page
+
+    folder = tmp_path / "runs"
+    for router in ("dijkstra", "resilient"):
+        shutil.copytree(results / router, folder / router)
+    scenario = load_scenario(TRAIN)
+    backwards = scenario.model_copy(update={"routers": list(reversed(scenario.routers))})
+    write_page(folder, tmp_path / "p.html", backwards)
+    page = _open(tab, tmp_path / "p.html").page
+    assert page.locator("#run option:checked").text_content() == "resilient/rep-0"
+    assert page.locator("#verdict-tab").is_hidden()
+    assert page.locator("#tab-mesh").get_attribute("class") == "tab on"

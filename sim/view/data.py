@@ -221,6 +221,8 @@ def build_index(
         "runs": out_runs,
         "verify": from_verify(target) if target.is_dir() else [],
         "summary": summary,
+        # the scenario's routers in its order: the run shown first is the first's rep-0
+        "routers": list(scenario.router_names) if scenario is not None else [],
         "against": against,
         "cdf": {name: _cdf(v) for name, v in sorted(latencies.items())},
         "frames": FRAMES,

@@ -22,9 +22,9 @@ function h(tag, attrs, parent, text) {
 }
 function protoColor(p) { var i = D.mesh.protocols.indexOf(p); return i < 0 ? "#999" : COLORS[i % COLORS.length]; }
 /* the run shown first: the scenario's first router's first replication (else the first) */
-var run = 0, chosen = false;
-if (D.summary && D.summary.routers) D.runs.forEach(function (r, i) {
-  if (!chosen && r.router === D.summary.routers[0] && /(^|\/)rep-0$/.test(r.label)) { run = i; chosen = true; }
+var run = 0, chosen = false, routers = (D.summary && D.summary.routers) || D.routers || [];
+if (routers.length) D.runs.forEach(function (r, i) {
+  if (!chosen && r.router === routers[0] && /(^|\/)rep-0$/.test(r.label)) { run = i; chosen = true; }
 });
 var S = D.sampling;
 $("sampling").textContent = "events of " + S.kept + " of " + S.instances + " instances kept (" +
