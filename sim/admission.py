@@ -5,7 +5,8 @@ rules that need their classes (SPEC §12): the mesh a router plug-in and capabil
 matching (:mod:`sim.mesh.rules`), :mod:`sim.approval` an approval policy plug-in. The
 scenario layer cannot import them, so this module hands them to its loader, which runs
 them in its one pass and locates their findings like its own (``FILE:L:C:
-routers[1].plugin: ...``). Every command and the public API load through here.
+routers[1].plugin: ...``). Every command (but ``check``, which builds no router) and the
+public API load through here.
 """
 
 from __future__ import annotations
