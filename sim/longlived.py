@@ -35,11 +35,11 @@ def long_lived() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def frozen(minimum: int = 0) -> Iterator[None]:
+def frozen(large: bool) -> Iterator[None]:
     """Keep the objects that exist now out of the collector's scans in the block (a run:
     the world it runs is built by then, and would be scanned again at each collection),
-    when at least ``minimum`` of them are young (a smaller world costs the collector
-    little) and no object is frozen already (then nothing is done).
+    when the world is ``large`` (a small one costs the collector little) and no object
+    is frozen already (then nothing is done).
 
     A full collection runs first, so that only live objects are frozen, and they are in
     the oldest generation as the collector counts it: frozen garbage (an earlier run's
@@ -47,12 +47,10 @@ def frozen(minimum: int = 0) -> Iterator[None]:
     generation at the unfreeze without being counted toward the next full collection,
     and the freeze zeroes the count that starts one: a process running 20,000 small
     replications, each run frozen, held 1.5 GB of their worlds so. What dies in the
-    block is collected as usual."""
-    if gc.get_freeze_count() != 0:
-        yield
-        return
-    young = len(gc.get_objects(generation=0)) + len(gc.get_objects(generation=1))
-    if young < minimum:
+    block is collected as usual. (Nothing here lists the collector's objects:
+    :func:`gc.get_objects` would hand another thread's tuple under construction a second
+    reference, and its resize would fail.)"""
+    if not large or gc.get_freeze_count() != 0:
         yield
         return
     gc.collect()

@@ -5,8 +5,8 @@ callbacks, the same crash of a failed event nobody defused; it reads SimPy 4's
 to an unguarded one. The budgets of its :class:`~sim.engine.guard.Guard` are looked at
 once every :data:`CHECK_EVERY` events, never per event. While it runs, the objects that
 existed before it are frozen out of the garbage collector's scans
-(:func:`sim.longlived.frozen`: the world is built by then; its objects are counted
-toward a full collection when they are let go), unless someone froze objects already,
+when the world is large (:func:`sim.longlived.frozen`: it is built by then; a full
+collection comes first), unless someone froze objects already,
 and the collector's youngest generation is collected every :data:`GC_YOUNG` net
 allocations instead of 700; both are undone at the end.
 """
@@ -36,16 +36,17 @@ CHECK_EVERY = 4096
 #: default the collector re-scans the routes, paths and views compiled during the run
 #: (a few per cent of a 100,000-instance run on 10,000 agents); cycles are still collected.
 GC_YOUNG = 100_000
-#: The fewest young objects (the world built for the run, mostly) that the run loop
-#: freezes out of the collector's scans: a smaller world costs the collector little
-#: (scanned in well under a millisecond), and left unfrozen it is counted as the
+#: The fewest agents of a world that the run loop freezes out of the collector's scans
+#: (its routes, paths and views are what the collector would scan again and again); a
+#: smaller world costs the collector little, and left unfrozen it is counted as the
 #: collector counts every object, so many small replications in one process stay flat.
-FREEZE_YOUNG = 10_000
+FREEZE_AGENTS = 1_000
 
 
-def run_until(env: simpy.Environment, until: Event, guard: Guard) -> None:
+def run_until(env: simpy.Environment, until: Event, guard: Guard, large: bool = False) -> None:
     """Step ``env`` until ``until`` is processed, as ``env.run(until=until)``; raise
-    :class:`Runaway` when a budget of ``guard`` is passed."""
+    :class:`Runaway` when a budget of ``guard`` is passed. ``large``: the world is large
+    enough to be frozen out of the collector's scans (:data:`FREEZE_AGENTS`)."""
     if until.callbacks is None:
         return
     until.callbacks.append(StopSimulation.callback)
@@ -53,7 +54,7 @@ def run_until(env: simpy.Environment, until: Event, guard: Guard) -> None:
     started = time.perf_counter()
     deadline = started + guard.max_wall if guard.max_wall is not None else math.inf
     threshold = gc.get_threshold()
-    with frozen(FREEZE_YOUNG):
+    with frozen(large):
         gc.set_threshold(max(threshold[0], GC_YOUNG), *threshold[1:])
         try:
             _steps(env, until, limit, deadline, started, guard)

@@ -31,7 +31,7 @@ from sim.engine.discovery import ToolDiscovery
 from sim.engine.failures import Failures, mark_fallible
 from sim.engine.guard import DEFAULT_GUARD, Guard, Runaway, explain
 from sim.engine.kernel import Kernel
-from sim.engine.loop import run_until
+from sim.engine.loop import FREEZE_AGENTS, run_until
 from sim.engine.metrics import dumps
 from sim.engine.randomness import sampler
 from sim.engine.routes import RouteService
@@ -197,7 +197,8 @@ class Replication:
         self.kernel.later(self.duration, None, lambda _e: self.check_finished())
         cap = self.env.timeout(self.cap)
         try:
-            run_until(self.env, self.env.any_of([self.finished, cap]), self.guard)
+            large = len(self.graph.agents) >= FREEZE_AGENTS
+            run_until(self.env, self.env.any_of([self.finished, cap]), self.guard, large)
         except Runaway as stop:
             raise explain(stop, self.scenario, self.metrics, self.guard) from None
         if not self.finished.triggered:

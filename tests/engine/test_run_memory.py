@@ -11,14 +11,15 @@ import weakref
 from pathlib import Path
 
 import pytest
+import simpy
 from parts import MESH
 
 from sim.engine import ReplicationError, run_replication
-from sim.engine.guard import MEMORY_HEADROOM, Guard, Runaway, resident_bytes
-from sim.engine.loop import FREEZE_YOUNG
+from sim.engine.guard import MEMORY_HEADROOM, UNBOUNDED, Guard, Runaway, resident_bytes
+from sim.engine.loop import FREEZE_AGENTS, run_until
 from sim.engine.simulation import Replication
 from sim.engine.trace import TraceWriter
-from sim.scenario import load_scenario
+from sim.scenario import load_scenario, parse_scenario
 from sim.scenario.model import Scenario
 
 
@@ -37,20 +38,28 @@ def test_a_small_world_runs_unfrozen_and_keeps_the_collector_s_counts(mesh: Scen
     assert gc.get_count()[2] >= 3  # the count toward a full collection is kept
 
 
-def test_a_large_world_is_frozen_without_the_garbage_before_it(mesh: Scenario) -> None:
+def test_a_large_world_is_frozen_without_the_garbage_before_it() -> None:
     dead = weakref.ref(_cycle())
-    world = Replication(mesh, "dijkstra", 0, TraceWriter(io.StringIO(), 0, "off"))
-    gc.disable()
-    try:
-        ballast = [[k] for k in range(FREEZE_YOUNG)]  # the world is young and large
-    finally:
-        gc.enable()
+    env = simpy.Environment()
+    frozen_during: list[int] = []
+    env.timeout(1).callbacks.append(lambda _e: frozen_during.append(gc.get_freeze_count()))
+    run_until(env, env.timeout(2), UNBOUNDED, large=True)
+    assert frozen_during[0] > 0 and gc.get_freeze_count() == 0
+    assert dead() is None  # collected before the freeze, not frozen to outlive the run
+
+
+def test_a_replication_of_many_agents_is_frozen_while_it_runs() -> None:
+    text = textwrap.dedent(MESH).replace(
+        "duration: 100",
+        f"duration: 100\ntopology: {{generator: barabasi_albert, agents: {FREEZE_AGENTS},"
+        " params: {m: 1}, protocols: {MCP: 1.0}, attach: [{agent: a, links: 1}]}",
+    )
+    scenario, _ = parse_scenario(text)
+    world = Replication(scenario, "dijkstra", 0, TraceWriter(io.StringIO(), 0, "off"))
     frozen_during: list[int] = []
     world.env.timeout(1).callbacks.append(lambda _e: frozen_during.append(gc.get_freeze_count()))
     world.run()
-    assert frozen_during[0] >= FREEZE_YOUNG and gc.get_freeze_count() == 0
-    assert dead() is None  # collected before the freeze, not frozen to outlive the run
-    assert ballast
+    assert frozen_during[0] > 0 and gc.get_freeze_count() == 0
 
 
 class _Cycle:
