@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx2
 import pytest
+import yaml
 from mcp_http import REPO, http_server
 
 TRAIN = REPO / "scenarios" / "train_booking.yaml"
@@ -22,25 +23,10 @@ MODERN_META = {
     "io.modelcontextprotocol/clientCapabilities": {},
 }
 
-#: messages no transport may hand to the SDK: (name, raw body)
-MALFORMED: list[tuple[str, bytes]] = [
-    ("id-object", b'{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}'),
-    ("id-true", b'{"jsonrpc":"2.0","id":true,"method":"ping"}'),
-    ("id-null", b'{"jsonrpc":"2.0","id":null,"method":"ping"}'),
-    ("id-fraction", b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}'),
-    ("id-5000-digits", b'{"jsonrpc":"2.0","id":' + b"9" * 5000 + b',"method":"ping"}'),
-    ("batch", b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]'),
-    ("empty-batch", b"[]"),
-    ("number", b"42"),
-    ("string", b'"ping"'),
-    ("null", b"null"),
-    ("true", b"true"),
-    ("no-jsonrpc", b'{"id":1,"method":"ping"}'),
-    ("jsonrpc-1", b'{"jsonrpc":"1.0","id":1,"method":"ping"}'),
-    ("method-integer", b'{"jsonrpc":"2.0","id":1,"method":7}'),
-    ("params-list", b'{"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}'),
-    ("not-json", b"{not json"),
-]
+#: messages no transport may hand to the SDK, and the answer each gets (the repro files)
+ATTACK = REPO / "tests" / "fixtures" / "attack" / "jsonrpc"
+EXPECTED: dict[str, dict[str, Any]] = yaml.safe_load((ATTACK / "expected.yaml").read_text())
+MALFORMED: list[tuple[str, bytes]] = [(n, (ATTACK / f"{n}.txt").read_bytes()) for n in EXPECTED]
 
 
 def message(answer: httpx2.Response) -> dict[str, Any]:
@@ -161,9 +147,8 @@ def test_both_transports_give_a_malformed_message_the_same_answer(
     assert answer.status_code == 400
     over_http, over_stdio = answer.json(), stdio_answers[name]
     assert over_http == over_stdio
-    expected = -32700 if name in ("not-json", "id-5000-digits") else -32600
-    assert over_http["error"]["code"] == expected
-    assert over_http["id"] is None or over_http["id"] == 1
+    assert over_http["error"]["code"] == EXPECTED[name]["code"]
+    assert over_http["id"] == EXPECTED[name]["id"]
 
 
 def _call(i: int) -> dict[str, Any]:
