@@ -89,7 +89,7 @@ class Runaway(Exception):
 
 def explain(stop: Runaway, scenario: Scenario, metrics: Metrics, guard: Guard) -> Runaway:
     """``stop`` with its reason: the driver of the events (:func:`driver`), located."""
-    from sim.scenario.diagnostics import locate_field
+    from sim.scenario.compose import locate_field
 
     what, path, value, tally = driver(scenario, metrics)
     where = locate_field(guard.source, path)

@@ -203,7 +203,7 @@ def _located(exc: ReplicationError, task: Task) -> str:
     if task.guard.source is None:
         return str(exc)
     from sim.mesh.registry import router_field
-    from sim.scenario.diagnostics import locate_field
+    from sim.scenario.compose import locate_field
 
     if isinstance(exc.cause, RouterError):
         path = router_field(task.scenario, exc.router)

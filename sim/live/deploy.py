@@ -126,7 +126,7 @@ class Deployment:
         except OSError as exc:
             sock.close()
             self.close()
-            from sim.scenario.diagnostics import locate_field
+            from sim.scenario.compose import locate_field
 
             where = locate_field(str(self.source), ("agents", index, "live", "port"))
             raise LiveError(
@@ -243,7 +243,7 @@ class Deployment:
             p.error = str(status["error"])
             field = status.get("field")
             if isinstance(field, list):
-                from sim.scenario.diagnostics import locate_field
+                from sim.scenario.compose import locate_field
 
                 p.error = f"{locate_field(str(self.source), tuple(field))}: {p.error}"
         if "link" in status:

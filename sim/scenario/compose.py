@@ -411,3 +411,20 @@ def parse_yaml(text: str, doc: Document, loader_class: type[Any] = FAST_LOADER) 
         )
         return None
     return data
+
+
+def locate_field(source: str | None, path: FieldPath) -> str:
+    """``file:line:col: field`` of ``path`` in the scenario file ``source`` (its nearest
+    ancestor present there), or the field alone when the file cannot be read again."""
+    field = format_path(path)
+    if source is None:
+        return field
+    try:
+        with open(source, encoding="utf-8") as fh:
+            text = fh.read()
+        doc = Document(source)
+        parse_yaml(text, doc)
+    except (OSError, UnicodeDecodeError):
+        return field
+    line, column = doc.locate(path)
+    return f"{source}:{line}:{column}: {field}"

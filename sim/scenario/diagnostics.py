@@ -23,25 +23,6 @@ def format_path(path: FieldPath) -> str:
     return out or "<root>"
 
 
-def locate_field(source: str | None, path: FieldPath) -> str:
-    """``file:line:col: field`` of ``path`` in the scenario file ``source`` (its nearest
-    ancestor present there), or the field alone when the file cannot be read again."""
-    field = format_path(path)
-    if source is None:
-        return field
-    from sim.scenario.compose import Document, parse_yaml
-
-    try:
-        with open(source, encoding="utf-8") as fh:
-            text = fh.read()
-        doc = Document(source)
-        parse_yaml(text, doc)
-    except (OSError, UnicodeDecodeError):
-        return field
-    line, column = doc.locate(path)
-    return f"{source}:{line}:{column}: {field}"
-
-
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
     """One problem in a scenario file; ``line`` and ``column`` are 1-based."""
