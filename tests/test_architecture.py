@@ -158,8 +158,8 @@ def imports(name: str, path: Path) -> frozenset[str]:
                 module = ".".join(base + ([node.module] if node.module else []))
             else:
                 module = node.module or ""
-            found.add(module)
-            # ``from sim import engine`` imports the subpackage
+            # ``from sim import engine`` imports the subpackage, ``from sim import x`` sim:
+            # :func:`imported_modules` cuts each name back to a module
             found.update(f"{module}.{alias.name}" for alias in node.names)
     return frozenset(m for m in found if m == "sim" or m.startswith("sim."))
 
@@ -208,6 +208,60 @@ def find_cycle(graph: Mapping[str, Iterable[str]]) -> list[str] | None:
         if node not in state and (cycle := visit(node)) is not None:
             return cycle
     return None
+
+
+def circles(graph: Mapping[str, Iterable[str]]) -> list[tuple[str, ...]]:
+    """The circles of ``graph``: its strongly connected components of two nodes or more,
+    each sorted, in sorted order (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[tuple[str, ...]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        while work:
+            node, successors = work[-1]
+            nxt = next(successors, None)
+            if nxt is not None:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    work.append((nxt, iter(sorted(graph.get(nxt, ())))))
+                elif nxt in stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(tuple(sorted(component)))
+    return sorted(found)
+
+
+def module_graph(found: Mapping[str, Path]) -> dict[str, set[str]]:
+    """module → the other modules it imports (type-only imports aside)."""
+    return {m: imported_modules(m, p, found) - {m} for m, p in found.items()}
+
+
+#: Module circles inside one unit still to break, each with what closes it. A new circle
+#: fails; so does one of these once broken (then take it off the list).
+KNOWN_CIRCLES: dict[tuple[str, ...], str] = {
+    ("sim.calculus.mcp.model", "sim.calculus.mcp.parsing"):
+        "ToolPlus.from_mapping calls parsing.tool_plus_from_mapping (38 callers use it)",
+    ("sim.cli.a2a", "sim.cli.import_mcp", "sim.cli.interop", "sim.cli.otel"):
+        "interop registers the others, which import its _load, _write, _report, _speed",
+}  # fmt: skip
 
 
 def violations(
@@ -259,6 +313,12 @@ def test_neither_the_rules_nor_the_imports_have_a_cycle() -> None:
     assert find_cycle(unit_graph(MODULES)) is None
 
 
+def test_no_module_circle_but_the_known_ones() -> None:
+    found = circles(module_graph(MODULES))
+    assert [c for c in found if c not in KNOWN_CIRCLES] == []
+    assert [c for c in KNOWN_CIRCLES if c not in found] == [], "broken: off the list"
+
+
 def test_the_scenario_reaches_the_mesh_through_nothing() -> None:
     """scenario → plugins → mesh was a 16-file circle: no path from scenario to mesh."""
     graph = unit_graph(MODULES)
@@ -303,7 +363,8 @@ def test_only_cli_prints() -> None:
 
 
 def test_the_checker_counts_function_imports_not_type_only_ones(tmp_path: Path) -> None:
-    assert "sim.scenario.model" in imports("sim.mesh.graph", MODULES["sim.mesh.graph"])
+    graph = MODULES["sim.mesh.graph"]
+    assert "sim.scenario.model" in imported_modules("sim.mesh.graph", graph, MODULES)
     fake = tmp_path / "x.py"
     fake.write_text(
         "from typing import TYPE_CHECKING\n"
@@ -318,8 +379,8 @@ def test_the_checker_counts_function_imports_not_type_only_ones(tmp_path: Path) 
         encoding="utf-8",
     )
     found = imports("sim.mesh.x", fake)
-    assert {"sim.engine", "sim.engine.network", "sim.cli", "sim.mesh.graph"} <= found
-    assert {"sim.view", "sim.api", "sim.api.compare"} <= found
+    assert {"sim.engine.network", "sim.cli", "sim.mesh.graph"} <= found
+    assert {"sim.view", "sim.api.compare"} <= found
     assert not {m for m in found if m.startswith(("sim.verify", "sim.live"))}
     assert violations({"sim.mesh.x": fake}, LAYERS) == [
         f"sim.mesh.x imports {m}" for m in ["sim.api", "sim.cli", "sim.engine", "sim.view"]
@@ -345,6 +406,26 @@ def test_a_constructed_cycle_is_found(tmp_path: Path) -> None:
         (root / unit / "__init__.py").write_text(f"from sim.{other} import x\n", encoding="utf-8")
     found = modules(root)
     assert find_cycle(unit_graph(found)) == ["one", "two", "one"]
+
+
+def test_a_constructed_module_circle_is_found(tmp_path: Path) -> None:
+    assert circles({"a": {"b"}, "b": {"a", "c"}, "c": set(), "d": {"e"}, "e": {"d"}}) == [
+        ("a", "b"),
+        ("d", "e"),
+    ]
+    assert circles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+    root = tmp_path / "sim"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "pkg" / "one.py").write_text(
+        "import sim.pkg.three\ndef f() -> None:\n    from . import two\n", encoding="utf-8"
+    )
+    (root / "pkg" / "two.py").write_text("from sim.pkg.one import f\n", encoding="utf-8")
+    (root / "pkg" / "three.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from sim.pkg import one\n",
+        encoding="utf-8",
+    )  # type-only: three and one make no circle
+    assert circles(module_graph(modules(root))) == [("sim.pkg.one", "sim.pkg.two")]
 
 
 def test_the_table_lists_a_unit_after_what_it_imports() -> None:

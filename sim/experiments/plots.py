@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 
@@ -20,8 +20,10 @@ matplotlib.use("Agg")
 import networkx as nx
 from matplotlib.figure import Figure
 
-from sim.experiments.figures import MeshSketch
 from sim.experiments.summary import VIOLATION_PREFIX, stat_of
+
+if TYPE_CHECKING:
+    from sim.experiments.figures import MeshSketch
 
 #: Above this many agents the mesh figure aggregates agents by type.
 MESH_DRAW_LIMIT = 150

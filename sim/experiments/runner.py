@@ -58,7 +58,7 @@ from sim.experiments.rundir import TRACE_FILE as TRACE_FILE
 from sim.experiments.rundir import VERIFIED_FILES as VERIFIED_FILES
 from sim.experiments.rundir import run_dir as run_dir
 from sim.experiments.store import StorageError, damage, digests, publish, temp_name
-from sim.experiments.worker import Built, built, run_series, shipped_task
+from sim.experiments.worker import Built, built, load_scenario, run_series
 from sim.scenario.model import Scenario
 
 #: Keys a complete ``metrics.json`` has (a truncated file fails to parse or lacks one).
@@ -114,6 +114,22 @@ class Task:
         """``[point/]router/rep-k``: a stable name for messages and progress."""
         prefix = f"{self.point}/" if self.point else ""
         return f"{prefix}{self.router}/rep-{self.rep}"
+
+
+def shipped_task(
+    path: str,
+    fp: str,
+    router: str,
+    rep: int,
+    directory: str,
+    point: str | None,
+    trace_level: str | None,
+    guard: Guard,
+) -> Task:
+    """A task unpickled in a worker: its scenario loaded once per worker from ``path``
+    (:func:`sim.experiments.worker.load_scenario`)."""
+    scenario = load_scenario(path, fp)
+    return Task(scenario, router, rep, directory, point, trace_level, fp, path, guard)
 
 
 @dataclass(frozen=True)

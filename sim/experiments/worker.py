@@ -35,9 +35,7 @@ from sim.scenario.model import Scenario
 if TYPE_CHECKING:
     from sim.conformance.truth import Truth
     from sim.engine import World
-    from sim.engine.guard import Guard
     from sim.engine.topology import Topology
-    from sim.experiments.runner import Task
     from sim.view.mesh import Mesh
 
 #: the scenario pickles loaded in this process, by (path, fingerprint)
@@ -205,23 +203,6 @@ def kept_page(scenario: Scenario, fp: str) -> tuple[Mesh, str] | None:
     cache: dict[str, Built] | None = getattr(_LOCAL, "built", None)
     hit = cache.get(fp) if cache is not None and fp else None
     return hit.page() if hit is not None and hit.scenario is scenario else None
-
-
-def shipped_task(
-    path: str,
-    fp: str,
-    router: str,
-    rep: int,
-    directory: str,
-    point: str | None,
-    trace_level: str | None,
-    guard: Guard,
-) -> Task:
-    """A task unpickled in a worker: its scenario loaded once per worker from ``path``."""
-    from sim.experiments.runner import Task
-
-    scenario = load_scenario(path, fp)
-    return Task(scenario, router, rep, directory, point, trace_level, fp, path, guard)
 
 
 def run_series(world: World, level: str, scenario: Scenario, rep: int) -> dict[str, Any]:

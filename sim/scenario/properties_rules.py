@@ -70,7 +70,7 @@ def property_findings(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
     if not scn.properties:
         return
     from sim.properties import FormulaError, parse
-    from sim.scenario.rules import Finding
+    from sim.scenario.findings import Finding
 
     tools = _tools_known(scn, known)
     first: dict[str, int] = {}
