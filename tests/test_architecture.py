@@ -259,8 +259,6 @@ def module_graph(found: Mapping[str, Path]) -> dict[str, set[str]]:
 KNOWN_CIRCLES: dict[tuple[str, ...], str] = {
     ("sim.calculus.mcp.model", "sim.calculus.mcp.parsing"):
         "ToolPlus.from_mapping calls parsing.tool_plus_from_mapping (38 callers use it)",
-    ("sim.cli.a2a", "sim.cli.import_mcp", "sim.cli.interop", "sim.cli.otel"):
-        "interop registers the others, which import its _load, _write, _report, _speed",
 }  # fmt: skip
 
 

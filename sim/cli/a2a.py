@@ -81,8 +81,8 @@ def add_export_a2a(kinds: Any) -> None:
 @guarded(InteropError)
 def import_a2a_command(args: argparse.Namespace) -> int:
     """``import a2a URL|CARD.json [--header K=V] [--out FILE] [--type T] [--name N]``."""
+    from sim.cli.artifacts import report_fragment, write_output
     from sim.cli.import_mcp import _pairs
-    from sim.cli.interop import _report, _write
     from sim.interop.a2a_card import card_from_json, fetch_card, unknown_fields
     from sim.interop.a2a_fragment import fragment_from_card
 
@@ -108,25 +108,25 @@ def import_a2a_command(args: argparse.Namespace) -> int:
     fragment = fragment_from_card(
         card, source=source, agent_type=args.type, name=args.name, out=args.out, where=args.card
     )
-    _write(fragment.text, args.out)
-    _report(fragment, args.out)
+    write_output(fragment.text, args.out)
+    report_fragment(fragment, args.out)
     return EXIT_OK
 
 
 @guarded(InteropError)
 def export_a2a_command(args: argparse.Namespace) -> int:
     """``export a2a FILE [--agent ID]... [--url BASE] [--out FILE]``."""
-    from sim.cli.interop import _load, _write
+    from sim.cli.artifacts import load_with_extension, write_output
     from sim.interop.a2a_card import card_dict
     from sim.interop.a2a_fragment import read_a2a_extension, scenario_cards
 
     if args.url is not None and not re.match(r"(?i)https?://[^/\s]+", args.url):
         raise BadInput(f"--url {args.url!r}: expected an http:// or https:// base URL")
-    scenario, _ = _load(args.file)
+    scenario, _ = load_with_extension(args.file)
     cards = scenario_cards(scenario, read_a2a_extension(args.file), args.agent, args.url, args.file)
     docs = [card_dict(card) for _, card in cards]
     data: Any = docs[0] if len(docs) == 1 else docs
-    _write(json.dumps(data, indent=2, ensure_ascii=False) + "\n", args.out)
+    write_output(json.dumps(data, indent=2, ensure_ascii=False) + "\n", args.out)
     for aid, card in cards:
         shown = f"export: agent {aid!r}: card {card.name!r}, {len(card.skills)} skills"
         print(shown, file=sys.stderr)
@@ -154,7 +154,7 @@ def add_serve_a2a(kinds: Any) -> None:
         default="127.0.0.1:0",
         help="where to listen (default 127.0.0.1:0: any free port; the URL is printed on stderr)",
     )
-    from sim.cli.interop import add_simulation_options
+    from sim.cli.artifacts import add_simulation_options
 
     add_simulation_options(k)
     k.add_argument(
@@ -173,7 +173,7 @@ def serve_a2a_command(args: argparse.Namespace) -> int:
     """``serve a2a FILE --agent ID [--http HOST:PORT] [--speed X] [--seed S] [--trace FILE]``."""
     import signal
 
-    from sim.cli.interop import _load, _speed
+    from sim.cli.artifacts import load_with_extension, speed_of
     from sim.interop.a2a_fragment import read_a2a_extension
     from sim.interop.a2a_server import served_tools
     from sim.interop.session_trace import LiveTrace
@@ -182,9 +182,9 @@ def serve_a2a_command(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     with long_lived():
-        speed = _speed(args.speed)
+        speed = speed_of(args.speed)
         host, port = parse_address(args.http)
-        scenario, mcp_ext = _load(args.file)
+        scenario, mcp_ext = load_with_extension(args.file)
         ext = read_a2a_extension(args.file)
         seed = scenario.seed if args.seed is None else args.seed
         served_tools(scenario, ext, args.agent)  # an agent that serves nothing: before binding

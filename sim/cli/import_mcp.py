@@ -160,8 +160,8 @@ def import_mcp_command(args: argparse.Namespace) -> int:
         )
     except InteropError as exc:
         raise BadInput(f"{shown}: tools/list result: {exc}") from None
-    from sim.cli.interop import _report, _write
+    from sim.cli.artifacts import report_fragment, write_output
 
-    _write(fragment.text, args.out)
-    _report(fragment, args.out)
+    write_output(fragment.text, args.out)
+    report_fragment(fragment, args.out)
     return EXIT_OK

@@ -10,6 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from sim.cli.a2a import add_export_a2a, add_import_a2a, add_serve_a2a
+from sim.cli.artifacts import (
+    add_simulation_options,
+    load_with_extension,
+    report_fragment,
+    speed_of,
+    write_output,
+)
 from sim.cli.console import EXIT_OK, BadInput, guarded, positive_number, read_json
 from sim.cli.import_mcp import add_import_mcp
 from sim.cli.otel import add_export_otel
@@ -153,45 +160,6 @@ def register(sub: Any) -> None:
     add_serve_a2a(kinds)
 
 
-def add_simulation_options(k: argparse.ArgumentParser) -> None:
-    """``--speed`` and ``--seed`` of a command serving a scenario's simulated tools."""
-    k.add_argument(
-        "--speed",
-        default="instant",
-        metavar="instant|realtime|X",
-        help="wall-clock sleep = service time / X (realtime = 1; default instant: no sleep)",
-    )
-    k.add_argument("--seed", type=int, default=None, metavar="S", help="default: the scenario's")
-
-
-def _write(text: str, out: str | None) -> None:
-    """``text`` to stdout, or to the file ``out`` whole or not at all (renamed into
-    place; a failed write is one line: the path and the reason)."""
-    if out is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()  # a full stdout fails here, before what is said after it
-        return
-    from sim.atomic import StorageError, write_atomic
-
-    try:
-        write_atomic(Path(out), text, parents=False)
-    except StorageError as exc:
-        raise BadInput(str(exc)) from None
-
-
-def _report(fragment: Any, out: str | None) -> None:
-    where = out if out is not None else "stdout"
-    guessed = ", ".join(f"{k} for {v}" for k, v in fragment.guessed.items() if v)
-    print(
-        f"import: scenario {fragment.name!r}, {fragment.tools} tools → {where}"
-        + (f"; unknown (labelled guesses): {guessed}" if guessed else "; every field known"),
-        file=sys.stderr,
-    )
-    for note in fragment.notes:
-        print(f"note: {note}", file=sys.stderr)
-    print(fragment.lint.line(), file=sys.stderr)
-
-
 @guarded(InteropError)
 def import_tools_command(args: argparse.Namespace) -> int:
     """``import tools TOOLS.json [--out FILE]``."""
@@ -209,8 +177,8 @@ def import_tools_command(args: argparse.Namespace) -> int:
         )
     except InteropError as exc:
         raise BadInput(f"{args.tools}: {exc}") from None
-    _write(fragment.text, args.out)
-    _report(fragment, args.out)
+    write_output(fragment.text, args.out)
+    report_fragment(fragment, args.out)
     return EXIT_OK
 
 
@@ -231,8 +199,8 @@ def import_sgd_command(args: argparse.Namespace) -> int:
     fragment = fragment_from_sgd(
         services, name=args.name or default, source=path.name, out=args.out
     )
-    _write(fragment.text, args.out)
-    _report(fragment, args.out)
+    write_output(fragment.text, args.out)
+    report_fragment(fragment, args.out)
     marks = _unknown_marks(data)
     if marks:
         print(
@@ -261,27 +229,13 @@ def _unknown_marks(data: Any) -> list[str]:
     return marks
 
 
-def _load(path: str) -> tuple[Any, Any]:
-    from sim.admission import load_scenario
-    from sim.interop.tools_list import read_extension
-    from sim.scenario import ScenarioError
-
-    if not Path(path).is_file():
-        raise BadInput(f"{path}: no such file")
-    try:
-        scenario = load_scenario(path)
-    except ScenarioError as exc:
-        raise BadInput(str(exc).strip().replace("\n", "; ")) from None
-    return scenario, read_extension(path)
-
-
 @guarded(InteropError)
 def export_mcp_command(args: argparse.Namespace) -> int:
     """``export mcp FILE [--out FILE] [--tool NAME]... [--revision R]``."""
     from sim.interop.revision import list_result, revision_entry
     from sim.interop.tools_list import scenario_tools_list
 
-    scenario, ext = _load(args.file)
+    scenario, ext = load_with_extension(args.file)
     try:
         export = scenario_tools_list(scenario, ext, args.tool)
     except InteropError as exc:
@@ -293,7 +247,7 @@ def export_mcp_command(args: argparse.Namespace) -> int:
         tools.append(shaped)
         notes.extend(why)
     data = list_result(tools, args.revision)
-    _write(json.dumps(data, indent=2, ensure_ascii=False) + "\n", args.out)
+    write_output(json.dumps(data, indent=2, ensure_ascii=False) + "\n", args.out)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     unknown = sum(len(v) for v in export.unknown.values())
@@ -320,20 +274,6 @@ def _page_size(text: str) -> int:
     return value
 
 
-def _speed(text: str) -> float | None:
-    if text == "instant":
-        return None
-    if text == "realtime":
-        return 1.0
-    try:
-        value = float(text)
-    except ValueError:
-        raise BadInput(f"--speed must be instant, realtime or a number, got {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise BadInput(f"--speed must be a positive number, got {text!r}")
-    return value
-
-
 @guarded(InteropError)
 def serve_mcp_command(args: argparse.Namespace) -> int:
     """``serve mcp FILE [--speed instant|realtime|X] [--seed S] [--arg-errors result|protocol]
@@ -348,7 +288,7 @@ def serve_mcp_command(args: argparse.Namespace) -> int:
     with long_lived():
         from sim.interop.server import build_server
 
-        speed = _speed(args.speed)
+        speed = speed_of(args.speed)
         address = None
         if args.http is not None:
             from sim.interop.streamable import parse_address
@@ -357,7 +297,7 @@ def serve_mcp_command(args: argparse.Namespace) -> int:
                 address = parse_address(args.http)
             except InteropError as exc:
                 raise BadInput(str(exc)) from None
-        scenario, ext = _load(args.file)
+        scenario, ext = load_with_extension(args.file)
         seed = scenario.seed if args.seed is None else args.seed
         trace = None
         if args.trace is not None:

@@ -87,13 +87,13 @@ def _router(trace: Path) -> str | None:
 @guarded()
 def export_otel_command(args: argparse.Namespace) -> int:
     """``export otel TRACE --scenario FILE [--out FILE.json] [--epoch S] [--endpoint URL]``."""
-    from sim.cli.interop import _load, _write
+    from sim.cli.artifacts import load_with_extension, write_output
     from sim.otel.otlp import otlp_json, readable_spans, send_spans
     from sim.otel.spans import SpanError, read_trace, trace_spans
 
     epoch = None if args.epoch is None else epoch_ns(args.epoch)
     endpoint = None if args.endpoint is None else _endpoint(args.endpoint)
-    scenario, _ = _load(args.scenario)
+    scenario, _ = load_with_extension(args.scenario)
     router = args.router or _router(Path(args.trace))
     try:
         lines = read_trace(args.trace)
@@ -108,7 +108,7 @@ def export_otel_command(args: argparse.Namespace) -> int:
     readable = readable_spans(traced.spans, resource)
     if endpoint is None or args.out is not None:
         text = json.dumps(otlp_json(readable), ensure_ascii=False, separators=(",", ":"))
-        _write(text + "\n", args.out)
+        write_output(text + "\n", args.out)
     if endpoint is not None:
         try:
             send_spans(readable, endpoint, args.timeout)
