@@ -196,6 +196,7 @@ def test_a_taken_port_is_located_and_nothing_starts(tmp_path: Path) -> None:
     assert ours(str(tmp_path)) == []
 
 
+@pytest.mark.slow  # a mesh of its own (seconds): make bench and CI (.ci/run) run it
 def test_a_real_server_that_exits_is_located_and_everything_is_stopped(tmp_path: Path) -> None:
     command = [sys.executable, "-c", "import sys; sys.exit(3)"]
     path = _scenario(tmp_path, {"tickets": {"command": command}}, pair=True)
@@ -207,6 +208,7 @@ def test_a_real_server_that_exits_is_located_and_everything_is_stopped(tmp_path:
     assert ours(str(tmp_path)) == []
 
 
+@pytest.mark.slow  # a mesh of its own (seconds): make bench and CI (.ci/run) run it
 def test_a_url_that_does_not_answer_is_located(tmp_path: Path) -> None:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -232,6 +234,7 @@ def test_bad_options_are_one_line_and_exit_2(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow  # a mesh of its own (seconds): make bench and CI (.ci/run) run it
 def test_a_signal_stops_the_mesh_keeps_what_ran_and_leaves_nothing(tmp_path: Path) -> None:
     import signal
     import time
@@ -261,6 +264,7 @@ def test_a_signal_stops_the_mesh_keeps_what_ran_and_leaves_nothing(tmp_path: Pat
     assert (run / "trace.jsonl").read_text().count('"wf_start"') == metrics["workflows"]["started"]
 
 
+@pytest.mark.slow  # a mesh of its own (seconds): make bench and CI (.ci/run) run it
 def test_packed_agents_still_talk_over_loopback(tmp_path: Path) -> None:
     out = tmp_path / "out"
     done = live(str(TINY), "--processes", "2", "--duration", "3", "--out", str(out), "--quiet")
