@@ -150,6 +150,9 @@ class Deployment:
             "agents": [{"id": a, "fd": fd} for a, fd in zip(p.agents, p.fds, strict=True)],
             "book": self.book,
             "capture": str(self.capture) if self.capture is not None else None,
+            # a restarted process serves before its ``go`` arrives: it needs the clock's
+            # origin from its first instant (the first generation gets it with ``go``)
+            "origin": self.clock.origin if p.generation > 0 else None,
         }
         path = self.out / "spec" / f"p{p.index}-g{p.generation}.json"
         write_atomic(path, json.dumps(spec, indent=1))  # a child never reads half of it

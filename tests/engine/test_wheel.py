@@ -73,7 +73,7 @@ def test_the_wheel_carries_the_compiled_engine_and_runs_it(tmp_path: Path) -> No
     subprocess.run([*install, "--no-deps", str(wheel)], check=True)
     run = [str(python), "-P", "-c"]
     status = subprocess.run(
-        [*run, "from sim import native; print(native.status())"],
+        [*run, "import sim.engine; from sim import native; print(native.status())"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
