@@ -156,6 +156,7 @@ def test_conformance_replay_is_a_valid_longer_trace(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow  # the A/A runs of two engines: make bench, beside the benchmark it serves
 def test_ab_pairs_the_rounds_and_reports_their_ratios() -> None:
     from benchmarks import ab
 
@@ -209,6 +210,7 @@ def test_ab_names_the_checkout_whose_run_failed(tmp_path: Path) -> None:
     assert "bench_engine" in str(stop.value)
 
 
+@pytest.mark.slow  # generates the benchmark's meshes (seconds): make bench
 def test_the_scale_mesh_hosts_every_tool_at_every_size() -> None:
     from benchmarks.engine_mesh import scale_mesh, scale_scenario
 
