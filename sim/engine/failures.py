@@ -1,5 +1,8 @@
 """Outages (scheduled and random) and the callers' failure detector.
 
+The outages are faults (:mod:`sim.engine.faults`): each schedules its strikes on
+:class:`Failures`, which takes a node or link down and up and tells the agents.
+
 Scheduled outages come from ``failures: [{node|link, at, for}]``; random ones from
 ``{random: {nodes, links, mtbf, mttr}}``: each listed element alternates exponential
 up times (mean ``mtbf``) and down times (mean ``mttr``), drawn from the ``failures``
@@ -29,6 +32,7 @@ from sim.engine.trace import js
 from sim.mesh.routing import NO_DOWN, DownSet
 
 if TYPE_CHECKING:
+    from sim.engine.faults import Fault
     from sim.engine.recorder import Recorder
     from sim.engine.topology import LinkState, Node, Topology
 
@@ -36,7 +40,8 @@ if TYPE_CHECKING:
 class Failures:
     """Schedules the scenario's outages and applies them to the topology.
 
-    Inputs: the scenario's failure specs (``schedule``). Outputs: the topology's
+    Inputs: the run's faults (``schedule``: each starts its outages, with ``rng`` the
+    ``failures`` stream). Outputs: the topology's
     ``down`` counts and epochs, lines and counts to the recorder, and
     ``on_node_down(node)`` callbacks (the server loses its work, the workflows their
     instances). Timing: a scheduled outage starts at ``at`` and lasts ``for``; a random
@@ -59,41 +64,15 @@ class Failures:
         self.on_node_down: list[Callable[[Node], None]] = []
         self.active = True  # random failure processes stop when the run ends
 
-    def schedule(self, specs: Iterable[Any]) -> None:
-        """Start the scheduled outages and the random failure processes."""
-        for spec, elements in _covered(specs, self.topology):
-            for element in elements:
-                if spec.random is not None:
-                    self._random(element, spec.random.mtbf, spec.random.mttr)
-                else:
-                    self._outage(element, float(spec.at), float(spec.for_))
-
-    def _outage(self, element: tuple[str, Any], at: float, length: float) -> None:
-        def start(_: Any) -> None:
-            self.down(element)
-            self.later(length, None, lambda _e: self.up(element))
-
-        self.later(at, None, start)
-
-    def _random(self, element: tuple[str, Any], mtbf: float, mttr: float) -> None:
-        rng = self.rng
-
-        def fail(_: Any) -> None:
-            if not self.active:
-                return
-            self.down(element)
-            self.later(rng.expovariate(1.0 / mttr), None, repair)
-
-        def repair(_: Any) -> None:
-            self.up(element)
-            if self.active:
-                self.later(rng.expovariate(1.0 / mtbf), None, fail)
-
-        self.later(rng.expovariate(1.0 / mtbf), None, fail)
+    def schedule(self, faults: Iterable[Fault]) -> None:
+        """Each fault schedules its strikes (outages), in order: see
+        :mod:`sim.engine.faults`."""
+        for fault in faults:
+            fault.start(self)
 
     def down(self, element: tuple[str, Any]) -> None:
-        """One more outage covers ``element`` (which :func:`mark_fallible` marked: paths
-        compiled without the mark let messages cross it without a look)."""
+        """One more outage covers ``element`` (which :func:`~sim.engine.faults.attach`
+        marked: paths compiled without the mark let messages cross it without a look)."""
         kind, obj = element
         if not obj.fallible:
             name = obj.id if kind == "node" else f"{obj.a}|{obj.b}"
@@ -123,35 +102,6 @@ class Failures:
             self.rec.node_up(now, obj.j)
         else:
             self.rec.link_up(now, js(obj.a), obj.j)
-
-
-def mark_fallible(topology: Topology, specs: Iterable[Any]) -> None:
-    """Mark ``fallible`` every node and link an outage of ``specs`` can cover (before any
-    path is compiled: a path stops its stretches at them, see :mod:`sim.engine.paths`)."""
-    for _, elements in _covered(specs, topology):
-        for _, obj in elements:
-            obj.fallible = True
-
-
-def _covered(
-    specs: Iterable[Any], topology: Topology
-) -> Iterable[tuple[Any, list[tuple[str, Any]]]]:
-    """Each failure spec with the elements it covers: ``("node", Node)``, ``("link",
-    LinkState)``."""
-    nodes = topology.nodes
-    link = topology.link
-    for spec in specs:
-        elements: list[tuple[str, Any]]
-        if spec.random is not None:
-            r = spec.random
-            elements = [("node", nodes[n]) for n in r.nodes]
-            elements += [("link", link(a, b)) for a, b in r.links]
-        elif spec.node is not None:
-            elements = [("node", nodes[spec.node])]
-        else:
-            a, b = spec.link
-            elements = [("link", link(a, b))]
-        yield spec, elements
 
 
 class Suspicion:

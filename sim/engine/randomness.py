@@ -27,6 +27,7 @@ STREAMS: tuple[str, ...] = (
     "failures",
     "approvals",
     "translation",
+    "faults",
 )
 
 
@@ -42,6 +43,7 @@ class Streams:
     failures: random.Random
     approvals: random.Random
     translation: random.Random
+    faults: random.Random  # the message faults' draws (sim.engine.faults)
 
     def __init__(self, seed: int, replication: int) -> None:
         for index, name in enumerate(STREAMS):

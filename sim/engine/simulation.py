@@ -28,7 +28,8 @@ from simpy.events import Event
 from sim.approval import make_policy
 from sim.engine.caller import Approval, Caller
 from sim.engine.discovery import ToolDiscovery
-from sim.engine.failures import Failures, mark_fallible
+from sim.engine.failures import Failures
+from sim.engine.faults import attach, faults_of
 from sim.engine.guard import DEFAULT_GUARD, Guard, Runaway, explain
 from sim.engine.kernel import Kernel
 from sim.engine.loop import FREEZE_AGENTS, run_until
@@ -98,7 +99,8 @@ class Replication:
         if topology is not None and topology.graph is not self.graph:
             raise ValueError("the topology given is not one of the replication's graph")
         self.topology = topology = topology if topology is not None else Topology(self.graph)
-        mark_fallible(topology, scenario.failures)  # before any path is compiled
+        self.faults = faults_of(scenario, streams.faults)
+        attach(self.faults, topology)  # before any path is compiled
         topology.draw_latencies(streams.latency)  # so are the distribution latencies
         self.routes = routes = RouteService(
             topology,
@@ -191,7 +193,7 @@ class Replication:
     def run(self) -> None:
         """Run until every instance is over after ``duration``, or the drain cap; raise
         :class:`~sim.engine.guard.Runaway` (located) when the guard's budget is passed."""
-        self.failures.schedule(self.scenario.failures)
+        self.failures.schedule(self.faults)
         self.workflows.start()
         self._started = True
         self.kernel.later(self.duration, None, lambda _e: self.check_finished())

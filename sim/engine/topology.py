@@ -63,11 +63,24 @@ class Node:
 class LinkState:
     """Run-time state of a link: ``down`` counts the outages covering it now; ``hops``
     counts the messages that crossed it (either way, every protocol); ``fallible`` as
-    a node's. ``laws`` are the protocols whose crossings are drawn from a distribution;
-    ``draws`` their samplers on this replication's ``latency`` stream
-    (:meth:`Topology.draw_latencies`)."""
+    a node's. ``faults`` are the message faults that strike its crossings (None: none;
+    :func:`sim.engine.faults.attach`). ``laws`` are the protocols whose crossings are
+    drawn from a distribution; ``draws`` their samplers on this replication's
+    ``latency`` stream (:meth:`Topology.draw_latencies`)."""
 
-    __slots__ = ("a", "b", "down", "draws", "fallible", "hops", "j", "jitter", "latency", "laws")
+    __slots__ = (
+        "a",
+        "b",
+        "down",
+        "draws",
+        "fallible",
+        "faults",
+        "hops",
+        "j",
+        "jitter",
+        "latency",
+        "laws",
+    )
 
     def __init__(
         self,
@@ -86,6 +99,7 @@ class LinkState:
         self.draws: dict[str, Callable[[], float]] = {}
         self.down = 0
         self.fallible = False
+        self.faults: tuple[Any, ...] | None = None
         self.hops = 0
         self.j = js([a, b]) if j is None else j
 

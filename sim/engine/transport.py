@@ -11,8 +11,11 @@ a draw from the link's law when its latency is a distribution (``Hop.draw``).
 A message is dropped when it arrives at a down node (``node_down``), must leave over a
 down link (``link_down``), is at a node that went down during its translation
 (``node_down``), fails a destructive translation (``translation_failed``, a draw from
-the ``translation`` stream) or meets a pair the node cannot translate
-(``untranslatable``). ``close()`` at the end of the run drops every message still
+the ``translation`` stream), meets a pair the node cannot translate
+(``untranslatable``), or is struck by a message fault of the link it leaves by
+(:meth:`~sim.engine.faults.Fault.strike`: it crosses the link and is dropped at the far
+end with the fault's reason; such a link and its ends are fallible, so it is a stretch
+of its own). ``close()`` at the end of the run drops every message still
 travelling (``run_end``) at the last node it reached (an arrival at the end's instant
 counts), so each ``send`` ends in exactly one ``deliver`` or ``drop``.
 
@@ -73,6 +76,7 @@ class Message:
         "arrivals",
         "attempt",
         "callbacks",
+        "fate",
         "i",
         "id",
         "idj",
@@ -109,6 +113,8 @@ class Message:
         self.attempt = attempt
         self.payload = payload
         self.on_deliver = on_deliver
+        #: the drop reason a message fault gave it on its current link (None: none)
+        self.fate: str | None = None
 
 
 class Sends(Protocol):
@@ -139,6 +145,7 @@ class Transport:
         "_eid",
         "_hop_cbs",
         "_queue",
+        "_struck_cbs",
         "_translated_cbs",
         "_uniform",
         "delivered",
@@ -172,6 +179,7 @@ class Transport:
         self.reported = 0  # the messages sent whose count close() reported
         self._arrive_cbs = (self._arrive,)  # what a message waiting for its arrival runs
         self._translated_cbs = (self._translated,)
+        self._struck_cbs = (self._struck,)  # struck by a message fault: dropped on arrival
         self._hop_cbs = (self._hop,)  # level full: at a node inside a stretch
         self.full = recorder.full  # hop lines are kept
         #: hops crossed and messages delivered, counted here and reported to the recorder
@@ -335,6 +343,13 @@ class Transport:
         if link.down:
             self._drop(msg, path.nodes[i], "link_down")
             return
+        faults = link.faults
+        if faults is not None:  # a message fault's link: a stretch of its own
+            for fault in faults:
+                fate = fault.strike(msg)
+                if fate is not None:
+                    msg.fate = fate
+                    break
         t = msg.t
         full = self.full
         if full:
@@ -351,7 +366,7 @@ class Transport:
         stop = path.reach[i]
         if stop == i + 1:
             msg.arrivals = None
-            msg.callbacks = self._arrive_cbs
+            msg.callbacks = self._arrive_cbs if msg.fate is None else self._struck_cbs
         else:
             msg.arrivals = arrivals = []
             uniform = self._uniform
@@ -375,6 +390,15 @@ class Transport:
         msg.proto = hop.proto
         msg.t = t
         heappush(self._queue, (t, NORMAL, next(self._eid), msg))
+
+    def _struck(self, msg: Message) -> None:
+        """A message fault struck ``msg`` on the link it crossed: dropped where it
+        arrives, with the fault's reason."""
+        path = msg.path
+        msg.i = i = path.reach[msg.i]
+        reason = msg.fate
+        assert reason is not None
+        self._drop(msg, path.nodes[i], reason)
 
     def _hop(self, msg: Message) -> None:
         """Level ``full``, a stretch of several links: the message is at a node between

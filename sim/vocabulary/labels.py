@@ -295,7 +295,12 @@ _DECLARED: tuple[Label, ...] = (
         "drop",
         (
             Key("msg", int, False, doc="absent for lost work (not a message)"),
-            Key("reason", str, doc="node_down, link_down, translation_failed, ..."),
+            Key(
+                "reason",
+                str,
+                doc="node_down, link_down, translation_failed, untranslatable, run_end, "
+                "link_loss (a loss fault), or the reason a fault kind's strike gives",
+            ),
             Key("lost", str, False, doc="lost work: queued or executing"),
         ),
         "message",

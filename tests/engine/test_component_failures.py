@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import random
-from types import SimpleNamespace
 
 import pytest
 from parts import lines
 
-from sim.engine.failures import Failures, Suspicion, mark_fallible
+from sim.engine.failures import Failures, Suspicion
+from sim.engine.faults import Outage, attach
 from sim.engine.kernel import Kernel
 from sim.engine.topology import Node, Topology
 from sim.mesh.graph import ProtocolGraph
 from sim.mesh.routing import NO_DOWN
+from sim.scenario.model import FailureSpec
 
 
 def outage(
     node: str | None = None, link: list[str] | None = None, at: float = 0.0, length: float = 1.0
-) -> SimpleNamespace:
-    return SimpleNamespace(random=None, node=node, link=link, at=at, for_=length)
+) -> Outage:
+    return Outage(FailureSpec(node=node, link=link, at=at, for_=length))
 
 
 def test_overlapping_outages_keep_an_element_down_until_the_last_ends(
@@ -32,15 +33,15 @@ def test_overlapping_outages_keep_an_element_down_until_the_last_ends(
         downs.append((kernel.env.now, node.id, node.epoch))
 
     failures.on_node_down.append(on_down)
-    specs = [
+    faults = [
         outage("g", at=1.0, length=3.0),
         outage("g", at=2.0, length=5.0),
         outage(link=["g", "s"], at=4.0),
     ]
-    mark_fallible(topology, specs)
+    attach(faults, topology)
     assert [n.id for n in topology.nodes.values() if n.fallible] == ["g"]
     assert [(x.a, x.b) for x in topology.links.values() if x.fallible] == [("g", "s")]
-    failures.schedule(specs)
+    failures.schedule(faults)
     kernel.env.run(until=3.0)
     assert topology.nodes["g"].down == 2
     kernel.env.run()
@@ -61,7 +62,9 @@ def test_an_outage_of_an_element_not_marked_fallible_is_refused(
     # paths compiled before the mark would let messages cross it without a look
     topology = Topology(graph)
     failures = Failures(kernel.env, kernel.later, kernel.recorder, random.Random(0), topology)
-    failures.schedule([outage(link=["g", "s"], at=1.0)])
+    fault = outage(link=["g", "s"], at=1.0)
+    fault.covers(topology)  # bound to the topology, not attached: nothing marked
+    failures.schedule([fault])
     with pytest.raises(ValueError, match=r"^link g\|s goes down but was not marked fallible$"):
         kernel.env.run()
 

@@ -26,6 +26,13 @@ from sim.scenario.model.base import (
     Whole,
 )
 from sim.scenario.model.distribution import Distribution, Law
+from sim.scenario.model.faults import (
+    FAULT_KINDS,
+    FaultSpec,
+    LinkFaultSpec,
+    LinkLossSpec,
+    register_fault_kind,
+)
 from sim.scenario.model.live import LiveSpec
 from sim.scenario.model.mesh import (
     AgentSpec,
@@ -65,6 +72,7 @@ from sim.scenario.model.workload import (
 
 __all__ = [
     "BUILTIN_PROTOCOLS",
+    "FAULT_KINDS",
     "GENERATORS",
     "MAX_MESH_SIZE",
     "Affinity",
@@ -81,8 +89,11 @@ __all__ = [
     "Distribution",
     "FailureModeSpec",
     "FailureSpec",
+    "FaultSpec",
     "InitiatorsSpec",
     "Law",
+    "LinkFaultSpec",
+    "LinkLossSpec",
     "LinkSpec",
     "LiveSpec",
     "McpPolicy",
@@ -107,4 +118,5 @@ __all__ = [
     "TranslationSpec",
     "Whole",
     "WorkflowSpec",
+    "register_fault_kind",
 ]

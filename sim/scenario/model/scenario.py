@@ -8,6 +8,7 @@ from pydantic import BeforeValidator, Field
 
 from sim.calculus.mcp import Dialect, dialect_of
 from sim.scenario.model.base import MAX_FOLDER_NAME, Positive, Spec, TraceLevel, Whole
+from sim.scenario.model.faults import FaultEntry
 from sim.scenario.model.mesh import (
     AgentSpec,
     ApprovalSpec,
@@ -79,6 +80,10 @@ class Scenario(Spec):
     tools: list[ToolSpec] = Field(default_factory=list, description="Tool descriptors.")
     workflows: list[WorkflowSpec] = Field(default_factory=list, description="The workload.")
     failures: list[FailureSpec] = Field(default_factory=list, description="Outages.")
+    faults: list[FaultEntry] = Field(
+        default_factory=list,
+        description="Other faults, each {kind, ...} of a registered fault kind (e.g. loss).",
+    )
     topology: TopologySpec | None = Field(
         None,
         description="A generated mesh: its agents and links are added to `agents` and `links`.",
