@@ -3,7 +3,8 @@
 By default every agent is its own process; a machine hosts at most
 :data:`~sim.live.DEFAULT_MAX_PROCESSES` of them unless told otherwise. With
 ``--processes N`` agents are packed, except that an agent with a node outage keeps a
-process of its own: stopping its process must stop nothing else."""
+process of its own: stopping its process must stop nothing else. A scenario with
+``faults:`` entries (message faults) does not run live."""
 
 from __future__ import annotations
 
@@ -20,7 +21,15 @@ def layout(scenario: Scenario, max_processes: int, processes: int | None = None)
     """The agents of each process. Without ``processes``, one process per agent (more
     agents than ``max_processes`` is a :class:`LiveError` naming the count). With
     ``processes`` N, an agent with a node outage keeps a process of its own (stopping
-    it must not stop others) and the other agents are packed round-robin into the rest."""
+    it must not stop others) and the other agents are packed round-robin into the rest.
+    A scenario with ``faults:`` entries is a :class:`LiveError` (the live mesh carries
+    out outages only)."""
+    if scenario.faults:  # a run that cannot start: before any process
+        kinds = ", ".join(sorted({f.kind for f in scenario.faults}))
+        raise LiveError(
+            f"{scenario.name}: the live mesh injects outages (failures:) only, not the "
+            f"faults: entries ({kinds}); run the scenario in the engine"
+        )
     ids = [a.id for a in scenario.agents]
     if processes is None:
         if len(ids) > max_processes:

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from parts import MESH
 
 from sim.conformance.checks import check_trace
@@ -128,6 +130,25 @@ def test_the_built_in_loss_kind_drops_with_link_loss(tmp_path: Path) -> None:
     assert "corrupted" not in metrics["messages"]["dropped_by_reason"]
 
 
+@settings(max_examples=12, deadline=None)
+@given(p=st.floats(0.0, 1.0), seed=st.integers(0, 2**31 - 1))
+def test_every_send_ends_once_and_every_check_holds_whatever_corrupts(
+    p: float, seed: int, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    FAULT_KINDS["corrupt"] = CorruptSpec
+    try:
+        text = scenario_text(f"faults: [{{kind: corrupt, links: [[g, s]], p: {p!r}}}]")
+        scenario, _ = parse_scenario(text.replace("seed: 11", f"seed: {seed}"), "mesh.yaml")
+    finally:
+        del FAULT_KINDS["corrupt"]
+    out = tmp_path_factory.mktemp("run")
+    metrics = run_replication(scenario, "dijkstra", 0, out, "full")
+    messages = metrics["messages"]
+    assert messages["sent"] == messages["delivered"] + messages["dropped"]
+    report = check_trace(out / "trace.jsonl", scenario)
+    assert report.ok, [(v.name, v.message) for v in report.verdicts if not v.ok]
+
+
 def test_a_kind_is_one_schema_branch_derived_from_the_registry(corrupt_kind: None) -> None:
     branches = scenario_json_schema()["$defs"]["FaultSpec"]["anyOf"]
     assert branches == [{"$ref": "#/$defs/LinkLossSpec"}, {"$ref": "#/$defs/CorruptSpec"}]
@@ -144,7 +165,16 @@ def test_the_drop_reasons_of_the_vocabulary_name_the_built_in_kinds_reason() -> 
     [
         (
             "faults: [{kind: corupt, links: [[g, s]], p: 0.3}]",
-            "mesh.yaml:37:17: faults[0].kind: unknown fault kind 'corupt' (known: corrupt, loss)",
+            "mesh.yaml:37:17: faults[0].kind: unknown fault kind 'corupt' "
+            "(did you mean 'corrupt'?)",
+        ),
+        (
+            "faults: [{kind: strike, links: [[g, s]], p: 0.3}]",
+            "mesh.yaml:37:17: faults[0].kind: unknown fault kind 'strike' (known: corrupt, loss)",
+        ),
+        (
+            "faults: [{kind: loss, links: [[g, s]], pp: 0.3}]",
+            "mesh.yaml:37:44: faults[0].pp: unknown key 'pp' (did you mean 'p'?)",
         ),
         (
             "faults: [{links: [[g, s]], p: 0.3}]",

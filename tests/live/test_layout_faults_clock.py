@@ -35,6 +35,17 @@ def test_packing_keeps_an_agent_with_an_outage_alone() -> None:
         layout(scenario, 16, processes=1)
 
 
+def test_a_scenario_with_message_faults_does_not_run_live() -> None:
+    text = TINY.read_text() + "faults: [{kind: loss, links: [[planner, coord]], p: 0.1}]\n"
+    scenario, _ = parse_scenario(text, "tiny.yaml")
+    with pytest.raises(LiveError) as err:
+        layout(scenario, 16)
+    assert str(err.value) == (
+        "live-tiny: the live mesh injects outages (failures:) only, not the faults: "
+        "entries (loss); run the scenario in the engine"
+    )
+
+
 def test_overlapping_outages_of_one_element_are_one() -> None:
     text = TINY.read_text().replace("duration: 4", "duration: 6") + (
         "failures:\n  - {node: gw, at: 1, for: 2}\n  - {node: gw, at: 2, for: 2}\n"

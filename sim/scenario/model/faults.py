@@ -18,6 +18,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import Field, WrapValidator
 
 from sim.scenario.model.base import Probability, Spec, SpecError
+from sim.spelling import did_you_mean
 
 
 class FaultSpec(Spec):
@@ -84,7 +85,13 @@ def fault_entry(value: Any, handler: Any) -> Any:
         raise SpecError(f"a fault names its kind (one of {known})")
     spec = FAULT_KINDS.get(kind) if isinstance(kind, str) else None
     if spec is None:
-        raise SpecError(f"unknown fault kind {kind!r} (known: {known})", "kind")
+        hint = did_you_mean(str(kind), FAULT_KINDS) or f" (known: {known})"
+        raise SpecError(f"unknown fault kind {kind!r}{hint}", "kind")
+    allowed = [info.alias or name for name, info in spec.model_fields.items()]
+    for key in value:
+        if key not in allowed:  # the loader's hint would name the base's fields only
+            hint = did_you_mean(str(key), allowed) or f" (allowed: {', '.join(allowed)})"
+            raise SpecError(f"unknown key '{key}'{hint}", key)
     return spec.model_validate(value)
 
 
