@@ -22,7 +22,13 @@ from sim.approval import (
     make_policy,
     reason,
 )
-from sim.calculus.mcp import ALL_FIELDS, PROTOCOL_FIELDS, ToolPlus, ToolView, caller_view
+from sim.calculus.mcp import (
+    ALL_FIELDS,
+    PROTOCOL_FIELDS,
+    ToolView,
+    caller_view,
+    tool_plus_from_mapping,
+)
 from sim.cli import main
 from sim.engine import ReplicationError, run_replication
 from sim.plugins import APPROVAL_GROUP, load_object
@@ -103,7 +109,7 @@ RULE_TABLE: list[tuple[dict[str, Any], frozenset[str], str, bool, str]] = [
 def test_the_default_policy_is_the_spec_rule(
     tool: dict[str, Any], fields: frozenset[str], mcp_policy: str, asks: bool, why: str
 ) -> None:
-    view = caller_view(ToolPlus.from_mapping(tool), fields, mcp_policy)
+    view = caller_view(tool_plus_from_mapping(tool), fields, mcp_policy)
     policy = DescriptorRule(mcp_policy)
     for arguments in ({}, {"class": "business"}, {"class": "economy"}):  # arguments play no part
         assert decide(policy, view, arguments) is asks

@@ -254,14 +254,6 @@ def module_graph(found: Mapping[str, Path]) -> dict[str, set[str]]:
     return {m: imported_modules(m, p, found) - {m} for m, p in found.items()}
 
 
-#: Module circles inside one unit still to break, each with what closes it. A new circle
-#: fails; so does one of these once broken (then take it off the list).
-KNOWN_CIRCLES: dict[tuple[str, ...], str] = {
-    ("sim.calculus.mcp.model", "sim.calculus.mcp.parsing"):
-        "ToolPlus.from_mapping calls parsing.tool_plus_from_mapping (38 callers use it)",
-}  # fmt: skip
-
-
 def violations(
     found: Mapping[str, Path], layers: Mapping[str, tuple[str, frozenset[str]]]
 ) -> list[str]:
@@ -311,10 +303,11 @@ def test_neither_the_rules_nor_the_imports_have_a_cycle() -> None:
     assert find_cycle(unit_graph(MODULES)) is None
 
 
-def test_no_module_circle_but_the_known_ones() -> None:
-    found = circles(module_graph(MODULES))
-    assert [c for c in found if c not in KNOWN_CIRCLES] == []
-    assert [c for c in KNOWN_CIRCLES if c not in found] == [], "broken: off the list"
+def test_no_module_circle() -> None:
+    """No two modules of sim, in one unit or across units, import each other round a
+    circle (type-only imports aside): ``ToolPlus.from_mapping`` delegating to
+    ``calculus.mcp.parsing`` was the last one; it is ``tool_plus_from_mapping`` now."""
+    assert circles(module_graph(MODULES)) == []
 
 
 def test_the_scenario_reaches_the_mesh_through_nothing() -> None:

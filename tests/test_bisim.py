@@ -204,7 +204,7 @@ def test_strong_trace_witness_counts_tau() -> None:
 def _booking_tool_ltss() -> tuple[LTS, LTS]:
     """``book_train`` of scenarios/train_booking.yaml as its caller sees it through the
     scenario's protocol and through MCP, built the way ``python -m sim lts`` builds it."""
-    from sim.calculus.mcp import ToolPlus, caller_view
+    from sim.calculus.mcp import caller_view, tool_plus_from_mapping
     from sim.cli.calculus import _protocol_fields, _value
     from sim.scenario import load_scenario
 
@@ -212,7 +212,7 @@ def _booking_tool_ltss() -> tuple[LTS, LTS]:
     scenario = load_scenario(path)
     spec = {t.name: t for t in scenario.tools}["book_train"]
     data = spec.model_dump(by_alias=True, exclude_none=True)
-    truth = ToolPlus.from_mapping(data, "tools[book_train]")
+    truth = tool_plus_from_mapping(data, "tools[book_train]")
     policy = str(_value(getattr(getattr(scenario, "approval", None), "mcp_policy", "hints")))
     errors = (*(str(e) for e in data.get("errors", {})), "ServiceDown")
     out = []

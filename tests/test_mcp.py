@@ -26,6 +26,7 @@ from sim.calculus.mcp import (
     caller_view,
     load_tools,
     tool_lts,
+    tool_plus_from_mapping,
     tools_from_list,
     tools_to_list,
 )
@@ -73,7 +74,7 @@ def _validate_tools_list(result: Any, validator: Any) -> None:
 
 
 def test_from_mapping_reads_the_scenario_tool_shape() -> None:
-    tool = ToolPlus.from_mapping(BOOK_TRAIN)
+    tool = tool_plus_from_mapping(BOOK_TRAIN)
     assert tool.side_effects is SideEffect.WRITE and tool.requires_approval is True
     assert tool.failure_modes == (
         FailureMode("ServiceDown", Retry(3)),
@@ -82,7 +83,7 @@ def test_from_mapping_reads_the_scenario_tool_shape() -> None:
     )
     assert tool.dependencies == (Dependency("check_balance", Relation.REQUIRES),)
     assert tool.annotations is not None and tool.annotations.effective("openWorldHint")
-    assert ToolPlus.from_mapping(tool.to_mapping()) == tool
+    assert tool_plus_from_mapping(tool.to_mapping()) == tool
 
 
 @pytest.mark.parametrize(
@@ -101,12 +102,12 @@ def test_from_mapping_reads_the_scenario_tool_shape() -> None:
 def test_from_mapping_errors_name_the_field(key: str, value: Any, path: str) -> None:
     bad = {**BOOK_TRAIN, key: value}
     with pytest.raises(ToolsListError) as info:
-        ToolPlus.from_mapping(bad)
+        tool_plus_from_mapping(bad)
     assert path in str(info.value)
 
 
 def test_tools_list_round_trip_is_spec_valid(list_validator: Any) -> None:
-    plus = ToolPlus.from_mapping(BOOK_TRAIN)
+    plus = tool_plus_from_mapping(BOOK_TRAIN)
     plain = Tool("echo", "Echoes back the input string", {"type": "object"})
     result = tools_to_list([plus, plain])
     _validate_tools_list(result, list_validator)
@@ -147,7 +148,7 @@ def test_tools_from_list_rejects_bad_shapes(data: Any, path: str) -> None:
 
 
 def test_caller_view_follows_spec_section_2() -> None:
-    truth = ToolPlus.from_mapping(BOOK_TRAIN)
+    truth = tool_plus_from_mapping(BOOK_TRAIN)
     assert caller_view(truth, PROTOCOL_FIELDS["MCP+"]).approval_reason == "requires_approval"
     sgd = caller_view(truth, PROTOCOL_FIELDS["SGD"])
     assert sgd.approval and sgd.descriptor.annotations is None
@@ -157,10 +158,10 @@ def test_caller_view_follows_spec_section_2() -> None:
     assert not caller_view(truth, PROTOCOL_FIELDS["MCP"], "never").approval
     a2a = caller_view(truth, PROTOCOL_FIELDS["A2A"], "hints")
     assert a2a.approval and a2a.descriptor.input_schema is None  # no hints: default false
-    no_rq = ToolPlus.from_mapping({**BOOK_TRAIN, "requires_approval": None})
+    no_rq = tool_plus_from_mapping({**BOOK_TRAIN, "requires_approval": None})
     assert caller_view(no_rq).approval_reason == "side_effects=write"
     read_only = {**BOOK_TRAIN, "annotations": {"readOnlyHint": True}}
-    assert not caller_view(ToolPlus.from_mapping(read_only), PROTOCOL_FIELDS["MCP"]).approval
+    assert not caller_view(tool_plus_from_mapping(read_only), PROTOCOL_FIELDS["MCP"]).approval
     with pytest.raises(ValueError):
         caller_view(truth, {"colour"})
     with pytest.raises(ValueError):
@@ -168,7 +169,7 @@ def test_caller_view_follows_spec_section_2() -> None:
 
 
 def test_tool_lts_of_an_mcp_plus_tool_has_the_gate_and_recoveries() -> None:
-    lts = tool_lts(ToolPlus.from_mapping(BOOK_TRAIN), error_types=())
+    lts = tool_lts(tool_plus_from_mapping(BOOK_TRAIN), error_types=())
     call, ok = "call(book_train)", ["execute(book_train)", "result(book_train)"]
     assert accepts(lts, [call, "approve(book_train)", *ok])
     assert not accepts(lts, [call, *ok])
@@ -199,7 +200,7 @@ TWO_SLOTS: dict[str, Any] = {
 
 
 def test_sgd_dialect_collects_any_in_order_subset_of_the_required_inputs() -> None:
-    lts = tool_lts(ToolPlus.from_mapping(TWO_SLOTS), error_types=(), dialect="sgd")
+    lts = tool_lts(tool_plus_from_mapping(TWO_SLOTS), error_types=(), dialect="sgd")
     ok = ["approve(book)", "execute(book)", "result(book)"]
     collects = ["collect(city)", "collect(date)"]
     for subset in ([], ["collect(city)"], ["collect(date)"], collects):
@@ -227,7 +228,7 @@ def test_sgd_dialect_collects_any_in_order_subset_of_the_required_inputs() -> No
 
 
 def test_sgd_dialect_recovers_like_the_mcp_dialect() -> None:
-    lts = tool_lts(ToolPlus.from_mapping(TWO_SLOTS), error_types=(), dialect="sgd")
+    lts = tool_lts(tool_plus_from_mapping(TWO_SLOTS), error_types=(), dialect="sgd")
     run = ["approve(book)", "execute(book)", "error(book,ServiceDown)"]
     start = ["invoke(book)", "collect(date)"]
     # retry goes back to the approval gate (not to collecting): ask again, once
@@ -235,15 +236,15 @@ def test_sgd_dialect_recovers_like_the_mcp_dialect() -> None:
     assert not accepts(lts, [*start, *run, "retry(book)", "collect(city)"])
     assert not accepts(lts, [*start, *run, "retry(book)", *run, "retry(book)"])
     assert accepts(lts, [*start, *run, "retry(book)", *run, "abort(book)"])
-    ungated = tool_lts(ToolPlus.from_mapping(TWO_SLOTS), approval=False, dialect="sgd")
+    ungated = tool_lts(tool_plus_from_mapping(TWO_SLOTS), approval=False, dialect="sgd")
     assert accepts(ungated, ["invoke(book)", "execute(book)", "result(book)"])
     assert accepts(ungated, ["invoke(book)", "collect(city)", "execute(book)", "result(book)"])
     with pytest.raises(ValueError):
-        tool_lts(ToolPlus.from_mapping(TWO_SLOTS), dialect="a2a")  # type: ignore[arg-type]
+        tool_lts(tool_plus_from_mapping(TWO_SLOTS), dialect="a2a")  # type: ignore[arg-type]
 
 
 def test_sgd_dialect_exports_to_aut_and_the_mcp_dialect_is_the_default() -> None:
-    tool = ToolPlus.from_mapping(TWO_SLOTS)
+    tool = tool_plus_from_mapping(TWO_SLOTS)
     lts = tool_lts(tool, dialect="sgd")
     assert read_aut(write_aut(lts)) == lts
     assert "invoke(book)" in write_aut(lts) and "collect(date)" in write_aut(lts)
@@ -253,12 +254,12 @@ def test_sgd_dialect_exports_to_aut_and_the_mcp_dialect_is_the_default() -> None
 
 
 def test_tool_lts_of_a_plain_tool_and_of_an_mcp_view() -> None:
-    plain = tool_lts(ToolPlus.from_mapping(BOOK_TRAIN).tool)
+    plain = tool_lts(tool_plus_from_mapping(BOOK_TRAIN).tool)
     n = "book_train"
     assert accepts(
         plain, [f"call({n})", f"execute({n})", f"error({n},ExecutionError)", f"abort({n})"]
     )
-    view = caller_view(ToolPlus.from_mapping(BOOK_TRAIN), PROTOCOL_FIELDS["MCP"], "hints")
+    view = caller_view(tool_plus_from_mapping(BOOK_TRAIN), PROTOCOL_FIELDS["MCP"], "hints")
     seen = tool_lts(view, error_types=("ServiceDown",))
     assert accepts(
         seen,

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from sim.calculus.bisim import bisimilar
 from sim.calculus.lts import relabel
-from sim.calculus.mcp import Abort, SideEffect, Tool, ToolPlus, tool_lts
+from sim.calculus.mcp import Abort, SideEffect, Tool, ToolPlus, tool_lts, tool_plus_from_mapping
 from sim.calculus.phi import phi, phi_annotated, phi_plus, phi_services, schema
 from sim.calculus.sgd import Intent, Service, Slot, intent_lts, load_schema
 from sim.calculus.theorems import (
@@ -273,7 +273,7 @@ def test_theorem_7_1_2_fails_exactly_for_recovery_branches_and_optional_only_inp
     scenario = load_scenario(Path(__file__).resolve().parents[1] / "scenarios/train_booking.yaml")
     verdicts = {}
     for spec in scenario.tools:
-        tool = ToolPlus.from_mapping(spec.model_dump(mode="json", exclude_none=True))
+        tool = tool_plus_from_mapping(spec.model_dump(mode="json", exclude_none=True))
         result = tool_unphi_plus_bisimilar(tool)
         verdicts[tool.name] = result.equivalent
         recovers = any(fm.recovery != Abort() for fm in tool.failure_modes or ())
@@ -368,7 +368,7 @@ def test_unphi_plus_sets_t_from_side_effects(
     entry: dict[str, object] = {"name": "S__t", "description": "d.", "input_schema": {}}
     if side_effects is not None:
         entry["side_effects"] = side_effects
-    assert unphi_plus(ToolPlus.from_mapping(entry)).transactional == transactional
+    assert unphi_plus(tool_plus_from_mapping(entry)).transactional == transactional
 
 
 # --- adversarial schemas: the theorems' verdicts predicted independently (issue 15 item 7) --

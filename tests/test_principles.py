@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sim.calculus.mcp import MCP_PLUS_META, Tool, ToolPlus, load_tools
+from sim.calculus.mcp import MCP_PLUS_META, Tool, ToolPlus, load_tools, tool_plus_from_mapping
 from sim.calculus.phi import phi_services
 from sim.calculus.principles import (
     DEFAULT_MIN_ENTITIES,
@@ -220,7 +220,7 @@ def test_a_one_word_description_violates_p1() -> None:
 
 
 def test_a_clean_mcp_plus_list_has_no_findings() -> None:
-    assert lint([ToolPlus.from_mapping(clean_plus())]) == []
+    assert lint([tool_plus_from_mapping(clean_plus())]) == []
 
 
 @pytest.mark.parametrize(
@@ -247,12 +247,12 @@ def test_a_clean_mcp_plus_list_has_no_findings() -> None:
     ],
 )
 def test_each_rule_fails_on_bad_input(changes: dict[str, Any], expected: tuple[str, str]) -> None:
-    tool = ToolPlus.from_mapping(clean_plus(**changes))
+    tool = tool_plus_from_mapping(clean_plus(**changes))
     assert expected in [(f.principle, f.field) for f in lint([tool])]
 
 
 def _pair(consumer: dict[str, Any], producer: dict[str, Any]) -> list[ToolPlus]:
-    return [ToolPlus.from_mapping(producer), ToolPlus.from_mapping(consumer)]
+    return [tool_plus_from_mapping(producer), tool_plus_from_mapping(consumer)]
 
 
 FIND_USER = clean_plus(
@@ -361,10 +361,10 @@ def test_p4_alternatives_and_bare_mentions_are_no_evidence(text: str) -> None:
 def test_p4_schema_evidence_of_a_non_unique_producer_needs_the_name() -> None:
     """Two tools output ``user_id``: "returned by the lookup" does not say which one."""
     other = {**FIND_USER, "name": "find_admin"}
-    tools = [ToolPlus.from_mapping(e) for e in (FIND_USER, other)]
-    consumer = ToolPlus.from_mapping(_consumer("Account identifier returned by the lookup"))
+    tools = [tool_plus_from_mapping(e) for e in (FIND_USER, other)]
+    consumer = tool_plus_from_mapping(_consumer("Account identifier returned by the lookup"))
     assert [f for f in lint([*tools, consumer]) if f.principle == "P4"] == []
-    named = ToolPlus.from_mapping(_consumer("Account identifier returned by find_admin"))
+    named = tool_plus_from_mapping(_consumer("Account identifier returned by find_admin"))
     assert [(f.tool, f.message.split(",")[0]) for f in lint([*tools, named])] == [
         ("delete_user", "depends on find_admin")
     ]
@@ -384,8 +384,8 @@ def test_p4_on_plain_mcp_tools_says_the_dependency_goes_under_the_mcp_plus_key()
 
 def test_p3_one_line_for_plain_mcp_tools_one_per_mcp_plus_tool_without_failure_modes() -> None:
     plain = [Tool(f"read_{i}", "Reads the stored weather report of a city", {}) for i in range(3)]
-    silent = ToolPlus.from_mapping(clean_plus(failure_modes=None))
-    none = ToolPlus.from_mapping(clean_plus(name="purge_user", failure_modes=[]))
+    silent = tool_plus_from_mapping(clean_plus(failure_modes=None))
+    none = tool_plus_from_mapping(clean_plus(name="purge_user", failure_modes=[]))
     p3 = [f for f in lint([*plain, silent, none]) if f.principle == "P3"]
     assert [(f.tool, f.field) for f in p3] == [
         ("delete_user", "failure_modes"),  # MCP⁺, declares none: its own finding

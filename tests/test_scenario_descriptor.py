@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sim.calculus import ToolPlus
+from sim.calculus import ToolPlus, tool_plus_from_mapping
 from sim.calculus.mcp import (
     Abort,
     Annotations,
@@ -72,5 +72,5 @@ def test_the_descriptor_equals_the_calculus_parse_of_the_entry(path: Path) -> No
     scenario = load_scenario(path)
     assert scenario.tools
     for tool in scenario.tools:
-        parsed = ToolPlus.from_mapping(tool.model_dump(mode="json", exclude_none=True))
+        parsed = tool_plus_from_mapping(tool.model_dump(mode="json", exclude_none=True))
         assert tool.descriptor() == parsed

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         caller_view,
         load_tools,
         tool_lts,
+        tool_plus_from_mapping,
         tools_from_list,
         tools_to_list,
     )
@@ -116,6 +117,7 @@ __all__ = [
     "sem_density",
     "theorem_report",
     "tool_lts",
+    "tool_plus_from_mapping",
     "tools_from_list",
     "tools_to_list",
     "traces",

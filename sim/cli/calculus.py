@@ -152,7 +152,13 @@ def _read_services(path: str) -> tuple[Service, ...]:
 def lts_command(args: argparse.Namespace) -> int:
     """``lts FILE --tool NAME [--protocol P] [--aut]``."""
     from sim.admission import load_scenario
-    from sim.calculus import ToolPlus, ToolsListError, caller_view, tool_lts, write_aut
+    from sim.calculus import (
+        ToolsListError,
+        caller_view,
+        tool_lts,
+        tool_plus_from_mapping,
+        write_aut,
+    )
     from sim.calculus.mcp import SERVICE_DOWN, dialect_of
     from sim.scenario import ScenarioError
 
@@ -171,7 +177,7 @@ def lts_command(args: argparse.Namespace) -> int:
     policy = _value(getattr(getattr(scenario, "approval", None), "mcp_policy", "hints"))
     data = spec.model_dump(by_alias=True, exclude_none=True)
     try:
-        truth = ToolPlus.from_mapping(data, f"tools[{args.tool}]")
+        truth = tool_plus_from_mapping(data, f"tools[{args.tool}]")
     except ToolsListError as exc:
         raise BadInput(f"{args.file}: {exc}") from None
     view = caller_view(truth, fields, str(policy))

@@ -25,7 +25,13 @@ from typing import Any
 
 import yaml
 
-from sim.calculus.mcp import MCP_PLUS_META, Annotations, SideEffect, ToolPlus, ToolsListError
+from sim.calculus.mcp import (
+    MCP_PLUS_META,
+    Annotations,
+    SideEffect,
+    ToolsListError,
+    tool_plus_from_mapping,
+)
 from sim.interop.errors import InteropError
 from sim.interop.fragments import EXTENSION_KEY, GUESSABLE
 from sim.interop.plus_meta import protocol_entries, simulation_keys
@@ -111,7 +117,7 @@ def _entry(
     extras = dict(ext.get("mcp") or {})
     unknown = _still_guessed(data, guessed) if isinstance(guessed, Mapping) else ()
     try:
-        tp = ToolPlus.from_mapping(data, f"tools[{spec.name}]")
+        tp = tool_plus_from_mapping(data, f"tools[{spec.name}]")
     except ToolsListError as exc:
         raise InteropError(str(exc)) from None
     tp = replace(
@@ -124,7 +130,7 @@ def _entry(
     held = ext.get("withheld") or {}
     if isinstance(held, Mapping) and held:
         try:
-            back = ToolPlus.from_mapping(
+            back = tool_plus_from_mapping(
                 {"name": spec.name, **held}, f"{EXTENSION_KEY}.tools.{spec.name}.withheld"
             )
         except ToolsListError as exc:

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sim.calculus.mcp import ALL_FIELDS, ToolPlus, caller_view
+from sim.calculus.mcp import ALL_FIELDS, ToolPlus, caller_view, tool_plus_from_mapping
 from sim.calculus.mcp.view import ToolView
 
 __all__ = ["PLUS_FIELDS", "Ask", "Call", "Descriptor", "Outcome", "fields_of"]
@@ -71,7 +71,7 @@ class Descriptor:
 
     def plus(self) -> ToolPlus:
         """The known values as a calculus descriptor (unknown fields None)."""
-        return ToolPlus.from_mapping({"name": self.values["name"], **self.values})
+        return tool_plus_from_mapping({"name": self.values["name"], **self.values})
 
     def view(self, mcp_policy: str) -> ToolView:
         """What a caller holding this descriptor knows (SPEC §2)."""

@@ -24,7 +24,7 @@ from typing import Any
 
 import anyio
 
-from sim.calculus.mcp import ToolPlus
+from sim.calculus.mcp import ToolPlus, tool_plus_from_mapping
 from sim.live.payload import Outcome
 from sim.live.wire import Kept, Spawn
 from sim.scenario.model import LiveSpec, ToolSpec
@@ -129,7 +129,7 @@ class RealServer:
         entry = self.entries.get(spec.name)
         if entry is None:
             return truth
-        real = ToolPlus.from_mapping(dict(entry))
+        real = tool_plus_from_mapping(dict(entry))
         return ToolPlus(
             truth.name,
             real.description,

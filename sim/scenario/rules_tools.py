@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 
 from sim.calculus.lts import is_label_argument
-from sim.calculus.mcp import ToolPlus, ToolsListError
+from sim.calculus.mcp import ToolsListError, tool_plus_from_mapping
 from sim.scenario.diagnostics import FieldPath
 from sim.scenario.findings import Finding, KnownNames, duplicates, find_cycle, unknown
 from sim.scenario.model import Scenario, SideEffects
@@ -61,7 +61,7 @@ def _descriptors(scn: Scenario) -> Iterator[Finding]:
     refuses would fail every replication at t = 0."""
     for i, tool in enumerate(scn.tools):
         try:
-            ToolPlus.from_mapping({"name": tool.name, "input_schema": tool.input_schema})
+            tool_plus_from_mapping({"name": tool.name, "input_schema": tool.input_schema})
         except ToolsListError as exc:
             reason = str(exc).removeprefix(f"{exc.path}: ")
             yield Finding(

@@ -38,7 +38,13 @@ from sim.calculus.mcp.model import (
     backoff,
     dialect_of,
 )
-from sim.calculus.mcp.parsing import load_tools, mcp_plus_key, tools_from_list, tools_to_list
+from sim.calculus.mcp.parsing import (
+    load_tools,
+    mcp_plus_key,
+    tool_plus_from_mapping,
+    tools_from_list,
+    tools_to_list,
+)
 from sim.calculus.mcp.view import Knowledge, ToolView, approval_rule, caller_view, knowledge
 
 __all__ = [
@@ -79,6 +85,7 @@ __all__ = [
     "load_tools",
     "mcp_plus_key",
     "tool_lts",
+    "tool_plus_from_mapping",
     "tools_from_list",
     "tools_to_list",
     "validates",

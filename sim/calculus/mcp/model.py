@@ -351,16 +351,6 @@ class ToolPlus:
             out["annotations"] = self.annotations.to_json()
         return out
 
-    @staticmethod
-    def from_mapping(d: Mapping[str, Any], path: str = "$") -> ToolPlus:
-        """Build from the scenario's tool-entry shape (SPEC §1 ``tools:``; also the content of
-        ``_meta["protomesh/mcp-plus"]`` merged with a ``tools/list`` entry). Keys this calculus does
-        not model (``service_time``, ``errors``...) are ignored; ``inputSchema`` is accepted for
-        ``input_schema``. Raises :class:`ToolsListError` naming the JSON path."""
-        from sim.calculus.mcp.parsing import tool_plus_from_mapping
-
-        return tool_plus_from_mapping(d, path)
-
 
 def _recovery_json(r: RecoveryStrategy) -> dict[str, Any]:
     match r:

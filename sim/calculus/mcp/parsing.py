@@ -193,9 +193,9 @@ def tools_from_list(data: Any, path: str = "$") -> tuple[Tool | ToolPlus, ...]:
                 raise ToolsListError(f"{p}._meta.{key}", "expected an object")
             merged = {k: v for k, v in entry.items() if k != "_meta"}
             merged.update(plus)
-            out.append(ToolPlus.from_mapping(merged, p))
+            out.append(tool_plus_from_mapping(merged, p))
         else:
-            tp = ToolPlus.from_mapping({k: v for k, v in entry.items() if k != "_meta"}, p)
+            tp = tool_plus_from_mapping({k: v for k, v in entry.items() if k != "_meta"}, p)
             out.append(tp.tool)
     return tuple(out)
 
