@@ -26,7 +26,7 @@ from sim.conformance.checks import check_trace
 from sim.conformance.events import decoder
 from sim.properties import Monitor, Property, ToolAttributes
 from sim.scenario import Scenario, load_scenario
-from sim.scenario.properties_rules import builtin_for, load_properties, tool_attributes
+from sim.scenario.properties import builtin_for, load_properties, tool_attributes
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = ROOT / "scenarios" / "train_booking.yaml"

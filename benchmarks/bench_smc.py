@@ -45,7 +45,7 @@ def _in_process(reps: int) -> tuple[float, float]:
     from sim.experiments.runner import Task, execute_task, fingerprint
     from sim.experiments.smc_runner import SmcJob, compiled, replicate
     from sim.scenario import load_scenario
-    from sim.scenario.properties_rules import compile_properties
+    from sim.scenario.properties import compile_properties
 
     scenario = load_scenario(SCENARIO)
     props = tuple(p for p in compile_properties(scenario.properties, scenario))

@@ -80,7 +80,7 @@ def smc(
     from sim.experiments.smc_job import job_key, job_level, unseen
     from sim.experiments.smc_runner import MAX_RUNS, Rule, SmcJob, estimate
     from sim.mesh.registry import chosen_routers
-    from sim.scenario.properties_rules import select_properties
+    from sim.scenario.properties import select_properties
 
     loaded = admitted(scenario)
     names = chosen_routers(loaded, routers or loaded.router_names[:1])

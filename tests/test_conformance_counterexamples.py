@@ -16,7 +16,7 @@ import sim.vocabulary.counterexamples as counterexamples_module
 from sim.cli import main
 from sim.conformance.checks import check_trace
 from sim.scenario import load_scenario
-from sim.scenario.properties_rules import load_properties, tool_attributes
+from sim.scenario.properties import load_properties, tool_attributes
 from sim.vocabulary.counterexamples import KEEP_COUNTEREXAMPLES, Earliest
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,7 +17,7 @@ from sim.conformance.truth import Truth, from_scenario
 from sim.properties import Monitor, Property, ToolAttributes
 from sim.properties.builtin import WRITE_APPROVAL, exclusive, requires_order
 from sim.scenario import Scenario, load_scenario
-from sim.scenario.properties_rules import builtin_for, tool_attributes
+from sim.scenario.properties import builtin_for, tool_attributes
 
 TRAIN = Path(__file__).resolve().parents[1] / "scenarios" / "train_booking.yaml"
 

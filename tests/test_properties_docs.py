@@ -9,7 +9,7 @@ from pathlib import Path
 from sim.properties import parse
 from sim.properties.builtin import WRITE_APPROVAL
 from sim.scenario import load_scenario
-from sim.scenario.properties_rules import tool_attributes
+from sim.scenario.properties import tool_attributes
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = (ROOT / "docs" / "properties.md").read_text(encoding="utf-8")

@@ -9,7 +9,7 @@ import pytest
 
 from sim.cli import main
 from sim.scenario import ScenarioError, load_scenario, parse_scenario
-from sim.scenario.properties_rules import load_properties
+from sim.scenario.properties import load_properties
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAIN = ROOT / "scenarios" / "train_booking.yaml"

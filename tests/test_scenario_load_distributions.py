@@ -1,6 +1,6 @@
 """The gamma and empirical distributions and distribution-valued link latencies at load
 time: every bad parameter is one located error with its exact message
-(``sim/scenario/model/distribution.py``, ``mesh.py``, ``rules_ranges.py``)."""
+(``sim/scenario/model/distribution.py``, ``mesh.py``, ``rules/ranges.py``)."""
 
 from __future__ import annotations
 

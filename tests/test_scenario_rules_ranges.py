@@ -1,5 +1,5 @@
 """Distribution parameters past their bounds are errors at load time
-(sim/scenario/rules_ranges.py), so no draw or mean overflows in a replication."""
+(sim/scenario/rules/ranges.py), so no draw or mean overflows in a replication."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from sim.scenario import Diagnostic, ScenarioError, parse_scenario
 from sim.scenario.model import Law
-from sim.scenario.rules_ranges import MAX_SECONDS, MAX_SIGMA
+from sim.scenario.rules.ranges import MAX_SECONDS, MAX_SIGMA
 
 ROOT = Path(__file__).resolve().parents[1]
 MINIMAL = (ROOT / "tests" / "fixtures" / "scenarios" / "minimal.yaml").read_text()

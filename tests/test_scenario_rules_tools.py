@@ -1,5 +1,5 @@
 """Tool entries the engine and ``check`` could not read are errors at load time
-(sim/scenario/rules_tools.py): each exactly located, no traceback."""
+(sim/scenario/rules/tools.py): each exactly located, no traceback."""
 
 from __future__ import annotations
 

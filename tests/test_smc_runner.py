@@ -24,7 +24,7 @@ from sim.experiments.smc_runner import (
 from sim.properties import Monitor
 from sim.scenario import load_scenario
 from sim.scenario.model import Scenario
-from sim.scenario.properties_rules import compile_properties, tool_attributes
+from sim.scenario.properties import compile_properties, tool_attributes
 
 ROOT = Path(__file__).resolve().parents[1]
 APPROVAL = ROOT / "scenarios" / "smc_approval.yaml"

@@ -20,7 +20,7 @@ from sim.experiments.runner import fingerprint, make_executor
 from sim.experiments.smc import Estimation, Sprt
 from sim.experiments.smc_runner import Rule, SmcJob, estimate, run_batch
 from sim.scenario import load_scenario
-from sim.scenario.properties_rules import compile_properties
+from sim.scenario.properties import compile_properties
 
 pytestmark = pytest.mark.slow
 

@@ -170,7 +170,7 @@ PROPERTIES = [
 def with_properties(results: Path) -> Path:
     """The explorer of the same results, built with the scenario plus :data:`PROPERTIES`."""
     from sim.scenario import load_scenario
-    from sim.scenario.properties_rules import PropertySpec
+    from sim.scenario.properties import PropertySpec
     from sim.view import write_page
 
     specs = [PropertySpec(name=n, scope=s, formula=f) for n, s, f in PROPERTIES]

@@ -289,7 +289,7 @@ def test_properties_are_listed_with_their_counterexamples(
     train_mutations: dict[str, list[dict[str, Any]]], tmp_path: Path
 ) -> None:
     from sim.scenario import load_scenario
-    from sim.scenario.properties_rules import PropertySpec
+    from sim.scenario.properties import PropertySpec
     from sim.vocabulary.counterexamples import KEEP_COUNTEREXAMPLES
 
     events = train_mutations["drop_approve"]

@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     # the scenario's own rules only (not sim.admission's): a trace is checked against what
     # the scenario declares, and no router is built, so the mesh is not imported
     from sim.scenario import ScenarioError, load_scenario_with_warnings
-    from sim.scenario.properties_rules import UnknownProperty
+    from sim.scenario.properties import UnknownProperty
 
     only = None
     monitor = None

@@ -33,9 +33,9 @@ def selection(args: argparse.Namespace, scenario: Scenario) -> tuple[list[Proper
     of them, or those ``--property`` names, with the formulas of the seven checks that
     have one, as ``verify`` selects them) and the checks without a formula named.
     Raises :class:`~sim.scenario.ScenarioError` for a bad ``--properties`` file and
-    :class:`~sim.scenario.properties_rules.UnknownProperty` for an unknown name."""
+    :class:`~sim.scenario.properties.UnknownProperty` for an unknown name."""
     from sim.conformance.checks.families import CHECK_NAMES
-    from sim.scenario.properties_rules import load_properties, select_properties
+    from sim.scenario.properties import load_properties, select_properties
 
     extra = load_properties(args.properties, scenario) if args.properties is not None else []
     chosen = select_properties(scenario, extra, args.property_names, CHECK_NAMES, every_check=False)
@@ -45,9 +45,9 @@ def selection(args: argparse.Namespace, scenario: Scenario) -> tuple[list[Proper
 def monitor_for(args: argparse.Namespace, scenario: Scenario) -> Monitor | None:
     """The monitor of the :func:`selection` (None when it is empty); a check without a
     formula is refused (``check`` runs it anyway: ``--only``) with
-    :class:`~sim.scenario.properties_rules.UnknownProperty`."""
+    :class:`~sim.scenario.properties.UnknownProperty`."""
     from sim.properties import Monitor
-    from sim.scenario.properties_rules import UnknownProperty, tool_attributes
+    from sim.scenario.properties import UnknownProperty, tool_attributes
 
     props, checks = selection(args, scenario)
     if checks:

@@ -116,7 +116,7 @@ def smc(args: argparse.Namespace) -> int:
     from sim.mesh.registry import unknown_router
     from sim.processes import Stopped, stop_on_signals
     from sim.scenario import ScenarioError
-    from sim.scenario.properties_rules import UnknownProperty
+    from sim.scenario.properties import UnknownProperty
 
     try:
         scenario, warnings = load_scenario_with_warnings(args.file)

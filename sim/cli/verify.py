@@ -140,7 +140,7 @@ def verify(args: argparse.Namespace) -> int:
     from sim.mesh.errors import RouterError
     from sim.mesh.registry import unknown_router
     from sim.scenario import ScenarioError
-    from sim.scenario.properties_rules import load_properties
+    from sim.scenario.properties import load_properties
     from sim.verify import UnknownProperty, decide, selected
 
     if args.max_states < 1:

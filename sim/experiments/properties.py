@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 def property_monitor(scenario: Scenario) -> Monitor:
     """A monitor of every property of ``scenario`` (``properties:``)."""
     from sim.properties import Monitor
-    from sim.scenario.properties_rules import compile_properties, tool_attributes
+    from sim.scenario.properties import compile_properties, tool_attributes
 
     return Monitor(compile_properties(scenario.properties, scenario), tool_attributes(scenario))
 

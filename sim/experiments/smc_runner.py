@@ -101,7 +101,7 @@ def compiled(job: SmcJob) -> Compiled:
     if hit is None:
         from sim.conformance.events import decoder
         from sim.mesh.graph import ProtocolGraph
-        from sim.scenario.properties_rules import tool_attributes
+        from sim.scenario.properties import tool_attributes
 
         hit = Compiled(
             job, ProtocolGraph.from_scenario(job.scenario), tool_attributes(job.scenario), decoder()

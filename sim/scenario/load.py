@@ -29,9 +29,8 @@ from sim.scenario.compose import EXTENSION_PREFIX, MAX_BYTES, Document, parse_ya
 from sim.scenario.diagnostics import Diagnostic, ScenarioError, format_path
 from sim.scenario.model import Scenario
 from sim.scenario.overrides import REMOVE, Override, apply_override, with_overrides
-from sim.scenario.properties_rules import within_scalar
+from sim.scenario.properties import within_scalar
 from sim.scenario.rules import Finding, KnownNames, Rule, check_rules
-from sim.scenario.rules_faults import fault_findings
 from sim.scenario.salvage import (
     Origin,
     misspelt_elsewhere,
@@ -184,7 +183,7 @@ def _parse(
                 if known.hosted is not None:
                     known.hosted.update(agent.tools)
     warnings: list[Diagnostic] = []
-    for finding in [*check_rules(checked, known, rules), *fault_findings(checked, known)]:
+    for finding in check_rules(checked, known, rules):
         finding = _generated_finding(finding, checked, n_agents, n_links)
         path = remap(finding.path, origin)
         message = finding.message

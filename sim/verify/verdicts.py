@@ -18,7 +18,7 @@ from typing import Any
 from sim.properties import Monitor, Property
 from sim.properties.ast import atoms
 from sim.scenario.model import Scenario
-from sim.scenario.properties_rules import UnknownProperty as UnknownProperty
+from sim.scenario.properties import UnknownProperty as UnknownProperty
 from sim.verify.counterexample import render
 from sim.verify.knowledge import MAX_SUSPECT_SETS
 from sim.verify.model import Model
@@ -91,14 +91,14 @@ def selected(
     scenario's properties, the extra ones, then the seven checks (all of them when no
     names are given)."""
     from sim.conformance.checks.families import CHECK_NAMES
-    from sim.scenario.properties_rules import select_properties
+    from sim.scenario.properties import select_properties
 
     return select_properties(scenario, extra, names, CHECK_NAMES, every_check=True)
 
 
 def _tracker(name: str, prop: Property | None, scenario: Scenario) -> Tracker | str:
     """The tracker deciding ``name``, or why it is not decidable."""
-    from sim.scenario.properties_rules import tool_attributes
+    from sim.scenario.properties import tool_attributes
 
     if prop is None:
         if name in TRANSPORT_CHECKS:

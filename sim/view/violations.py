@@ -144,7 +144,7 @@ def property_monitor(scenario: Scenario) -> Any:
     if not scenario.properties:
         return None
     from sim.properties import Monitor
-    from sim.scenario.properties_rules import compile_properties, tool_attributes
+    from sim.scenario.properties import compile_properties, tool_attributes
 
     return Monitor(compile_properties(scenario.properties, scenario), tool_attributes(scenario))
 

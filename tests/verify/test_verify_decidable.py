@@ -15,7 +15,7 @@ from sim.properties.ast import Atom, Binary, Const, Formula, Not, Unary
 from sim.properties.parse import parse
 from sim.properties.semantics import compile_formula, evaluate
 from sim.scenario import load_scenario
-from sim.scenario.properties_rules import builtin_for
+from sim.scenario.properties import builtin_for
 from sim.verify.decidable import insertion_invariant
 
 ATOMS = [Atom("call"), Atom("result")]

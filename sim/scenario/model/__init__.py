@@ -44,6 +44,7 @@ from sim.scenario.model.mesh import (
     RoutingSpec,
     TranslationSpec,
 )
+from sim.scenario.model.properties import PropertySpec
 from sim.scenario.model.scenario import Scenario
 from sim.scenario.model.tools import (
     AnnotationsSpec,
@@ -100,6 +101,7 @@ __all__ = [
     "NonNegative",
     "Positive",
     "Probability",
+    "PropertySpec",
     "ProtocolSpec",
     "RandomFailureSpec",
     "RecoverySpec",

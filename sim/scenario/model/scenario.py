@@ -20,10 +20,10 @@ from sim.scenario.model.mesh import (
     protocol_entry,
     router_entry,
 )
+from sim.scenario.model.properties import PropertySpec
 from sim.scenario.model.tools import ToolSpec
 from sim.scenario.model.topology import SweepSpec, TopologySpec
 from sim.scenario.model.workload import FailureSpec, WorkflowSpec
-from sim.scenario.properties_rules import PropertySpec
 
 
 def _trace_level(value: Any) -> Any:

@@ -105,7 +105,7 @@ def _task_warnings(
     except KeyError:
         return
     required = spec.input_schema.get("required", [])
-    if not isinstance(required, list):  # its own error (rules_tools) is enough
+    if not isinstance(required, list):  # its own error (rules.tools) is enough
         return
     missing = [r for r in required if isinstance(r, str) and r not in task.args]
     if missing:

@@ -1,6 +1,8 @@
-"""User properties in a scenario (``properties:``) or a separate file (``--properties``).
+"""User properties in a scenario (``properties:``) or a separate file (``--properties``):
+compiled, selected by name (``--property``) and loaded from a file.
 
-The entry's shape is :class:`PropertySpec` (name ``[a-z0-9-]+``, scope, formula). Its
+The entry's shape is :class:`~sim.scenario.model.properties.PropertySpec` (name
+``[a-z0-9-]+``, scope, formula), its rules :mod:`sim.scenario.rules.properties`. Its
 formula is parsed by :mod:`sim.properties` against the SPEC §5 labels and the scenario's
 tools; a formula error is located at file:line:col of the offending token: the position
 of the formula's YAML scalar composed with the token's position inside it
@@ -9,38 +11,20 @@ of the formula's YAML scalar composed with the token's position inside it
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from sim.scenario.diagnostics import Diagnostic, FieldPath, ScenarioError, format_path
+from sim.scenario.model.properties import PropertySpec
 
 if TYPE_CHECKING:  # sim.properties is imported only when a scenario has properties
     from sim.properties import Property, ToolAttributes
     from sim.scenario.model import Scenario
-    from sim.scenario.rules import Finding, KnownNames
-
-
-class PropertySpec(BaseModel):
-    """A named LTLf formula checked on every scope of its kind (docs/properties.md)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    name: Annotated[str, Field(pattern=r"^[a-z0-9-]+$")] = Field(
-        description="Property name, [a-z0-9-]+."
-    )
-    scope: Literal["invocation", "instance", "run"] = Field(
-        description="The traces it holds on: each invocation, each workflow instance, the run."
-    )
-    formula: str = Field(
-        min_length=1,
-        description="LTLf with past operators and bounds in seconds, e.g. "
-        "'G (call -> F[<=30] (result | error))'.",
-    )
 
 
 def tool_attributes(scenario: Scenario) -> dict[str, ToolAttributes]:
@@ -51,41 +35,6 @@ def tool_attributes(scenario: Scenario) -> dict[str, ToolAttributes]:
         t.name: ToolAttributes(str(t.side_effects.value), bool(t.requires_approval))
         for t in scenario.tools
     }
-
-
-def _tools_known(scn: Scenario, known: KnownNames) -> dict[str, ToolAttributes] | None:
-    """The tool table to check names against (None when ``tools:`` itself is broken)."""
-    from sim.properties import ToolAttributes
-
-    if "tools" not in known.sections:
-        return None
-    table = tool_attributes(scn)
-    for name in known.tools - table.keys():  # declared, but with invalid fields
-        table[name] = ToolAttributes("none", False)
-    return table
-
-
-def property_findings(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
-    """Each formula that does not parse (located inside it) and each repeated name."""
-    if not scn.properties:
-        return
-    from sim.properties import FormulaError, parse
-    from sim.scenario.findings import Finding
-
-    tools = _tools_known(scn, known)
-    first: dict[str, int] = {}
-    for i, spec in enumerate(scn.properties):
-        if spec.name in first:
-            yield Finding(
-                ("properties", i, "name"),
-                f"duplicate property name '{spec.name}'",
-                first=("properties", first[spec.name], "name"),
-            )
-        first.setdefault(spec.name, i)
-        try:
-            parse(spec.formula, tools=tools)
-        except FormulaError as exc:
-            yield Finding(("properties", i, "formula"), exc.located, inner=(spec.formula, exc.pos))
 
 
 def compile_properties(specs: Sequence[PropertySpec], scenario: Scenario) -> list[Property]:
