@@ -282,7 +282,7 @@ class Caller:
 
     def _gate(self, inv: Invocation) -> None:
         if inv.gate and not inv.approved:
-            self.rec.asked(inv.task.counters)
+            self.rec.metrics.asked(inv.task.counters)
             self.later(self.approval.latency(), inv, self._approval_cb)
         else:
             self._dispatch(inv)
@@ -374,7 +374,7 @@ class Caller:
             self._error(inv, SERVICE_DOWN, ',"cause":"timeout"')
         elif action == "resend":
             inv.resends += 1
-            self.rec.resend()
+            self.rec.metrics.resend()
             self.later(backoff(inv.resends), inv, self._resume_cb)
         else:
             self._finish(inv, "failed", "timeout")

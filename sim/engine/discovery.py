@@ -96,7 +96,7 @@ class ToolDiscovery:
             )
             self.discoveries[key] = disc
             disc.waiters.append(then)
-            self.rec.discovery()
+            self.rec.metrics.discovery()
             self._send(disc)
         else:
             disc.waiters.append(then)

@@ -68,7 +68,9 @@ class WorkflowCounters:
 
 
 class Metrics:
-    """Counters of one replication."""
+    """The counters of one replication: what ``metrics.json`` reports. The recorder
+    counts each labelled event here as it writes its line; the counts without a line of
+    their own are the methods below, called by the components."""
 
     def __init__(self) -> None:
         self.by_workflow: dict[str, WorkflowCounters] = {}
@@ -137,6 +139,37 @@ class Metrics:
     def drop(self, reason: str) -> None:
         """Count one dropped message."""
         self.dropped[reason] = self.dropped.get(reason, 0) + 1
+
+    # -- the counts that have no trace line of their own --
+
+    def task_failed(self, reason: str) -> None:
+        """A task failed or was cancelled (the invocation's lines say how)."""
+        self.tasks_failed[reason] = self.tasks_failed.get(reason, 0) + 1
+
+    def unfinished(self) -> None:
+        """An instance was still running at the drain cap (its ``wf_end`` follows)."""
+        self.wf_unfinished += 1
+
+    def discovery(self) -> None:
+        """A caller starts discovering a tool at a path (its ``send``\\ s follow)."""
+        self.discoveries += 1
+
+    def asked(self, c: WorkflowCounters) -> None:
+        """An approval is asked (its ``approve`` or ``deny`` follows after the latency);
+        ``c``: the workflow's counters."""
+        self.approvals_asked += 1
+        c.approvals_asked += 1
+
+    def resend(self) -> None:
+        """A timed-out request that never executed is sent again (after its backoff)."""
+        self.resends += 1
+
+    def counted(self, sent: int, delivered: int, hops: int) -> None:
+        """Messages sent and delivered and hops crossed (the transport counts them and
+        reports them at the end of the run rather than once per message or hop)."""
+        self.sent += sent
+        self.delivered += delivered
+        self.hops += hops
 
     def to_json(self, header: dict[str, Any]) -> dict[str, Any]:
         """The metrics object (``header`` holds scenario, router, replication, ...)."""

@@ -9,14 +9,16 @@ appends one line. The line's fields, label names and detail keys are those of
 :mod:`sim.vocabulary` (a test compares every emitted line with it). Timing: none; the
 recorder never schedules anything.
 
-A few counts have no line of their own (an approval asked, a discovery started, a
-re-send, a failed task, an unfinished instance, work lost at a down server): they
-have methods here too, so no component touches the metrics directly. Messages are the
-exception on the hot path: the transport counts those sent and delivered and the hops,
-reports the counts at the end (:meth:`Recorder.counted`), and writes the ``send``,
-``hop`` and ``deliver`` lines of its hot path itself from the recorder's line state
-(:meth:`Recorder.send`, :meth:`Recorder.hop`, :meth:`Recorder.deliver` are the same
-lines, written only at level ``full``).
+What the recorder is made of: the trace's clock (:class:`~sim.engine.trace.TraceClock`:
+the instant's text and the next line's ``seq``), the line templates (the heads of
+:func:`~sim.engine.trace.heads` and the fragments the callers give) and the counters
+(:class:`~sim.engine.metrics.Metrics`, public as ``metrics``). A label's method both counts
+and writes, so an event costs its component one call. The counts without a line of their
+own (an approval asked, a discovery started, a re-send, a failed task, an unfinished
+instance, the messages and hops the transport counts and reports at the end) are the
+counters' methods (``recorder.metrics.asked(c)``). The transport writes ``send``,
+``hop`` and ``deliver`` through :meth:`Recorder.send`, :meth:`Recorder.hop` and
+:meth:`Recorder.deliver`, only at level ``full``.
 """
 
 from __future__ import annotations
@@ -27,11 +29,10 @@ from typing import TYPE_CHECKING, Any
 from sim.engine.metrics import Metrics, WorkflowCounters
 from sim.engine.trace import (
     AFTER_T,
-    FAST_HIGH,
-    FAST_LOW,
     LINE_OPEN,
     NO_OWNER,
     NULL,
+    TraceClock,
     TraceWriter,
     heads,
     js,
@@ -57,7 +58,7 @@ _L = {name: name for name in LABELS}  # the label names, from the vocabulary
 
 
 class Recorder:
-    """Metrics and trace lines of one replication, one method per SPEC §5 label."""
+    """The trace lines of one replication and their counts, one method per SPEC §5 label."""
 
     __slots__ = (
         "_buffer",
@@ -66,18 +67,15 @@ class Recorder:
         "_execute",
         "_heads",
         "_hop",
-        "_last_t",
-        "_last_ts",
-        "_limit",
         "_result",
         "_send",
         "_validate",
         "_wf_end",
         "_wf_start",
+        "clock",
         "enabled",
         "full",
         "metrics",
-        "seq",
         "writer",
     )
 
@@ -87,7 +85,9 @@ class Recorder:
         self.enabled = writer.enabled
         self.full = writer.full
         self._buffer = writer.buffer
-        self._limit = writer.limit
+        #: the instant of the last line and the next line's number (shared with the
+        #: transport, which writes the lines of its hot path itself)
+        self.clock = TraceClock(writer)
         #: per label, the text from ``seq``'s value to ``agent``'s (:func:`heads`)
         self._heads = heads(writer.replication)
         self._hop = self._heads[_L["hop"]]
@@ -100,27 +100,6 @@ class Recorder:
         self._result = self._heads[_L["result"]]
         self._wf_start = self._heads[_L["wf_start"]]
         self._wf_end = self._heads[_L["wf_end"]]
-        self._last_t = -1.0
-        self._last_ts = ""
-        self.seq = 0
-
-    def _tick(self, t: float) -> str:
-        """The clock of the lines moved to ``t``: its text (:func:`seconds`), made once per
-        instant and returned; a full buffer is written first (blocks end between instants,
-        never inside a line)."""
-        self._last_t = t
-        if FAST_LOW <= t < FAST_HIGH:  # seconds(t), its fast case inlined
-            text = "%.6f" % t  # noqa: UP031 (faster than format/f-string)
-            if text[-1] == "0":  # most times have six significant decimals: no strip
-                text = text.rstrip("0")
-                if text[-1] == ".":
-                    text += "0"
-        else:
-            text = seconds(t)
-        self._last_ts = text
-        if len(self._buffer) >= self._limit:
-            self.writer.flush()
-        return text
 
     def line(self, t: float, label: str, agent: str, owner: str, proto: str, detail: str) -> None:
         """Append one line: ``owner`` from :func:`owner_fragment`; ``agent``, ``proto`` and
@@ -129,8 +108,9 @@ class Recorder:
         ``deliver``, ``call``, ``validate``, ``execute``, ``result``, ``wf_start``,
         ``wf_end``) repeat these three statements rather than call this: the hot path
         (a call costs about as much as the line's text)."""
-        ts = self._last_ts if t == self._last_t else self._tick(t)
-        self.seq = (seq := self.seq) + 1
+        clock = self.clock
+        ts = clock.text if t == clock.t else clock.tick(t)
+        clock.seq = (seq := clock.seq) + 1
         self._buffer.append(
             f'{{"t":{ts},"seq":{seq}{self._heads[label]}{agent},{owner}'
             f',"proto":{proto},"detail":{detail}}}\n'
@@ -142,16 +122,13 @@ class Recorder:
 
     # -- workflow instances --
 
-    def counters(self, wf: str) -> WorkflowCounters:
-        """The per-workflow counters of workflow ``wf`` (the recorder updates them)."""
-        return self.metrics.workflow(wf)
-
     def wf_start(self, t: float, agent: str, wf: str, inst: int, c: WorkflowCounters) -> None:
         self.metrics.wf_started += 1
         c.started += 1
         if self.enabled:
-            ts = self._last_ts if t == self._last_t else self._tick(t)
-            self.seq = (seq := self.seq) + 1
+            clock = self.clock
+            ts = clock.text if t == clock.t else clock.tick(t)
+            clock.seq = (seq := clock.seq) + 1
             self._buffer.append(
                 f'{{"t":{ts},"seq":{seq}{self._wf_start}{agent},'
                 f'{owner_fragment(wf, inst, NULL, None, NULL)},"proto":null,"detail":{{}}}}\n'
@@ -185,8 +162,9 @@ class Recorder:
             detail = f'{{"status":"{status}","latency":{seconds(latency)}'
             if reason:
                 detail += f',"reason":{js(reason)}'
-            ts = self._last_ts if t == self._last_t else self._tick(t)
-            self.seq = (seq := self.seq) + 1
+            clock = self.clock
+            ts = clock.text if t == clock.t else clock.tick(t)
+            clock.seq = (seq := clock.seq) + 1
             self._buffer.append(
                 f'{{"t":{ts},"seq":{seq}{self._wf_end}{agent},'
                 f'{owner_fragment(wf, inst, NULL, None, NULL)},"proto":null,"detail":{detail}}}}}\n'
@@ -198,20 +176,7 @@ class Recorder:
         if self.enabled:
             self.line(t, _L["skip"], agent, owner, NULL, f'{{"exclusive_with":{js(other)}}}')
 
-    def task_failed(self, reason: str) -> None:
-        """A task failed or was cancelled (no line: the invocation's lines say how)."""
-        failed = self.metrics.tasks_failed
-        failed[reason] = failed.get(reason, 0) + 1
-
-    def unfinished(self) -> None:
-        """An instance was still running at the drain cap (its ``wf_end`` follows)."""
-        self.metrics.wf_unfinished += 1
-
     # -- discovery --
-
-    def discovery(self) -> None:
-        """A caller starts discovering a tool at a path (its ``send``\\ s follow)."""
-        self.metrics.discoveries += 1
 
     def list_(self, t: float, agent: str, owner: str, proto: str, host: str, view: str) -> None:
         """``list`` (the method is ``list_``): ``view`` is the members after ``host``."""
@@ -225,8 +190,9 @@ class Recorder:
         :func:`target`)."""
         self.metrics.calls += 1
         if self.enabled:
-            ts = self._last_ts if t == self._last_t else self._tick(t)
-            self.seq = (seq := self.seq) + 1
+            clock = self.clock
+            ts = clock.text if t == clock.t else clock.tick(t)
+            clock.seq = (seq := clock.seq) + 1
             self._buffer.append(
                 f'{{"t":{ts},"seq":{seq}{self._call}{agent},{owner},"proto":{proto}'
                 f',"detail":{target}}}\n'
@@ -244,17 +210,13 @@ class Recorder:
 
     def validate(self, t: float, agent: str, owner: str, proto: str) -> None:
         if self.enabled:
-            ts = self._last_ts if t == self._last_t else self._tick(t)
-            self.seq = (seq := self.seq) + 1
+            clock = self.clock
+            ts = clock.text if t == clock.t else clock.tick(t)
+            clock.seq = (seq := clock.seq) + 1
             self._buffer.append(
                 f'{{"t":{ts},"seq":{seq}{self._validate}{agent},{owner},"proto":{proto}'
                 f',"detail":{{}}}}\n'
             )
-
-    def asked(self, c: WorkflowCounters) -> None:
-        """An approval is asked (its ``approve`` or ``deny`` follows after the latency)."""
-        self.metrics.approvals_asked += 1
-        c.approvals_asked += 1
 
     def approve(self, t: float, agent: str, owner: str, proto: str, reason: str) -> None:
         """``reason``: the view's ``{"reason":..}`` object."""
@@ -270,8 +232,9 @@ class Recorder:
 
     def result(self, t: float, agent: str, owner: str, proto: str, attempt: int) -> None:
         if self.enabled:
-            ts = self._last_ts if t == self._last_t else self._tick(t)
-            self.seq = (seq := self.seq) + 1
+            clock = self.clock
+            ts = clock.text if t == clock.t else clock.tick(t)
+            clock.seq = (seq := clock.seq) + 1
             self._buffer.append(
                 f'{{"t":{ts},"seq":{seq}{self._result}{agent},{owner},"proto":{proto}'
                 f',"detail":{{"attempt":{attempt}}}}}\n'
@@ -335,10 +298,6 @@ class Recorder:
                 )
             self.line(t, _L["timeout"], agent, owner, proto, detail)
 
-    def resend(self) -> None:
-        """A timed-out request that never executed is sent again (after its backoff)."""
-        self.metrics.resends += 1
-
     def reroute(
         self,
         t: float,
@@ -384,8 +343,9 @@ class Recorder:
                 c.writes_without_approval += 1
         if self.enabled:
             approval = (',"approved":true}' if approved else ',"approved":false}') if write else "}"
-            ts = self._last_ts if t == self._last_t else self._tick(t)
-            self.seq = (seq := self.seq) + 1
+            clock = self.clock
+            ts = clock.text if t == clock.t else clock.tick(t)
+            clock.seq = (seq := clock.seq) + 1
             self._buffer.append(
                 f'{{"t":{ts},"seq":{seq}{self._execute}{agent},{owner},"proto":{proto}'
                 f',"detail":{{"attempt":{attempt},"waited":{seconds(waited)}{approval}}}\n'
@@ -401,12 +361,13 @@ class Recorder:
 
     # -- messages --
 
-    def send(self, t: float, owner: str, msg: int, path: Path, kind: str) -> None:
+    def send(self, t: float, owner: str, msg: int | str, path: Path, kind: str) -> None:
         """A message ``msg`` of kind ``kind`` leaves ``path``'s first node (its line's
         constant text: ``path.send_at``, ``path.send_via``, ``path.send_tail``). Only at
         level ``full``, as :meth:`hop` and :meth:`deliver`."""
-        ts = self._last_ts if t == self._last_t else self._tick(t)
-        self.seq = (seq := self.seq) + 1
+        clock = self.clock
+        ts = clock.text if t == clock.t else clock.tick(t)
+        clock.seq = (seq := clock.seq) + 1
         self._buffer.append(
             f'{{"t":{ts},"seq":{seq}{self._send}{path.send_at}{owner}{path.send_via}'
             f'{msg},"kind":"{kind}"{path.send_tail}'
@@ -417,19 +378,12 @@ class Recorder:
         line's constant text: ``hop.at``, ``hop.via``, ``hop.tail``). Only at level
         ``full``: the transport checks the level and counts the hops itself
         (:meth:`counted`)."""
-        ts = self._last_ts if t == self._last_t else self._tick(t)
-        self.seq = (seq := self.seq) + 1
+        clock = self.clock
+        ts = clock.text if t == clock.t else clock.tick(t)
+        clock.seq = (seq := clock.seq) + 1
         self._buffer.append(
             f'{{"t":{ts},"seq":{seq}{self._hop}{hop.at}{owner}{hop.via}{{"msg":{msg}{hop.tail}'
         )
-
-    def counted(self, sent: int, delivered: int, hops: int) -> None:
-        """Messages sent and delivered and hops crossed (the transport counts them and
-        reports them at the end of the run rather than once per message or hop)."""
-        m = self.metrics
-        m.sent += sent
-        m.delivered += delivered
-        m.hops += hops
 
     def translate(
         self, t: float, agent: str, owner: str, proto: str, msg: int, n_dropped: int, step: str
@@ -444,8 +398,9 @@ class Recorder:
     def deliver(self, t: float, owner: str, msg: int, path: Path, kind: str) -> None:
         """A message ``msg`` reaches ``path``'s last node (in ``path.endj``; its line's
         constant text: ``path.deliver_at``, ``path.deliver_via``). Only at level ``full``."""
-        ts = self._last_ts if t == self._last_t else self._tick(t)
-        self.seq = (seq := self.seq) + 1
+        clock = self.clock
+        ts = clock.text if t == clock.t else clock.tick(t)
+        clock.seq = (seq := clock.seq) + 1
         self._buffer.append(
             f'{{"t":{ts},"seq":{seq}{self._deliver}{path.deliver_at}{owner}'
             f'{path.deliver_via}{msg},"kind":"{kind}"}}}}\n'

@@ -157,3 +157,37 @@ class TraceWriter:
             self.file.write("".join(self.buffer))
             self.buffer.clear()
         self.file.flush()
+
+
+class TraceClock:
+    """The clock of a trace: the text of the instant of its last line (``t``, ``text``:
+    :func:`seconds`, made once per instant by :meth:`tick`) and the number of its next
+    line (``seq``: 0, 1, 2, ... in the order lines are written, whoever writes them).
+    When the instant moves on, a full buffer of the writer is written first: blocks end
+    between instants, never inside a line."""
+
+    __slots__ = ("buffer", "limit", "seq", "t", "text", "writer")
+
+    def __init__(self, writer: TraceWriter) -> None:
+        self.writer = writer
+        self.buffer = writer.buffer
+        self.limit = writer.limit
+        self.t = -1.0
+        self.text = ""
+        self.seq = 0
+
+    def tick(self, t: float) -> str:
+        """Move to the instant ``t`` (seconds, after the last): its text, returned."""
+        self.t = t
+        if FAST_LOW <= t < FAST_HIGH:  # seconds(t), its fast case inlined
+            text = "%.6f" % t  # noqa: UP031 (faster than format/f-string)
+            if text[-1] == "0":  # most times have six significant decimals: no strip
+                text = text.rstrip("0")
+                if text[-1] == ".":
+                    text += "0"
+        else:
+            text = seconds(t)
+        self.text = text
+        if len(self.buffer) >= self.limit:
+            self.writer.flush()
+        return text

@@ -216,15 +216,9 @@ class Transport:
         t = self.env._now  # the property's value, read directly (the hot path)
         msg = Message(mid, kind, owner, path, attempt, payload, on_deliver, t)
         self.in_flight[mid] = msg
-        if self.full:  # Recorder.send's body
+        if self.full:
             msg.idj = idj = str(mid)  # written in each of its lines: formatted once
-            rec = self.rec
-            ts = rec._last_ts if t == rec._last_t else rec._tick(t)
-            rec.seq = (seq := rec.seq) + 1
-            rec._buffer.append(
-                f'{{"t":{ts},"seq":{seq}{rec._send}{path.send_at}{owner.frag}{path.send_via}'
-                f'{idj},"kind":"{kind}"{path.send_tail}'
-            )
+            self.rec.send(t, owner.frag, idj, path, kind)
         if path.steps[0] is not None:
             self._at(msg)
         elif path.last == 0:
@@ -243,7 +237,7 @@ class Transport:
             msg = self.in_flight[mid]
             if msg.arrivals is not None and msg.callbacks in travelling:
                 self._halt(msg, now)
-        self.rec.counted(self.next_id - self.reported, self.delivered, self.hops)
+        self.rec.metrics.counted(self.next_id - self.reported, self.delivered, self.hops)
         self.reported, self.delivered, self.hops = self.next_id, 0, 0
         for mid in sorted(self.in_flight):
             msg = self.in_flight[mid]

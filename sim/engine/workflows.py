@@ -213,7 +213,7 @@ class Workflows:
         self.duration = duration
         self.workflows = workflows
         for wf in self.workflows:
-            wf.counters = recorder.counters(wf.name)
+            wf.counters = recorder.metrics.workflow(wf.name)
             for task in wf.tasks:
                 task.counters = wf.counters
         self.callers = callers
@@ -419,7 +419,7 @@ class Workflows:
                 if s == WAITING:
                     state[j] = PENDING
         if code in (FAILED, CANCELLED):
-            self.rec.task_failed(reason)
+            self.rec.metrics.task_failed(reason)
             if not inst.status:
                 inst.status = "failed" if code == FAILED else "cancelled"
                 inst.reason = reason
@@ -480,7 +480,7 @@ class Workflows:
             for inst in list(running.values()):
                 inst.dead = True
                 inst.status, inst.reason = "failed", "drain_cap"
-                self.rec.unfinished()
+                self.rec.metrics.unfinished()
                 self._end(inst)
 
 

@@ -82,7 +82,7 @@ def test_hop_line(kernel: Kernel) -> None:
 def test_levels_keep_counting_but_write_less(level: str) -> None:
     k = make_kernel(level)
     rec = k.recorder
-    rec.counted(3, 2, 1)
+    rec.metrics.counted(3, 2, 1)
     rec.drop(2.0, '"g"', OWNER, '"MCP"', 5, "link_down")
     written = [x["label"] for x in lines(k)]
     assert written == ([] if level == "off" else ["drop"])

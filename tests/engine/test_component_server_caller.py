@@ -31,7 +31,7 @@ def world(kernel: Kernel, mesh: Scenario, graph: ProtocolGraph) -> dict[str, Any
     routes = RouteService(topology, make_router("resilient", graph), "resilient")
     tools = {t.name: ToolRT(t, sampler(t.service_time, random.Random(0))) for t in mesh.tools}
     wf = WorkflowRT(mesh.workflows[0], ("a",), mesh.dialects())
-    wf.counters = kernel.recorder.counters("w")
+    wf.counters = kernel.metrics.workflow("w")
     for task in wf.tasks:
         task.counters = wf.counters
     # the caller knows every field (as over MCP+): approval and failure modes included
