@@ -53,8 +53,7 @@ def compare(
         )
     finally:
         handle.close()
-    summary: dict[str, Any] = outcome.summary
-    return summary
+    return outcome.summary.to_json()
 
 
 def smc(

@@ -14,7 +14,7 @@ import pytest
 from sim.cli import main
 from sim.engine.metrics import dumps
 from sim.experiments.against import Live, LiveRun, compared, entry
-from sim.experiments.summary import flatten
+from sim.experiments.summary import About, Point, Result, Stat, Summary, flatten
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ROOT / "tests" / "fixtures" / "scenarios" / "small_mesh.yaml"  # 300 s, small-mesh
@@ -94,7 +94,7 @@ def test_the_page_reads_the_file_compare_writes() -> None:
 
 
 def test_entry_relative_error_difference_and_interval_by_hand() -> None:
-    stat = {"n": 3, "mean": 2.0, "std": 0.5, "ci_low": 1.5, "ci_high": 2.5}
+    stat = Stat(3, 2.0, 0.5, 1.5, 2.5)
     row = entry(stat, [2.5, 3.5])  # live mean 3.0, above the interval
     assert row == {
         "simulated": {"mean": 2.0, "interval": [1.5, 2.5], "n": 3},
@@ -110,7 +110,7 @@ def test_entry_relative_error_difference_and_interval_by_hand() -> None:
 
 
 def test_entry_live_zero_missing_values_and_no_interval() -> None:
-    stat = {"n": 4, "mean": 0.5, "std": 0.1, "ci_low": 0.0, "ci_high": 1.0}
+    stat = Stat(4, 0.5, 0.1, 0.0, 1.0)
     zero = entry(stat, [0.0, 0.0])
     assert (zero["live"], zero["relative_error"], zero["difference"]) == (0.0, None, 0.5)
     assert zero["within_interval"] is True
@@ -124,22 +124,24 @@ def test_entry_live_zero_missing_values_and_no_interval() -> None:
     none = entry(stat, [None])
     assert (none["live"], none["difference"], none["relative_error"]) == (None, None, None)
     assert none["within_interval"] is None
-    one = entry({"n": 1, "mean": 2.0, "std": None, "ci_low": None, "ci_high": None}, [4.0])
+    one = entry(Stat(1, 2.0, None, None, None), [4.0])
     assert one["simulated"] == {"mean": 2.0, "interval": None, "n": 1}
     assert (one["relative_error"], one["within_interval"]) == (0.5, None)
     assert entry(None, [1.0])["simulated"] == {"mean": None, "interval": None, "n": 0}
 
 
 def test_compared_by_hand_with_a_metric_only_live_runs_have() -> None:
-    stat = {"n": 2, "mean": 10.0, "std": 1.0, "ci_low": 9.0, "ci_high": 11.0}
-    summary = {
-        "scenario": "s",
-        "replications": 2,
-        "results": [
-            {"point": None, "router": "a", "metrics": {"timeouts": stat}},
-            {"point": None, "router": "b", "metrics": {"timeouts": stat}},
-        ],
-    }
+    stat = Stat(2, 10.0, 1.0, 9.0, 11.0)
+    summary = Summary(
+        0.95,
+        2,
+        ("a", "b"),
+        (Point(None, {}),),
+        tuple(Result(None, r, 2, {"timeouts": stat}, []) for r in ("a", "b")),
+        (),
+        (),
+        About("s", None, 1),
+    )
     runs = tuple(
         LiveRun(router, f"live-{k}", Path(f"{router}/live-{k}"), 60.0, 5, metrics)
         for router, k, metrics in (

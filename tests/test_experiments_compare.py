@@ -248,19 +248,19 @@ def test_a_crashed_replication_is_recorded_and_the_others_complete(
         hook=_crash_on_rep_1,
         plots=False,
     )
-    errors = outcome.summary["errors"]
+    errors = outcome.summary.errors
     assert len(errors) == 1
     err = errors[0]
-    assert err["run"] == "dijkstra/rep-1" and err["replication"] == 1
-    assert err["sim_time"] == pytest.approx(42.0)
-    assert "injected failure" in err["error"]
-    assert "small-mesh" in err["message"]
+    assert err.run == "dijkstra/rep-1" and err.replication == 1
+    assert err.sim_time == pytest.approx(42.0)
+    assert err.error is not None and "injected failure" in err.error
+    assert err.message is not None and "small-mesh" in err.message
     assert (out / "dijkstra" / "rep-1" / "error.json").exists()
     assert (out / "dijkstra" / "rep-1" / "trace.jsonl").exists()  # what was written so far
     assert not (out / "dijkstra" / "rep-1" / "metrics.json").exists()
-    rows = {r["router"]: r for r in outcome.summary["results"]}
-    assert rows["dijkstra"]["replications_ok"] == 2
-    assert rows["resilient"]["replications_ok"] == 3
+    rows = {r.router: r for r in outcome.summary.results}
+    assert rows["dijkstra"].replications_ok == 2
+    assert rows["resilient"].replications_ok == 3
     report = outcome.report.read_text()
     assert "## Failed runs" in report and "dijkstra/rep-1" in report
     # a crashed run is not "finished": a re-run tries it again

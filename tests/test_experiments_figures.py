@@ -27,7 +27,7 @@ from sim.experiments.figures import (
     drawing_pool,
 )
 from sim.experiments.runner import make_executor
-from sim.experiments.summary import Point
+from sim.experiments.summary import Point, Summary
 from sim.experiments.sweep import expand, load_points
 from sim.scenario import load_scenario
 
@@ -56,7 +56,7 @@ def test_a_pool_draws_the_bytes_this_process_draws(
         drawing.runs_started()
         drawing.runs_over()
         summary = json.loads((base / "summary.json").read_text(encoding="utf-8"))
-        drawing.summary_made(summary)
+        drawing.summary_made(Summary.from_json(summary))
         paths = drawing.paths()
     finally:
         handle.close()

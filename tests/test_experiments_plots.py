@@ -3,6 +3,8 @@ the Axes), every panel is titled and labelled, and every plot file is a valid PN
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -12,7 +14,7 @@ import pytest
 from sim.experiments.compare import run_compare
 from sim.experiments.figures import MeshSketch
 from sim.experiments.runner import make_executor
-from sim.experiments.summary import Point, series_of, stat_of
+from sim.experiments.summary import Point, Result, Stat, Summary, series_of, summary_json
 from sim.experiments.sweep import expand, load_points, parse_set
 from sim.scenario import load_scenario
 from sim.scenario.model import Scenario
@@ -30,14 +32,14 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 class Experiment:
     """One small compare run with a two-point sweep, and what the figures are drawn from."""
 
-    def __init__(self, out: Path, summary: dict[str, Any], scenario: Scenario) -> None:
+    def __init__(self, out: Path, summary: Summary, scenario: Scenario) -> None:
         self.out, self.summary, self.scenario = out, summary, scenario
         point = Point("p0", {})
         self.runs = {r: series_of(out, point, r, REPLICATIONS) for r in ROUTERS}
         self.first = {r: self.runs[r][0] for r in ROUTERS}
 
-    def stat(self, router: str, metric: str, point: str = "p0") -> dict[str, Any]:
-        stat = stat_of(self.summary, point, router, metric)
+    def stat(self, router: str, metric: str, point: str = "p0") -> Stat:
+        stat = self.summary.stat(point, router, metric)
         assert stat is not None, (router, metric, point)
         return stat
 
@@ -109,8 +111,9 @@ def _x_extent(patch: Any) -> tuple[float, float]:
     return min(xs), max(xs)
 
 
-def _mean_and_ci(stat: dict[str, Any]) -> tuple[float, float, float]:
-    return stat["mean"], stat["ci_low"], stat["ci_high"]
+def _mean_and_ci(stat: Stat) -> tuple[float, float, float]:
+    assert stat.mean is not None and stat.ci_low is not None and stat.ci_high is not None
+    return stat.mean, stat.ci_low, stat.ci_high
 
 
 def test_success_rate_bars_are_the_summary(experiment: Experiment, plots: ModuleType) -> None:
@@ -133,9 +136,9 @@ def test_drops_and_reroutes_panels_are_the_summary(
     _labelled(fig)
     assert fig.get_suptitle().startswith("Messages dropped and reroutes")
     for ax, metric in zip(fig.axes, ("messages_dropped", "reroutes"), strict=True):
-        means = [experiment.stat(r, metric)["mean"] for r in ROUTERS]
+        means = [experiment.stat(r, metric).mean for r in ROUTERS]
         assert [h for _, h in _bars(ax)[0]] == pytest.approx(means), metric
-    dropped = [experiment.stat(r, "messages_dropped")["mean"] for r in ROUTERS]
+    dropped = [experiment.stat(r, "messages_dropped").mean for r in ROUTERS]
     assert max(dropped) > 0  # gw1's outage drops messages
 
 
@@ -144,9 +147,7 @@ def test_violation_bars_per_check_and_router(experiment: Experiment, plots: Modu
     _labelled(fig)
     ax = fig.axes[0]
     metrics = sorted(
-        m
-        for m in experiment.summary["results"][0]["metrics"]
-        if m.startswith("violations_per_1000.")
+        m for m in experiment.summary.results[0].metrics if m.startswith("violations_per_1000.")
     )
     assert metrics, "the runs were checked"
     names = [m.removeprefix("violations_per_1000.") for m in metrics]
@@ -154,26 +155,23 @@ def test_violation_bars_per_check_and_router(experiment: Experiment, plots: Modu
     bars = _bars(ax)
     assert len(bars) == len(ROUTERS)
     for router, drawn in zip(ROUTERS, bars, strict=True):
-        means = [experiment.stat(router, m)["mean"] or 0.0 for m in metrics]
+        means = [experiment.stat(router, m).mean or 0.0 for m in metrics]
         assert [h for _, h in drawn] == pytest.approx(means), router
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ROUTERS
 
 
 def test_a_violation_shows_as_a_bar(plots: ModuleType) -> None:
-    stat = {"n": 2, "mean": 4.0, "std": 1.0, "ci_low": 3.0, "ci_high": 5.0}
-    summary = {
-        "points": [{"id": None, "params": {}}],
-        "results": [
-            {
-                "point": None,
-                "router": "dijkstra",
-                "metrics": {
-                    "violations_per_1000.write_approval": stat,
-                    "writes_without_approval": stat,
-                },
-            }
-        ],
-    }
+    stat = Stat(2, 4.0, 1.0, 3.0, 5.0)
+    metrics = {"violations_per_1000.write_approval": stat, "writes_without_approval": stat}
+    summary = Summary(
+        0.95,
+        2,
+        ("dijkstra",),
+        (Point(None, {}),),
+        (Result(None, "dijkstra", 2, metrics, []),),
+        (),
+        (),
+    )
     fig = plots.violations_figure(summary, ["dijkstra"])
     _labelled(fig)
     ax = fig.axes[0]
@@ -271,9 +269,9 @@ def test_sweep_lines_are_the_points_means(experiment: Experiment, plots: ModuleT
         line = container.lines[0]
         assert list(line.get_xdata()) == [0.5, 2.0]
         stats = [experiment.stat(router, "success_rate", p) for p in ("p0", "p1")]
-        assert list(line.get_ydata()) == pytest.approx([s["mean"] for s in stats])
+        assert list(line.get_ydata()) == pytest.approx([s.mean for s in stats])
         assert bars == [
-            (x, pytest.approx(s["ci_low"]), pytest.approx(s["ci_high"]))
+            (x, pytest.approx(s.ci_low), pytest.approx(s.ci_high))
             for x, s in zip((0.5, 2.0), stats, strict=True)
         ]
 
@@ -295,3 +293,18 @@ def test_plot_files_are_png_and_in_the_report(experiment: Experiment) -> None:
     report = (experiment.out / "report.md").read_text()
     for f in files:
         assert f"(plots/{f.name})" in report
+
+
+def test_the_summary_object_is_summary_json(experiment: Experiment) -> None:
+    """``summary.json`` is the typed summary's serialisation, and reads back to it."""
+    text = (experiment.out / "summary.json").read_text(encoding="utf-8")
+    assert summary_json(experiment.summary) == text
+    back = Summary.from_json(json.loads(text))
+    assert back == experiment.summary
+    assert back.stat("p1", ROUTERS[0], "success_rate") == experiment.stat(
+        ROUTERS[0], "success_rate", "p1"
+    )
+    assert back.stat("p1", ROUTERS[0], "no_such_metric") is None
+    assert back.result("p9", ROUTERS[0]) is None
+    changed = dataclasses.replace(back, replications=back.replications + 1)
+    assert summary_json(changed) != text  # the file is the object: a change shows

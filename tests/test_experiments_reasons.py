@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from sim.cli import main
 from sim.experiments.reasons import failure_reasons, leading_text
+from sim.experiments.summary import Point, Result, Stat, Summary
 from sim.experiments.verdict import better
 
 BFS = Path(__file__).resolve().parent / "fixtures" / "scenarios" / "bfs_cannot_route.yaml"
@@ -82,12 +83,12 @@ def test_reasons_skip_what_is_not_a_count_and_say_none() -> None:
     assert leading_text(many) == "a 4 (40 %), b 3 (30 %), c 2 (20 %), and 1 more"
 
 
-def _summary(a: tuple[float, float, float], b: tuple[float, float, float]) -> dict[str, object]:
-    def row(router: str, s: tuple[float, float, float]) -> dict[str, object]:
-        stat = {"n": 5, "mean": s[0], "std": 0.1, "ci_low": s[1], "ci_high": s[2]}
-        return {"point": None, "router": router, "metrics": {"latency_p95": stat}}
+def _summary(a: tuple[float, float, float], b: tuple[float, float, float]) -> Summary:
+    def row(router: str, s: tuple[float, float, float]) -> Result:
+        return Result(None, router, 5, {"latency_p95": Stat(5, s[0], 0.1, s[1], s[2])}, [])
 
-    return {"results": [row("x", a), row("y", b)]}
+    results = (row("x", a), row("y", b))
+    return Summary(0.95, 5, ("x", "y"), (Point(None, {}),), results, (), ())
 
 
 def test_the_verdict_says_which_is_better_and_whether_it_is_significant() -> None:

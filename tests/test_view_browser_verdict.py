@@ -14,6 +14,7 @@ import pytest
 from browser_page import CHROMIUM, Page
 
 from sim.experiments.report import fmt_stat
+from sim.experiments.summary import Summary
 
 pytestmark = [
     pytest.mark.browser,
@@ -26,12 +27,10 @@ def test_the_page_opens_on_the_verdict(explorer: Page, results: Path) -> None:
     assert page.locator("#tab-verdict").get_attribute("class") == "tab on"
     assert page.locator("nav button.on").text_content() == "Verdict"
     sentences = page.locator("#verdict ul.verdict li").all_text_contents()
-    summary = json.loads((results / "summary.json").read_text(encoding="utf-8"))
-    success = {
-        r["router"]: r["metrics"]["success_rate"] for r in summary["results"] if r["point"] is None
-    }
-    winner = max(success, key=lambda r: success[r]["mean"])
-    loser = min(success, key=lambda r: success[r]["mean"])
+    summary = Summary.from_json(json.loads((results / "summary.json").read_text(encoding="utf-8")))
+    success = {r.router: r.metrics["success_rate"] for r in summary.at(None)}
+    winner = max(success, key=lambda r: success[r].mean or 0.0)
+    loser = min(success, key=lambda r: success[r].mean or 0.0)
     said = next(s for s in sentences if "success_rate" in s)
     shown = f"{fmt_stat(success[winner])} against {fmt_stat(success[loser])}"
     one = "(one replication: no interval)."

@@ -32,6 +32,7 @@ from sim.cli.progress import LiveProgress
 
 if TYPE_CHECKING:
     from sim.experiments.runner import ExecutorHandle, Plan
+    from sim.experiments.summary import Stat, Summary
     from sim.experiments.sweep import Setting
 
 EXECUTOR_NAMES = Choices("sim.experiments.runner", "EXECUTORS")
@@ -42,20 +43,20 @@ def _num(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
-def _interval(stat: dict[str, Any] | None) -> str:
+def _interval(stat: Stat | None) -> str:
     """``0.882 [0.877, 0.888]`` (mean and 95 % CI), or ``-``."""
-    if not stat or stat.get("mean") is None:
+    if stat is None or stat.mean is None:
         return "-"
-    low, high = stat.get("ci_low"), stat.get("ci_high")
+    low, high = stat.ci_low, stat.ci_high
     if low is None or high is None:
-        return _num(stat["mean"])
-    return f"{_num(stat['mean'])} [{_num(low)}, {_num(high)}]"
+        return _num(stat.mean)
+    return f"{_num(stat.mean)} [{_num(low)}, {_num(high)}]"
 
 
-def _print_headline(summary: dict[str, Any], routers: list[str]) -> None:
+def _print_headline(summary: Summary, routers: list[str]) -> None:
     """Per sweep point, one row per router: the figures a reader looks at first (mean
     [95 % CI]; violations summed over the checks, per 1,000 workflow instances)."""
-    from sim.experiments.summary import VIOLATION_PREFIX, stat_of
+    from sim.experiments.summary import VIOLATION_PREFIX, Stat
 
     header = [
         "router",
@@ -65,29 +66,29 @@ def _print_headline(summary: dict[str, Any], routers: list[str]) -> None:
         "reroutes",
         "violations / 1,000",
     ]
-    for point in summary.get("points", [{"id": None}]):
-        pid = point.get("id")
+    for point in summary.points:
+        pid = point.id
         if pid is not None:
-            print(f"point {pid}: {point.get('params')}")
+            print(f"point {pid}: {point.params}")
         rows = []
         for router in routers:
-            total: dict[str, Any] | None = None
+            total: Stat | None = None
+            result = summary.result(pid, router)
             checks = [
-                stat_of(summary, pid, router, m)
-                for row in summary["results"]
-                if row["point"] == pid and row["router"] == router
-                for m in row["metrics"]
+                stat
+                for m, stat in (result.metrics.items() if result is not None else ())
                 if m.startswith(VIOLATION_PREFIX)
             ]
             if checks:
-                total = {"mean": sum(float((c or {}).get("mean") or 0.0) for c in checks)}
+                mean = sum(float(c.mean or 0.0) for c in checks)
+                total = Stat(len(checks), mean, None, None, None)
             rows.append(
                 [
                     router,
-                    _interval(stat_of(summary, pid, router, "success_rate")),
-                    _interval(stat_of(summary, pid, router, "latency_p95")),
-                    _interval(stat_of(summary, pid, router, "messages_dropped")),
-                    _interval(stat_of(summary, pid, router, "reroutes")),
+                    _interval(summary.stat(pid, router, "success_rate")),
+                    _interval(summary.stat(pid, router, "latency_p95")),
+                    _interval(summary.stat(pid, router, "messages_dropped")),
+                    _interval(summary.stat(pid, router, "reroutes")),
                     _interval(total),
                 ]
             )
@@ -95,7 +96,7 @@ def _print_headline(summary: dict[str, Any], routers: list[str]) -> None:
         _print_reasons(summary, pid, routers)
 
 
-def _print_reasons(summary: dict[str, Any], point: str | None, routers: list[str]) -> None:
+def _print_reasons(summary: Summary, point: str | None, routers: list[str]) -> None:
     """One line: each router's leading reasons for failed tasks."""
     from sim.experiments.reasons import leading_text, reasons_of
 
@@ -333,7 +334,7 @@ def _compare(args: argparse.Namespace, drawers: ExecutorHandle | None) -> int:
         handle.close()
     failed = outcome.failed
     for err in failed:
-        print(f"error: {err['run']}: {err.get('message') or err.get('error')}", file=sys.stderr)
+        print(f"error: {err.run}: {err.message or err.error}", file=sys.stderr)
     _say_failing(outcome.summary)
     print(
         f"{len(outcome.ran)} run(s) done, {outcome.skipped} reused, {len(failed)} failed, "
@@ -353,14 +354,14 @@ def _compare(args: argparse.Namespace, drawers: ExecutorHandle | None) -> int:
     return EXIT_BAD_INPUT if failed else EXIT_OK
 
 
-def _say_failing(summary: dict[str, Any]) -> None:
+def _say_failing(summary: Summary) -> None:
     """One warning line per (point, router) that failed every instance, with why."""
     from sim.experiments.failing import sentence
 
-    for row in summary["results"]:
-        if "failed_every_instance" in row:
-            point = f"{row['point']}: " if row["point"] else ""
-            text = sentence(row["router"], row["failed_every_instance"], row["failure_reasons"])
+    for row in summary.results:
+        if row.failed_every_instance is not None:
+            point = f"{row.point}: " if row.point else ""
+            text = sentence(row.router, row.failed_every_instance, row.failure_reasons)
             print(f"warning: {point}{text}", file=sys.stderr)
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sim.experiments.rundir import METRICS_FILE
-from sim.experiments.summary import CONFIDENCE, _r, flatten, stat_of, unit_of
+from sim.experiments.summary import CONFIDENCE, Stat, Summary, _r, flatten, unit_of
 
 #: The comparison's file beside ``summary.json`` (the object ``--json`` prints; the page
 #: reads it by :data:`sim.view.against.AGAINST_FILE`, the same name).
@@ -154,11 +154,11 @@ def _mean(values: Sequence[float | None]) -> float | None:
     return _r(math.fsum(xs) / len(xs)) if xs else None
 
 
-def entry(stat: dict[str, Any] | None, values: Sequence[float | None]) -> dict[str, Any]:
+def entry(stat: Stat | None, values: Sequence[float | None]) -> dict[str, Any]:
     """One metric's row: the simulated ``stat`` (summary.json's) beside the live
     ``values`` (one per live run, None where a run lacks the metric)."""
-    mean = None if stat is None else stat.get("mean")
-    low, high = (None, None) if stat is None else (stat.get("ci_low"), stat.get("ci_high"))
+    mean = None if stat is None else stat.mean
+    low, high = (None, None) if stat is None else (stat.ci_low, stat.ci_high)
     interval = [low, high] if low is not None and high is not None else None
     live = _mean(values)
     difference = relative = within = None
@@ -168,7 +168,7 @@ def entry(stat: dict[str, Any] | None, values: Sequence[float | None]) -> dict[s
     if low is not None and high is not None and live is not None:
         within = low <= live <= high
     return {
-        "simulated": {"mean": mean, "interval": interval, "n": 0 if stat is None else stat["n"]},
+        "simulated": {"mean": mean, "interval": interval, "n": 0 if stat is None else stat.n},
         "live": live,
         "live_runs": list(values),
         "difference": difference,
@@ -178,7 +178,7 @@ def entry(stat: dict[str, Any] | None, values: Sequence[float | None]) -> dict[s
 
 
 def compared(
-    summary: dict[str, Any], live: Live, routers: Sequence[str], file_duration: float
+    summary: Summary, live: Live, routers: Sequence[str], file_duration: float
 ) -> dict[str, Any]:
     """The comparison (``against.json``, what ``--json`` prints) of the summary's
     ``routers`` that have live runs (no sweep: the summary's one point)."""
@@ -187,21 +187,22 @@ def compared(
     order: list[str] = []
     for router in common:
         runs = live.of(router)
-        row = next(x for x in summary["results"] if x["point"] is None and x["router"] == router)
-        names = list(row["metrics"])
+        row = summary.result(None, router)
+        assert row is not None  # no sweep: every router has its one point's result
+        names = list(row.metrics)
         names += sorted({m for run in runs for m in run.metrics} - set(names))
         order += [m for m in names if m not in order]
         out[router] = {
             name: {
-                **entry(stat_of(summary, None, router, name), [r.metrics.get(name) for r in runs]),
+                **entry(row.stat(name), [r.metrics.get(name) for r in runs]),
                 "unit": unit_of(name),
             }
             for name in names
         }
     return {
-        "scenario": summary["scenario"],
+        "scenario": None if summary.about is None else summary.about.scenario,
         "confidence": CONFIDENCE,
-        "replications": summary["replications"],
+        "replications": summary.replications,
         "duration": {
             "file": _r(file_duration),
             "live": _r(live.duration),

@@ -29,7 +29,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +54,15 @@ from sim.experiments.runner import (
     run_tasks,
 )
 from sim.experiments.store import FolderLock, StorageError, write_atomic
-from sim.experiments.summary import Point, collect, summary_csv, summary_json
+from sim.experiments.summary import (
+    About,
+    Point,
+    RunError,
+    Summary,
+    collect,
+    summary_csv,
+    summary_json,
+)
 from sim.experiments.sweep import SweepPoint
 from sim.experiments.verdict import verdict
 from sim.experiments.worker import built, forget, in_memory, kept_page, remember, ship
@@ -70,7 +78,7 @@ class Outcome:
     """What a compare produced."""
 
     base: Path
-    summary: dict[str, Any]
+    summary: Summary
     report: Path
     plots: list[Path]
     ran: list[RunRecord] = field(default_factory=list)
@@ -80,10 +88,9 @@ class Outcome:
     against: dict[str, Any] | None = None
 
     @property
-    def failed(self) -> list[dict[str, Any]]:
+    def failed(self) -> tuple[RunError, ...]:
         """The crashed runs listed in the summary."""
-        errors: list[dict[str, Any]] = self.summary["errors"]
-        return errors
+        return self.summary.errors
 
 
 def build_tasks(
@@ -349,16 +356,21 @@ def _conclude(
     summary_points = [Point(p.id, p.params) for p, _ in points]
     summary = collect(base, summary_points, routers, replications)
     scenarios = {p.id: scenario for p, scenario in points}
-    for row in summary["results"]:  # a router that failed every instance: say why
-        if "failed_every_instance" in row:
-            row["failed_every_instance"]["why"] = why(scenarios[row["point"]], row["router"])
-    summary = {
-        "scenario": base_scenario.name,
-        "description": base_scenario.description,
-        "seed": base_scenario.seed,
-        **summary,
-    }
-    summary["verdict"] = verdict(summary, routers)
+    results = tuple(
+        row
+        if row.failed_every_instance is None  # a router that failed every instance: say why
+        else replace(
+            row,
+            failed_every_instance={
+                **row.failed_every_instance,
+                "why": why(scenarios[row.point], row.router),
+            },
+        )
+        for row in summary.results
+    )
+    about = About(base_scenario.name, base_scenario.description, base_scenario.seed)
+    summary = replace(summary, results=results, about=about)
+    summary = replace(summary, verdict=tuple(verdict(summary, routers)))
     _write(base / "summary.json", summary_json(summary))
     _write(base / "summary.csv", summary_csv(summary))
     if swept:

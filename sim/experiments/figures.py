@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sim.experiments.executors import ExecutorHandle, default_jobs
-from sim.experiments.summary import Point, series_of
+from sim.experiments.summary import Point, Summary, series_of
 
 if TYPE_CHECKING:
     from multiprocessing.synchronize import Lock
@@ -98,7 +98,7 @@ class Scene:
 
 def write_plots(
     base: Path,
-    summary: dict[str, Any],
+    summary: Summary,
     points: Sequence[tuple[SweepPoint, Scenario]],
     routers: Sequence[str],
     replications: int,
@@ -118,7 +118,7 @@ def write_plots(
 
 def draw(
     base: Path,
-    summary: dict[str, Any],
+    summary: Summary | None,
     point: Point,
     scene: Scene,
     routers: Sequence[str],
@@ -128,8 +128,9 @@ def draw(
 ) -> list[Path]:
     """The figures ``names`` (of :data:`FIGURES`) as ``base/plots/*.png``, in that order;
     ``point`` is the sweep point (and ``scene`` its scenario's) the per-router figures
-    show; ``swept``: the experiment has more than one point. Raises ``ValueError`` when
-    the mesh figure is asked of a scene without its mesh."""
+    show; ``swept``: the experiment has more than one point; ``summary``: None before it
+    is made (only figures of the runs then). Raises ``ValueError`` when the mesh figure is
+    asked of a scene without its mesh, or a summary's figure without the summary."""
     from sim.experiments import plots
 
     out = base / "plots"
@@ -146,14 +147,16 @@ def draw(
     runs = {r: series_of(base, point, r, replications) for r in shown}
     first_runs = {r: runs[r][0] for r in shown if runs[r]}
     for name in names:
+        if name in SUMMARY_FIGURES and summary is None:
+            raise ValueError(f"the {name} figure needs the summary")
         if name == "latency_cdf":
             emit(name, plots.latency_cdf_figure(runs))
         elif name == "success_rate":
-            emit(name, plots.success_rate_figure(summary, routers, pid))
+            emit(name, plots.success_rate_figure(_made(summary), routers, pid))
         elif name == "violations":
-            emit(name, plots.violations_figure(summary, routers, pid))
+            emit(name, plots.violations_figure(_made(summary), routers, pid))
         elif name == "drops_reroutes":
-            emit(name, plots.drops_reroutes_figure(summary, routers, pid))
+            emit(name, plots.drops_reroutes_figure(_made(summary), routers, pid))
         elif name == "timeline":
             emit(name, plots.timeline_figure(first_runs, scene.duration))
         elif name == "mesh":
@@ -163,8 +166,13 @@ def draw(
             emit(name, plots.mesh_figure(scene.mesh, link_use))
         elif name == "sweep" and swept:
             for metric in SWEEP_METRICS:
-                emit(f"sweep_{metric}", plots.sweep_figure(summary, routers, metric))
+                emit(f"sweep_{metric}", plots.sweep_figure(_made(summary), routers, metric))
     return written
+
+
+def _made(summary: Summary | None) -> Summary:
+    assert summary is not None  # draw checked it before the first figure
+    return summary
 
 
 def ready_to_draw() -> None:
@@ -280,15 +288,15 @@ class Drawing:
         routers = self._args[2]
         if self._own and self._spare and not self._early and self._firsts.issuperset(routers):
             self._early = True
-            self._submit(FIRST_RUN_FIGURES, {})
+            self._submit(FIRST_RUN_FIGURES, None)
 
     def runs_over(self) -> None:
         """The runs are over: the pool draws the per-run figures (not drawn yet)."""
         for name in RUN_FIGURES:
             if not (self._early and name in FIRST_RUN_FIGURES):
-                self._submit((name,), {})
+                self._submit((name,), None)
 
-    def summary_made(self, summary: dict[str, Any]) -> None:
+    def summary_made(self, summary: Summary) -> None:
         """The summary is made: draw (or have the pool draw) its figures."""
         if self._pool is None:
             self._drawn = write_plots(self._args[0], summary, *self._args[1:])
@@ -297,7 +305,7 @@ class Drawing:
             if name != "sweep" or len(self._args[1]) > 1:
                 self._submit((name,), summary)
 
-    def _submit(self, names: tuple[str, ...], summary: dict[str, Any]) -> None:
+    def _submit(self, names: tuple[str, ...], summary: Summary | None) -> None:
         """Have the pool draw ``names``, in that order, as one task."""
         if self._pool is None:
             return

@@ -20,7 +20,7 @@ matplotlib.use("Agg")
 import networkx as nx
 from matplotlib.figure import Figure
 
-from sim.experiments.summary import VIOLATION_PREFIX, stat_of
+from sim.experiments.summary import VIOLATION_PREFIX, Summary
 
 if TYPE_CHECKING:
     from sim.experiments.figures import MeshSketch
@@ -57,7 +57,7 @@ def save(fig: Figure, path: Path) -> None:
 
 def _bars_with_ci(
     ax: Any,
-    summary: dict[str, Any],
+    summary: Summary,
     point: str | None,
     routers: Sequence[str],
     metric: str,
@@ -71,11 +71,11 @@ def _bars_with_ci(
     lows: list[float] = []
     highs: list[float] = []
     for router in routers:
-        stat = stat_of(summary, point, router, metric) or {}
-        mean = stat.get("mean")
+        stat = summary.stat(point, router, metric)
+        mean, lo, hi = (
+            (None, None, None) if stat is None else (stat.mean, stat.ci_low, stat.ci_high)
+        )
         m = float(mean) if mean is not None else 0.0
-        lo = stat.get("ci_low")
-        hi = stat.get("ci_high")
         means.append(m)
         lows.append(m - float(lo) if lo is not None else 0.0)
         highs.append(float(hi) - m if hi is not None else 0.0)
@@ -86,7 +86,7 @@ def _bars_with_ci(
 
 
 def success_rate_figure(
-    summary: dict[str, Any], routers: Sequence[str], point: str | None = None
+    summary: Summary, routers: Sequence[str], point: str | None = None
 ) -> Figure:
     """Workflow success rate per router: mean over replications with its 95 % CI."""
     fig = _figure()
@@ -100,17 +100,14 @@ def success_rate_figure(
     return fig
 
 
-def violations_figure(
-    summary: dict[str, Any], routers: Sequence[str], point: str | None = None
-) -> Figure:
+def violations_figure(summary: Summary, routers: Sequence[str], point: str | None = None) -> Figure:
     """Violations per 1,000 workflow instances, per conformance check and router, with
     95 % CIs (empty, and saying so, when the runs were not checked)."""
     checks: list[str] = []
-    for row in summary["results"]:
-        if row["point"] == point:
-            for metric in row["metrics"]:
-                if metric.startswith(VIOLATION_PREFIX) and metric not in checks:
-                    checks.append(metric)
+    for row in summary.at(point):
+        for metric in row.metrics:
+            if metric.startswith(VIOLATION_PREFIX) and metric not in checks:
+                checks.append(metric)
     checks.sort()
     fig = _figure(max(7.0, 1.2 * len(checks) + 3), 4.5)
     ax = fig.add_subplot()
@@ -119,9 +116,9 @@ def violations_figure(
         means: list[float] = []
         errs: list[list[float]] = [[], []]
         for metric in checks:
-            stat = stat_of(summary, point, router, metric) or {}
-            m = float(stat.get("mean") or 0.0)
-            lo, hi = stat.get("ci_low"), stat.get("ci_high")
+            stat = summary.stat(point, router, metric)
+            m = float(stat.mean or 0.0) if stat is not None else 0.0
+            lo, hi = (None, None) if stat is None else (stat.ci_low, stat.ci_high)
             means.append(m)
             errs[0].append(m - float(lo) if lo is not None else 0.0)
             errs[1].append(float(hi) - m if hi is not None else 0.0)
@@ -147,7 +144,7 @@ def violations_figure(
 
 
 def drops_reroutes_figure(
-    summary: dict[str, Any], routers: Sequence[str], point: str | None = None
+    summary: Summary, routers: Sequence[str], point: str | None = None
 ) -> Figure:
     """Messages dropped and reroutes per router (mean per run, 95 % CI), side by side."""
     fig = _figure(9.0, 4.5)
@@ -422,23 +419,22 @@ def _mesh_legend(types: Mapping[str, str], set_colour: Mapping[str, str]) -> lis
 
 
 def sweep_figure(
-    summary: dict[str, Any], routers: Sequence[str], metric: str, parameter: str | None = None
+    summary: Summary, routers: Sequence[str], metric: str, parameter: str | None = None
 ) -> Figure:
     """``metric`` (mean, 95 % CI) against the swept parameter, one line per router.
 
     With one numeric parameter its values are the x axis; otherwise the points are
     placed in order and labelled with their parameter values.
     """
-    points = [p for p in summary["points"] if p["id"] is not None]
-    names = sorted({k for p in points for k in p["params"]})
+    points = [p for p in summary.points if p.id is not None]
+    names = sorted({k for p in points for k in p.params})
     param = parameter if parameter is not None else (names[0] if len(names) == 1 else None)
     numeric = param is not None and all(
-        isinstance(p["params"].get(param), int | float)
-        and not isinstance(p["params"].get(param), bool)
+        isinstance(p.params.get(param), int | float) and not isinstance(p.params.get(param), bool)
         for p in points
     )
     if numeric and param is not None:
-        xs = [float(p["params"][param]) for p in points]
+        xs = [float(p.params[param]) for p in points]
     else:
         xs = list(range(len(points)))
     fig = _figure()
@@ -446,12 +442,12 @@ def sweep_figure(
     for i, router in enumerate(routers):
         got = []
         for x, p in zip(xs, points, strict=True):
-            stat = stat_of(summary, p["id"], router, metric) or {}
-            if stat.get("mean") is None:
+            stat = summary.stat(p.id, router, metric)
+            if stat is None or stat.mean is None:
                 continue
-            m = float(stat["mean"])
-            lo = float(stat["ci_low"]) if stat.get("ci_low") is not None else m
-            hi = float(stat["ci_high"]) if stat.get("ci_high") is not None else m
+            m = float(stat.mean)
+            lo = float(stat.ci_low) if stat.ci_low is not None else m
+            hi = float(stat.ci_high) if stat.ci_high is not None else m
             got.append((x, m, m - lo, hi - m))
         got.sort()
         if got:
@@ -466,8 +462,7 @@ def sweep_figure(
             )
     if not (numeric and param is not None):
         labels = [
-            ", ".join(f"{k}={p['params'][k]}" for k in sorted(p["params"])) or str(p["id"])
-            for p in points
+            ", ".join(f"{k}={p.params[k]}" for k in sorted(p.params)) or str(p.id) for p in points
         ]
         ax.set_xticks(xs, labels, rotation=20, ha="right", fontsize=7)
     from sim.experiments.summary import UNITS

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the summary imports this module to count the reasons
+    from sim.experiments.summary import Summary
 
 #: how many reasons the reports name per router
 LEADING = 3
@@ -37,16 +40,13 @@ def leading_text(reasons: Sequence[dict[str, Any]], limit: int = LEADING) -> str
     return ", ".join(shown) + (f", and {more} more" if more > 0 else "")
 
 
-def reasons_of(summary: dict[str, Any], point: str | None, router: str) -> list[dict[str, Any]]:
+def reasons_of(summary: Summary, point: str | None, router: str) -> list[dict[str, Any]]:
     """The summary's ``failure_reasons`` of (point, router); empty when absent."""
-    for row in summary.get("results", []):
-        if row.get("point") == point and row.get("router") == router:
-            found: list[dict[str, Any]] = row.get("failure_reasons") or []
-            return found
-    return []
+    row = summary.result(point, router)
+    return [] if row is None else row.failure_reasons
 
 
-def reason_lines(summary: dict[str, Any], point: str | None, routers: Sequence[str]) -> list[str]:
+def reason_lines(summary: Summary, point: str | None, routers: Sequence[str]) -> list[str]:
     """``report.md``'s lines: each router's leading reasons for failed tasks."""
     lines = ["Why tasks failed (failed tasks by reason, summed over the replications):", ""]
     for router in routers:

@@ -18,7 +18,7 @@ from typing import Any
 from sim import __version__
 from sim.experiments.failing import sentence
 from sim.experiments.reasons import reason_lines
-from sim.experiments.summary import PROPERTY_PREFIX, VIOLATION_PREFIX, stat_of, unit_of
+from sim.experiments.summary import PROPERTY_PREFIX, VIOLATION_PREFIX, Stat, Summary, unit_of
 from sim.scenario.model import Scenario
 
 #: Metrics shown in the report's tables, in order.
@@ -58,34 +58,34 @@ def _num(x: Any) -> str:
     return f"{value:.4g}" if abs(value) < 1000 else f"{value:.1f}"
 
 
-def fmt_stat(stat: dict[str, Any] | None) -> str:
+def fmt_stat(stat: Stat | None) -> str:
     """``mean [low, high]`` (or the mean alone with one replication)."""
-    if not stat or stat.get("mean") is None:
+    if stat is None or stat.mean is None:
         return "–"
-    if stat.get("ci_low") is None:
-        return _num(stat["mean"])
-    return f"{_num(stat['mean'])} [{_num(stat['ci_low'])}, {_num(stat['ci_high'])}]"
+    if stat.ci_low is None:
+        return _num(stat.mean)
+    return f"{_num(stat.mean)} [{_num(stat.ci_low)}, {_num(stat.ci_high)}]"
 
 
-def overlap(a: dict[str, Any], b: dict[str, Any]) -> bool | None:
+def overlap(a: Stat, b: Stat) -> bool | None:
     """Whether two 95 % intervals overlap (None when one is missing)."""
-    if a.get("ci_low") is None or b.get("ci_low") is None:
+    if a.ci_low is None or b.ci_low is None or a.ci_high is None or b.ci_high is None:
         return None
-    return not (a["ci_high"] < b["ci_low"] or b["ci_high"] < a["ci_low"])
+    return not (a.ci_high < b.ci_low or b.ci_high < a.ci_low)
 
 
 def compare_sentence(
-    summary: dict[str, Any], point: str | None, r1: str, r2: str, metric: str = "success_rate"
+    summary: Summary, point: str | None, r1: str, r2: str, metric: str = "success_rate"
 ) -> str | None:
     """A sentence comparing ``metric`` of two routers, stating whether the CIs overlap."""
-    s1 = stat_of(summary, point, r1, metric)
-    s2 = stat_of(summary, point, r2, metric)
-    if not s1 or not s2 or s1.get("mean") is None or s2.get("mean") is None:
+    s1 = summary.stat(point, r1, metric)
+    s2 = summary.stat(point, r2, metric)
+    if s1 is None or s2 is None or s1.mean is None or s2.mean is None:
         return None
-    hi, lo = (r1, r2) if s1["mean"] >= s2["mean"] else (r2, r1)
+    hi, lo = (r1, r2) if s1.mean >= s2.mean else (r2, r1)
     shi, slo = (s1, s2) if hi == r1 else (s2, s1)
     verdict = overlap(s1, s2)
-    if shi["mean"] == slo["mean"]:
+    if shi.mean == slo.mean:
         head = f"**{r1}** and **{r2}** have the same {metric} ({fmt_stat(s1)})"
     else:
         head = f"**{hi}**'s {metric} {fmt_stat(shi)} is higher than **{lo}**'s {fmt_stat(slo)}"
@@ -101,21 +101,20 @@ def compare_sentence(
     return f"{head}{tail}."
 
 
-def table_metrics(summary: dict[str, Any], point: str | None) -> list[str]:
+def table_metrics(summary: Summary, point: str | None) -> list[str]:
     """The rows of a point's side-by-side table: :data:`TABLE_METRICS`, then the checks'
     and the properties' violation rates the point's runs have."""
     metrics = list(TABLE_METRICS)
-    for row in summary["results"]:
-        if row["point"] == point:
-            metrics += sorted(
-                m
-                for m in row["metrics"]
-                if m.startswith((VIOLATION_PREFIX, PROPERTY_PREFIX)) and m not in metrics
-            )
+    for row in summary.at(point):
+        metrics += sorted(
+            m
+            for m in row.metrics
+            if m.startswith((VIOLATION_PREFIX, PROPERTY_PREFIX)) and m not in metrics
+        )
     return metrics
 
 
-def _table(summary: dict[str, Any], point: str | None, routers: Sequence[str]) -> list[str]:
+def _table(summary: Summary, point: str | None, routers: Sequence[str]) -> list[str]:
     metrics = table_metrics(summary, point)
     lines = [
         "| metric | unit | " + " | ".join(routers) + " |",
@@ -123,13 +122,13 @@ def _table(summary: dict[str, Any], point: str | None, routers: Sequence[str]) -
     ]
     for metric in metrics:
         unit = unit_of(metric)
-        cells = [fmt_stat(stat_of(summary, point, r, metric)) for r in routers]
+        cells = [fmt_stat(summary.stat(point, r, metric)) for r in routers]
         lines.append(f"| {metric} | {unit} | " + " | ".join(cells) + " |")
     return lines
 
 
 def render_report(
-    summary: dict[str, Any],
+    summary: Summary,
     scenario: Scenario,
     routers: Sequence[str],
     plot_paths: Sequence[Path],
@@ -143,7 +142,7 @@ def render_report(
 ) -> str:
     """The text of ``report.md``; ``sections``: more lines after the results (the
     comparison with the live mesh)."""
-    reps = summary["replications"]
+    reps = summary.replications
     lines = [
         f"# Router comparison: {scenario.name}",
         "",
@@ -162,11 +161,7 @@ def render_report(
         f"| duration | {scenario.duration:g} s simulated per run |",
         f"| routers | {', '.join(routers)} |",
         f"| replications | {reps} per router"
-        + (
-            f" and sweep point ({len(summary['points'])} points)"
-            if summary["points"][0]["id"]
-            else ""
-        )
+        + (f" and sweep point ({len(summary.points)} points)" if summary.points[0].id else "")
         + " |",
         f"| runs | {ran} run now, {skipped} reused from earlier runs (resume) |",
         f"| run time | {wall:.1f} s wall clock, executor {executor} |",
@@ -182,10 +177,10 @@ def render_report(
         lines += ["Properties checked on every run (violations per 1,000 scopes below):", ""]
         lines += [f"- `{p.name}` ({p.scope}): `{p.formula}`" for p in scenario.properties]
         lines.append("")
-    for point in summary["points"]:
-        pid = point["id"]
+    for point in summary.points:
+        pid = point.id
         if pid is not None:
-            shown = ", ".join(f"`{k}` = {v!r}" for k, v in point["params"].items())
+            shown = ", ".join(f"`{k}` = {v!r}" for k, v in point.params.items())
             lines += [f"## Point {pid}: {shown}", ""]
         else:
             lines += ["## Results", ""]
@@ -201,22 +196,21 @@ def render_report(
         lines += _table(summary, pid, routers)
         lines.append("")
         failing = [
-            sentence(row["router"], row["failed_every_instance"], row["failure_reasons"])
-            for row in summary["results"]
-            if row["point"] == pid and "failed_every_instance" in row
+            sentence(row.router, row.failed_every_instance, row.failure_reasons)
+            for row in summary.at(pid)
+            if row.failed_every_instance is not None
         ]
         if failing:
             lines += [f"- **{text}**" for text in failing]
             lines.append("")
         lines += reason_lines(summary, pid, routers)
     lines += sections
-    errors = summary["errors"]
-    if errors or summary.get("missing"):
+    if summary.errors or summary.missing:
         lines += ["## Failed runs", ""]
-        for err in errors:
-            at = f" at t={err['sim_time']} s" if err.get("sim_time") is not None else ""
-            lines.append(f"- `{err['run']}`{at}: {err.get('error')}")
-        for key in summary.get("missing", []):
+        for err in summary.errors:
+            at = f" at t={err.sim_time} s" if err.sim_time is not None else ""
+            lines.append(f"- `{err.run}`{at}: {err.error}")
+        for key in summary.missing:
             lines.append(f"- `{key}`: no results (not run or interrupted)")
         lines.append("")
     if plot_paths:

@@ -17,7 +17,7 @@ import csv
 import io
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -109,15 +109,20 @@ def flatten(metrics: dict[str, Any]) -> dict[str, float | None]:
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Stat:
-    """Mean and confidence interval of one metric over replications."""
+    """Mean and confidence interval of one metric over replications (in the metric's
+    unit, :func:`unit_of`); ``n`` the replications that produced it."""
 
     n: int
     mean: float | None
     std: float | None
     ci_low: float | None
     ci_high: float | None
+
+    def rounded(self) -> Stat:
+        """The values as ``summary.json`` holds them (9 significant digits)."""
+        return Stat(self.n, _r(self.mean), _r(self.std), _r(self.ci_low), _r(self.ci_high))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -127,6 +132,10 @@ class Stat:
             "ci_low": _r(self.ci_low),
             "ci_high": _r(self.ci_high),
         }
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> Stat:
+        return Stat(data["n"], data["mean"], data["std"], data["ci_low"], data["ci_high"])
 
 
 def metric_range(name: str) -> tuple[float, float | None]:
@@ -179,6 +188,156 @@ class Point:
     id: str | None
     params: dict[str, Any]
 
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "params": self.params}
+
+
+@dataclass(frozen=True)
+class RunError:
+    """A run that crashed (its ``error.json``): where, when in simulated seconds, what."""
+
+    run: str
+    point: str | None
+    router: str
+    replication: int
+    sim_time: float | None
+    error: str | None
+    message: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "run": self.run,
+            "point": self.point,
+            "router": self.router,
+            "replication": self.replication,
+            "sim_time": self.sim_time,
+            "error": self.error,
+            "message": self.message,
+        }
+
+
+@dataclass(frozen=True)
+class Result:
+    """One router at one sweep point: its statistics by metric (in the summary's order),
+    its failed tasks by reason (``[{reason, tasks, share}]``, :mod:`.reasons`) and, only
+    when it failed every instance, ``{started, failed, why}`` (:mod:`.failing`)."""
+
+    point: str | None
+    router: str
+    replications_ok: int
+    metrics: dict[str, Stat]
+    failure_reasons: list[dict[str, Any]]
+    failed_every_instance: dict[str, Any] | None = None
+
+    def stat(self, metric: str) -> Stat | None:
+        """The statistics of ``metric``, or None when no run had it."""
+        return self.metrics.get(metric)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "point": self.point,
+            "router": self.router,
+            "replications_ok": self.replications_ok,
+            "metrics": {name: stat.to_json() for name, stat in self.metrics.items()},
+            "failure_reasons": self.failure_reasons,
+        }
+        if self.failed_every_instance is not None:  # only then: other summaries keep their bytes
+            out["failed_every_instance"] = self.failed_every_instance
+        return out
+
+
+@dataclass(frozen=True)
+class About:
+    """The scenario a comparison ran (its name, description and seed)."""
+
+    scenario: str
+    description: str | None
+    seed: int
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Every (point, router)'s statistics over the replications, the runs that crashed
+    or are missing; ``compare`` adds the scenario (``about``) and the verdict
+    (:mod:`.verdict`). :meth:`to_json` is ``summary.json`` (:func:`summary_json`), and
+    :meth:`from_json` reads it back to the same object."""
+
+    confidence: float
+    replications: int
+    routers: tuple[str, ...]
+    points: tuple[Point, ...]
+    results: tuple[Result, ...]
+    errors: tuple[RunError, ...]
+    missing: tuple[str, ...]
+    about: About | None = None
+    verdict: tuple[dict[str, Any], ...] | None = None
+
+    def result(self, point: str | None, router: str) -> Result | None:
+        """The result of ``router`` at ``point``, or None."""
+        for row in self.results:
+            if row.point == point and row.router == router:
+                return row
+        return None
+
+    def stat(self, point: str | None, router: str, metric: str) -> Stat | None:
+        """The statistics of ``metric`` for (point, router), or None."""
+        row = self.result(point, router)
+        return None if row is None else row.stat(metric)
+
+    def at(self, point: str | None) -> tuple[Result, ...]:
+        """The results of ``point``, in the summary's order (the routers as given)."""
+        return tuple(row for row in self.results if row.point == point)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.about is not None:
+            out["scenario"] = self.about.scenario
+            out["description"] = self.about.description
+            out["seed"] = self.about.seed
+        out |= {
+            "confidence": self.confidence,
+            "replications": self.replications,
+            "routers": list(self.routers),
+            "points": [p.to_json() for p in self.points],
+            "results": [r.to_json() for r in self.results],
+            "errors": [e.to_json() for e in self.errors],
+            "missing": list(self.missing),
+        }
+        if self.verdict is not None:
+            out["verdict"] = list(self.verdict)
+        return out
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> Summary:
+        """The summary of a ``summary.json`` object (as :meth:`to_json` wrote it)."""
+        about = (
+            About(data["scenario"], data["description"], data["seed"])
+            if "scenario" in data
+            else None
+        )
+        results = tuple(
+            Result(
+                r["point"],
+                r["router"],
+                r["replications_ok"],
+                {name: Stat.from_json(stat) for name, stat in r["metrics"].items()},
+                list(r["failure_reasons"]),
+                r.get("failed_every_instance"),
+            )
+            for r in data["results"]
+        )
+        return Summary(
+            data["confidence"],
+            data["replications"],
+            tuple(data["routers"]),
+            tuple(Point(p["id"], p["params"]) for p in data["points"]),
+            results,
+            tuple(RunError(**e) for e in data["errors"]),
+            tuple(data["missing"]),
+            about,
+            tuple(data["verdict"]) if "verdict" in data else None,
+        )
+
 
 def _read_json(path: Path) -> Any:
     """A run's JSON file, read within the bounds of :mod:`sim.json_input` (None when it
@@ -193,10 +352,10 @@ def _read_json(path: Path) -> Any:
 
 def collect(
     base: Path, points: Sequence[Point], routers: Sequence[str], replications: int
-) -> dict[str, Any]:
-    """Read every run under ``base`` and build the summary object (see docs)."""
-    results: list[dict[str, Any]] = []
-    errors: list[dict[str, Any]] = []
+) -> Summary:
+    """Read every run under ``base`` and build the summary (see docs)."""
+    results: list[Result] = []
+    errors: list[RunError] = []
     missing: list[str] = []
     for point in points:
         for router in routers:
@@ -210,15 +369,15 @@ def collect(
                 metrics = _read_json(directory / METRICS_FILE)
                 if isinstance(error, dict):
                     errors.append(
-                        {
-                            "run": key,
-                            "point": point.id,
-                            "router": router,
-                            "replication": rep,
-                            "sim_time": error.get("sim_time"),
-                            "error": error.get("error"),
-                            "message": error.get("message"),
-                        }
+                        RunError(
+                            key,
+                            point.id,
+                            router,
+                            rep,
+                            error.get("sim_time"),
+                            error.get("error"),
+                            error.get("message"),
+                        )
                     )
                     continue
                 if not isinstance(metrics, dict):
@@ -230,32 +389,22 @@ def collect(
             names = [name for name, _u, _p in BASE_METRICS]
             names += sorted({k for run in per_run for k in run if k.startswith(VIOLATION_PREFIX)})
             names += sorted({k for run in per_run for k in run if k.startswith(PROPERTY_PREFIX)})
-            metrics_out = {
-                name: describe([run.get(name) for run in per_run], *metric_range(name)).to_json()
+            stats = {
+                name: describe([run.get(name) for run in per_run], *metric_range(name)).rounded()
                 for name in names
             }
-            row: dict[str, Any] = {
-                "point": point.id,
-                "router": router,
-                "replications_ok": ok,
-                "metrics": metrics_out,
-                "failure_reasons": failure_reasons(
-                    m.get("tasks_failed_by_reason") for m in finished
-                ),
-            }
+            reasons = failure_reasons(m.get("tasks_failed_by_reason") for m in finished)
             failed = failed_every_instance(finished)
-            if failed is not None:  # only then: other summaries keep their bytes
-                row["failed_every_instance"] = failed
-            results.append(row)
-    return {
-        "confidence": CONFIDENCE,
-        "replications": replications,
-        "routers": list(routers),
-        "points": [{"id": p.id, "params": p.params} for p in points],
-        "results": results,
-        "errors": errors,
-        "missing": missing,
-    }
+            results.append(Result(point.id, router, ok, stats, reasons, failed))
+    return Summary(
+        CONFIDENCE,
+        replications,
+        tuple(routers),
+        tuple(points),
+        tuple(results),
+        tuple(errors),
+        tuple(missing),
+    )
 
 
 def series_of(base: Path, point: Point, router: str, replications: int) -> list[dict[str, Any]]:
@@ -268,11 +417,12 @@ def series_of(base: Path, point: Point, router: str, replications: int) -> list[
     return out
 
 
-def summary_json(summary: dict[str, Any]) -> str:
-    """``summary.json``: sorted keys, two-space indent, final newline."""
+def summary_json(summary: Summary) -> str:
+    """``summary.json``: :meth:`Summary.to_json` with sorted keys, two-space indent, a
+    final newline."""
     from sim.engine.metrics import dumps  # the engine, imported by whoever makes a summary
 
-    return dumps(summary)
+    return dumps(summary.to_json())
 
 
 CSV_HEADER = (
@@ -289,40 +439,28 @@ CSV_HEADER = (
 )
 
 
-def summary_csv(summary: dict[str, Any]) -> str:
+def summary_csv(summary: Summary) -> str:
     """``summary.csv``: one row per (point, router, metric)."""
-    params = {p["id"]: p["params"] for p in summary["points"]}
+    params = {p.id: p.params for p in summary.points}
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_HEADER)
-    for row in summary["results"]:
-        point = row["point"]
+    for row in summary.results:
+        point = row.point
         shown = json.dumps(params.get(point) or {}, sort_keys=True, separators=(",", ":"))
-        for metric, stat in row["metrics"].items():
-            unit = unit_of(metric)
+        for metric, stat in row.metrics.items():
             writer.writerow(
                 [
                     point or "",
                     shown if point else "",
-                    row["router"],
+                    row.router,
                     metric,
-                    unit,
-                    stat["n"],
+                    unit_of(metric),
+                    stat.n,
                     *(
-                        "" if stat[k] is None else repr(stat[k])
-                        for k in ("mean", "std", "ci_low", "ci_high")
+                        "" if value is None else repr(value)
+                        for value in (stat.mean, stat.std, stat.ci_low, stat.ci_high)
                     ),
                 ]
             )
     return buffer.getvalue()
-
-
-def stat_of(
-    summary: dict[str, Any], point: str | None, router: str, metric: str
-) -> dict[str, Any] | None:
-    """The statistics of ``metric`` for (point, router), or None."""
-    for row in summary["results"]:
-        if row["point"] == point and row["router"] == router:
-            stat = row["metrics"].get(metric)
-            return stat if isinstance(stat, dict) else None
-    return None

@@ -12,7 +12,7 @@ from typing import Any
 
 from sim.experiments.reasons import leading_text, reasons_of
 from sim.experiments.report import fmt_stat, overlap, table_metrics
-from sim.experiments.summary import stat_of, unit_of
+from sim.experiments.summary import Summary, unit_of
 
 #: metrics a verdict compares, each with True when higher is better
 VERDICT_METRICS: tuple[tuple[str, bool], ...] = (
@@ -25,20 +25,15 @@ VERDICT_METRICS: tuple[tuple[str, bool], ...] = (
 WHY_METRICS = ("translations", "fields_lost", "timeouts", "messages_dropped", "reroutes")
 
 
-def _mean(stat: dict[str, Any] | None) -> float | None:
-    value = (stat or {}).get("mean")
-    return float(value) if isinstance(value, int | float) else None
-
-
 def better(
-    summary: dict[str, Any], point: str | None, a: str, b: str, metric: str, higher: bool
+    summary: Summary, point: str | None, a: str, b: str, metric: str, higher: bool
 ) -> str | None:
     """One sentence: which of routers ``a`` and ``b`` is better on ``metric``, with both
     intervals and whether they overlap; None when either has no value."""
-    sa, sb = stat_of(summary, point, a, metric), stat_of(summary, point, b, metric)
-    ma, mb = _mean(sa), _mean(sb)
-    if sa is None or sb is None or ma is None or mb is None:
+    sa, sb = summary.stat(point, a, metric), summary.stat(point, b, metric)
+    if sa is None or sb is None or sa.mean is None or sb.mean is None:
         return None
+    ma, mb = sa.mean, sb.mean
     if ma == mb:
         return f"{a} and {b} are level on {metric}: {fmt_stat(sa)}."
     (win, sw), (lose, sl) = ((a, sa), (b, sb)) if (ma > mb) == higher else ((b, sb), (a, sa))
@@ -52,21 +47,21 @@ def better(
     )
 
 
-def why(summary: dict[str, Any], point: str | None, router: str) -> str:
+def why(summary: Summary, point: str | None, router: str) -> str:
     """``failed tasks: no_route 186 (100 %); translations 0 [0, 0]; ...``."""
     parts = [f"failed tasks: {leading_text(reasons_of(summary, point, router))}"]
     for metric in WHY_METRICS:
-        stat = stat_of(summary, point, router, metric)
-        if stat is not None and stat.get("mean") is not None:
+        stat = summary.stat(point, router, metric)
+        if stat is not None and stat.mean is not None:
             parts.append(f"{metric} {fmt_stat(stat)}")
     return "; ".join(parts)
 
 
-def verdict(summary: dict[str, Any], routers: Sequence[str]) -> list[dict[str, Any]]:
+def verdict(summary: Summary, routers: Sequence[str]) -> list[dict[str, Any]]:
     """``summary.json``'s ``verdict``: one object per point, in the summary's order."""
     out = []
-    for point in summary.get("points", [{"id": None, "params": {}}]):
-        pid = point.get("id")
+    for point in summary.points:
+        pid = point.id
         sentences = [
             s
             for a, b in itertools.combinations(routers, 2)
@@ -74,13 +69,13 @@ def verdict(summary: dict[str, Any], routers: Sequence[str]) -> list[dict[str, A
             if (s := better(summary, pid, a, b, metric, higher)) is not None
         ]
         rows = [
-            [m, unit_of(m), *(fmt_stat(stat_of(summary, pid, r, m)) for r in routers)]
+            [m, unit_of(m), *(fmt_stat(summary.stat(pid, r, m)) for r in routers)]
             for m in table_metrics(summary, pid)
         ]
         out.append(
             {
                 "point": pid,
-                "params": point.get("params") or {},
+                "params": point.params or {},
                 "sentences": sentences,
                 "why": {r: why(summary, pid, r) for r in routers},
                 "table": {"columns": ["metric", "unit", *routers], "rows": rows},
