@@ -22,6 +22,10 @@ SIM = ROOT / "sim"
 DOC = ROOT / "docs" / "architecture.md"
 BEGIN = "<!-- layers: printed by `python tests/test_architecture.py`; the test compares -->"
 END = "<!-- /layers -->"
+ARROWS_BEGIN = (
+    "<!-- arrows: printed by `python tests/test_architecture.py --arrows`; the test compares -->"
+)
+ARROWS_END = "<!-- /arrows -->"
 
 # fmt: off
 #: unit → (its purpose, the units it may import). Data flows down: calculus, vocabulary
@@ -287,6 +291,44 @@ def table(layers: Mapping[str, tuple[str, frozenset[str]]] = LAYERS) -> str:
     return "\n".join(rows)
 
 
+def reachable(graph: Mapping[str, Iterable[str]], node: str) -> set[str]:
+    """Every node ``node`` reaches in ``graph`` by one arrow or more."""
+    seen: set[str] = set()
+    todo = [node]
+    while todo:
+        for nxt in graph.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def arrows(layers: Mapping[str, tuple[str, frozenset[str]]] = LAYERS) -> list[tuple[str, str]]:
+    """The allowed imports less those two others imply (the transitive reduction of the
+    rules): ``(a, b)`` for ``a`` may import ``b`` and no other unit ``a`` may import
+    reaches ``b``; sorted."""
+    graph = {unit: allowed for unit, (_, allowed) in layers.items()}
+    return sorted(
+        (unit, target)
+        for unit, allowed in graph.items()
+        for target in allowed
+        if not any(target in reachable(graph, other) for other in allowed - {target})
+    )
+
+
+def diagram(layers: Mapping[str, tuple[str, frozenset[str]]] = LAYERS) -> str:
+    """The Mermaid flowchart of :func:`arrows`, the callers on top (``a --> b``: a may
+    import b, and so everything b may)."""
+
+    def node(unit: str) -> str:
+        return "main" if unit == "__main__" else unit
+
+    lines = ["```mermaid", "flowchart TD"]
+    lines += ['  main["__main__"]'] if "__main__" in layers else []
+    lines += [f"  {node(a)} --> {node(b)}" for a, b in arrows(layers)]
+    return "\n".join([*lines, "```"])
+
+
 # -- the rules hold on sim ---------------------------------------------------------------
 
 
@@ -327,6 +369,31 @@ def test_the_doc_carries_the_table_of_the_rules() -> None:
     assert BEGIN in text and END in text, "docs/architecture.md lost its layers table"
     shown = text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
     assert shown == table(), "run python tests/test_architecture.py and paste its table"
+
+
+def test_the_doc_carries_the_diagram_of_the_rules() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    assert ARROWS_BEGIN in text and ARROWS_END in text, "docs/architecture.md lost its arrows"
+    shown = text.split(ARROWS_BEGIN, 1)[1].split(ARROWS_END, 1)[0].strip()
+    assert shown == diagram(), "run python tests/test_architecture.py --arrows and paste it"
+
+
+def test_the_diagram_draws_only_the_arrows_nothing_else_implies() -> None:
+    layers = {
+        "top": ("", frozenset({"mid", "low"})),
+        "mid": ("", frozenset({"low"})),
+        "low": ("", frozenset()),
+        "side": ("", frozenset({"low"})),
+    }
+    assert arrows(layers) == [("mid", "low"), ("side", "low"), ("top", "mid")]
+    drawn = diagram(layers).splitlines()
+    assert drawn[:2] == ["```mermaid", "flowchart TD"] and "  top --> low" not in drawn
+    # every allowed import is still reachable on the drawing: nothing is lost
+    graph = {u: set() for u in LAYERS}
+    for a, b in arrows():
+        graph[a].add(b)
+    for unit, (_, allowed) in LAYERS.items():
+        assert allowed <= reachable(graph, unit), unit
 
 
 def test_only_cli_prints() -> None:
@@ -429,4 +496,4 @@ def test_the_table_lists_a_unit_after_what_it_imports() -> None:
 
 
 if __name__ == "__main__":
-    sys.stdout.write(table() + "\n")
+    sys.stdout.write((diagram() if "--arrows" in sys.argv[1:] else table()) + "\n")
