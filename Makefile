@@ -10,7 +10,7 @@ SCENARIO ?= scenarios/train_booking.yaml
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip 'setuptools>=77'
-	$(PY) -m pip install --quiet -e '.[test,dask]'
+	$(PY) -m pip install --quiet -e '.[test,dask,storm]'
 	touch $(STAMP)
 
 # The engine's per-event modules compiled with mypyc in place, beside their sources

@@ -109,6 +109,32 @@ def register(sub: Any) -> None:
         "distinct initiator model: OUT-<workflow>-<initiator>.aut when there are several)",
     )
     p.add_argument(
+        "--engine",
+        choices=("explicit", "storm"),
+        help="who decides: explicit (the breadth-first search, the default) or storm (the "
+        "PRISM program of the model decided by Storm: pip install 'protomesh[storm]'); a "
+        "violation's shortest counterexample always comes from the explicit search",
+    )
+    p.add_argument(
+        "--probability",
+        action="store_true",
+        help="print each property's exact probability of a violation (the minimum and "
+        "maximum over the model's nondeterministic choices); implies --engine storm",
+    )
+    p.add_argument(
+        "--symbolic",
+        action="store_true",
+        help="Storm's decision-diagram (BDD) engine instead of its sparse one; implies "
+        "--engine storm",
+    )
+    p.add_argument(
+        "--export",
+        type=Path,
+        metavar="FILE.prism",
+        help="write each property's model as a PRISM program (FILE-<workflow>-<property>"
+        "[-<initiator>].prism when there are several) for Storm or PRISM",
+    )
+    p.add_argument(
         "--no-reduction",
         action="store_true",
         help="plain breadth-first search, without the partial-order reduction",
@@ -141,7 +167,7 @@ def verify(args: argparse.Namespace) -> int:
     from sim.mesh.registry import unknown_router
     from sim.scenario import ScenarioError
     from sim.scenario.properties import load_properties
-    from sim.verify import UnknownProperty, decide, selected
+    from sim.verify import UnknownProperty, selected
 
     if args.max_states < 1:
         return _bad("--max-states: must be at least 1")
@@ -177,20 +203,26 @@ def verify(args: argparse.Namespace) -> int:
         props = selected(scenario, extra, args.property_names)
     except UnknownProperty as exc:
         return _bad(f"--property: {exc}")
+    engine = args.engine or ("storm" if args.probability or args.symbolic else "explicit")
+    if engine == "explicit" and (args.probability or args.symbolic):
+        return _bad("--probability and --symbolic are Storm's: not with --engine explicit")
+    if engine == "storm":
+        from sim.verify.storm import StormMissing, require
+
+        try:
+            require()
+        except StormMissing as exc:
+            return _bad(f"--engine storm: {exc}")
+
+    def give_up() -> bool:
+        return bool(time.monotonic() >= deadline)
+
     try:
-        results = [
-            decide(
-                scenario,
-                w,
-                router,
-                props,
-                args.max_states,
-                not args.no_reduction,
-                args.suspect_sets,
-                lambda: time.monotonic() >= deadline,
-            )
-            for w in wanted
-        ]
+        if args.export is not None:
+            code = _export(args, scenario, wanted, router, props)
+            if code:
+                return code
+        results = [_decide(args, engine, scenario, w, router, props, give_up) for w in wanted]
     except RouterError as exc:  # a plug-in router that misbehaved (sim.mesh.isolation)
         return _bad(f"{args.file}: {exc}")
     except ValueError as exc:
@@ -216,6 +248,83 @@ def verify(args: argparse.Namespace) -> int:
         return EXIT_NEGATIVE
     if "undecided" in verdicts:
         return EXIT_UNDECIDED
+    return EXIT_OK
+
+
+def _decide(
+    args: argparse.Namespace,
+    engine: str,
+    scenario: Any,
+    workflow: str,
+    router: str,
+    props: Any,
+    give_up: Any,
+) -> WorkflowVerdict:
+    """One workflow's verdicts by the chosen engine."""
+    if engine == "storm":
+        from sim.verify.engines import decide_storm
+
+        return decide_storm(
+            scenario,
+            workflow,
+            router,
+            props,
+            args.max_states,
+            args.suspect_sets,
+            args.symbolic,
+            args.probability,
+            give_up,
+        )
+    from sim.verify import decide
+
+    return decide(
+        scenario,
+        workflow,
+        router,
+        props,
+        args.max_states,
+        not args.no_reduction,
+        args.suspect_sets,
+        give_up,
+    )
+
+
+def _export(
+    args: argparse.Namespace, scenario: Any, workflows: list[str], router: str, props: Any
+) -> int:
+    """``--export``: one PRISM program per workflow, decidable property and initiator
+    model (the parts that tell the files apart in the name, as ``--aut``)."""
+    import re
+
+    from sim.atomic import StorageError, write_atomic
+    from sim.verify.engines import programs
+
+    out: Path = args.export
+    for w in workflows:
+        for name, prop in props:
+            found = programs(scenario, w, router, name, prop, args.max_states, args.suspect_sets)
+            if isinstance(found, str):
+                print(f"{w} {name}: not exported: not decidable: {found}", file=sys.stderr)
+                continue
+            for model, prog in found:
+                parts = [w] if len(workflows) > 1 else []
+                parts += [name] if len(props) > 1 else []
+                parts += [model.initiator] if len(found) > 1 else []
+                tail = re.sub(r"[^A-Za-z0-9._-]", "_", "-".join(parts))
+                target = out.with_name(f"{out.stem}-{tail}{out.suffix}") if parts else out
+                if not prog.complete:
+                    print(
+                        f"{w} {name}: not exported: the flat product has more than "
+                        f"{args.max_states:,} states (--max-states)",
+                        file=sys.stderr,
+                    )
+                    continue
+                try:
+                    write_atomic(target, prog.text)
+                except StorageError as exc:
+                    return _bad(f"--export: {exc}")
+                how = prog.construction + (f" ({prog.why_flat})" if prog.why_flat else "")
+                print(f"{w} {name}: PRISM program written to {target}: {how}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -281,6 +390,13 @@ def _aut(args: argparse.Namespace, scenario: Any, workflows: list[str], router: 
     return EXIT_OK
 
 
+def _probability(pr: tuple[float, float] | None, deterministic: bool) -> str:
+    """A probability (a model without nondeterminism) or [min, max], or ``-``."""
+    if pr is None:
+        return "-"
+    return f"{pr[1]:.6g}" if deterministic else f"[{pr[0]:.6g}, {pr[1]:.6g}]"
+
+
 def _print(wv: WorkflowVerdict) -> None:
     who = f"initiator {wv.initiator}"
     if len(wv.initiators) > 1:
@@ -290,7 +406,12 @@ def _print(wv: WorkflowVerdict) -> None:
         [p.name, p.verdict, f"{p.states:,}", f"{p.transitions:,}", p.note or "-"]
         for p in wv.properties
     ]
-    print_table(["property", "verdict", "states", "transitions", "note"], rows, align="llrrl")
+    head = ["property", "verdict", "states", "transitions", "note"]
+    if any(p.probability is not None for p in wv.properties):
+        head.insert(2, "Pr[violation]")
+        for row, p in zip(rows, wv.properties, strict=True):
+            row.insert(2, _probability(p.probability, p.deterministic))
+    print_table(head, rows, align="llrrrl"[: len(head) - 1] + "l")
     for p in wv.properties:
         if p.events is None:
             continue

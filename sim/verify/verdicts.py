@@ -53,15 +53,29 @@ class PropertyVerdict:
     initiator: str = ""
     path: Path | None = None
     confirm: str = ""
+    #: who decided: ``explicit`` (the breadth-first search) or ``storm`` (issue 35)
+    engine: str = "explicit"
+    #: Storm's (min, max) probability of a violation over the schedulers, when asked
+    probability: tuple[float, float] | None = None
+    #: the model had no nondeterminism (one probability); ``exact``: Storm's rationals
+    deterministic: bool = False
+    exact: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
             "verdict": self.verdict,
+            "engine": self.engine,
             "states": self.states,
             "transitions": self.transitions,
             "counterexample": str(self.path) if self.path is not None else None,
         }
+        if self.probability is not None:
+            if self.deterministic:
+                out["probability"] = self.probability[1]
+            else:
+                out["probability_min"], out["probability_max"] = self.probability
+        return out
 
 
 @dataclass
@@ -243,16 +257,22 @@ def _combined(found: list[PropertyVerdict], models: int) -> PropertyVerdict:
     return best
 
 
+def suspicions_cut(model: Model) -> str:
+    """Why a property that holds on ``model`` is only ``undecided``: its caller's suspect
+    sets were cut at ``--suspect-sets``."""
+    sets = len(model.suspicions.sets)
+    return (
+        f"{model.initiator}'s caller can suspect more than {sets} sets of "
+        "nodes and links: routes under those only (--suspect-sets)"
+    )
+
+
 def _verdict(name: str, result: Outcome, model: Model, note: str) -> PropertyVerdict:
     events = render(model, result.path) if result.verdict == "violated" else None
     verdict = result.verdict
     if verdict == "holds" and not model.suspicions.complete:
         verdict = "undecided"
-        sets = len(model.suspicions.sets)
-        cut = (
-            f"{model.initiator}'s caller can suspect more than {sets} sets of "
-            "nodes and links: routes under those only (--suspect-sets)"
-        )
+        cut = suspicions_cut(model)
         note = f"{note}; {cut}" if note else cut
     return PropertyVerdict(
         name, verdict, result.states, result.transitions, events, note, model.initiator
