@@ -63,6 +63,18 @@ def independent(n: int) -> str:
     return text
 
 
+def shaped(n: int, shape: str) -> str:
+    """YAML of :func:`independent`'s workflow with its ``n`` tasks ordered by ≺ as
+    ``shape``: ``chain`` (each after the one before), ``fanout`` (all after the first)
+    or ``independent`` (no ≺)."""
+    head, _ = independent(n).split("    tasks:\n")
+    lines = []
+    for k in range(n):
+        after = {"chain": f", after: [k{k - 1}]", "fanout": ", after: [k0]"}.get(shape, "")
+        lines.append(f"      - {{id: k{k}, tool: t{k}{after if k else ''}}}\n")
+    return head + "    tasks:\n" + "".join(lines)
+
+
 def _decide(path: Path, reduce: bool, deadline: float) -> tuple[str, int, int, float]:
     from sim.verify.model import Model
     from sim.verify.search import explore

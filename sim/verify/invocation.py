@@ -9,7 +9,9 @@ describes, and every step returns its events and the next state.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from itertools import compress, repeat
+from operator import eq
 from typing import Any
 
 from sim.approval import ApprovalPolicy, reason, simulated_denial
@@ -32,16 +34,18 @@ from sim.verify.states import (
     EXEC,
     FAILED,
     FLIGHT,
+    FRESH,
     PENDING,
     PREPARING,
     RESUME,
     RUNNING,
+    SKIPPED,
     SUCCEEDED,
     WAITING,
     Event,
     Task,
     Transition,
-    code_of,
+    active,
 )
 
 
@@ -53,6 +57,8 @@ class Steps:
     initiator: str
     exact: bool
     isolated: dict[int, frozenset[str]]
+    #: per task, the tasks ordered after it (:func:`~sim.verify.states.dependents`)
+    dependents: tuple[tuple[int, ...], ...]
     option_list: list[RouteOption]
     views: dict[tuple[str, frozenset[str]], ToolModel]
     truth: dict[str, ToolPlus]
@@ -86,17 +92,21 @@ class Steps:
         status: Any,
         known: tuple[int, ...],
         latest: tuple[Any, ...],
+        woken: Iterable[int] | None = None,
     ) -> tuple[list[Event], tuple[Any, ...]]:
-        """Prepare every task that can start; end the instance when nothing runs."""
+        """Prepare every task that can start; end the instance when nothing runs.
+        ``woken``: the only tasks that can have become ready (None: any). Invariant of
+        every state: no pending task has all its ≺ predecessors ended well while the
+        instance has not failed, so only the dependents of a task that just ended and the
+        waiting tasks it releases need looking at (a cost per step flat in the tasks)."""
         if not status:
-            for task in self.tasks:
-                if tasks[task.index] == PENDING and all(tasks[j] in DONE_OK for j in task.after):
-                    tasks[task.index] = (PREPARING, None, 0)
-        running = sum(1 for s in tasks if code_of(s) in (PREPARING, RUNNING))
-        if running == 0:
+            for i in range(len(tasks)) if woken is None else woken:
+                if tasks[i] == PENDING and all(tasks[j] in DONE_OK for j in self.tasks[i].after):
+                    tasks[i] = FRESH
+        if next(active(tasks), None) is None:
             detail: tuple[tuple[str, Any], ...] = ()
             if not status:
-                if all(s in DONE_OK for s in tasks):
+                if tasks.count(SUCCEEDED) + tasks.count(SKIPPED) == len(tasks):
                     detail = (("status", "succeeded"),)
                 else:
                     detail = (("status", "failed"), ("reason", "blocked"))
@@ -118,7 +128,13 @@ class Steps:
     ) -> tuple[tuple[Event, ...], tuple[Any, ...]]:
         """Task ``task`` is over with ``code``: waiting tasks re-examined, status set."""
         tasks, status, k0, l0 = state
-        new = [PENDING if s == WAITING else s for s in tasks]
+        new = list(tasks)
+        woken = self.dependents[task.index]
+        if WAITING in new:
+            waiting = tuple(compress(range(len(new)), map(eq, new, repeat(WAITING))))
+            for j in waiting:
+                new[j] = PENDING
+            woken = (*woken, *waiting)
         new[task.index] = code
         if not self.exact and task.index in self.isolated:
             new[task.index] = SUCCEEDED
@@ -139,6 +155,7 @@ class Steps:
             status,
             known if known is not None else k0,
             latest if latest is not None else l0,
+            woken,
         )
         return tuple(out), nxt
 

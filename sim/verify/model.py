@@ -29,7 +29,7 @@ and a failure at once in a batch of ready tasks ending the instance
 
 from __future__ import annotations
 
-import itertools
+from collections.abc import Iterable
 from typing import Any
 
 from sim.approval import make_policy
@@ -38,7 +38,6 @@ from sim.mesh.graph import ProtocolGraph
 from sim.mesh.registry import make_router
 from sim.mesh.routing import Router
 from sim.scenario.model import Scenario
-from sim.verify.invocation import Steps
 from sim.verify.knowledge import (
     MAX_SUSPECT_SETS,
     RouteOption,
@@ -49,28 +48,25 @@ from sim.verify.knowledge import (
     route_options,
     suspicion_sets,
 )
+from sim.verify.readiness import Readiness
 from sim.verify.states import (
-    CANCELLED,
     END,
     FAILED,
     INIT,
     INITIATOR_DOWN,
     PENDING,
     PREPARING,
-    RUNNING,
-    SKIPPED,
-    SUCCEEDED,
-    WAITING,
     Event,
     Task,
     Transition,
+    active,
     batch_cuts,
-    code_of,
+    dependents,
     isolated_tasks,
 )
 
 
-class Model(Steps):
+class Model(Readiness):
     """One instance of ``workflow`` started by ``initiator`` (default: its first)
     under ``router`` (see the module). ``exact``: keep the instance's status and reason
     in the state (needed when a property reads ``wf_end``; partial-order reduction runs
@@ -142,6 +138,12 @@ class Model(Steps):
         #: kept as SUCCEEDED (the failure is in ``status``), so outcomes do not multiply
         self.isolated = isolated_tasks(self.tasks, self.truth)
         self._feeding: dict[tuple[str, str], frozenset[bool]] = {}
+        self.dependents = dependents(self.tasks)
+        #: per view (tool, fields): the tasks its readiness reads (:meth:`_watched`)
+        self._watch: dict[tuple[str, frozenset[str]], tuple[int, ...]] = {}
+        #: per tool: the tasks whose tool's latest view may say it feeds it (:meth:`_feeders`)
+        self._feeders_of: dict[str, tuple[int, ...]] = {}
+        self._possible: tuple[frozenset[str], ...] | None = None
         self.feeds_known = any(
             d.relation.value == "ProducesInputFor" for s in specs.values() for d in s.dependencies
         )
@@ -263,20 +265,24 @@ class Model(Steps):
             start = ("wf_start", -1, None, self.initiator, None, ())
             evs, nxt = self._advance([start], list(tasks), "", (), ())
             return [(-1, tuple(evs), nxt)]
-        tasks, _status, _known, _latest = state
+        out = self.moves(state, map(self.tasks.__getitem__, active(state[0])))
+        if self.initiator_fails:
+            out.append((-1, (("wf_end", -1, None, self.initiator, None, INITIATOR_DOWN),), END))
+        return out
+
+    def moves(self, state: tuple[Any, ...], tasks: Iterable[Task]) -> list[Transition]:
+        """The transitions of ``tasks`` (each preparing or running in ``state``, a state
+        other than INIT and END), task by task in the order given."""
+        codes = state[0]
         out: list[Transition] = []
-        for task in self.tasks:
-            ts = tasks[task.index]
-            if isinstance(ts, int):
-                continue
+        for task in tasks:
+            ts = codes[task.index]
             if ts[0] == PREPARING:
                 first = len(out)
                 self._discover(state, task, ts, out)
                 out.extend(batch_cuts(out[first:], task.index, self.initiator, self.exact))
             else:
                 self._step(state, task, ts, out)
-        if self.initiator_fails:
-            out.append((-1, (("wf_end", -1, None, self.initiator, None, INITIATOR_DOWN),), END))
         return out
 
     def _discover(self, state: tuple[Any, ...], task: Task, ts: Any, out: list[Transition]) -> None:
@@ -366,44 +372,8 @@ class Model(Steps):
         view = self.view(option).view
         return list_events(option, view, task.index, self.initiator, task.rho)
 
-    def _tool_of(self, tasks: tuple[Any, ...], j: int) -> str | None:
-        task = self.tasks[j]
-        if task.tool is not None:
-            return task.tool
-        ts = tasks[j]
-        if isinstance(ts, tuple) and ts[0] == RUNNING and ts[6] == 0:
-            return self.option_list[ts[1]].tool
-        return None
-
-    def _ready(
-        self,
-        state: tuple[Any, ...],
-        task: Task,
-        oid: int,
-        evs: list[Event],
-        out: list[Transition],
-    ) -> None:
-        """As the engine's ``_ready``: wait for known dependencies, skip, or invoke; once
-        per way the caller's latest views can order the task by ``ProducesInputFor``."""
-        tasks, latest = state[0], state[3]
-        me = self.option_list[oid].tool
-        fed: dict[int, frozenset[bool]] = {}
-        if self.feeds_known:
-            requires = self.view(self.option_list[oid]).requires
-            for j in range(len(self.tasks)):
-                other = self._tool_of(tasks, j)
-                if j != task.index and other is not None and other not in requires:
-                    fed[j] = self._fed(other, me, latest)
-        js = sorted(fed)
-        for values in itertools.product(*(sorted(fed[j]) for j in js)):
-            chosen = dict(zip(js, values, strict=True))
-            self._ready_as(state, task, oid, list(evs), out, chosen)
-
-    def _fed(self, other: str, me: str, latest: tuple[Any, ...]) -> frozenset[bool]:
-        """Whether the caller's latest view of ``other`` says it produces input for ``me``:
-        as any view of ``other`` the caller can learn says (the engine keeps the latest
-        view per caller across instances: another one may have learned it last), or not
-        known while this instance has not discovered ``other``."""
+    def _feed_values(self, other: str, me: str) -> frozenset[bool]:
+        """What the views of ``other`` the caller can learn say of feeding ``me``."""
         values = self._feeding.get((other, me))
         if values is None:
             rhos = self._rhos()
@@ -414,44 +384,4 @@ class Model(Steps):
                     found.extend(o for o in options if o.tool == other)
             values = frozenset(me in self.view(o).feeds for o in found)
             self._feeding[(other, me)] = values
-        return values if other in dict(latest) else values | {False}
-
-    def _ready_as(
-        self,
-        state: tuple[Any, ...],
-        task: Task,
-        oid: int,
-        evs: list[Event],
-        out: list[Transition],
-        fed: dict[int, bool],
-    ) -> None:
-        """``_ready`` where ``fed[j]`` says whether task j's tool is known to feed it."""
-        tasks, status, known, latest = state
-        option = self.option_list[oid]
-        view = self.view(option)
-        me = option.tool
-        wait = False
-        for j in range(len(self.tasks)):
-            other = self._tool_of(tasks, j)
-            if j == task.index or other is None:
-                continue
-            required = other in view.requires or fed.get(j, False)
-            code = code_of(tasks[j])
-            if required:
-                if code in (FAILED, CANCELLED, SKIPPED):
-                    out.append((task.index, *self._over(state, task, FAILED, "dependency", evs)))
-                    return
-                if code != SUCCEEDED:
-                    wait = True
-            if other in view.exclusive and code in (RUNNING, SUCCEEDED, FAILED):
-                evs.append(self._ev("skip", task, me, ("exclusive_with", other)))
-                out.append((task.index, *self._over(state, task, SKIPPED, "exclusive", evs)))
-                return
-        if wait:
-            new = list(tasks)
-            new[task.index] = WAITING
-            evs2, nxt = self._advance(evs, new, status, known, latest)
-            out.append((task.index, tuple(evs2), nxt))
-            return
-        evs_t, nxt = self._invoke(state, task, oid, 0, evs)
-        out.append((task.index, evs_t, nxt))
+        return values

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from itertools import compress, repeat
+from operator import is_not
 from typing import Any
 
 from sim.properties import Monitor, Property
@@ -219,16 +221,18 @@ class FormulaTracker(Tracker):
             if bad:
                 return ps, k
         last = len(events) - 1
+        # the open scopes only (scanned in C: a step's cost is flat in the tasks)
+        opened = compress(range(len(slots)), map(is_not, slots, repeat(None)))
         if nxt is END:
             if instance and self._close(inst):
                 return ps, last
-            if any(self._close(s) for s in slots):
+            if any(self._close(slots[ti]) for ti in opened):
                 return ps, last
             return (None, (None,) * len(slots)), None
         tasks = nxt[0]
-        for ti, st in enumerate(slots):
-            if st is not None and not (isinstance(tasks[ti], tuple) and tasks[ti][0] == RUNNING):
-                if self._close(st):
+        for ti in opened:
+            if not (isinstance(tasks[ti], tuple) and tasks[ti][0] == RUNNING):
+                if self._close(slots[ti]):
                     return ps, last
                 slots[ti] = None
         return (inst, tuple(slots)), None

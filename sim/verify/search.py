@@ -28,14 +28,15 @@ from __future__ import annotations
 import functools
 import marshal
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from hashlib import blake2b
+from itertools import compress, repeat
 from typing import Any
 
 from sim.verify.model import Model
 from sim.verify.observe import Tracker
-from sim.verify.states import INIT, Event, Transition
+from sim.verify.states import END, INIT, Event, Transition
 
 
 @dataclass
@@ -53,20 +54,33 @@ class Outcome:
 
 
 def _digest(state: Any) -> bytes:
-    return blake2b(marshal.dumps(state), digest_size=16).digest()
+    return blake2b(marshal.dumps(state, 2), digest_size=16).digest()
 
 
-def _ample(state: Any, trs: list[Transition], isolated: frozenset[int]) -> list[Transition]:
-    if state == INIT or not isolated or len(trs) < 2:
-        return trs
-    others = [t for t in trs if t[0] not in isolated]
-    if others:
-        return others
-    for i in sorted(isolated):
-        mine = [t for t in trs if t[0] == i]
+def _running(codes: tuple[Any, ...], among: tuple[int, ...]) -> Iterator[int]:
+    """Those of the tasks ``among`` preparing or running (tuple-valued), scanned in C."""
+    return compress(among, map(isinstance, map(codes.__getitem__, among), repeat(tuple)))
+
+
+def _ample(
+    model: Model, state: Any, others: tuple[int, ...], isolated: tuple[int, ...]
+) -> list[Transition]:
+    """The transitions the reduced search takes in ``state``: those of the tasks
+    ``others`` while there are any, else those of the first task of ``isolated`` (by
+    index) that has some. Only those tasks' transitions are computed, so a step costs
+    the same however many isolated tasks wait (an initiator that can fail, whose moves
+    are the instance's, is never reduced)."""
+    if state == INIT or state is END:
+        return model.successors(state)
+    codes = state[0]
+    found = model.moves(state, map(model.tasks.__getitem__, _running(codes, others)))
+    if found:
+        return found
+    for i in _running(codes, isolated):
+        mine = model.moves(state, (model.tasks[i],))
         if mine:
             return mine
-    return trs
+    return []
 
 
 def explore(
@@ -81,7 +95,8 @@ def explore(
     it ``undecided`` too."""
     if give_up is not None and give_up():
         return Outcome("undecided", 0, 0, stopped="gave up")
-    isolated = frozenset(model.isolated) if reduce and not model.initiator_fails else frozenset()
+    isolated = tuple(sorted(model.isolated)) if reduce and not model.initiator_fails else ()
+    others = tuple(t.index for t in model.tasks if t.index not in model.isolated)
     start = (INIT, tracker.initial(model))
     seen = {_digest(start)}
     parents: list[tuple[int, tuple[Event, ...]]] = [(-1, ())]
@@ -98,9 +113,7 @@ def explore(
 
     while queue:
         sid, (ms, ps) = queue.popleft()
-        trs = model.successors(ms)
-        if isolated:
-            trs = _ample(ms, trs, isolated)
+        trs = _ample(model, ms, others, isolated) if isolated else model.successors(ms)
         for _, evs, nms in trs:
             transitions += 1
             nps, bad = tracker.step(model, ps, evs, nms, functools.partial(path_to, sid))

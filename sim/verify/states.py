@@ -6,7 +6,8 @@ on them the model and its search share.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import compress, repeat
 from typing import Any
 
 # task codes (as the engine's workflows)
@@ -17,6 +18,8 @@ ASK, FLIGHT, EXEC, RESUME, COLLECT = range(5)
 INIT: tuple[Any, ...] = ("init",)
 END: tuple[Any, ...] = ("end",)
 
+#: a task just made ready: its own need, route and view not chosen yet, no fallback
+FRESH: tuple[Any, ...] = (PREPARING, None, 0)
 INITIATOR_DOWN = (("status", "failed"), ("reason", "initiator_down"))
 Event = tuple[str, int, str | None, str, str | None, tuple[tuple[str, Any], ...]]
 Transition = tuple[int, tuple[Event, ...], Any]
@@ -47,6 +50,29 @@ def code_of(state: Any) -> int:
     return state if isinstance(state, int) else state[0]
 
 
+def active(codes: Sequence[Any]) -> Iterator[int]:
+    """The indices of the tasks preparing or running (the tuple-valued entries of a
+    state's ``tasks``: every other task state is an int), in index order; lazy, and
+    scanned in C (no interpreted step per task)."""
+    return compress(range(len(codes)), map(isinstance, codes, repeat(tuple)))
+
+
+def dependents(tasks: Sequence[Task]) -> tuple[tuple[int, ...], ...]:
+    """Per task, the tasks ordered after it under ≺ (those its end can make ready)."""
+    out: list[list[int]] = [[] for _ in tasks]
+    for task in tasks:
+        for j in task.after:
+            out[j].append(task.index)
+    return tuple(tuple(x) for x in out)
+
+
+def watchers(possible: Sequence[frozenset[str]], tools: Iterable[str]) -> tuple[int, ...]:
+    """The tasks (by index, ascending) whose tool can be one of ``tools``, where
+    ``possible[j]`` is every tool task j can be calling (:meth:`Model._tool_of`)."""
+    wanted = frozenset(tools)
+    return tuple(j for j, mine in enumerate(possible) if mine & wanted)
+
+
 def batch_cuts(
     trs: Sequence[Transition], index: int, initiator: str, exact: bool
 ) -> list[Transition]:
@@ -63,10 +89,12 @@ def batch_cuts(
             continue
         if any(ev[0] == "_failed" and ("reason", "discovery_timeout") in ev[5] for ev in evs):
             continue
-        if any(
-            code_of(s) in (PREPARING, RUNNING) and not (j > index and s == (PREPARING, None, 0))
-            for j, s in enumerate(nxt[0])
-        ):
+        # something runs but the untouched tasks after this one (C-level scans)
+        codes = nxt[0]
+        later = codes[index + 1 :]
+        if any(map(isinstance, codes[: index + 1], repeat(tuple))) or sum(
+            map(isinstance, later, repeat(tuple))
+        ) > later.count(FRESH):
             continue
         status = nxt[1]
         detail = (("status", status[0]), ("reason", status[1])) if exact else ()
