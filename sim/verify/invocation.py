@@ -99,11 +99,13 @@ class Steps:
         every state: no pending task has all its ≺ predecessors ended well while the
         instance has not failed, so only the dependents of a task that just ended and the
         waiting tasks it releases need looking at (a cost per step flat in the tasks)."""
+        prepared = False
         if not status:
             for i in range(len(tasks)) if woken is None else woken:
                 if tasks[i] == PENDING and all(tasks[j] in DONE_OK for j in self.tasks[i].after):
                     tasks[i] = FRESH
-        if next(active(tasks), None) is None:
+                    prepared = True
+        if not prepared and next(active(tasks), None) is None:
             detail: tuple[tuple[str, Any], ...] = ()
             if not status:
                 if tasks.count(SUCCEEDED) + tasks.count(SKIPPED) == len(tasks):
