@@ -4,7 +4,7 @@ Each mutant (:mod:`benchmarks.mutation`) is validated through the command line a
 validates, run for a short replication whose trace must keep ``conservation`` and
 ``route_validity``. The table counts the outcomes per mutator; the target is no finding
 (no traceback from ``validate``, no crashed replication, no broken invariant, no mutant
-over its deadline). ``make test`` runs the quick form (``tests/test_fuzz.py``).
+over its deadline). ``make test`` runs the quick form (``tests/scenario/test_fuzz.py``).
 """
 
 from __future__ import annotations

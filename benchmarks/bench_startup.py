@@ -134,7 +134,7 @@ def run(quick: bool = False) -> Section:
         "answers `initialize` on stdin.",
         "The ratio is to the baseline measured in the same run; rounds interleave the "
         "commands; medians (and the slowest round).",
-        "What each command imports is pinned by tests/test_startup_imports.py.",
+        "What each command imports is pinned by tests/cli/test_startup_imports.py.",
     ]
     if quick:
         notes.append(

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+from tests.harness.small_mesh import SMALL_FILE
+
 #: The default suite draws the same examples on every run and machine (derandomized):
 #: a CI run cannot fail on a drawing nobody can reproduce. ``make fuzz`` loads
 #: ``explore`` (HYPOTHESIS_PROFILE=explore): new random drawings each round.
@@ -21,8 +23,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
 
-#: the browser tests' page and Chromium, built once per session (tests/browser_page.py)
-pytest_plugins = ["browser_page"]
+#: the browser tests' page and Chromium, built once per session (tests/harness/browser_page.py)
+pytest_plugins = ["tests.harness.browser_page"]
 
 
 @pytest.fixture(scope="session")
@@ -191,7 +193,7 @@ def train_mutations(train_trace: Events) -> dict[str, Events]:
 
 # --- a small compare with its figures (the experiments tests) ---
 
-SMALL_MESH = REPO / "tests" / "fixtures" / "scenarios" / "small_mesh.yaml"
+SMALL_MESH = SMALL_FILE
 
 
 @pytest.fixture(scope="session")

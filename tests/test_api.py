@@ -39,7 +39,7 @@ def test_the_package_docstring_example_runs(
     assert namespace["metrics"]["workflows"]["started"] > 0  # type: ignore[index]
 
 
-# The README's console examples print what it shows: tests/test_docs_examples.py, which
+# The README's console examples print what it shows: tests/docs/test_examples.py, which
 # runs every shell block of README.md and docs/ (one place for that fact).
 
 

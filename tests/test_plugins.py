@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from plugin_commands import EXAMPLE, REPO, assert_one_error, sim
 
 from sim.admission import load_scenario, parse_scenario
 from sim.cli import main
 from sim.mesh import ProtocolGraph, RouterError, make_router
 from sim.mesh.routing import DijkstraRouter
 from sim.scenario import ScenarioError
+from tests.harness.plugin_commands import EXAMPLE, REPO, assert_one_error, sim
 
 SCENARIO = EXAMPLE / "scenario.yaml"
 AVOIDED = "gw1"
@@ -190,7 +190,7 @@ def test_validate_exits_2_on_a_plugin_that_cannot_be_imported(tmp_path: Path) ->
 )
 def test_a_bad_cost_is_an_error_naming_the_plugin(cls: str, words: list[str]) -> None:
     scenario, _ = parse_scenario(
-        _with_routers(f'  - {{name: broken, plugin: "test_plugins:{cls}"}}\n'), "plug.yaml"
+        _with_routers(f'  - {{name: broken, plugin: "tests.test_plugins:{cls}"}}\n'), "plug.yaml"
     )
     router = make_router("broken", ProtocolGraph.from_scenario(scenario), scenario)
     assert router.name == "broken"
@@ -203,10 +203,10 @@ def test_a_bad_cost_is_an_error_naming_the_plugin(cls: str, words: list[str]) ->
 def test_a_bad_cost_in_a_run_is_a_recorded_failed_replication(tmp_path: Path) -> None:
     scenario = tmp_path / "neg.yaml"
     scenario.write_text(
-        _with_routers('  - {name: broken, plugin: "test_plugins:NegativeRouter"}\n'),
+        _with_routers('  - {name: broken, plugin: "tests.test_plugins:NegativeRouter"}\n'),
         encoding="utf-8",
     )
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parent))
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
     done = subprocess.run(
         [
             sys.executable,

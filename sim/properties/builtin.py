@@ -3,7 +3,7 @@
 ``write_approval`` is one fixed formula; ``exclusive`` and ``requires_order`` are
 formulas built from the scenario's relations (passed in as plain data: tool pairs, the
 tools each workflow's tasks name, the task ids). Each flags exactly the scopes its
-built-in check flags (tests/test_properties_builtin.py proves it on mutated and generated
+built-in check flags (tests/properties/test_builtin.py proves it on mutated and generated
 traces). ``recovery``, ``lts``, ``conservation`` and ``route_validity`` have no formula
 here: docs/properties.md says why.
 """

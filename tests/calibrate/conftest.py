@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from calibrate_traces import MESH
 
 from sim.calibrate.calibration import Source, load
+from tests.harness.calibrate_traces import MESH
 
 
 @pytest.fixture

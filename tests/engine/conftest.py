@@ -5,12 +5,12 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from parts import MESH, make_kernel
 
 from sim.engine.kernel import Kernel
 from sim.mesh.graph import ProtocolGraph
 from sim.scenario import parse_scenario
 from sim.scenario.model import Scenario
+from tests.harness.engine_parts import MESH, make_kernel
 
 
 @pytest.fixture(scope="session")

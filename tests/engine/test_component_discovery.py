@@ -9,12 +9,11 @@ import json
 import textwrap
 from typing import Any
 
-from parts import MESH
-
 from sim.engine.guard import UNBOUNDED
 from sim.engine.simulation import Replication
 from sim.engine.trace import TraceWriter
 from sim.scenario import parse_scenario
+from tests.harness.engine_parts import MESH
 
 
 def run(mesh_text: str) -> tuple[list[float], list[dict[str, Any]]]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 
 import pytest
-from parts import lines
 
 from sim.engine.failures import Failures, Suspicion
 from sim.engine.faults import Outage, attach
@@ -14,6 +13,7 @@ from sim.engine.topology import Node, Topology
 from sim.mesh.graph import ProtocolGraph
 from sim.mesh.routing import NO_DOWN
 from sim.scenario.model import FailureSpec
+from tests.harness.engine_parts import lines
 
 
 def outage(

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from parts import lines, make_kernel
 
 from sim.engine.kernel import Kernel
 from sim.engine.metrics import WorkflowCounters
@@ -14,6 +13,7 @@ from sim.engine.recorder import METHODS, Recorder
 from sim.engine.topology import LinkState
 from sim.engine.trace import NULL, owner_fragment
 from sim.vocabulary import LABELS, line_problems
+from tests.harness.engine_parts import lines, make_kernel
 
 
 def test_later_runs_callbacks_at_now_plus_delay_in_fifo_order(kernel: Kernel) -> None:

@@ -6,8 +6,6 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from parts import Outcomes, Sent, lines
-
 from sim.calculus.lts import TAU
 from sim.calculus.mcp import ALL_FIELDS
 from sim.engine.caller import Approval, Caller
@@ -24,6 +22,7 @@ from sim.mesh.graph import ProtocolGraph
 from sim.mesh.registry import make_router
 from sim.mesh.routing import NO_DOWN
 from sim.scenario.model import Scenario
+from tests.harness.engine_parts import Outcomes, Sent, lines
 
 
 def world(kernel: Kernel, mesh: Scenario, graph: ProtocolGraph) -> dict[str, Any]:

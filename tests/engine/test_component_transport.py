@@ -7,7 +7,6 @@ from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
-from parts import lines, make_kernel
 
 from sim.engine.kernel import Kernel
 from sim.engine.paths import Hop, Path, stretch_ends
@@ -18,6 +17,7 @@ from sim.engine.transport import Message, Transport
 from sim.mesh.graph import ProtocolGraph
 from sim.mesh.registry import make_router
 from sim.mesh.routing import NO_DOWN
+from tests.harness.engine_parts import lines, make_kernel
 
 
 class Owner:

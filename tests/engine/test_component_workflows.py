@@ -7,7 +7,6 @@ import random
 from typing import Any
 
 import pytest
-from parts import lines
 
 from sim.calculus.mcp import ALL_FIELDS
 from sim.engine.kernel import Kernel
@@ -20,6 +19,7 @@ from sim.mesh.graph import ProtocolGraph
 from sim.mesh.registry import make_router
 from sim.mesh.routing import NO_DOWN
 from sim.scenario.model import Scenario
+from tests.harness.engine_parts import lines
 
 
 class Known:

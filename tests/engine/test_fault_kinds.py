@@ -15,7 +15,6 @@ from typing import Any, ClassVar, Literal
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from parts import MESH
 
 from sim.conformance.checks import check_trace
 from sim.engine import run_replication
@@ -25,6 +24,7 @@ from sim.scenario import ScenarioError, parse_scenario
 from sim.scenario.model import FAULT_KINDS, LinkFaultSpec, Probability, register_fault_kind
 from sim.scenario.schema import scenario_json_schema
 from sim.vocabulary.labels import LABELS
+from tests.harness.engine_parts import MESH
 
 
 class CorruptSpec(LinkFaultSpec):

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 import simpy
-from parts import MESH
 
 from sim.approval import ApprovalPolicy, DescriptorRule
 from sim.calculus.mcp import ALL_FIELDS
@@ -24,6 +23,7 @@ from sim.engine.trace import TraceWriter
 from sim.engine.views import ToolRT, make_view
 from sim.scenario import parse_scenario
 from sim.scenario.model import Scenario
+from tests.harness.engine_parts import MESH
 
 
 def test_a_failed_event_nobody_defused_crashes_the_run_as_in_simpy() -> None:

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 import simpy
-from parts import MESH
 
 from sim.engine import ReplicationError, run_replication
 from sim.engine.guard import MEMORY_HEADROOM, UNBOUNDED, Guard, Runaway, resident_bytes
@@ -21,6 +20,7 @@ from sim.engine.simulation import Replication
 from sim.engine.trace import TraceWriter
 from sim.scenario import load_scenario, parse_scenario
 from sim.scenario.model import Scenario
+from tests.harness.engine_parts import MESH
 
 
 def test_a_small_world_runs_unfrozen_and_keeps_the_collector_s_counts(mesh: Scenario) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from live_paths import TINY
 
 from sim.calculus.mcp import ALL_FIELDS, PROTOCOL_FIELDS
 from sim.live.envelope import Envelope, Leg, arriving, route_json
@@ -14,6 +13,7 @@ from sim.live.payload import Call, Descriptor
 from sim.mesh.graph import ProtocolGraph
 from sim.mesh.registry import make_router
 from sim.scenario import load_scenario
+from tests.harness.live_paths import TINY
 
 
 @pytest.fixture(scope="module")

@@ -7,12 +7,12 @@ import time
 from pathlib import Path
 
 import pytest
-from live_paths import SMALL, TINY
 
 from sim.live.clock import DownLog, SceneClock
 from sim.live.faults import Fault, faults
 from sim.live.layout import LiveError, layout
 from sim.scenario import load_scenario, parse_scenario
+from tests.harness.live_paths import SMALL, TINY
 
 
 def test_one_process_per_agent_unless_too_many() -> None:

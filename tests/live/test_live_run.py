@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -13,61 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from live_paths import ROOT, TINY
 
 from sim.vocabulary.lines import line_problems
-
-
-def live(*args: str, cwd: Path = ROOT, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "sim", "live", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-def ours(marker: str) -> list[str]:
-    """Processes still running whose command line names ``marker``."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-            except OSError:
-                continue
-            if marker in cmd and "pytest" not in cmd:
-                found.append(cmd)
-    return found
-
-
-@pytest.fixture(scope="session")
-def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """One live run shared by the tests that read it, made once whatever the number of
-    xdist workers: the first worker runs it under a lock, the others read its files."""
-    import fcntl
-
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # this session's
-    out = shared / "live-tiny"
-    with open(shared / "live-tiny.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (out / "done.json").exists():
-            done = live(str(TINY), "--out", str(out), "--capture", "--quiet")
-            (out / "done.json").write_text(
-                json.dumps(
-                    {"returncode": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
-                )
-            )
-        saved = json.loads((out / "done.json").read_text())
-    done = subprocess.CompletedProcess(
-        ["live"], saved["returncode"], saved["stdout"], saved["stderr"]
-    )
-    run = out / "dijkstra" / "live-0"
-    trace = [json.loads(x) for x in (run / "trace.jsonl").read_text().splitlines()]
-    return {"done": done, "out": out, "run": run, "trace": trace,
-            "metrics": json.loads((run / "metrics.json").read_text())}  # fmt: skip
+from tests.harness.live_paths import ROOT, TINY
+from tests.harness.live_runs import live, ours
 
 
 def test_a_live_run_ends_cleanly_and_leaves_nothing_running(tiny: dict[str, Any]) -> None:

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from live_paths import ROOT, SMALL
+
+from tests.harness.live_paths import ROOT, SMALL
 
 pytestmark = pytest.mark.slow
 
@@ -37,7 +38,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_every_process_is_gone_and_the_checks_pass(runs: Path) -> None:
-    from test_live_run import ours
+    from tests.harness.live_runs import ours
 
     assert ours(str(runs)) == []
     for router in ("dijkstra", "resilient"):

@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from live_paths import TINY
-from test_live_run import tiny  # noqa: F401 - the shared live run (a session fixture)
 
 from sim.cli import main
 from sim.otel.context import parse_traceparent
+from tests.harness.live_paths import TINY
 
 
 def contexts(trace: list[dict[str, Any]]) -> dict[tuple[str, int], str]:
@@ -26,7 +25,7 @@ def contexts(trace: list[dict[str, Any]]) -> dict[tuple[str, int], str]:
     }
 
 
-def test_each_instance_has_one_context_on_its_start_and_calls(tiny: dict[str, Any]) -> None:  # noqa: F811
+def test_each_instance_has_one_context_on_its_start_and_calls(tiny: dict[str, Any]) -> None:
     trace = tiny["trace"]
     started = contexts(trace)
     assert started and all(parse_traceparent(v) is not None for v in started.values())
@@ -53,7 +52,7 @@ def _meta(body: dict[str, Any]) -> dict[str, Any]:
     return dict(params.get("_meta") or {})
 
 
-def test_every_hop_passes_the_context_on(tiny: dict[str, Any]) -> None:  # noqa: F811
+def test_every_hop_passes_the_context_on(tiny: dict[str, Any]) -> None:
     started = set(contexts(tiny["trace"]).values())
     wire = tiny["run"] / "wire"
     seen: dict[str, set[str]] = defaultdict(set)
@@ -67,7 +66,7 @@ def test_every_hop_passes_the_context_on(tiny: dict[str, Any]) -> None:  # noqa:
     assert set().union(*seen.values()) <= started  # nothing but the instances' contexts
 
 
-def test_export_otel_makes_each_instance_one_trace(tiny: dict[str, Any], tmp_path: Path) -> None:  # noqa: F811
+def test_export_otel_makes_each_instance_one_trace(tiny: dict[str, Any], tmp_path: Path) -> None:
     trace = tiny["trace"]
     out = tmp_path / "spans.json"
     argv = ["export", "otel", str(tiny["run"] / "trace.jsonl"), "--scenario", str(TINY)]
@@ -115,8 +114,9 @@ def test_a_served_mcp_server_behind_the_mesh_records_the_instances_trace(tmp_pat
     that reach it carry their instance's context, which its session trace records; the
     exported spans of both traces share each instance's trace id."""
     import yaml
-    from mcp_http import http_server
-    from test_live_run import live
+
+    from tests.harness.live_runs import live
+    from tests.harness.mcp_http import http_server
 
     scenario = {
         "name": "traced-desk", "seed": 1, "duration": 2, "routers": ["dijkstra"],

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from live_paths import ROOT
 
 from sim.live.merge import merge, read_parts, reconcile_kills
 from sim.live.metrics import live_metrics, percentile
 from sim.vocabulary import FIELD_NAMES
+from tests.harness.live_paths import ROOT
 
 
 def line(t: float, label: str, agent: str = "a", **kw: Any) -> dict[str, Any]:

@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 import yaml
-from live_paths import ROOT
-from test_live_run import live, ours
+
+from tests.harness.live_paths import ROOT
+from tests.harness.live_runs import live, ours
 
 SERVER = ROOT / "tests" / "mcp_servers" / "fastmcp_server.py"
 
@@ -128,7 +129,7 @@ def test_a_real_server_over_http_and_one_that_lacks_a_tool(tmp_path: Path) -> No
 
 
 def test_a_killed_gateway_and_a_cut_link_are_real_and_accounted_for(tmp_path: Path) -> None:
-    from live_paths import TINY
+    from tests.harness.live_paths import TINY
 
     data = yaml.safe_load(TINY.read_text())
     data["duration"] = 5

@@ -10,7 +10,6 @@ from typing import Any
 
 import anyio
 import pytest
-from live_paths import TINY
 
 from sim.live.clock import DownLog, SceneClock
 from sim.live.envelope import Envelope
@@ -19,6 +18,7 @@ from sim.live.payload import Call
 from sim.live.toolserver import Simulated, ToolHost
 from sim.mesh.graph import ProtocolGraph
 from sim.scenario import load_scenario
+from tests.harness.live_paths import TINY
 
 SPEED = 50.0  # scenario seconds per wall second: the service times pass quickly
 

@@ -11,7 +11,7 @@ same way, a write after its approve, ...), and calls the handler for everything 
 (any violation, any case not known in advance). A handler whose work cannot matter is
 not called at all (``recovery`` while no error awaits its strategy, ``route_validity``'s
 ``send``/``deliver`` while every node is up). The verdicts are those of the handlers
-alone (tests/test_conformance_loop.py runs both ways on mutated traces).
+alone (tests/conformance/test_loop.py runs both ways on mutated traces).
 
 The most frequent labels (``hop``, ``send``, ``deliver``, ``call``, ``validate``,
 ``execute``, ``result``, ``approve``) have a branch of their own, chosen by the label's

@@ -1,0 +1,1 @@
+"""Tests of the documentation: docs/ and README.md run as written."""

@@ -1,0 +1,9 @@
+"""The small mesh scenario (tests/fixtures/scenarios/small_mesh.yaml): its path and its text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+#: the scenario of conftest's ``small_drawn`` and of the compare and store tests
+SMALL_FILE = Path(__file__).resolve().parents[1] / "fixtures" / "scenarios" / "small_mesh.yaml"
+SMALL = SMALL_FILE.read_text(encoding="utf-8")

@@ -1,0 +1,1 @@
+"""Tests of the repository as a whole: its layers, its files, its benchmarks."""

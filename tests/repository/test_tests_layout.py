@@ -1,0 +1,179 @@
+"""The tests mirror the package and share code through one module (docs/testing.md).
+
+``tests/<package>/test_*.py`` tests ``sim/<package>/``; ``tests/test_<module>*.py`` tests the
+top-level module ``sim/<module>.py``; ``tests/repository/`` and ``tests/docs/`` test the
+repository and its pages as a whole. Code that several test modules use lives in
+``tests.harness`` (fixtures in the ``conftest.py`` files): no test module imports another,
+neither by its package name (``tests.engine.test_trace``) nor by a bare name of a file that
+sits in ``tests/`` (``from test_signals import …``, ``from parts import …``).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parents[1]
+#: folders of tests/ that hold no test module of a package (data, scripts, the shared code)
+NOT_MIRRORS = frozenset({"fixtures", "mcp_servers", "harness", "__pycache__"})
+#: folders of tests/ that test the repository rather than one package of sim
+WHOLE = frozenset({"repository", "docs"})
+SHARED = "tests.harness"
+
+
+def _local_names(tests: Path) -> frozenset[str]:
+    """Every name a bare import could reach a Python file of ``tests/`` by: the files' stems
+    and the folders that hold them (the data under ``fixtures/`` is no module)."""
+    names: set[str] = set()
+    for path in tests.rglob("*.py"):
+        rel = path.relative_to(tests)
+        if rel.parts[0] not in ("fixtures", "__pycache__"):
+            names |= {path.stem, *rel.parts[:-1]}
+    return frozenset(names - {"__init__"})
+
+
+def _imported(tree: ast.Module) -> list[tuple[int, int, str]]:
+    """(line, column, dotted name) of every import in the module, at any depth."""
+    found: list[tuple[int, int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, node.col_offset + 1, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = "." * node.level + (node.module or "")
+            if (
+                node.module is None or node.module == "tests"
+            ):  # from . import x, from tests import x
+                sep = "" if node.module is None else "."
+                found += [
+                    (node.lineno, node.col_offset + 1, base + sep + a.name) for a in node.names
+                ]
+            else:
+                found.append((node.lineno, node.col_offset + 1, base))
+    return sorted(found)
+
+
+def import_problems(tests: Path) -> list[str]:
+    """``file:line:col: imports NAME: why`` for every import in ``tests/`` of another test
+    module; the shared code (``tests.harness``) may import its own modules only."""
+    local = _local_names(tests)
+    problems = []
+    for path in sorted(tests.rglob("*.py")):
+        rel = path.relative_to(tests.parent)
+        if rel.parts[1] in NOT_MIRRORS - {"harness"}:
+            continue  # data and server scripts run as their own processes
+        in_harness = rel.parts[1] == "harness"
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(rel))
+        for line, col, name in _imported(tree):
+            head = name.split(".")[0]
+            if name.startswith("."):
+                why = "a relative import of a test module"
+            elif name == SHARED or name.startswith(SHARED + "."):
+                continue
+            elif head == "tests":
+                why = "a test module imports another (share it through tests.harness)"
+            elif head in local:
+                why = "a bare import of a file in tests/ (import it from tests.harness)"
+            else:
+                continue
+            if in_harness and why.startswith("a relative"):
+                continue  # tests.harness's modules importing each other
+            problems.append(f"{rel}:{line}:{col}: imports {name}: {why}")
+    return problems
+
+
+def layout_problems(tests: Path, sim: Path) -> list[str]:
+    """``path: why`` for every test module that is not where the package it tests says."""
+    packages = {p.parent.name for p in sim.glob("*/__init__.py")}
+    modules = {p.stem.strip("_") for p in sim.glob("*.py")} - {"init"}
+    problems = []
+    for path in sorted(tests.rglob("test_*.py")):
+        rel = path.relative_to(tests.parent)
+        parts = rel.parts[1:]
+        if len(parts) == 1:
+            stem = path.stem.removeprefix("test_")
+            if not any(stem == m or stem.startswith(m + "_") for m in modules):
+                problems.append(f"{rel}: no top-level module sim/{stem.split('_')[0]}.py")
+        elif parts[0] in NOT_MIRRORS:
+            problems.append(f"{rel}: a test module in {parts[0]}/, which holds no tests")
+        elif parts[0] not in packages | WHOLE:
+            problems.append(f"{rel}: no package sim/{parts[0]}/")
+        elif len(parts) > 2:
+            problems.append(f"{rel}: deeper than tests/<package>/test_*.py")
+        elif not (path.parent / "__init__.py").is_file():
+            problems.append(f"{rel}: its folder has no __init__.py (tests/ is a package)")
+    return problems
+
+
+def test_no_test_module_imports_another() -> None:
+    assert import_problems(TESTS) == []
+
+
+def test_every_test_module_sits_where_its_package_is() -> None:
+    assert layout_problems(TESTS, TESTS.parent / "sim") == []
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root / "tests"
+
+
+def test_an_import_of_a_test_module_is_named_with_its_place(tmp_path: Path) -> None:
+    tests = _tree(
+        tmp_path,
+        {
+            "tests/__init__.py": "",
+            "tests/harness/__init__.py": "",
+            "tests/harness/runs.py": "from . import other\nfrom tests.harness import other\n",
+            "tests/engine/__init__.py": "",
+            "tests/engine/parts.py": "X = 1\n",
+            "tests/engine/test_a.py": (
+                "import json\nfrom tests.harness.runs import run\nfrom sim import engine\n"
+                "from tests.engine.test_b import B\n"
+                "def f():\n    from test_b import C\n"
+                "from parts import X\nfrom tests.engine import test_b\nfrom . import test_b\n"
+            ),
+            "tests/engine/test_b.py": "B = C = 1\n",
+            "tests/fixtures/server.py": "from parts import X\n",
+        },
+    )
+    assert import_problems(tests) == [
+        "tests/engine/test_a.py:4:1: imports tests.engine.test_b: a test module imports "
+        "another (share it through tests.harness)",
+        "tests/engine/test_a.py:6:5: imports test_b: a bare import of a file in tests/ "
+        "(import it from tests.harness)",
+        "tests/engine/test_a.py:7:1: imports parts: a bare import of a file in tests/ "
+        "(import it from tests.harness)",
+        "tests/engine/test_a.py:8:1: imports tests.engine: a test module imports another "
+        "(share it through tests.harness)",
+        "tests/engine/test_a.py:9:1: imports .test_b: a relative import of a test module",
+    ]
+
+
+def test_a_test_module_out_of_place_is_named(tmp_path: Path) -> None:
+    tests = _tree(
+        tmp_path,
+        {
+            "sim/__init__.py": "",
+            "sim/__main__.py": "",
+            "sim/approval.py": "",
+            "sim/engine/__init__.py": "",
+            "tests/test_approval_plugins.py": "",
+            "tests/test_main_dependencies.py": "",
+            "tests/test_engine_trace.py": "",
+            "tests/engine/__init__.py": "",
+            "tests/engine/test_trace.py": "",
+            "tests/engine/deep/test_x.py": "",
+            "tests/enginee/test_y.py": "",
+            "tests/harness/test_z.py": "",
+            "tests/repository/test_w.py": "",
+        },
+    )
+    assert layout_problems(tests, tmp_path / "sim") == [
+        "tests/engine/deep/test_x.py: deeper than tests/<package>/test_*.py",
+        "tests/enginee/test_y.py: no package sim/enginee/",
+        "tests/harness/test_z.py: a test module in harness/, which holds no tests",
+        "tests/repository/test_w.py: its folder has no __init__.py (tests/ is a package)",
+        "tests/test_engine_trace.py: no top-level module sim/engine.py",
+    ]
