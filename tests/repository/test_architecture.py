@@ -25,7 +25,8 @@ BEGIN = (
 )
 END = "<!-- /layers -->"
 ARROWS_BEGIN = (
-    "<!-- arrows: printed by `python tests/test_architecture.py --arrows`; the test compares -->"
+    "<!-- arrows: printed by `python tests/repository/test_architecture.py --arrows`;"
+    " the test compares -->"
 )
 ARROWS_END = "<!-- /arrows -->"
 
@@ -377,7 +378,9 @@ def test_the_doc_carries_the_diagram_of_the_rules() -> None:
     text = DOC.read_text(encoding="utf-8")
     assert ARROWS_BEGIN in text and ARROWS_END in text, "docs/architecture.md lost its arrows"
     shown = text.split(ARROWS_BEGIN, 1)[1].split(ARROWS_END, 1)[0].strip()
-    assert shown == diagram(), "run python tests/test_architecture.py --arrows and paste it"
+    assert shown == diagram(), (
+        "run python tests/repository/test_architecture.py --arrows and paste it"
+    )
 
 
 def test_the_diagram_draws_only_the_arrows_nothing_else_implies() -> None:
