@@ -11,6 +11,7 @@ sits in ``tests/`` (``from test_signals import …``, ``from parts import …``)
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -32,10 +33,23 @@ def _local_names(tests: Path) -> frozenset[str]:
     return frozenset(names - {"__init__"})
 
 
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement of ``body`` and of the blocks inside it (imports are statements:
+    no need to visit the expressions, most of a module's nodes)."""
+    for stmt in body:
+        yield stmt
+        for block in ("body", "orelse", "finalbody"):
+            yield from _statements(getattr(stmt, block, []))
+        for handler in getattr(stmt, "handlers", []):
+            yield from _statements(handler.body)
+        for case in getattr(stmt, "cases", []):
+            yield from _statements(case.body)
+
+
 def _imported(tree: ast.Module) -> list[tuple[int, int, str]]:
     """(line, column, dotted name) of every import in the module, at any depth."""
     found: list[tuple[int, int, str]] = []
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             found += [(node.lineno, node.col_offset + 1, a.name) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
