@@ -188,14 +188,14 @@ def _routers(text: str) -> list[str]:
 def compare(args: argparse.Namespace) -> int:
     """Run the comparison; print where the report is; 0, or 2 on bad input or a crashed run.
 
-    With local workers the figures' pool is forked first, before the engine is imported,
-    to import matplotlib while this process imports the engine and loads the scenario
-    (:func:`sim.experiments.figures.drawing_pool`)."""
+    The figures' pool is forked first, before the engine is imported, to import
+    matplotlib while this process imports the engine and loads the scenario
+    (:func:`sim.experiments.figures.drawing_pool`; with Dask too: the figures are drawn
+    on this machine, beside the results folder, while the cluster runs)."""
     from sim.experiments.executors import default_jobs
     from sim.experiments.figures import drawing_pool
 
-    local = args.executor == "local" and args.plots
-    drawers = drawing_pool(args.jobs or default_jobs()) if local else None
+    drawers = drawing_pool(args.jobs or default_jobs()) if args.plots else None
     code = EXIT_BAD_INPUT
     try:
         code = _compare(args, drawers)

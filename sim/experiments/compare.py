@@ -127,7 +127,8 @@ class PageAhead:
     """What the page needs and a ``compare`` builds or reads before its runs are over
     (:class:`~sim.view.data.Ahead`), so that less is left to do once they are: the
     scenario's mesh and digest as the runs' worker cache built them (:func:`kept_page`:
-    the parent of forked workers, or this process running them), and each finished run's
+    the parent of forked workers, or this process running them), else built at the
+    first finished run (workers elsewhere: Dask's, spawned ones), and each finished run's
     fragment, read as its record comes (runs of ``scenario`` only, the one the page
     shows; the others' fragments are checked with another)."""
 
@@ -142,11 +143,17 @@ class PageAhead:
         self._fp = next((t.fingerprint for t in tasks if t.scenario is scenario), "")
         self._ahead: Ahead | None = None
 
-    def ahead(self) -> Ahead | None:
+    def ahead(self, build: bool = False) -> Ahead | None:
         """What is built and read so far (None: nothing, when no run of this process's
-        worker cache was of the page's scenario)."""
+        worker cache was of the page's scenario); ``build``: else build the mesh and
+        digest now (workers this process did not fork, e.g. Dask's: it waits for them)."""
         if self._ahead is None:
             known = kept_page(self._scenario, self._fp)
+            if known is None and build:
+                from sim.view.fragment import scenario_digest
+                from sim.view.mesh import mesh_from_scenario
+
+                known = (mesh_from_scenario(self._scenario), scenario_digest(self._scenario))
             if known is not None:
                 from sim.view.data import Ahead
 
@@ -156,7 +163,7 @@ class PageAhead:
     def run_kept(self, base: Path, record: RunRecord) -> None:
         """``record``'s run is finished and ok: read its fragment now (never fatal to the
         runs: a fragment not read here is read with the page, which reports the error)."""
-        if record.point in self._points and (ahead := self.ahead()) is not None:
+        if record.point in self._points and (ahead := self.ahead(build=True)) is not None:
             with contextlib.suppress(Exception):
                 ahead.read(run_dir(base, record.point, record.router, record.rep))
 

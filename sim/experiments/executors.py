@@ -50,6 +50,24 @@ class ExecutorHandle:
     _closed: bool = False
     #: how a pool starts its workers ("fork", "spawn", "forkserver"; "" when no pool)
     start_method: str = ""
+    #: the Dask client (``kind == "dask"``), else None
+    client: Any = None
+
+    def share(self, value: Any) -> Any:
+        """``value`` as this executor's tasks take it: on Dask scattered once to every
+        worker (``broadcast``, under a random key: never hashed by pickling), a future
+        that a task's arguments resolve to the value; else ``value`` itself."""
+        if self.client is None:
+            return value
+        return self.client.scatter(value, broadcast=True, hash=False)
+
+    def submit_named(self, key: str, fn: Callable[..., Any], /, *args: Any) -> Future[Any]:
+        """Submit ``fn(*args)``; on Dask under the explicit ``key`` (unique to the task
+        and the experiment) and not pure: Dask would otherwise name the task by
+        tokenizing ``fn`` and every argument, pickling them (a scenario included)."""
+        if self.client is None:
+            return self.executor.submit(fn, *args)
+        return self.executor.submit(fn, *args, key=key, pure=False)
 
     def inherits(self) -> bool:
         """True when this is a pool whose workers are yet to be forked from this process:
@@ -133,7 +151,7 @@ def make_executor(
         client = Client(scheduler)  # type: ignore[no-untyped-call]
         workers = len(client.scheduler_info().get("workers", {})) or 1
         executor = client.get_executor()  # type: ignore[no-untyped-call]
-        return ExecutorHandle(executor, "dask", workers, [client.close])
+        return ExecutorHandle(executor, "dask", workers, [client.close], client=client)
     raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, not '{kind}'")
 
 

@@ -30,6 +30,7 @@ import json
 import shutil
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -95,18 +96,18 @@ class Task:
     def __reduce__(self) -> Any:
         if not self.scenario_file:
             return super().__reduce__()
+        return (shipped_task, (self.scenario_file, *self.fields()))
+
+    def fields(self) -> tuple[Any, ...]:
+        """Everything but the scenario (small, picklable): :func:`execute_shared`'s."""
         return (
-            shipped_task,
-            (
-                self.scenario_file,
-                self.fingerprint,
-                self.router,
-                self.rep,
-                self.run_dir,
-                self.point,
-                self.trace_level,
-                self.guard,
-            ),
+            self.fingerprint,
+            self.router,
+            self.rep,
+            self.run_dir,
+            self.point,
+            self.trace_level,
+            self.guard,
         )
 
     @property
@@ -208,6 +209,19 @@ def execute_task(task: Task, hook: Hook | None = None, report: Reporter | None =
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)  # give the space back
         raise StorageError.of(exc, final) from None
+
+
+def execute_shared(
+    scenario: Scenario,
+    fields: tuple[Any, ...],
+    hook: Hook | None = None,
+    report: Reporter | None = None,
+) -> RunRecord:
+    """:func:`execute_task` of the task with :meth:`Task.fields` ``fields`` and
+    ``scenario`` (sent once per worker: :meth:`ExecutorHandle.share`)."""
+    fp, router, rep, directory, point, level, guard = fields
+    task = Task(scenario, router, rep, directory, point, level, fp, "", guard)
+    return execute_task(task, hook, report)
 
 
 def _located(exc: ReplicationError, task: Task) -> str:
@@ -441,8 +455,19 @@ def run_tasks(
             yield _settle(task, handle.executor.submit(execute_task, task, hook, report), ())
         return
     futures: dict[Future[RunRecord], Task] = {}
-    for task in tasks:
-        futures[handle.executor.submit(execute_task, task, hook, report)] = task
+    if handle.kind == "dask":  # each scenario sent once; each task named, never hashed
+        shared: dict[str, Any] = {}
+        token = uuid.uuid4().hex
+        for task in tasks:
+            key = task.fingerprint or fingerprint(task.scenario)
+            if key not in shared:
+                shared[key] = handle.share(task.scenario)
+            name = f"protomesh-run-{token}-{task.key}"
+            args = (shared[key], task.fields(), hook, report)
+            futures[handle.submit_named(name, execute_shared, *args)] = task
+    else:
+        for task in tasks:
+            futures[handle.executor.submit(execute_task, task, hook, report)] = task
     for future in as_completed(futures):
         yield _settle(futures[future], future, futures)
 
