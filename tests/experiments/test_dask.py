@@ -14,9 +14,7 @@ from sim.experiments.runner import Task, execute_task, make_executor
 from sim.experiments.sweep import expand, load_points
 from sim.scenario import load_scenario
 from sim.scenario.model import Scenario
-
-ROOT = Path(__file__).resolve().parents[1]
-SMALL = ROOT / "tests" / "fixtures" / "scenarios" / "small_mesh.yaml"
+from tests.harness.small_mesh import SMALL_FILE as SMALL
 
 
 def _heavy(args: tuple[Any, ...]) -> list[str]:
