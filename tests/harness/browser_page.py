@@ -62,7 +62,7 @@ class Page:
 @pytest.fixture(scope="session")
 def tab() -> Iterator[Page]:
     """The module's one page, in an offline context, every non-file request aborted (and
-    counted): each test loads its document into it afresh (:func:`_open`), a new document
+    counted): each test loads its document into it afresh (:func:`open_page`), a new document
     that keeps nothing of the test before (the explorer keeps nothing in storage)."""
     playwright = pytest.importorskip("playwright.sync_api")
     with playwright.sync_playwright() as p:
@@ -86,13 +86,13 @@ def tab() -> Iterator[Page]:
 
 @pytest.fixture
 def explorer(tab: Page, results: Path) -> Iterator[Page]:
-    seen = _open(tab, results / "report.html")
+    seen = open_page(tab, results / "report.html")
     yield seen
     assert seen.errors == [], seen.errors
     assert seen.blocked == [], seen.blocked
 
 
-def _open(tab: Page, html: Path) -> Page:
+def open_page(tab: Page, html: Path) -> Page:
     """``tab`` with ``html`` loaded from file:// (a new document; the pointer moved off it
     and the errors and blocked requests counted from here)."""
     tab.page.mouse.move(0, 0)

@@ -18,20 +18,15 @@ from typing import Any
 import pytest
 
 from tests.harness.browser_page import (
-    ARGS,
     BROWSER_MARKS,
-    CHROMIUM,
-    REPO,
     SHORT,
     TRAIN,
     Page,
-    _open,
     lit_seqs,
+    open_page,
 )
 
 pytestmark = BROWSER_MARKS
-
-__all__ = ["ARGS", "CHROMIUM", "REPO", "SHORT", "TRAIN", "Page", "_open"]
 
 
 def _trace(results: Path, run: str) -> list[dict[str, Any]]:
@@ -146,7 +141,7 @@ def test_a_check_over_the_cap_says_how_many_are_not_kept(
     events = train_mutations["no_approvals"]
     (rep / "trace.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
     write_page(tmp_path / "r", tmp_path / "p.html", TRAIN)
-    seen = _open(tab, tmp_path / "p.html")
+    seen = open_page(tab, tmp_path / "p.html")
     page = seen.page
     page.click("nav button[data-tab=viol]")
     group = page.locator(".group[data-name=write_approval]")
@@ -186,7 +181,7 @@ def test_a_property_counterexample_opens_its_chart_with_the_offending_event(
 ) -> None:
     """Item 2: property verdicts in the Violations tab; a click draws the chart of the
     violated scope, its offending event lit and the rest of its counterexample marked."""
-    seen = _open(tab, with_properties)
+    seen = open_page(tab, with_properties)
     page = seen.page
     page.click("nav button[data-tab=viol]")
     run = page.locator("#run option", has_text="resilient/rep-0").get_attribute("value")
@@ -238,7 +233,7 @@ def test_a_verify_counterexample_opens_its_chart(tab: Page, results: Path, tmp_p
     written = folder / "verify" / "book" / "resilient" / "recovery.jsonl"
     lines = [json.loads(x) for x in written.read_text().splitlines()]
     write_page(folder, tmp_path / "p.html", TRAIN)
-    seen = _open(tab, tmp_path / "p.html")
+    seen = open_page(tab, tmp_path / "p.html")
     page = seen.page
     page.click("nav button[data-tab=viol]")
     cx = page.locator(".cx[data-kind=verify][data-check=recovery]")
@@ -363,7 +358,7 @@ def test_a_protocol_level_trace_replays_invocations_and_says_what_is_missing(
 ) -> None:
     """Item 4: no hop at trace level protocol; the mesh replays each call as a flow from
     caller to server, translations and outages, and says that paths are not recorded."""
-    seen = _open(tab, protocol_run / "p.html")
+    seen = open_page(tab, protocol_run / "p.html")
     page = seen.page
     assert "protocol-level trace" in (page.locator("#legend .level").text_content() or "")
     trace = [

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.browser_page import BROWSER_MARKS, REPO, Page, _open, lit_seqs
+from tests.harness.browser_page import BROWSER_MARKS, REPO, Page, lit_seqs, open_page
 
 pytestmark = BROWSER_MARKS  # the browser marks and skip
 
@@ -25,7 +25,7 @@ def test_a_large_mesh_compare_page_opens(tab: Page, tmp_path: Path) -> None:
     subprocess.run(cmd, cwd=REPO, check=True, capture_output=True)
     html = out / "report.html"
     assert html.stat().st_size <= 20 * 1024 * 1024
-    seen = _open(tab, html)
+    seen = open_page(tab, html)
     labels = seen.page.locator("#mesh .nlabel").all_text_contents()
     assert sorted(x.split(" ")[0] for x in labels) == [
         "COORDINATOR",
@@ -47,7 +47,7 @@ def test_make_sim_report_holds_the_issue_must_holds(tab: Page, tmp_path: Path) -
     out = tmp_path / "train-booking"
     cmd = [sys.executable, "-m", "sim", "compare", "scenarios/train_booking.yaml", "--quiet"]
     subprocess.run([*cmd, "--out", str(out)], cwd=REPO, check=True, capture_output=True)
-    seen = _open(tab, out / "report.html")
+    seen = open_page(tab, out / "report.html")
     page = seen.page
     assert page.locator("#mesh .node").count() == 5 and page.locator("#mesh .link").count() == 6
     page.click("nav button[data-tab=viol]")

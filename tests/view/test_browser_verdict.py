@@ -129,7 +129,7 @@ def test_without_a_summary_the_first_run_is_the_scenarios_first_router(
 
     from sim.scenario import load_scenario
     from sim.view import write_page
-    from tests.harness.browser_page import TRAIN, _open
+    from tests.harness.browser_page import TRAIN, open_page
 
     folder = tmp_path / "runs"
     for router in ("dijkstra", "resilient"):
@@ -137,7 +137,7 @@ def test_without_a_summary_the_first_run_is_the_scenarios_first_router(
     scenario = load_scenario(TRAIN)
     backwards = scenario.model_copy(update={"routers": list(reversed(scenario.routers))})
     write_page(folder, tmp_path / "p.html", backwards)
-    page = _open(tab, tmp_path / "p.html").page
+    page = open_page(tab, tmp_path / "p.html").page
     assert page.locator("#run option:checked").text_content() == "resilient/rep-0"
     assert page.locator("#verdict-tab").is_hidden()
     assert page.locator("#tab-mesh").get_attribute("class") == "tab on"
