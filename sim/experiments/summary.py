@@ -58,6 +58,7 @@ VIOLATION_UNIT = "per 1,000 instances"
 #: summary metrics of the scenario's properties (SPEC §9): violations per 1,000 scopes
 PROPERTY_PREFIX = "property_violations_per_1000."
 PROPERTY_UNIT = "per 1,000 scopes"
+RATE_PREFIXES = (VIOLATION_PREFIX, PROPERTY_PREFIX)
 
 
 def unit_of(metric: str) -> str:
@@ -136,6 +137,16 @@ class Stat:
     @staticmethod
     def from_json(data: Mapping[str, Any]) -> Stat:
         return Stat(data["n"], data["mean"], data["std"], data["ci_low"], data["ci_high"])
+
+
+def metric_order(name: str) -> tuple[int, int, str]:
+    """Where a metric comes in a result: the base metrics in :data:`BASE_METRICS`'s order,
+    then the checks' rates, then the properties', each by name (a sort key)."""
+    if name in UNITS:
+        return 0, list(UNITS).index(name), ""
+    if name.startswith(VIOLATION_PREFIX):
+        return 1, 0, name
+    return (2 if name.startswith(PROPERTY_PREFIX) else 3), 0, name
 
 
 def metric_range(name: str) -> tuple[float, float | None]:
@@ -309,7 +320,8 @@ class Summary:
 
     @staticmethod
     def from_json(data: Mapping[str, Any]) -> Summary:
-        """The summary of a ``summary.json`` object (as :meth:`to_json` wrote it)."""
+        """The summary of a ``summary.json`` object (as :meth:`to_json` wrote it; each
+        result's metrics in :func:`metric_order`, as :func:`collect` makes them)."""
         about = (
             About(data["scenario"], data["description"], data["seed"])
             if "scenario" in data
@@ -320,7 +332,10 @@ class Summary:
                 r["point"],
                 r["router"],
                 r["replications_ok"],
-                {name: Stat.from_json(stat) for name, stat in r["metrics"].items()},
+                {
+                    name: Stat.from_json(r["metrics"][name])
+                    for name in sorted(r["metrics"], key=metric_order)  # the file sorts keys
+                },
                 list(r["failure_reasons"]),
                 r.get("failed_every_instance"),
             )
@@ -386,9 +401,8 @@ def collect(
                 ok += 1
                 per_run.append(flatten(metrics))
                 finished.append(metrics)
-            names = [name for name, _u, _p in BASE_METRICS]
-            names += sorted({k for run in per_run for k in run if k.startswith(VIOLATION_PREFIX)})
-            names += sorted({k for run in per_run for k in run if k.startswith(PROPERTY_PREFIX)})
+            found = {k for run in per_run for k in run if k.startswith(RATE_PREFIXES)}
+            names = sorted({*UNITS, *found}, key=metric_order)
             stats = {
                 name: describe([run.get(name) for run in per_run], *metric_range(name)).rounded()
                 for name in names
