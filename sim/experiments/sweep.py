@@ -50,15 +50,21 @@ def parse_path(text: str) -> FieldPath:
 
 
 def split_values(text: str) -> list[str]:
-    """Split on commas outside brackets, braces and quotes."""
+    """Split on commas outside brackets, braces and quotes (in a double-quoted string a
+    backslash escapes the next character, as in YAML: ``"a\\",b"`` is one value)."""
     out: list[str] = []
     depth = 0
     quote: str | None = None
+    escaped = False
     current = ""
     for ch in text:
         if quote:
             current += ch
-            if ch == quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\" and quote == '"':
+                escaped = True
+            elif ch == quote:
                 quote = None
             continue
         if ch in "'\"":
