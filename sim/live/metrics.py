@@ -7,7 +7,7 @@ but its trace does: every count is read off the full trace (the parts are always
 written at level ``full``, whatever the level of the trace kept). The one count no
 line carries, the reason each failed task failed, comes from the processes
 (``counts``). The same counting applied to an engine run's full trace gives the
-engine's own metrics (tests/live/test_metrics.py), so the two are the same measure.
+engine's own metrics (tests/live/test_merge_metrics.py), so the two are the same measure.
 Percentiles interpolate linearly between order statistics (numpy's ``linear``), floats
 are rounded to nine significant digits.
 """

@@ -5,12 +5,14 @@ top-level module ``sim/<module>.py``; ``tests/repository/`` and ``tests/docs/`` 
 repository and its pages as a whole. Code that several test modules use lives in
 ``tests.harness`` (fixtures in the ``conftest.py`` files): no test module imports another,
 neither by its package name (``tests.engine.test_trace``) nor by a bare name of a file that
-sits in ``tests/`` (``from test_signals import …``, ``from parts import …``).
+sits in ``tests/`` (``from test_signals import …``, ``from parts import …``). Every test
+file the pages, the code, CI or the build name (``tests/…py``) exists.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -116,6 +118,67 @@ def layout_problems(tests: Path, sim: Path) -> list[str]:
         elif not (path.parent / "__init__.py").is_file():
             problems.append(f"{rel}: its folder has no __init__.py (tests/ is a package)")
     return problems
+
+
+#: a path of a Python file under tests/, as the docs, the code and CI name one
+TEST_PATH = re.compile(r"(?<![\w/.-])tests/[\w/]*\w\.py\b")
+#: where a test file is named: the pages, the code, CI and the build (test modules: their
+#: docstrings only; a test's body may name a made-up tree)
+NAMING = (
+    "*.md",
+    "docs/**/*.md",
+    "data/**/*.md",
+    "examples/**/*.md",
+    "sim/**/*.py",
+    "benchmarks/**/*.py",
+    "tests/**/*.py",
+    "tests/fixtures/**/*.yaml",
+    ".ci/run",
+    "Makefile",
+    "pyproject.toml",
+)
+
+
+def stale_test_paths(root: Path) -> list[str]:
+    """``file:line: path`` for every named ``tests/…py`` that does not exist."""
+    problems = []
+    for pattern in NAMING:
+        for path in sorted(root.glob(pattern)):
+            if "__pycache__" in path.parts or not path.is_file():
+                continue
+            text = path.read_text(encoding="utf-8")
+            rel = path.relative_to(root)
+            if rel.parts[0] == "tests" and path.suffix == ".py" and path.name.startswith("test_"):
+                text = text.split('"""', 2)[1] if text.startswith('"""') else ""
+            for k, line in enumerate(text.splitlines(), 1):
+                problems += [
+                    f"{rel}:{k}: {m.group(0)}"
+                    for m in TEST_PATH.finditer(line)
+                    if not (root / m.group(0)).is_file()
+                ]
+    return problems
+
+
+def test_every_test_file_named_exists() -> None:
+    assert stale_test_paths(TESTS.parent) == []
+
+
+def test_a_test_file_named_that_is_gone_is_named(tmp_path: Path) -> None:
+    _tree(
+        tmp_path,
+        {
+            "tests/engine/test_trace.py": '"""Pinned with tests/test_golden_traces.py."""\n'
+            'x = "tests/made/up.py"\n',
+            "docs/engine.md": "See `tests/engine/test_trace.py`\n"
+            "and `tests/test_engine_trace.py`.\n",
+            ".ci/run": "pytest tests/engine/test_trace.py::test_x tests/test_cli.py\n",
+        },
+    )
+    assert stale_test_paths(tmp_path) == [
+        "docs/engine.md:2: tests/test_engine_trace.py",
+        "tests/engine/test_trace.py:1: tests/test_golden_traces.py",
+        ".ci/run:1: tests/test_cli.py",
+    ]
 
 
 def test_no_test_module_imports_another() -> None:
