@@ -49,15 +49,21 @@ def write_atomic(path: Path, text: str, *, parents: bool = True) -> None:
     :class:`StorageError` on any ``OSError`` (the temporary file is removed). ``parents``:
     create missing folders (else a missing one is the error). A symbolic link is written
     through (its target replaced); a path that is not a regular file (``/dev/null``,
-    ``/dev/stdout``, a FIFO) is written as it is, never replaced."""
+    ``/dev/stdout``, a FIFO) is written as it is, never replaced. Text that UTF-8 cannot
+    encode (a lone surrogate) is a StorageError before anything is written."""
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        where = f"character {exc.start + 1}"
+        raise StorageError(str(path), f"not UTF-8 text: {exc.reason} at {where}") from None
     try:
         mode = os.stat(path).st_mode
     except OSError:
         mode = None
     if mode is not None and not stat.S_ISREG(mode):
         try:
-            with open(path, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(text)
+            with open(path, "wb") as fh:
+                fh.write(data)
         except OSError as exc:
             raise StorageError.of(exc, path) from None
         return
@@ -66,8 +72,8 @@ def write_atomic(path: Path, text: str, *, parents: bool = True) -> None:
     try:
         if parents:
             final.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+        with open(tmp, "wb") as fh:
+            fh.write(data)
         os.replace(tmp, final)
     except OSError as exc:
         with contextlib.suppress(OSError):
