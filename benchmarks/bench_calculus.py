@@ -17,20 +17,33 @@
   states. Beside it, in the same run, BisPy (Paige–Tarjan) on the uncontracted saturation
   (``saturate`` of the union, ``n²`` τ pairs, the pre-contraction method): up to 1,000 states.
 
-Figures are medians of several repeats, garbage collection disabled while timing.
+* **weak bisimulation families** (issue 36 item 3, :mod:`benchmarks.bisim_families`):
+  τ-chains, τ-rings, chains of τ-2-cycles with visible exits (each against
+  ``0 -a-> 1``) and random systems with 80 % τ (against ``0 -a0-> 1``: not equivalent,
+  the trace searched too) of 16k to 256k states, each in a fresh child process: CPU
+  seconds of ``bisimilar`` and the child's peak resident set (VmHWM, the system built
+  included); the growth exponent is the least-squares slope of log time over log states.
+
+Figures are medians of several repeats, garbage collection disabled while timing (the
+families: as ``bisimilar`` runs, which pauses it itself).
 """
 
 from __future__ import annotations
 
 import gc
+import json
+import math
 import random
 import statistics
+import subprocess
+import sys
 import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchmarks.bisim_families import FAMILIES
 from benchmarks.run import ROOT, Section, table
 from sim.calculus.bisim import bisimilar, saturate
 from sim.calculus.lts import LTS, TAU
@@ -46,6 +59,10 @@ TARGET_RING_SECONDS = 2.0  # 10,000-state τ-ring against 0 -a-> 1
 TARGET_RING_MB = 500.0
 RING_SIZES = (500, 1_000, 2_000, 10_000, 100_000)
 BISPY_MAX = 1_000
+FAMILY_SIZES = (16_000, 32_000, 64_000, 128_000, 256_000)
+TARGET_FAMILY_SECONDS = 10.0  # CPU, 256k states
+TARGET_FAMILY_MIB = 1e9 / 2**20  # 1 GB
+TARGET_EXPONENT = 1.3
 COMMAND = "python -m benchmarks.run --only calculus"
 
 
@@ -118,6 +135,52 @@ def ring_rows(quick: bool = False) -> list[tuple[int, float, float, str, str]]:
             b_sec, b_mb = f"{t:.2f} s", f"{_peak_mb(theirs):.0f} MB"
         rows.append((n, seconds, mb, b_sec, b_mb))
     return rows
+
+
+def _slope(points: list[tuple[int, float]]) -> float:
+    """Least-squares slope of log seconds over log states."""
+    xs = [math.log(n) for n, _ in points]
+    ys = [math.log(max(sec, 1e-6)) for _, sec in points]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
+        (x - mx) ** 2 for x in xs
+    )
+
+
+def family_rows(quick: bool = False) -> tuple[list[list[str]], bool]:
+    """A row per family (each size a fresh child process), and whether every family holds
+    the targets (at 256k: CPU ≤ 10 s, peak ≤ 1 GB; exponent ≤ 1.3; the verdict expected)."""
+    sizes = FAMILY_SIZES[:2] if quick else FAMILY_SIZES
+    rows: list[list[str]] = []
+    ok = True
+    for family in sorted(FAMILIES):
+        runs = []
+        for n in sizes:
+            done = subprocess.run(
+                [sys.executable, "-m", "benchmarks.bisim_families", family, str(n)],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            runs.append(json.loads(done.stdout))
+        last = runs[-1]
+        slope = _slope([(r["states"], r["cpu"]) for r in runs])
+        right = all(r["equivalent"] == r["expected"] for r in runs)
+        ok = ok and right and slope <= TARGET_EXPONENT
+        ok = ok and last["cpu"] <= TARGET_FAMILY_SECONDS and last["peak_mib"] <= TARGET_FAMILY_MIB
+        verdict = "equivalent" if last["equivalent"] else f"not (trace {' '.join(last['trace'])})"
+        rows.append(
+            [
+                family,
+                f"{last['states']:,} ({last['transitions']:,})",
+                " / ".join(f"{r['cpu']:.2f}" for r in runs),
+                f"{slope:.2f}",
+                f"{last['peak_mib']:.0f} ({last['rss_before_mib']:.0f})",
+                verdict + ("" if right else " WRONG"),
+            ]
+        )
+    return rows, ok
 
 
 def weakly_bisimilar_pair(n: int, seed: int = SEED) -> tuple[LTS, LTS]:
@@ -222,7 +285,12 @@ def run(quick: bool = False) -> Section:
     ring_ok = ring10k is not None and (
         ring10k[1] <= TARGET_RING_SECONDS and ring10k[2] <= TARGET_RING_MB
     )
-    passed = None if quick else (weak <= TARGET_BISIM and phi_time <= TARGET_PHI and ring_ok)
+    families, families_ok = family_rows(quick)
+    passed = (
+        None
+        if quick
+        else (weak <= TARGET_BISIM and phi_time <= TARGET_PHI and ring_ok and families_ok)
+    )
     notes = [
         f"Targets: weak bisimulation of two 10,000-state LTSs ≤ {TARGET_BISIM:g} s; "
         f"Φ⁺ of the whole train schema ≤ {TARGET_PHI:g} s; τ-ring of 10,000 states against "
@@ -234,6 +302,14 @@ def run(quick: bool = False) -> Section:
         )
         + ".",
         "Medians of repeated runs, garbage collection disabled while timing.",
+        f"Weak bisimulation families (issue 36 item 3): at 256k states CPU ≤ "
+        f"{TARGET_FAMILY_SECONDS:g} s and peak ≤ 1 GB, growth exponent ≤ {TARGET_EXPONENT:g} "
+        "(16k to 256k): " + ("PASS" if families_ok else "FAIL") + ". τ-chain, τ-ring and "
+        "two-cycle chain against 0 -a-> 1 (equivalent); random (80 % τ) against 0 -a0-> 1 "
+        "(not equivalent, trace searched). Each size a fresh child process "
+        "(python -m benchmarks.bisim_families FAMILY N); CPU time of bisimilar alone; peak "
+        "is the child's VmHWM, the system built before the call included (its resident set "
+        "then in brackets).",
     ]
     if quick:
         notes.append("Quick mode: 2,000 states; targets not checked.")
@@ -244,6 +320,20 @@ def run(quick: bool = False) -> Section:
             ["measure", "median", "detail"],
             [[name, f"{sec * 1000:.1f} ms", detail] for name, sec, detail in rows],
             "lrl",
+        )
+        + "\n\n"
+        + table(
+            [
+                "family",
+                "states (transitions)",
+                "CPU s at "
+                + " / ".join(f"{n // 1000}k" for n in FAMILY_SIZES[: 2 if quick else 5]),
+                "exponent",
+                "peak MiB (before)",
+                "verdict",
+            ],
+            families,
+            "lrrrrl",
         ),
         notes=notes,
         passed=passed,

@@ -5,10 +5,11 @@ refinement (:func:`~sim.calculus.refinement.refine_history`): a state's signatur
 ``(label, block of successor)``; a state is re-examined only when a successor changed block,
 so a chain of ``n`` states costs ``O(n)``, not ``O(n²)``. Weak bisimilarity is strong
 bisimilarity of the *saturated* system (``s ⇒a⇒ t`` iff ``s τ* a τ* t`` for visible ``a``,
-``s ⇒τ⇒ t`` iff ``s τ* t``), computed on the quotient by the τ-strongly-connected components
-(Tarjan): the states of one τ-cycle are weakly bisimilar, so they are contracted before
-saturating, and a τ-ring costs linear time and memory. When two systems differ,
-:mod:`sim.calculus.witness` gives a distinguishing trace or a Hennessy–Milner formula.
+``s ⇒τ⇒ t`` iff ``s τ* t``), computed without saturating (:mod:`sim.calculus.weak`):
+τ-cycles contracted, ``τ.P`` merged into ``P``, then signature refinement whose weak moves
+are bit sets of blocks computed in one pass over the τ-DAG per round. When two systems
+differ, :mod:`sim.calculus.witness` gives a distinguishing trace or a Hennessy–Milner
+formula.
 """
 
 from __future__ import annotations
@@ -16,9 +17,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from sim.calculus.lts import LTS, TAU
-from sim.calculus.refinement import Quotient, canonical, refine_history, saturate
-from sim.calculus.witness import Distinction, Formula, branching_witness, trace_witness
+from sim.calculus.lts import LTS
+from sim.calculus.refinement import Quotient, adjacency, canonical, refine_history, saturate
+from sim.calculus.weak import WeakSystem, acyclic
+from sim.calculus.witness import (
+    Distinction,
+    Formula,
+    PlainSteps,
+    Steps,
+    branching_witness,
+    trace_witness,
+)
 
 __all__ = [
     "BisimResult",
@@ -60,19 +69,17 @@ class BisimResult:
                 yield i, j
 
 
-def _partition(q: Quotient) -> list[int]:
-    block = refine_history(q.adj)[0]
-    return canonical([block[c] for c in q.node])
-
-
 def strong_partition(lts: LTS) -> list[int]:
     """The largest strong bisimulation on ``lts`` as a block number per state (paper §4.4)."""
-    return _partition(Quotient.strong(lts, {}))
+    return canonical(refine_history(adjacency(lts, {}))[0])
 
 
 def weak_partition(lts: LTS) -> list[int]:
     """The largest weak bisimulation on ``lts`` (paper §4.4 ``~``) as a block number per state."""
-    return _partition(Quotient.weak(lts, {}))
+    with acyclic():
+        system = WeakSystem([lts], {})
+        block = system.refine()[0]
+    return canonical([block[x] for x in system.node])
 
 
 def _union(left: LTS, right: LTS) -> LTS:
@@ -90,19 +97,29 @@ def bisimilar(left: LTS, right: LTS, *, weak: bool = True) -> BisimResult:
     and the other has not when there is one (``kind == "trace"``), else a Hennessy–Milner
     formula one initial state satisfies and the other does not (``kind == "branching"``).
     """
-    union = _union(left, right)
     label_ids: dict[str, int] = {}
-    q = Quotient.weak(union, label_ids) if weak else Quotient.strong(union, label_ids)
-    history = refine_history(q.adj)
-    block = canonical([history[0][c] for c in q.node])
     off = left.n_states
+    steps: Steps
+    if weak:
+        with acyclic():
+            system = WeakSystem([left, right], label_ids)
+            history = system.refine()
+        q = system.quotient()
+        steps = system
+    else:
+        union = _union(left, right)
+        adj = adjacency(union, label_ids)
+        states = range(union.n_states)
+        q = Quotient(tuple(states), tuple((s,) for s in states), adj)
+        history = refine_history(adj)
+        steps = PlainSteps(adj)
+    block = canonical([history[0][c] for c in q.node])
     start_l, start_r = q.node[left.initial], q.node[right.initial + off]
     equivalent = history[0][start_l] == history[0][start_r]
     distinction = None
     if not equivalent:
         names = {i: lab for lab, i in label_ids.items()}
-        tau_id = label_ids.get(TAU) if weak else None
-        found = trace_witness(q, start_l, start_r, off, names, tau_id, weak)
+        found = trace_witness(q, steps, start_l, start_r, off, names, weak)
         if isinstance(found, Distinction):
             distinction = found
         else:

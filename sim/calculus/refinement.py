@@ -3,18 +3,20 @@
 
 * :func:`refine_history`: the coarsest stable partition of an adjacency by incremental
   signature refinement, with the history the distinguishing formulas are read from;
-* :func:`tau_components`: the strongly connected components of the τ-graph (Tarjan,
+* :func:`components`, :func:`tau_components`: strongly connected components (Tarjan,
   iterative: no recursion limit), in reverse topological order;
-* :class:`Quotient`: an LTS with each τ-component contracted to one node, and its
-  saturation. States of one τ-component reach each other by τ*, so they have the same weak
-  moves and are weakly bisimilar: saturating the quotient instead of the LTS gives the
-  same weak bisimilarity, and a τ-ring of ``n`` states costs ``O(n)`` instead of ``O(n²)``.
+* :func:`saturate`: the saturated LTS (τ* a τ*), quadratic by nature: the reference weak
+  bisimilarity is checked against (BisPy on it), never what :mod:`sim.calculus.bisim`
+  computes on (:mod:`sim.calculus.weak` refines without it);
+* :class:`Quotient`: an LTS seen through nodes (its states, or the τ-contracted nodes of
+  :class:`~sim.calculus.weak.WeakSystem`) with their moves, what the witnesses read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from sim.calculus.lts import LTS, TAU
 
@@ -23,6 +25,7 @@ __all__ = [
     "Quotient",
     "adjacency",
     "canonical",
+    "components",
     "refine_history",
     "saturate",
     "tau_closures",
@@ -31,6 +34,15 @@ __all__ = [
 
 Adjacency = list[list[tuple[int, int]]]
 """Per state (or quotient node), its moves ``(label id, successor)``."""
+
+
+class Moves(Protocol):
+    """Per node, its moves ``(label id, successor)`` (paper §4.4): an :data:`Adjacency`, or
+    one that computes a node's when asked (:class:`~sim.calculus.weak.SaturatedMoves`)."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, node: int, /) -> list[tuple[int, int]]: ...
 
 
 def adjacency(lts: LTS, label_ids: dict[str, int]) -> Adjacency:
@@ -110,12 +122,20 @@ def canonical(block: Sequence[int]) -> list[int]:
 def tau_components(lts: LTS) -> tuple[list[int], list[list[int]]]:
     """The strongly connected components of the τ-graph of ``lts`` (paper §3.3 τ): the
     component of each state and the members of each component, in reverse topological order
-    (a component's τ-successors come before it). Tarjan's algorithm with an explicit stack."""
-    n = lts.n_states
-    tau_succ: list[list[int]] = [[] for _ in range(n)]
+    (a component's τ-successors come before it)."""
+    tau_succ: list[list[int]] = [[] for _ in range(lts.n_states)]
     for t in lts.transitions:
         if t.label == TAU:
             tau_succ[t.src].append(t.dst)
+    return components(tau_succ)
+
+
+def components(succ: Sequence[Sequence[int]]) -> tuple[list[int], list[list[int]]]:
+    """The strongly connected components of the graph ``succ`` (per vertex, its
+    successors; paper §4.4 τ-contraction): the component of each vertex and the members
+    of each, in reverse topological order. Tarjan's algorithm with an explicit stack (no
+    recursion limit)."""
+    n = len(succ)
     index = [-1] * n
     low = [0] * n
     on_stack = [False] * n
@@ -135,9 +155,9 @@ def tau_components(lts: LTS) -> tuple[list[int], list[list[int]]]:
                 stack.append(v)
                 on_stack[v] = True
             recurse = False
-            succ = tau_succ[v]
-            while i < len(succ):
-                w = succ[i]
+            out = succ[v]
+            while i < len(out):
+                w = out[i]
                 i += 1
                 if index[w] == -1:
                     work.append((v, i))
@@ -184,8 +204,7 @@ def tau_closures(lts: LTS) -> list[frozenset[int]]:
 def saturate(lts: LTS) -> LTS:
     """The saturated LTS (paper §4.4 weak transitions): ``s --a--> t`` iff ``s ⇒a⇒ t``
     (τ* a τ*) for visible ``a``, and ``s --τ--> t`` iff ``s τ* t`` (reflexive). Quadratic in
-    the τ-closures by nature; :func:`sim.calculus.bisim.bisimilar` saturates the
-    :class:`Quotient` instead."""
+    the τ-closures by nature; :func:`sim.calculus.bisim.bisimilar` never builds it."""
     closure = tau_closures(lts)
     after: list[set[tuple[str, int]]] = [set() for _ in range(lts.n_states)]
     for t in lts.transitions:
@@ -202,81 +221,16 @@ def saturate(lts: LTS) -> LTS:
 
 @dataclass(frozen=True, slots=True)
 class Quotient:
-    """An LTS seen through its τ-components (paper §4.4): ``node[s]`` is the node of state
-    ``s``, ``members[c]`` the states of node ``c`` (ascending), ``adj`` the moves between
-    nodes: the saturated ones (τ* a τ*, and reflexive τ*) when built by :meth:`weak`, the plain
-    ones by :meth:`strong` (every state its own node)."""
+    """An LTS seen through nodes (paper §4.4): ``node[s]`` is the node of state ``s``,
+    ``members[c]`` the states of node ``c`` (ascending), ``adj`` the moves between nodes:
+    the saturated ones (τ* a τ*, and reflexive τ*) of the τ-contracted nodes of a
+    :class:`~sim.calculus.weak.WeakSystem`, or the plain ones of every state its own node
+    (strong)."""
 
     node: tuple[int, ...]
     members: tuple[tuple[int, ...], ...]
-    adj: Adjacency
+    adj: Moves
 
     def states(self, nodes: Sequence[int] | frozenset[int]) -> frozenset[int]:
         """The states of ``nodes``."""
         return frozenset(s for c in nodes for s in self.members[c])
-
-    @staticmethod
-    def strong(lts: LTS, label_ids: dict[str, int]) -> Quotient:
-        """No contraction (strong bisimulation, paper §4.4): a node per state."""
-        n = lts.n_states
-        return Quotient(tuple(range(n)), tuple((s,) for s in range(n)), adjacency(lts, label_ids))
-
-    @staticmethod
-    def weak(lts: LTS, label_ids: dict[str, int]) -> Quotient:
-        """Contract the τ-components, merge every component whose only move is one τ into
-        its target (``τ.P ≈ P``: a τ-chain becomes one node), then saturate (paper §4.4 weak
-        transitions): node ``c`` moves ``τ`` to every node of τ*(c) (itself included) and
-        ``a`` to every node of τ*·a·τ*(c). Every node's states are weakly bisimilar."""
-        tau_id = label_ids.setdefault(TAU, len(label_ids))
-        comp, comps = tau_components(lts)
-        k = len(comps)
-        tau_succ: list[set[int]] = [set() for _ in range(k)]
-        visible: list[set[tuple[int, int]]] = [set() for _ in range(k)]
-        for t in lts.transitions:
-            c, d = comp[t.src], comp[t.dst]
-            if t.label == TAU:
-                if c != d:
-                    tau_succ[c].add(d)
-            else:
-                visible[c].add((label_ids.setdefault(t.label, len(label_ids)), d))
-        # reverse topological order: a component's successors have smaller numbers, so their
-        # representative is final when the component is reached
-        rep = list(range(k))
-        for c in range(k):
-            if not visible[c] and len(tau_succ[c]) == 1:
-                rep[c] = rep[next(iter(tau_succ[c]))]
-        number: dict[int, int] = {}
-        for c in range(k):
-            if rep[c] == c:
-                number[c] = len(number)
-        m = len(number)
-        node_of = [number[rep[c]] for c in range(k)]
-        succ: list[set[int]] = [set() for _ in range(m)]
-        vis: list[set[tuple[int, int]]] = [set() for _ in range(m)]
-        for c, x in number.items():
-            succ[x] = {node_of[d] for d in tau_succ[c]}
-            vis[x] = {(a, node_of[d]) for a, d in visible[c]}
-        closure: list[frozenset[int]] = []
-        for x in range(m):  # still reverse topological
-            acc = {x}
-            for y in succ[x]:
-                acc |= closure[y]
-            closure.append(frozenset(acc))
-        # after[u] = {(a, w) : u -a-> v, w ∈ τ*(v)}
-        after: list[set[tuple[int, int]]] = []
-        for x in range(m):
-            moves: set[tuple[int, int]] = set()
-            for a, y in vis[x]:
-                moves.update((a, w) for w in closure[y])
-            after.append(moves)
-        adj: Adjacency = []
-        for x in range(m):
-            sat: set[tuple[int, int]] = {(tau_id, w) for w in closure[x]}
-            for u in closure[x]:
-                sat |= after[u]
-            adj.append(list(sat))
-        members: list[list[int]] = [[] for _ in range(m)]
-        for st in range(lts.n_states):
-            members[node_of[comp[st]]].append(st)
-        node = tuple(node_of[comp[st]] for st in range(lts.n_states))
-        return Quotient(node, tuple(tuple(ms) for ms in members), adj)

@@ -1,9 +1,11 @@
 """Why two systems are not bisimilar (paper §4.4 explanations): a distinguishing trace when
 there is one, else a Hennessy–Milner formula read from the refinement history.
 
-Both searches run on the :class:`~sim.calculus.refinement.Quotient` the verdict was computed
-on (saturated and τ-contracted when weak); states are mapped back to the original LTSs
-through its members.
+Both searches run on the nodes of the :class:`~sim.calculus.refinement.Quotient` the verdict
+was computed on (τ-contracted when weak): the trace search steps sets of nodes
+(:class:`Steps`: weak moves computed on the τ-DAG, never the whole saturation), the formula
+reads single nodes' saturated moves, computed when asked; states are mapped back to the
+original LTSs through its members.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 from sim.calculus.lts import LTS
 from sim.calculus.refinement import Adjacency, Quotient, saturate
@@ -20,6 +23,8 @@ __all__ = [
     "MAX_TRACE_PAIRS",
     "Distinction",
     "Formula",
+    "PlainSteps",
+    "Steps",
     "branching_witness",
     "trace_witness",
 ]
@@ -191,51 +196,94 @@ def _by_label(adj: Adjacency) -> list[dict[int, list[int]]]:
     return out
 
 
+class Steps(Protocol):
+    """Moves of sets of nodes (paper §4.4 explanations), what the trace search reads:
+    ``closure`` (τ*, the identity when strong), the labels a closed set moves by,
+    ``after`` (its ``a``-successors, closed) and which of its nodes can do ``a``
+    (:class:`~sim.calculus.weak.WeakSystem` computes them on the τ-DAG,
+    :class:`PlainSteps` on an adjacency)."""
+
+    def closure(self, nodes: Iterable[int]) -> frozenset[int]:
+        """The nodes reachable from ``nodes`` by τ steps (themselves included)."""
+        ...
+
+    def labels(self, nodes: Iterable[int]) -> set[int]:
+        """The labels some node of the closed set ``nodes`` moves by."""
+        ...
+
+    def after(self, nodes: Iterable[int], a: int) -> frozenset[int]:
+        """The closed set of the ``a``-successors of the closed set ``nodes``."""
+        ...
+
+    def able(self, nodes: frozenset[int], a: int) -> frozenset[int]:
+        """The nodes of ``nodes`` that can do ``a``."""
+        ...
+
+
+class PlainSteps:
+    """:class:`Steps` of an adjacency taken as it is (paper §4.4 strong bisimulation: τ is
+    a label like the others, no closure)."""
+
+    def __init__(self, adj: Adjacency) -> None:
+        self.table = _by_label(adj)
+
+    def closure(self, nodes: Iterable[int]) -> frozenset[int]:
+        """``nodes`` themselves."""
+        return frozenset(nodes)
+
+    def labels(self, nodes: Iterable[int]) -> set[int]:
+        """The labels some node of ``nodes`` moves by."""
+        return {a for x in nodes for a in self.table[x]}
+
+    def after(self, nodes: Iterable[int], a: int) -> frozenset[int]:
+        """The ``a``-successors of ``nodes``."""
+        return frozenset(d for x in nodes for d in self.table[x].get(a, ()))
+
+    def able(self, nodes: frozenset[int], a: int) -> frozenset[int]:
+        """The nodes of ``nodes`` with an ``a`` move."""
+        return frozenset(x for x in nodes if a in self.table[x])
+
+
 def trace_witness(
     q: Quotient,
+    steps: Steps,
     start_l: int,
     start_r: int,
     off: int,
     names: dict[int, str],
-    tau_id: int | None,
     weak: bool,
 ) -> Distinction | bool | None:
     """A shortest trace one side has and the other has not, by breadth-first search over
-    pairs of (τ-closed, when weak) state sets — the subset construction of both systems at
-    once. ``True`` when there is none (the two are trace-equivalent), ``None`` when the
-    search gave up after :data:`MAX_TRACE_PAIRS` pairs. ``start_l``/``start_r`` are nodes of
-    ``q`` (paper §4.4 explanations)."""
-    table = _by_label(q.adj)
-
-    def start(s: int) -> frozenset[int]:
-        return frozenset(table[s].get(tau_id, (s,))) if tau_id is not None else frozenset((s,))
-
+    pairs of (τ-closed, when weak) node sets — the subset construction of both systems at
+    once, stepped by ``steps``. ``True`` when there is none (the two are
+    trace-equivalent), ``None`` when the search gave up after :data:`MAX_TRACE_PAIRS`
+    pairs. ``start_l``/``start_r`` are nodes of ``q`` (paper §4.4 explanations)."""
     Pair = tuple[frozenset[int], frozenset[int]]
-    first: Pair = (start(start_l), start(start_r))
+    first: Pair = (steps.closure((start_l,)), steps.closure((start_r,)))
     parent: dict[Pair, tuple[Pair, int] | None] = {first: None}
     queue = deque([first])
     order = sorted(names, key=names.__getitem__)
     while queue:
         pair = queue.popleft()
         lset, rset = pair
-        enabled = {a for s in lset | rset for a in table[s] if a != tau_id}
+        enabled = steps.labels(lset | rset)
         for a in (a for a in order if a in enabled):
-            lnext = frozenset(d for s in lset for d in table[s].get(a, ()))
-            rnext = frozenset(d for s in rset for d in table[s].get(a, ()))
+            lnext = steps.after(lset, a)
+            rnext = steps.after(rset, a)
             if bool(lnext) != bool(rnext):
-                steps: list[str] = []
+                labels: list[str] = []
                 link = parent[pair]
                 while link is not None:
                     prev, lab = link
-                    steps.append(names[lab])
+                    labels.append(names[lab])
                     link = parent[prev]
                 left_can = bool(lnext)
                 can_set = lset if left_can else rset
-                doer = min(s for s in can_set if a in table[s])
+                doer = min(steps.able(can_set, a))
                 other = min(rset if left_can else lset)
                 ls, rs = (doer, other) if left_can else (other, doer)
                 return Distinction(
-                    tuple(reversed(steps)),
+                    tuple(reversed(labels)),
                     names[a],
                     left_can,
                     q.members[ls][0],
