@@ -24,6 +24,7 @@ from sim.calculus.witness import (
     Distinction,
     Formula,
     PlainSteps,
+    SaturatedSteps,
     Steps,
     branching_witness,
     trace_witness,
@@ -76,10 +77,29 @@ def strong_partition(lts: LTS) -> list[int]:
 
 def weak_partition(lts: LTS) -> list[int]:
     """The largest weak bisimulation on ``lts`` (paper §4.4 ``~``) as a block number per state."""
+    system, history, _ = _weak([lts], {})
+    return canonical([history[0][x] for x in system.node])
+
+
+#: The saturation of the τ-contracted nodes is built while it takes at most this many
+#: steps per state and transition of the systems (its incremental refinement is then the
+#: faster one); past that it is abandoned and the bit-set rounds run (sim.calculus.weak).
+SATURATION_BUDGET = 8
+
+
+def _weak(
+    systems: list[LTS], label_ids: dict[str, int]
+) -> tuple[WeakSystem, tuple[list[int], list[int], list[int]], Steps]:
+    """The τ-DAG of ``systems``, the weak refinement's history on its nodes, and the
+    steps the trace search takes; ``system.quotient`` or the saturation gives the moves."""
     with acyclic():
-        system = WeakSystem([lts], {})
-        block = system.refine()[0]
-    return canonical([block[x] for x in system.node])
+        system = WeakSystem(systems, label_ids)
+        size = sum(lts.n_states + len(lts.transitions) for lts in systems)
+        sat = system.saturation(SATURATION_BUDGET * size)
+        if sat is None:
+            return system, system.refine(), system
+        system.saturated = sat
+        return system, refine_history(sat), SaturatedSteps(sat, system.tau_id)
 
 
 def _union(left: LTS, right: LTS) -> LTS:
@@ -101,11 +121,8 @@ def bisimilar(left: LTS, right: LTS, *, weak: bool = True) -> BisimResult:
     off = left.n_states
     steps: Steps
     if weak:
-        with acyclic():
-            system = WeakSystem([left, right], label_ids)
-            history = system.refine()
+        system, history, steps = _weak([left, right], label_ids)
         q = system.quotient()
-        steps = system
     else:
         union = _union(left, right)
         adj = adjacency(union, label_ids)

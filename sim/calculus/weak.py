@@ -17,6 +17,10 @@ for its largest part, so the history has the meaning :func:`~sim.calculus.refine
 refine_history` gives it (after round ``k`` the partition is the ``k``-step weak
 bisimilarity) and :mod:`sim.calculus.witness` reads formulas from it.
 
+Where the saturation of the nodes is small, :meth:`WeakSystem.saturation` builds it
+within a budget (``sim.calculus.bisim`` then refines it incrementally, the faster way);
+past the budget it is abandoned and the rounds run.
+
 Cost: a round is linear in the transitions, each step an operation on bit sets as wide
 as the number of blocks (in C); the rounds are as many as the refinement's depth. On
 τ-chains, τ-rings, chains of τ-2-cycles and random systems with 80 % τ of 256k states
@@ -31,7 +35,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
 from sim.calculus.lts import LTS, TAU
-from sim.calculus.refinement import Quotient, components
+from sim.calculus.refinement import Adjacency, Quotient, components
 
 __all__ = ["SaturatedMoves", "WeakSystem", "acyclic"]
 
@@ -112,6 +116,9 @@ class WeakSystem:
             members[x].append(s)
         self.members: tuple[tuple[int, ...], ...] = tuple(tuple(ms) for ms in members)
         self._tau_pred: list[list[int]] | None = None
+        self._by_label: list[dict[int, list[int]]] | None = None
+        #: the saturated moves of every node, when built (:meth:`saturation`)
+        self.saturated: Adjacency | None = None
 
     def refine(self) -> tuple[list[int], list[int], list[int]]:
         """The largest weak bisimulation on the nodes, with its history: the final block
@@ -162,10 +169,47 @@ class WeakSystem:
                     for x in xs:
                         block[x] = nb
 
+    def saturation(self, budget: int) -> Adjacency | None:
+        """The saturated moves of every node (``(τ, y)`` for ``y`` in τ*(x), reflexive;
+        ``(a, z)`` for ``z`` in τ* a τ*(x)) if building them takes at most ``budget``
+        steps, else None (abandoned at the budget: the closure is never built past it)."""
+        k = len(self.tau)
+        spent = 0
+        closure: list[frozenset[int]] = []
+        for x in range(k):  # successors first
+            acc = {x}
+            for y in self.tau[x]:
+                acc |= closure[y]
+                spent += len(closure[y])
+            if spent > budget:
+                return None
+            closure.append(frozenset(acc))
+        after: list[set[tuple[int, int]]] = []
+        for x in range(k):
+            moves: set[tuple[int, int]] = set()
+            for a, z in self.visible[x]:
+                moves.update((a, w) for w in closure[z])
+                spent += len(closure[z])
+            if spent > budget:
+                return None
+            after.append(moves)
+        adj: Adjacency = []
+        for x in range(k):
+            sat = {(self.tau_id, w) for w in closure[x]}
+            for u in closure[x]:
+                sat |= after[u]
+                spent += len(after[u]) + 1
+            if spent > budget:
+                return None
+            adj.append(list(sat))
+        return adj
+
     def quotient(self) -> Quotient:
-        """The nodes as a :class:`~sim.calculus.refinement.Quotient` whose ``adj`` gives a
-        node's saturated moves when asked (one node at a time, for the witnesses)."""
-        return Quotient(self.node, self.members, SaturatedMoves(self))
+        """The nodes as a :class:`~sim.calculus.refinement.Quotient` with their saturated
+        moves: :attr:`saturated` when it was built, else computed when asked (one node at
+        a time, for the witnesses)."""
+        moves = self.saturated if self.saturated is not None else SaturatedMoves(self)
+        return Quotient(self.node, self.members, moves)
 
     # -- the saturated moves of sets of nodes, computed on demand (the witnesses) --
 
@@ -182,11 +226,23 @@ class WeakSystem:
 
     def labels(self, nodes: Iterable[int]) -> set[int]:
         """The visible labels some node of the τ-closed set ``nodes`` moves by."""
-        return {a for x in nodes for a, _ in self.visible[x]}
+        table = self._table()
+        return {a for x in nodes for a in table[x]}
 
     def after(self, nodes: Iterable[int], a: int) -> frozenset[int]:
         """τ* a τ* of the τ-closed set ``nodes`` (``a`` visible)."""
-        return self.closure(z for x in nodes for b, z in self.visible[x] if b == a)
+        table = self._table()
+        return self.closure(z for x in nodes for z in table[x].get(a, ()))
+
+    def _table(self) -> list[dict[int, list[int]]]:
+        if self._by_label is None:
+            self._by_label = []
+            for moves in self.visible:
+                by: dict[int, list[int]] = {}
+                for a, z in moves:
+                    by.setdefault(a, []).append(z)
+                self._by_label.append(by)
+        return self._by_label
 
     def able(self, nodes: frozenset[int], a: int) -> frozenset[int]:
         """The nodes of ``nodes`` that can do ``τ* a`` (backward from the ``a`` moves)."""
@@ -196,7 +252,8 @@ class WeakSystem:
                 for y in ys:
                     self._tau_pred[y].append(x)
         preds = self._tau_pred
-        seen = {x for x in range(len(self.tau)) if any(b == a for b, _ in self.visible[x])}
+        table = self._table()
+        seen = {x for x in range(len(self.tau)) if a in table[x]}
         todo = list(seen)
         while todo:
             for p in preds[todo.pop()]:

@@ -24,6 +24,7 @@ __all__ = [
     "Distinction",
     "Formula",
     "PlainSteps",
+    "SaturatedSteps",
     "Steps",
     "branching_witness",
     "trace_witness",
@@ -241,6 +242,31 @@ class PlainSteps:
 
     def able(self, nodes: frozenset[int], a: int) -> frozenset[int]:
         """The nodes of ``nodes`` with an ``a`` move."""
+        return frozenset(x for x in nodes if a in self.table[x])
+
+
+class SaturatedSteps:
+    """:class:`Steps` of a saturated adjacency (paper §4.4 weak transitions: a node's τ
+    moves are its τ-closure, reflexive; its ``a`` moves already closed)."""
+
+    def __init__(self, adj: Adjacency, tau_id: int) -> None:
+        self.table = _by_label(adj)
+        self.tau_id = tau_id
+
+    def closure(self, nodes: Iterable[int]) -> frozenset[int]:
+        """τ* of ``nodes``: their saturated τ moves."""
+        return frozenset(d for x in nodes for d in self.table[x].get(self.tau_id, (x,)))
+
+    def labels(self, nodes: Iterable[int]) -> set[int]:
+        """The visible labels some node of ``nodes`` moves by."""
+        return {a for x in nodes for a in self.table[x] if a != self.tau_id}
+
+    def after(self, nodes: Iterable[int], a: int) -> frozenset[int]:
+        """The saturated ``a``-successors of ``nodes``."""
+        return frozenset(d for x in nodes for d in self.table[x].get(a, ()))
+
+    def able(self, nodes: frozenset[int], a: int) -> frozenset[int]:
+        """The nodes of ``nodes`` with a saturated ``a`` move."""
         return frozenset(x for x in nodes if a in self.table[x])
 
 
