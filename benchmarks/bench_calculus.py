@@ -43,7 +43,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bisim_families import FAMILIES
+from benchmarks.bisim_families import FAMILIES, SPEC, tau_ring
 from benchmarks.run import ROOT, Section, table
 from sim.calculus.bisim import bisimilar, saturate
 from sim.calculus.lts import LTS, TAU
@@ -66,15 +66,7 @@ TARGET_EXPONENT = 1.3
 COMMAND = "python -m benchmarks.run --only calculus"
 
 
-def tau_ring(n: int) -> LTS:
-    """A τ-cycle over ``0..n-2`` and a sink ``n-1`` entered by ``a`` from one ring state."""
-    k = n - 1
-    trans = [(i, TAU, (i + 1) % k) for i in range(k)]
-    trans.append((k // 2, "a", k))
-    return LTS(n, 0, trans)
-
-
-A_ZERO = LTS(2, 0, [(0, "a", 1)])
+A_ZERO = SPEC
 
 
 def _peak_mb(fn: Callable[[], Any]) -> float:

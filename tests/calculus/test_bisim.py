@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks.bisim_families import FAMILIES, tau_chain
+from benchmarks.bisim_families import FAMILIES, tau_chain, tau_ring
 from sim.calculus import bisim
 from sim.calculus.bisim import bisimilar, saturate, strong_partition, weak_partition
 from sim.calculus.lts import LTS, TAU, accepts, relabel, traces
@@ -305,15 +305,6 @@ def test_trace_equivalent_but_not_weakly_bisimilar_sgd_versus_mcp() -> None:
     assert d.formula.holds(sgd) and not d.formula.holds(mcp)
     assert _check_sound(sgd, mcp, True) == "branching"
     assert _check_sound(mcp, sgd, True) == "branching"
-
-
-def tau_ring(n: int) -> LTS:
-    """A τ-cycle over states ``0..n-2`` and a sink ``n-1`` entered by ``a`` from one ring
-    state: weakly ``a.0``."""
-    k = n - 1
-    trans = [(i, TAU, (i + 1) % k) for i in range(k)]
-    trans.append((k // 2, "a", k))
-    return LTS(n, 0, trans)
 
 
 A_ZERO = LTS(2, 0, [(0, "a", 1)])
