@@ -24,10 +24,10 @@ JSON = st.recursive(
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(NAMES, inner, max_size=3),
-    max_leaves=10,
+    max_leaves=6,
 )
 IDS = st.none() | st.integers(0, 10**12)
-FRAGMENTS = settings(max_examples=60, deadline=None)
+FRAGMENTS = settings(max_examples=40, deadline=None)
 
 
 def owner(

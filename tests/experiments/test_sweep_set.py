@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from sim.experiments.sweep import SweepError, parse_path, parse_set, path_text, split_values
 
-SET = settings(max_examples=60, deadline=None)
+SET = settings(max_examples=40, deadline=None)
 WORDS = st.text(alphabet="abcxyz_+", min_size=1, max_size=6).filter(lambda w: w.strip("+") != "")
 PATHS = st.lists(WORDS | st.integers(0, 99), min_size=1, max_size=4).map(tuple)
 #: strings: of the characters that mean something to the splitter or to YAML, or any

@@ -121,7 +121,7 @@ TOP = st.dictionaries(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(doc=damaged() | TOP)
 def test_any_mapping_loads_or_is_located(doc: Any) -> None:
     check_loads_or_locates(parse_scenario, yaml.safe_dump(doc, sort_keys=False))
