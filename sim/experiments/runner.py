@@ -387,23 +387,23 @@ def _add_verdicts(directory: Path, kept: Built) -> None:
     metrics = json.loads(path.read_text(encoding="utf-8"))
     monitor = property_monitor(scenario) if scenario.properties else None
     mesh, digest = kept.page()
+    trace = directory / TRACE_FILE
     with open(directory / EVENTS_FILE, "wb") as events:
         page = PagePass(mesh, float(metrics["duration"]), events)
         try:
-            report = check_trace(
-                directory / TRACE_FILE, kept.truth(), consumers=[c for c in (monitor, page) if c]
-            )
+            report = check_trace(trace, kept.truth(), consumers=[c for c in (monitor, page) if c])
         except TraceError as exc:
             metrics["conformance"] = {"ok": False, "error": str(exc)}
             report = None
+        if report is not None:
+            metrics.update(run_dir_verdicts(report))
+            found = monitor.finish() if monitor is not None else []
+            if monitor is not None:  # the scenario's properties (SPEC §9), same pass
+                checked = metrics["conformance"]["checked"]
+                metrics["properties"] = property_metrics(found, checked)
+            store(directory, page.fragment(groups(report.verdicts, found), digest, trace))
     if report is None:
         (directory / EVENTS_FILE).unlink()
-    else:
-        metrics.update(run_dir_verdicts(report))
-        found = monitor.finish() if monitor is not None else []
-        if monitor is not None:  # the scenario's properties (SPEC §9), same pass
-            metrics["properties"] = property_metrics(found, metrics["conformance"]["checked"])
-        store(directory, page.fragment(groups(report.verdicts, found), digest))
     _write_json(path, metrics)
 
 

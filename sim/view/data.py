@@ -332,7 +332,7 @@ def _fragment_now(
             run_pass(name, blocks, [page], Context())
     except TraceError as exc:
         raise ViewError(str(exc)) from exc
-    return page.fragment(violated)
+    return page.fragment(violated, trace=run.trace)
 
 
 def _all_seqs(example: dict[str, Any]) -> list[int]:
@@ -350,7 +350,8 @@ def _last_t(trace: Path) -> float:
 
 def _sample(parts: list[Part], budget: Budget) -> list[set[str]]:
     """Per run, the instance keys whose events the page holds: every one a kept
-    counterexample touches, then a seeded shuffle of the others while the budget lasts."""
+    counterexample touches, then a seeded shuffle of the others the run's sample holds
+    (:class:`~sim.view.fragment.PagePass`) while the budget lasts."""
     keep: list[set[str]] = [
         {k for g in p.data["violated"] for ex in g["examples"] for k in ex["instances"]}
         for p in parts
@@ -358,11 +359,11 @@ def _sample(parts: list[Part], budget: Budget) -> list[set[str]]:
     used = 0
     for p, k in zip(parts, keep, strict=True):
         used += sum(p.sizes[s] for s in k if s in p.sizes)
-    pool = [
+    pool = [  # the instances whose events the run's sample holds (fragment.PagePass)
         (i, f"{r[0]}#{r[1]}", r[3])
         for i, p in enumerate(parts)
         for r in p.data["instances"]
-        if f"{r[0]}#{r[1]}" not in keep[i]
+        if r[7] and f"{r[0]}#{r[1]}" not in keep[i]
     ]
     random.Random(budget.seed).shuffle(pool)
     for i, key, n in pool:

@@ -3,12 +3,15 @@
 :class:`PagePass` is a consumer of the conformance pass (:mod:`sim.conformance.checks`):
 fed every event of a trace in the same pass as the checks, it builds the run's replay
 (:class:`~sim.view.replay.Replay`: instance index, per-frame counts, outages, timeline)
-and writes each instance's compact events, JSON-encoded as the page embeds them, to an
-events file as the instance ends. :func:`fragment` then adds the violated checks and
-properties with their counterexamples. The worker that ran a replication stores both
-beside its trace (:data:`VIEW_FILE`, :data:`EVENTS_FILE`, with their digests in
-``run.json``), so the page of a results folder never reads a trace again: it picks the
-sampled instances' events from the events files by offset.
+and keeps a bounded, seeded sample of the instances' compact events (at most
+:data:`SAMPLE_EVENTS` events, the most the page shows of a run; :class:`PagePass`), which
+:meth:`PagePass.fragment` writes, JSON-encoded as the page embeds them, to an events
+file, with the events of every counterexample's instance, and the violated checks and
+properties with their counterexamples. The events file is so bounded by the sample, not
+the trace (train_booking: 106 MB before, beside a 193 MB trace). The worker that ran a
+replication stores both beside its trace (:data:`VIEW_FILE`, :data:`EVENTS_FILE`, with
+their digests in ``run.json``), so the page of a results folder never reads a trace
+again: it picks the sampled instances' events from the events files by offset.
 
 A stored fragment is used only for the scenario it was checked with
 (``checked_with``: :func:`scenario_digest`); otherwise the page builds it again from
@@ -18,6 +21,7 @@ the trace, in memory, with the same code. Times are simulated seconds.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 import os
 import re
@@ -91,23 +95,58 @@ def scenario_digest(scenario: Scenario) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+#: The most events of sampled instances a run's events file holds, besides every
+#: counterexample's instances (a fifth of the page's budget,
+#: :data:`sim.view.data.DEFAULT_BUDGET`: a page of five runs or more holds fewer of
+#: each; about 2 MB a run).
+SAMPLE_EVENTS = 20_000
+
+
+def priority(key: InstanceKey, seed: int = 0) -> int:
+    """The instance's place in the sample (lowest first): a hash of ``seed`` and the
+    key, so that the sample is the same whatever reads the trace."""
+    text = f"{seed}/{key[0]}#{key[1]}".encode()
+    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big")
+
+
 class PagePass:
     """A consumer of the conformance pass building one run's page data (see the module
     docstring). ``wanted``: the ``seq``\\ s whose instance the replay notes (the
-    counterexamples known before the pass); ``events``: the binary file the instances'
-    encoded events are appended to."""
+    counterexamples known before the pass); ``events``: the binary file the sampled
+    instances' encoded events are written to (by :meth:`fragment`).
+
+    The sample is bounded: an instance is sampled from its first event while the sample
+    holds fewer than ``cap`` events or its :func:`priority` is below the highest one
+    sampled; each time an instance's events end (its ``wf_end``, the trace's end) they
+    join the sample, and while it holds more than ``cap`` events the instance with the
+    highest priority leaves it (for good). The events of instances not sampled are never
+    kept; :meth:`fragment` adds every counterexample's instance that was not (reading
+    the trace once more for those alone)."""
 
     history = False
 
     def __init__(
-        self, mesh: Mesh, duration: float, events: IO[bytes], wanted: frozenset[int] = frozenset()
+        self,
+        mesh: Mesh,
+        duration: float,
+        events: IO[bytes],
+        wanted: frozenset[int] = frozenset(),
+        cap: int = SAMPLE_EVENTS,
+        seed: int = 0,
     ) -> None:
         self.replay = Replay(mesh, duration, set(wanted))
         self.events = events
-        self.offset = 0
+        self.cap = cap
+        self.seed = seed
         self.open: dict[InstanceKey, list[list[Any]]] = {}
         #: per instance, its ``[offset, length]`` segments in the events file, in order
         self.segments: dict[InstanceKey, list[list[int]]] = {}
+        #: the sample: per instance its pieces (compact events), their count, the total
+        self.kept: dict[InstanceKey, list[list[list[Any]]]] = {}
+        self.sizes: dict[InstanceKey, int] = {}
+        self.total = 0
+        self.heap: list[tuple[int, InstanceKey]] = []  # (-priority, key) of the sample
+        self.left: set[InstanceKey] = set()  # instances not sampled
         self._decode = msgspec.json.Decoder().decode
 
     def handlers(self) -> Mapping[str, Any]:
@@ -125,10 +164,39 @@ class PagePass:
         key = (str(wf), int(inst))
         evs = self.open.get(key)
         if evs is None:
+            if key in self.left or not self._admits(key):
+                return
             evs = self.open[key] = []
         evs.append(compact(e))
         if e["label"] == "wf_end":
-            self._write(key, self.open.pop(key))
+            self._join(key, self.open.pop(key))
+
+    def _admits(self, key: InstanceKey) -> bool:
+        """Whether a new instance is sampled (else noted as left out)."""
+        if key in self.kept or self.total < self.cap or not self.heap:
+            return True
+        if priority(key, self.seed) < -self.heap[0][0]:
+            return True
+        self.left.add(key)
+        return False
+
+    def _join(self, key: InstanceKey, evs: list[list[Any]]) -> None:
+        """``evs`` (one piece of ``key``'s events) join the sample, which then sheds its
+        highest priorities while it holds more than ``cap`` events."""
+        if key in self.left:
+            return
+        if key not in self.kept:
+            self.kept[key] = []
+            self.sizes[key] = 0
+            heapq.heappush(self.heap, (-priority(key, self.seed), key))
+        self.kept[key].append(evs)
+        self.sizes[key] += len(evs)
+        self.total += len(evs)
+        while self.total > self.cap and self.heap:
+            _, out = heapq.heappop(self.heap)
+            self.total -= self.sizes.pop(out)
+            del self.kept[out]
+            self.left.add(out)
 
     def end_instance(self, key: Any, invs: Sequence[Any]) -> None:
         """Nothing: an instance's events are written at its ``wf_end`` (a later event of it
@@ -136,22 +204,54 @@ class PagePass:
 
     def end_trace(self) -> None:
         for key in sorted(self.open):
-            self._write(key, self.open[key])
+            self._join(key, self.open[key])
         self.open.clear()
-        self.events.flush()
         self.replay.finish()
 
-    def _write(self, key: InstanceKey, evs: list[list[Any]]) -> None:
-        text = encode_events(evs)[1:-1]
-        self.events.write(text + b"\n")
-        self.segments.setdefault(key, []).append([self.offset, len(text)])
-        self.offset += len(text) + 1
+    def _reread(self, trace: Path, keys: set[InstanceKey]) -> None:
+        """Add the events of the instances ``keys`` from ``trace`` (one piece each, in
+        trace order), whatever the cap: counterexamples the sample left out."""
+        from sim.conformance.events import read_blocks
+
+        pieces: dict[InstanceKey, list[list[Any]]] = {}
+        _, blocks = read_blocks(trace)
+        for block in blocks:
+            for raw in block:
+                if not raw.strip():
+                    continue
+                try:
+                    e = self._decode(raw)
+                except msgspec.ValidationError:
+                    e = loads_lenient(raw)
+                wf, inst = e.get("wf"), e.get("inst")
+                if wf is not None and inst is not None and (str(wf), int(inst)) in keys:
+                    pieces.setdefault((str(wf), int(inst)), []).append(compact(e))
+        for key in sorted(pieces):
+            self.left.discard(key)
+            self.kept[key] = [pieces[key]]
+            self.sizes[key] = len(pieces[key])
+
+    def _write(self) -> None:
+        """Write the sampled instances' events (instances in key order, each piece a line)."""
+        offset = 0
+        for key in sorted(self.kept):
+            for evs in self.kept[key]:
+                text = encode_events(evs)[1:-1]
+                self.events.write(text + b"\n")
+                self.segments.setdefault(key, []).append([offset, len(text)])
+                offset += len(text) + 1
+        self.events.flush()
 
     def fragment(
-        self, violated: list[dict[str, Any]], checked_with: str | None = None
+        self,
+        violated: list[dict[str, Any]],
+        checked_with: str | None = None,
+        trace: Path | None = None,
     ) -> dict[str, Any]:
         """The run's fragment: ``violated`` are the groups of :mod:`sim.view.violations`
-        (their examples' ``instances`` set here from the replay when it noted them)."""
+        (their examples' ``instances`` set here from the replay when it noted them); the
+        sampled instances' events are written now, with those of every counterexample's
+        instance the sample left out (read again from ``trace``, when given). Once."""
         p = self.replay
         for g in violated:
             for ex in g["examples"]:
@@ -159,6 +259,15 @@ class PagePass:
                     seqs = [*ex["seqs"], *ex["context"]]
                     keys = sorted({p.seq_inst[s] for s in seqs if s in p.seq_inst})
                     ex["instances"] = [f"{wf}#{inst}" for wf, inst in keys]
+        named = {k for g in violated for ex in g["examples"] for k in ex["instances"]}
+        missing = {
+            key
+            for key in (_instance_key(k) for k in named)
+            if key in p.instances and key not in self.kept
+        }
+        if missing and trace is not None:
+            self._reread(trace, missing)
+        self._write()
         instances = [
             [
                 wf,
@@ -179,6 +288,12 @@ class PagePass:
             "instances": instances,
             "violated": violated,
         }
+
+
+def _instance_key(text: str) -> InstanceKey:
+    """``(wf, inst)`` of a ``wf#inst`` name."""
+    wf, _, inst = text.rpartition("#")
+    return (wf, int(inst))
 
 
 def store(directory: Path, data: dict[str, Any]) -> None:
