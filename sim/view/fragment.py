@@ -115,13 +115,13 @@ class PagePass:
     counterexamples known before the pass); ``events``: the binary file the sampled
     instances' encoded events are written to (by :meth:`fragment`).
 
-    The sample is bounded: an instance is sampled from its first event while the sample
-    holds fewer than ``cap`` events or its :func:`priority` is below the highest one
-    sampled; each time an instance's events end (its ``wf_end``, the trace's end) they
-    join the sample, and while it holds more than ``cap`` events the instance with the
-    highest priority leaves it (for good). The events of instances not sampled are never
-    kept; :meth:`fragment` adds every counterexample's instance that was not (reading
-    the trace once more for those alone)."""
+    The sample is bounded: an instance is sampled from its first event until the sample
+    first holds more than ``cap`` events, then only when its :func:`priority` is below
+    the highest one sampled; each time an instance's events end (its ``wf_end``, the
+    trace's end) they join the sample, and while it holds more than ``cap`` events the
+    instance with the highest priority leaves it (for good). The events of instances
+    not sampled are never kept; :meth:`fragment` adds every counterexample's instance
+    that was not (reading the trace once more for those alone)."""
 
     history = False
 
@@ -147,6 +147,7 @@ class PagePass:
         self.total = 0
         self.heap: list[tuple[int, InstanceKey]] = []  # (-priority, key) of the sample
         self.left: set[InstanceKey] = set()  # instances not sampled
+        self.full = False  # the sample has held more than cap events (and shed some)
         self._decode = msgspec.json.Decoder().decode
 
     def handlers(self) -> Mapping[str, Any]:
@@ -173,7 +174,7 @@ class PagePass:
 
     def _admits(self, key: InstanceKey) -> bool:
         """Whether a new instance is sampled (else noted as left out)."""
-        if key in self.kept or self.total < self.cap or not self.heap:
+        if key in self.kept or not self.full or not self.heap:
             return True
         if priority(key, self.seed) < -self.heap[0][0]:
             return True
@@ -193,6 +194,7 @@ class PagePass:
         self.sizes[key] += len(evs)
         self.total += len(evs)
         while self.total > self.cap and self.heap:
+            self.full = True
             _, out = heapq.heappop(self.heap)
             self.total -= self.sizes.pop(out)
             del self.kept[out]
