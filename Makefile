@@ -38,7 +38,7 @@ sim: $(STAMP) $(NATIVE)
 # The suite starts `python -m sim` a few hundred times: byte-compile the package first, so
 # that no start compiles it again where PYTHONDONTWRITEBYTECODE keeps Python from caching.
 # pytest runs with that variable cleared: each worker imports every test module, rewritten
-# for its asserts, and may then keep them (tests/__pycache__) for the next run instead of
+# for its asserts, and may then keep them (the __pycache__ folders under tests/) for the next run instead of
 # rewriting them all again (about 4 CPU s per worker and run).
 PYTEST := PYTHONDONTWRITEBYTECODE= $(PY) -m pytest
 

@@ -19,7 +19,8 @@ import pytest
 
 from sim.experiments.runner import fingerprint, is_complete
 from sim.scenario import load_scenario
-from tests.harness.signals import REPO, SERVERS, marked, start, wait_until
+from tests.harness.paths import REPO, SERVERS
+from tests.harness.signals import marked, start, wait_until
 
 LONG = """
 name: long-mesh

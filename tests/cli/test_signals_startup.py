@@ -26,7 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.signals import MARKER, REPO, SERVERS, marked, wait_until
+from tests.harness.paths import REPO, SERVERS
+from tests.harness.signals import MARKER, marked, wait_until
 
 STOPS = {signal.SIGINT, signal.SIGTERM}
 ANSWERLESS = [sys.executable, str(SERVERS / "raw_server.py"), "slow"]

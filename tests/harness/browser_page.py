@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.harness.paths import REPO
+
 TRAIN = REPO / "scenarios" / "train_booking.yaml"
 CHROMIUM = shutil.which("chromium") or (
     "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None

@@ -1,7 +1,6 @@
 """Paths the live tests share."""
 
-from pathlib import Path
+from tests.harness.paths import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "tests" / "fixtures" / "scenarios" / "live_tiny.yaml"
 SMALL = ROOT / "scenarios" / "live_small.yaml"

@@ -13,7 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.harness.paths import REPO
+
 URL = re.compile(r"at (http://127\.0\.0\.1:\d+/mcp) ")
 A2A_URL = re.compile(r"over A2A at (http://127\.0\.0\.1:\d+) ")
 """The base URL ``serve a2a`` prints."""

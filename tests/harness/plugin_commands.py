@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from sim.scenario import ScenarioError
+from tests.harness.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "plugins"
 
 

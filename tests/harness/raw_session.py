@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 import subprocess
 import threading
-from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.harness.paths import REPO
 
 
 class RawSession:

@@ -7,9 +7,7 @@ from pathlib import Path
 import pytest
 
 from sim.scenario import Diagnostic, ScenarioError, load_scenario
-
-MINIMAL_FILE = Path(__file__).parents[1] / "fixtures" / "scenarios" / "minimal.yaml"
-
+from tests.harness.paths import MINIMAL_FILE
 
 MINIMAL = MINIMAL_FILE.read_text(encoding="utf-8")
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sim.scenario import Diagnostic, ScenarioError, load_scenario_with_warnings
-
-MINIMAL = (Path(__file__).parents[1] / "fixtures" / "scenarios" / "minimal.yaml").read_text("utf-8")
+from tests.harness.scenario_load import MINIMAL
 
 
 def broken(*edits: tuple[str, str], append: str = "") -> str:

@@ -8,11 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-SERVERS = Path(__file__).resolve().parents[1] / "mcp_servers"
-
+from tests.harness.paths import REPO
 
 MARKER = "PROTOMESH_SIGNAL_TRIAL"
 

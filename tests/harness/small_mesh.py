@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from tests.harness.paths import FIXTURES
 
 #: the scenario of conftest's ``small_drawn`` and of the compare and store tests
-SMALL_FILE = Path(__file__).resolve().parents[1] / "fixtures" / "scenarios" / "small_mesh.yaml"
+SMALL_FILE = FIXTURES / "scenarios" / "small_mesh.yaml"
 SMALL = SMALL_FILE.read_text(encoding="utf-8")

@@ -9,9 +9,7 @@ from typing import Any
 import pytest
 
 from sim.cli import main
-
-REPO = Path(__file__).resolve().parents[2]
-
+from tests.harness.paths import REPO
 
 TRAIN = str(REPO / "scenarios" / "train_booking.yaml")
 
