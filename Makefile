@@ -38,8 +38,8 @@ sim: $(STAMP) $(NATIVE)
 # The suite starts `python -m sim` a few hundred times: byte-compile the package first, so
 # that no start compiles it again where PYTHONDONTWRITEBYTECODE keeps Python from caching.
 # pytest runs with that variable cleared: each worker imports every test module, rewritten
-# for its asserts, and may then keep them (the __pycache__ folders under tests/) for the next run instead of
-# rewriting them all again (about 4 CPU s per worker and run).
+# for its asserts, and may then keep them (the __pycache__ folders under tests/) for the
+# next run instead of rewriting them all again (about 4 CPU s per worker and run).
 PYTEST := PYTHONDONTWRITEBYTECODE= $(PY) -m pytest
 
 test: $(STAMP) $(NATIVE)
