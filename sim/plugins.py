@@ -1,8 +1,11 @@
-"""The one registry of routers and approval policies: built-in names, installed plug-ins.
+"""The one registry of routers, approval policies and invocation dialects: built-in names,
+installed plug-ins.
 
 A router or approval policy is named by the built-in list below, by an installed
 package's entry point (groups :data:`ROUTER_GROUP` and :data:`APPROVAL_GROUP`), or by
-a scenario entry ``{name, plugin: "package.module:Class", options}`` (SPEC §12).
+a scenario entry ``{name, plugin: "package.module:Class", options}`` (SPEC §12). A
+protocol's dialect likewise: a built-in name, an installed one (:data:`DIALECT_GROUP`), or
+``dialect: "package.module:Class"`` (:func:`sim.scenario.model.dialects.dialect_named`).
 This module is a leaf (it imports nothing of ours but :mod:`sim.processes`): the scenario
 layer asks it for the known names; the layer that owns a base class checks a plug-in
 against it (:func:`sim.mesh.registry.router_class`, :func:`sim.approval.approval_policy_class`)
@@ -28,6 +31,8 @@ from typing import Any
 ROUTER_GROUP = "protomesh.routers"
 #: Entry-point group of approval-policy plug-ins.
 APPROVAL_GROUP = "protomesh.approval"
+#: Entry-point group of invocation-dialect plug-ins.
+DIALECT_GROUP = "protomesh.dialects"
 
 #: The built-in routers of SPEC §3, name → ``module:Class`` (the one list of them).
 BUILTIN_ROUTERS: dict[str, str] = {
@@ -35,6 +40,14 @@ BUILTIN_ROUTERS: dict[str, str] = {
     "bfs": "sim.mesh.bfs:BfsRouter",
     "resilient": "sim.mesh.routing:ResilientRouter",
     "semantic": "sim.mesh.semantic:SemanticRouter",
+}
+
+
+#: The built-in invocation dialects, name → ``module:Class`` (the one list of them).
+BUILTIN_DIALECTS: dict[str, str] = {
+    "mcp": "sim.calculus.dialects:McpDialect",
+    "sgd": "sim.calculus.dialects:SgdDialect",
+    "a2a": "sim.calculus.dialects:A2aDialect",
 }
 
 
@@ -57,6 +70,20 @@ def router_names() -> tuple[str, ...]:
 def router_reference(name: str) -> str | None:
     """The ``module:Class`` of the built-in or installed router ``name``, or None."""
     return BUILTIN_ROUTERS.get(name) or installed(ROUTER_GROUP).get(name)
+
+
+def dialect_names() -> tuple[str, ...]:
+    """Every dialect known by name: the built-in ones, then installed plug-ins."""
+    extra = sorted(n for n in installed(DIALECT_GROUP) if n not in BUILTIN_DIALECTS)
+    return (*BUILTIN_DIALECTS, *extra)
+
+
+def dialect_reference(name: str) -> str | None:
+    """A protocol's ``dialect`` as ``module:Class``: itself when it has a colon, else the
+    built-in or installed dialect of that name, else None."""
+    if ":" in name:
+        return name
+    return BUILTIN_DIALECTS.get(name) or installed(DIALECT_GROUP).get(name)
 
 
 def approval_names() -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from sim.calculus.principles import DEFAULT_MIN_ENTITIES, DEFAULT_THETA
 from sim.cli.console import EXIT_NEGATIVE, EXIT_OK, BadInput, guarded, read_json
 
 if TYPE_CHECKING:
-    from sim.calculus.mcp import Dialect
+    from sim.calculus.dialects import Dialect
     from sim.calculus.sgd import Service
     from sim.calculus.unphi import ServiceUnphi
 
@@ -155,12 +155,12 @@ def lts_command(args: argparse.Namespace) -> int:
     from sim.calculus import (
         ToolsListError,
         caller_view,
-        tool_lts,
         tool_plus_from_mapping,
         write_aut,
     )
-    from sim.calculus.mcp import SERVICE_DOWN, dialect_of
+    from sim.calculus.mcp import SERVICE_DOWN
     from sim.scenario import ScenarioError
+    from sim.scenario.model.dialects import dialect_of
 
     if not Path(args.file).is_file():
         raise BadInput(f"{args.file}: no such file")
@@ -183,7 +183,7 @@ def lts_command(args: argparse.Namespace) -> int:
     view = caller_view(truth, fields, str(policy))
     errors = [str(e) for e in data.get("errors", {})]
     dialect: Dialect = scenario.dialects().get(args.protocol) or dialect_of(args.protocol)
-    lts = tool_lts(view, error_types=(*errors, SERVICE_DOWN), dialect=dialect)
+    lts = dialect.lts(view, error_types=(*errors, SERVICE_DOWN))
     if args.aut:
         sys.stdout.write(write_aut(lts))
         return EXIT_OK
@@ -192,7 +192,7 @@ def lts_command(args: argparse.Namespace) -> int:
             "tool": truth.name,
             "protocol": args.protocol,
             "fields": sorted(fields),
-            "dialect": dialect,
+            "dialect": dialect.name,
             "approval": bool(view.approval),
             "approval_reason": view.approval_reason,
             "states": lts.n_states,
@@ -205,8 +205,7 @@ def lts_command(args: argparse.Namespace) -> int:
         print(json.dumps(shown))
         return EXIT_OK
     print(f"tool {truth.name} seen through {args.protocol}: fields {', '.join(sorted(fields))}")
-    shape = "invoke/collect (SGD)" if dialect == "sgd" else "call/validate (MCP)"
-    print(f"dialect: {dialect}, {shape}")
+    print(f"dialect: {dialect.name}, {'/'.join(dialect.steps())}")
     print(f"approval gate: {'yes' if view.approval else 'no'} ({view.approval_reason})")
     print(f"{lts.n_states} states, {len(lts.transitions)} transitions, initial {lts.name(0)}")
     for t in lts.transitions:
@@ -222,10 +221,9 @@ def _protocol_fields(scenario: Any, protocol: str, path: str) -> frozenset[str]:
     from sim.calculus import PROTOCOL_FIELDS
 
     for entry in getattr(scenario, "protocols", None) or ():
-        name = getattr(entry, "name", entry)
-        declared = getattr(entry, "fields", None)
-        if name == protocol and declared is not None:
-            return frozenset(str(f) for f in declared)
+        carried = entry.carries() if getattr(entry, "name", entry) == protocol else None
+        if carried is not None:
+            return frozenset(str(f) for f in carried)
     if protocol in PROTOCOL_FIELDS:
         return PROTOCOL_FIELDS[protocol]
     raise BadInput(f"{path}: unknown protocol {protocol!r} (declare its fields in the scenario)")

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sim.calculus.dialects import BUILTIN
 from sim.calculus.mcp import SGD
 from sim.calculus.phi import phi_plus
 from sim.calculus.sgd import EXECUTION_ERROR, Intent, Service, services_from_json
@@ -353,8 +354,7 @@ def sgd_truth(services: Iterable[Service], source: str = "") -> Truth:
     for svc in services:
         for intent in svc.intents:
             facts = tool_facts(phi_plus(intent, svc), (EXECUTION_ERROR,))
-            assert facts.sgd_dialect is not None
-            tools[intent.qualified_name] = facts.sgd_dialect
+            tools[intent.qualified_name] = facts.dialects[BUILTIN["sgd"]]
     return Truth(tools, source=source)
 
 

@@ -2,9 +2,10 @@
 
 Only the scenario's declarations are used (side effects, approval flags, failure modes,
 dependencies, links and the protocols agents speak) and the calculus' LTS builders;
-never the engine. A tool's ground-truth LTS for the ``lts`` check is the calculus'
-``tool_lts`` of its full MCP+ descriptor: the ``mcp`` dialect for an invocation opened by
-``call``, the ``sgd`` dialect for one opened by ``invoke`` (:attr:`ToolFacts.sgd_dialect`);
+never the engine. A tool's ground-truth LTS for the ``lts`` check is its full MCP+
+descriptor's LTS in the dialect of the invocation's protocol (:attr:`ToolFacts.dialects`,
+:meth:`Truth.dialect_of`): the protocol's when that dialect opens with the invocation's
+first label, else the built-in one that does (``call``: mcp, ``invoke``: sgd);
 for SGD services, ``intent_lts`` of the intent. When the
 ground truth has no approval gate, a caller may still ask (SPEC §2: a caller that lost
 ``requires_approval`` decides from hints or policy): asking is never unsafe, so both
@@ -17,7 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sim.calculus.lts import LTS, TAU, label
+from sim.calculus.dialects import BUILTIN, MCP, Dialect
+from sim.calculus.lts import LTS, label
 from sim.calculus.mcp import (
     SERVICE_DOWN,
     Abort,
@@ -28,7 +30,6 @@ from sim.calculus.mcp import (
     SideEffect,
     ToolPlus,
     UserPrompt,
-    tool_lts,
 )
 from sim.calculus.sgd import EXECUTION_ERROR, Service, intent_lts
 from sim.scenario.model import Scenario
@@ -44,12 +45,13 @@ class ToolFacts:
     exclusive: frozenset[str] = frozenset()
     recovery: Mapping[str, RecoveryStrategy] = field(default_factory=dict)
     ltss: tuple[LTS, ...] = ()
-    sgd: bool = False
+    #: an invocation collects slots (``collect(slot)`` is a label of its LTS)
+    collects: bool = False
     #: trace label → LTS label for labels without an argument
     plain: Mapping[str, str] = field(default_factory=dict)
-    #: the facts an invocation opened by ``invoke`` is replayed on (a scenario tool's
-    #: ``tool_lts`` in the ``sgd`` dialect); ``None``: these facts serve both openings
-    sgd_dialect: ToolFacts | None = None
+    #: the facts of the same tool in each dialect the ground truth knows (a scenario
+    #: tool's LTS in that dialect); empty: these facts serve every opening
+    dialects: Mapping[Dialect, ToolFacts] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -63,17 +65,26 @@ class Truth:
     source: str = ""
     #: each workflow's task ids (the ``task`` of its events)
     workflow_tasks: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    #: each protocol's dialect (protocols not named invoke as the built-in ones say)
+    protocol_dialects: Mapping[str, Dialect] = field(default_factory=dict)
+
+    def dialect_of(self, protocol: Any, opening: str) -> Dialect:
+        """The dialect an invocation in ``protocol`` opened by ``opening`` is replayed in:
+        the protocol's when it opens so, else the first built-in dialect that does."""
+        own = self.protocol_dialects.get(protocol) if isinstance(protocol, str) else None
+        if own is not None and own.opening == opening:
+            return own
+        return next((d for d in BUILTIN.values() if d.opening == opening), MCP)
+
+    def shared_opening(self, opening: str) -> bool:
+        """Whether every invocation opened by ``opening`` is replayed in one dialect,
+        whatever its protocol (the ``lts`` check then keeps one start per tool)."""
+        own = {d for d in self.protocol_dialects.values() if d.opening == opening}
+        return own <= {self.dialect_of(None, opening)}
 
     @property
     def write_tools(self) -> frozenset[str]:
         return frozenset(n for n, f in self.tools.items() if f.write)
-
-
-def _mcp_plain(name: str) -> dict[str, str]:
-    actions = ("call", "approve", "deny", "execute", "result", "retry", "prompt", "abort")
-    out = {a: label(a, name) for a in actions}
-    out["validate"] = TAU
-    return out
 
 
 def _sgd_plain(name: str) -> dict[str, str]:
@@ -82,13 +93,15 @@ def _sgd_plain(name: str) -> dict[str, str]:
     return out
 
 
-def _sgd_dialect_plain(name: str) -> dict[str, str]:
-    actions = ("invoke", "approve", "deny", "execute", "result", "retry", "prompt", "abort")
-    return {a: label(a, name) for a in actions}  # no validate: the dialect has no τ
-
-
-def tool_facts(desc: ToolPlus, error_types: Iterable[str]) -> ToolFacts:
-    """The facts of one MCP+ descriptor (both dialects of its invocation LTS)."""
+def tool_facts(
+    desc: ToolPlus,
+    error_types: Iterable[str],
+    dialects: Iterable[Dialect] = (),
+    exclusive: Iterable[str] = (),
+) -> ToolFacts:
+    """The facts of one MCP+ descriptor: in MCP's dialect, with the same facts in each
+    built-in dialect and each of ``dialects`` (:attr:`ToolFacts.dialects`); ``exclusive``:
+    the tools it excludes besides those it declares."""
     modes: dict[str, RecoveryStrategy] = {}
     for fm in desc.failure_modes or ():
         modes.setdefault(fm.error, fm.recovery)
@@ -96,37 +109,40 @@ def tool_facts(desc: ToolPlus, error_types: Iterable[str]) -> ToolFacts:
     types = tuple(sorted({*error_types, SERVICE_DOWN, EXECUTION_ERROR}))
     gated = desc.requires_approval is True
     gates = (True,) if gated else (False, True)
-    ltss = tuple(tool_lts(desc, approval=g, error_types=types) for g in gates)
-    sgd_ltss = tuple(tool_lts(desc, approval=g, error_types=types, dialect="sgd") for g in gates)
-    facts = ToolFacts(
-        name=desc.name,
-        write=desc.side_effects in (SideEffect.WRITE, SideEffect.DELETE),
-        requires=tuple(d.tool for d in deps if d.relation == Relation.REQUIRES),
-        exclusive=frozenset(d.tool for d in deps if d.relation == Relation.EXCLUSIVE_WITH),
-        recovery=modes,
-        ltss=ltss,
-        plain=_mcp_plain(desc.name),
-    )
-    return _replace(
-        facts,
-        sgd_dialect=_replace(facts, ltss=sgd_ltss, sgd=True, plain=_sgd_dialect_plain(desc.name)),
-    )
+    declared = frozenset(d.tool for d in deps if d.relation == Relation.EXCLUSIVE_WITH)
+
+    def facts_in(dialect: Dialect) -> ToolFacts:
+        return ToolFacts(
+            name=desc.name,
+            write=desc.side_effects in (SideEffect.WRITE, SideEffect.DELETE),
+            requires=tuple(d.tool for d in deps if d.relation == Relation.REQUIRES),
+            exclusive=declared | frozenset(exclusive),
+            recovery=modes,
+            ltss=tuple(dialect.lts(desc, approval=g, error_types=types) for g in gates),
+            collects=dialect.collects,
+            plain=dialect.plain(desc.name),
+        )
+
+    known = {d: facts_in(d) for d in (*BUILTIN.values(), *dialects)}
+    return _replace(known[MCP], dialects=known)
 
 
 def from_scenario(scenario: Scenario, source: str = "") -> Truth:
     """The ground truth of a loaded scenario."""
-    tools: dict[str, ToolFacts] = {}
-    for spec in scenario.tools:
-        desc = spec.descriptor()
-        tools[spec.name] = tool_facts(desc, spec.errors)
+    dialects = scenario.dialects()
+    descs = {spec.name: spec.descriptor() for spec in scenario.tools}
     # ExclusiveWith is symmetric: declared on either side, it binds both
-    for name, facts in list(tools.items()):
-        for other in facts.exclusive:
-            if other in tools and name not in tools[other].exclusive:
-                o = tools[other]
-                excl = o.exclusive | {name}
-                sgd = o.sgd_dialect and _replace(o.sgd_dialect, exclusive=excl)
-                tools[other] = _replace(o, exclusive=excl, sgd_dialect=sgd)
+    excluded: dict[str, set[str]] = {}
+    for name, desc in descs.items():
+        for dep in desc.dependencies or ():
+            if dep.relation == Relation.EXCLUSIVE_WITH and dep.tool in descs:
+                excluded.setdefault(dep.tool, set()).add(name)
+    tools = {
+        spec.name: tool_facts(
+            descs[spec.name], spec.errors, dialects.values(), excluded.get(spec.name, ())
+        )
+        for spec in scenario.tools
+    }
     links = {frozenset(link.between): frozenset(link.latency) for link in scenario.links}
     speaks = {a.id: frozenset(a.protocols) for a in scenario.agents}
     workflow_tools = {
@@ -134,7 +150,9 @@ def from_scenario(scenario: Scenario, source: str = "") -> Truth:
         for wf in scenario.workflows
     }
     workflow_tasks = {wf.name: frozenset(t.id for t in wf.tasks) for wf in scenario.workflows}
-    return Truth(tools, links, speaks, workflow_tools, source or scenario.name, workflow_tasks)
+    return Truth(
+        tools, links, speaks, workflow_tools, source or scenario.name, workflow_tasks, dialects
+    )
 
 
 def _replace(facts: ToolFacts, **changes: Any) -> ToolFacts:
@@ -155,7 +173,7 @@ def from_services(services: Iterable[Service], source: str = "") -> Truth:
                 write=intent.transactional,
                 recovery={EXECUTION_ERROR: Abort()},
                 ltss=(intent_lts(intent),),
-                sgd=True,
+                collects=True,
                 plain=_sgd_plain(n),
             )
     return Truth(tools, source=source)

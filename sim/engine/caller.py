@@ -239,12 +239,14 @@ class Caller:
         now = self.env._now  # SimPy 4.1's clock, without the property (the hot path)
         agent = self.node.j
         detail = path.target if parent is None else target(path.nodes[-1].j, parent)
-        if plan.sgd:
+        if plan.invokes:
             self.rec.invoke(now, agent, inv.frag, plan.rhoj, detail)
+        else:
+            self.rec.call(now, agent, inv.frag, plan.rhoj, detail)
+        if plan.collects:
             inv.pending = plan.missing
             self._collect(inv)
             return inv
-        self.rec.call(now, agent, inv.frag, plan.rhoj, detail)
         if plan.missing:
             self._error(inv, VALIDATION_ERROR, plan.missingj)
         else:
@@ -254,8 +256,8 @@ class Caller:
         return inv
 
     def _collect(self, inv: Invocation) -> None:
-        """SGD: ask the user for the next missing slot (an approval's latency), or go on to
-        the gate when none is left."""
+        """A collecting dialect: ask the user for the next missing slot (an approval's
+        latency), or go on to the gate when none is left."""
         if inv.pending:
             self.later(self.approval.latency(), inv, self._collect_cb)
         else:

@@ -27,22 +27,24 @@ Reply = Callable[["Message"], None]
 
 class Plan:
     """What every invocation of one task with one view and one approval decision does
-    before its first request, decided once (the first time it is needed): the LTS and
-    its transition table, the state after the opening label (``call``, or ``invoke`` in
-    the SGD dialect) and after τ, the required slots the task's arguments lack (validation's
-    ``missing``, or the slots SGD collects) and the trace fragments. Each transition is
-    checked against the LTS when the plan is made (:class:`EngineBug`). No time."""
+    before its first request, decided once (the first time it is needed): the LTS of the
+    task's dialect and its transition table, the state after the opening label (the
+    dialect's ``call`` or ``invoke``) and after τ, the required slots the task's arguments
+    lack (validation's ``missing``, or the slots a collecting dialect asks for) and the trace
+    fragments. Each transition is checked against the LTS when the plan is made
+    (:class:`EngineBug`). No time."""
 
     __slots__ = (
+        "collects",
         "gate",
         "head",
+        "invokes",
         "lts",
         "mid",
         "missing",
         "missingj",
         "opened",
         "rhoj",
-        "sgd",
         "table",
         "tail",
         "validated",
@@ -50,18 +52,22 @@ class Plan:
 
     def __init__(self, task: TaskRT, view: ViewRT, gate: bool) -> None:
         self.gate = gate
-        self.sgd = sgd = task.sgd
-        self.lts = lts = view.lts(gate, sgd)
+        dialect = task.dialect
+        #: the intake collects the missing slots (else it validates: τ)
+        self.collects: bool = dialect.collects
+        #: the opening label is ``invoke`` (else ``call``)
+        self.invokes: bool = dialect.opening == "invoke"
+        self.lts = lts = view.lts(gate, dialect)
         self.table: Table = view.table(lts)
         labels = view.labels
         self.opened = _step(
-            lts, self.table, view, lts.initial, labels.invoke if sgd else labels.call
+            lts, self.table, view, lts.initial, labels.invoke if self.invokes else labels.call
         )
         args = task.args
         self.missing = tuple(k for k in view.required if k not in args)
         self.missingj = f',"missing":{js(list(self.missing))}'
-        self.validated = -1  # validation fails (or SGD: there is none)
-        if not sgd and not self.missing:
+        self.validated = -1  # validation fails (or the dialect collects: there is none)
+        if not self.collects and not self.missing:
             self.validated = _step(lts, self.table, view, self.opened, TAU)
         self.rhoj = pjs(task.rho)
         self.head, self.mid, self.tail = owner_parts(task.wfj, task.j, view.tool.j)

@@ -121,7 +121,7 @@ class Replication:
             t.name: ToolRT(t, sampler(t.service_time, streams.service)) for t in scenario.tools
         }
         views = Views(approval.mcp_policy.value)
-        dialects: dict[str, str] = dict(scenario.dialects())
+        dialects = scenario.dialects()
         workflows = [
             WorkflowRT(wf, scenario.initiators_of(wf), dialects) for wf in scenario.workflows
         ]

@@ -14,16 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from sim.calculus.dialects import Dialect
 from sim.calculus.lts import LTS, label
-from sim.calculus.mcp import (
-    SERVICE_DOWN,
-    Dialect,
-    ToolPlus,
-    ToolView,
-    caller_view,
-    knowledge,
-    tool_lts,
-)
+from sim.calculus.mcp import SERVICE_DOWN, ToolPlus, ToolView, caller_view, knowledge
 from sim.engine.randomness import Sampler
 from sim.engine.trace import js
 
@@ -128,7 +121,7 @@ class ViewRT:
         self.view = view
         self.approval = view.approval
         self.fields = view.fields
-        self._lts: dict[tuple[bool, bool], LTS] = {}  # (gate, sgd) → LTS, built when first run
+        self._lts: dict[tuple[bool, Dialect], LTS] = {}  # (gate, dialect) → LTS, when first run
         self._tables: dict[int, tuple[LTS, Table]] = {}  # id(LTS) → its transition table
         self.labels = Labels.of(tool.name)
         known = knowledge(view)
@@ -145,17 +138,15 @@ class ViewRT:
             f'"approval_reason":{js(view.approval_reason)}'
         )
 
-    def lts(self, gate: bool, sgd: bool) -> LTS:
-        """The LTS of an invocation with the approval gate (``gate``) or without, issued in
-        SGD (``tool_lts`` dialect ``sgd``) or not; built once each."""
-        key = (gate, sgd)
+    def lts(self, gate: bool, dialect: Dialect) -> LTS:
+        """The LTS of an invocation in ``dialect`` with the approval gate (``gate``) or
+        without; built once each."""
+        key = (gate, dialect)
         lts = self._lts.get(key)
         if lts is None:
-            dialect: Dialect = "sgd" if sgd else "mcp"
-            types = self.tool.error_types
-            lts = tool_lts(self.view, approval=gate, error_types=types, dialect=dialect)
+            lts = dialect.lts(self.view, approval=gate, error_types=self.tool.error_types)
             self._lts[key] = lts
-            if sgd:
+            if dialect.collects:
                 self.collect = {r: label("collect", r) for r in self.required}
         return lts
 

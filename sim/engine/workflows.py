@@ -42,6 +42,7 @@ from typing import Any, Protocol
 
 import simpy
 
+from sim.calculus.dialects import Dialect, builtin_dialect
 from sim.calculus.mcp import MAX_FALLBACK_DEPTH
 from sim.engine.clock import Agenda, Later
 from sim.engine.discovery import ToolDiscovery
@@ -92,6 +93,7 @@ class TaskRT:
         "args",
         "capability",
         "counters",
+        "dialect",
         "id",
         "index",
         "j",
@@ -99,7 +101,6 @@ class TaskRT:
         "plans",
         "rho",
         "settled",
-        "sgd",
         "successors",
         "timeout",
         "tool",
@@ -107,7 +108,12 @@ class TaskRT:
     )
 
     def __init__(
-        self, index: int, spec: Any, wf: Any, order: dict[str, int], dialects: dict[str, str]
+        self,
+        index: int,
+        spec: Any,
+        wf: Any,
+        order: dict[str, int],
+        dialects: Mapping[str, Dialect],
     ) -> None:
         self.index = index
         self.id: str = spec.id
@@ -118,8 +124,8 @@ class TaskRT:
         self.need: str = spec.tool if spec.tool is not None else spec.capability
         self.args: dict[str, Any] = dict(spec.args)
         self.rho: str = wf.rho_of(spec)
-        #: ρ's invocation dialect is SGD's (invoke, collect, confirm), as its protocol says
-        self.sgd: bool = dialects.get(self.rho) == "sgd"
+        #: how ρ's invocations go, as its protocol declares
+        self.dialect: Dialect = dialects.get(self.rho) or builtin_dialect(self.rho)
         self.timeout = float(spec.timeout if spec.timeout is not None else wf.timeout)
         self.after: tuple[int, ...] = tuple(order[a] for a in spec.after)
         self.successors: tuple[int, ...] = ()
@@ -137,7 +143,9 @@ class WorkflowRT:
 
     __slots__ = ("counters", "initiators", "j", "name", "rate", "tasks", "times")
 
-    def __init__(self, spec: Any, initiators: tuple[str, ...], dialects: dict[str, str]) -> None:
+    def __init__(
+        self, spec: Any, initiators: tuple[str, ...], dialects: Mapping[str, Dialect]
+    ) -> None:
         self.name: str = spec.name
         self.j = js(spec.name)
         #: the agents that may start an instance (one drawn per instance when several)

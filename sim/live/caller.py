@@ -277,10 +277,10 @@ class Caller:
         inv = self.ids.new()
         owner = Owner(wf, inst, task.id, inv, tool)
         rho, args = task.rho, task.args
-        sgd = task.sgd
+        dialect = task.dialect
         gate = decide(self.policy, view.view, args)
         why = reason(self.policy, view.view, args) if gate else ""
-        lts = view.lts(gate, sgd)
+        lts = view.lts(gate, dialect)
         run = Run(lts, tool, route, owner)
         target: dict[str, Any] = {"target": route.target}
         if parent is not None:
@@ -288,16 +288,15 @@ class Caller:
         traced: dict[str, Any] = {TRACEPARENT: self.context(wf, inst)}
         part, agent = self.part, self.agent
         missing = [k for k in view.known.required if k not in args]
-        if sgd:
-            run.take(label("invoke", tool))
-            part.event("invoke", agent, owner, rho, **target)
+        opening = dialect.opening
+        run.take(label(opening, tool))
+        # the vocabulary gives ``call`` a traceparent, ``invoke`` none (SPEC §5)
+        part.event(opening, agent, owner, rho, **target, **(traced if opening == "call" else {}))
+        if dialect.collects:
             for slot in missing:
                 await self.clock.sleep(self.approval_latency())
                 run.take(label("collect", slot))
                 part.event("collect", agent, owner, rho, slot=slot)
-        else:
-            run.take(label("call", tool))
-            part.event("call", agent, owner, rho, **target, **traced)
         # MCP+'s request metadata: the approval this call requires (the gate of the
         # caller's view, first-class in MCP+) and the side effect the caller believes in
         plus: dict[str, Any] = {"requires_approval": gate}
@@ -305,7 +304,7 @@ class Caller:
         if known is not None:
             plus["side_effects"] = known.value
         call = Call(tool, args, {k: plus[k] for k in PLUS_FIELDS if k in plus})
-        phase = "gate" if sgd else "validate"
+        phase = "gate" if dialect.collects else "validate"
         answer: dict[str, str] | None = None
         while True:
             if phase == "validate":

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sim.calculus.dialects import MCP, Dialect
 from sim.live.parts import Owner
 from sim.mesh.route import Route
 
@@ -33,7 +34,7 @@ class Task:
     rho: str
     timeout: float
     after: tuple[int, ...]
-    sgd: bool = False  #: ρ invokes in the SGD dialect (its protocol says so)
+    dialect: Dialect = MCP  #: how ρ's invocations go, as its protocol declares
 
     @property
     def need(self) -> str:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from sim.calculus.dialects import Dialect
 from sim.calculus.lts import LTS
-from sim.calculus.mcp import SERVICE_DOWN, ToolView, knowledge, tool_lts
+from sim.calculus.mcp import SERVICE_DOWN, ToolView, knowledge
 from sim.live.payload import Descriptor
 
 __all__ = ["TOOL_ERROR", "LiveView", "error_type"]
@@ -44,22 +45,19 @@ class LiveView:
         self.known = knowledge(self.view)
         self.fields = sorted(descriptor.known)
         self.error_types = tuple(sorted({*error_types, SERVICE_DOWN, TOOL_ERROR}))
-        self._lts: dict[tuple[bool, bool], LTS] = {}
+        self._lts: dict[tuple[bool, Dialect], LTS] = {}
 
     @property
     def name(self) -> str:
         return self.view.descriptor.name
 
-    def lts(self, gate: bool, sgd: bool) -> LTS:
-        """The LTS an invocation with this gate decision runs (MCP or SGD dialect)."""
-        key = (gate, sgd)
+    def lts(self, gate: bool, dialect: Dialect) -> LTS:
+        """The LTS an invocation in ``dialect`` with this gate decision runs."""
+        key = (gate, dialect)
         hit = self._lts.get(key)
         if hit is None:
-            hit = self._lts[key] = tool_lts(
-                self.view,
-                approval=gate,
-                error_types=self.error_types,
-                dialect="sgd" if sgd else "mcp",
+            hit = self._lts[key] = dialect.lts(
+                self.view, approval=gate, error_types=self.error_types
             )
         return hit
 

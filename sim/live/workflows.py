@@ -23,6 +23,7 @@ from typing import Any
 
 import anyio
 
+from sim.calculus.dialects import builtin_dialect
 from sim.calculus.mcp import MAX_FALLBACK_DEPTH
 from sim.live.caller import Caller, Task
 from sim.live.clock import DownLog, SceneClock
@@ -151,7 +152,7 @@ class Workflows:
                         wf.rho_of(t),
                         float(t.timeout if t.timeout is not None else wf.timeout),
                         tuple(order[a] for a in t.after),
-                        dialects.get(wf.rho_of(t)) == "sgd",
+                        dialects.get(wf.rho_of(t)) or builtin_dialect(wf.rho_of(t)),
                     )
                     for i, t in enumerate(wf.tasks)
                 )

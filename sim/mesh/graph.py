@@ -97,7 +97,7 @@ class ProtocolGraph:
     @classmethod
     def _of(cls, scenario: Scenario) -> ProtocolGraph:
         protocols = [
-            Protocol(p.name, BUILTIN_FIELDS[p.name] if p.fields is None else frozenset(p.fields))
+            Protocol(p.name, p.carries() or BUILTIN_FIELDS[p.name], p.behaviour())
             for p in scenario.protocols
         ]
         rules = [

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 
+from sim.calculus.dialects import MCP, Dialect
 from sim.calculus.mcp import PROTOCOL_FIELDS
 
 #: What each built-in protocol represents (SPEC §2), shared with the calculus.
@@ -43,10 +44,11 @@ class TranslationKind(IntEnum):
 
 @dataclass(frozen=True, slots=True)
 class Protocol:
-    """A protocol p ∈ P and the descriptor fields it represents."""
+    """A protocol p ∈ P: the descriptor fields its wire carries and how its invocations go."""
 
     name: str
     fields: frozenset[str]
+    dialect: Dialect = MCP
 
 
 @dataclass(frozen=True, slots=True)

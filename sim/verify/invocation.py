@@ -168,24 +168,25 @@ class Steps:
         return (tuple(new), status, kw.get("known", known), kw.get("latest", latest))
 
     def lts_of(self, option: RouteOption, gate: bool, task: Task) -> LTS:
-        return self.view(option).lts(gate, task.sgd)
+        return self.view(option).lts(gate, task.dialect)
 
     def _invoke(
         self, state: tuple[Any, ...], task: Task, oid: int, depth: int, evs: list[Event]
     ) -> tuple[tuple[Event, ...], tuple[Any, ...]]:
-        """Start an invocation: call (or invoke), validation, then the gate."""
+        """Start an invocation: its dialect's opening, intake (validation or collecting the
+        missing slots), then the gate."""
         option = self.option_list[oid]
         view = self.view(option)
         gate = view.gate(self.policy, task.args)
         lts = self.lts_of(option, gate, task)
         tool = option.tool
-        sgd = task.sgd
-        opening = "invoke" if sgd else "call"
+        dialect = task.dialect
+        opening = dialect.opening
         evs.append(self._ev(opening, task, tool, ("target", option.host), ("depth", depth)))
         s = lts.step(lts.initial, label(opening, tool))
         assert s is not None
         inv: tuple[Any, ...] = (RUNNING, oid, gate, s, ASK, 0, depth, (), False)
-        if sgd:
+        if dialect.collects:
             pending = tuple(k for k in view.required if k not in task.args)
             if pending:
                 inv = (*inv[:4], COLLECT, 0, depth, pending, False)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sim.approval import ApprovalPolicy, decide
+from sim.calculus.dialects import Dialect
 from sim.calculus.lts import LTS
 from sim.calculus.mcp import (
     SERVICE_DOWN,
@@ -27,7 +28,6 @@ from sim.calculus.mcp import (
     ToolView,
     caller_view,
     knowledge,
-    tool_lts,
 )
 from sim.mesh.errors import NoRoute
 from sim.mesh.graph import ProtocolGraph, served_tool
@@ -251,18 +251,15 @@ class ToolModel:
         self.recovery = known.recovery
         self.sd_retries = known.sd_retries
         self.error_types: tuple[str, ...] = tuple(sorted({*errors, SERVICE_DOWN}))
-        self._lts: dict[tuple[bool, bool], LTS] = {}
+        self._lts: dict[tuple[bool, Dialect], LTS] = {}
 
-    def lts(self, gate: bool, sgd: bool) -> LTS:
-        """The invocation LTS with or without the gate, in the SGD dialect or not."""
-        key = (gate, sgd)
+    def lts(self, gate: bool, dialect: Dialect) -> LTS:
+        """The invocation LTS in ``dialect`` with or without the gate."""
+        key = (gate, dialect)
         hit = self._lts.get(key)
         if hit is None:
-            hit = self._lts[key] = tool_lts(
-                self.view,
-                approval=gate,
-                error_types=self.error_types,
-                dialect="sgd" if sgd else "mcp",
+            hit = self._lts[key] = dialect.lts(
+                self.view, approval=gate, error_types=self.error_types
             )
         return hit
 

@@ -93,8 +93,8 @@ class Model(Readiness):
         initiators = scenario.initiators_of(wf)
         self.initiator = initiator if initiator is not None else initiators[0]
         order = {t.id: i for i, t in enumerate(wf.tasks)}
-        sgd = frozenset(p for p, d in scenario.dialects().items() if d == "sgd")
-        self.tasks = tuple(Task(i, t, wf, order, sgd) for i, t in enumerate(wf.tasks))
+        dialects = scenario.dialects()
+        self.tasks = tuple(Task(i, t, wf, order, dialects) for i, t in enumerate(wf.tasks))
         self.graph: ProtocolGraph
         self.router: Router
         if mesh is not None:

@@ -10,6 +10,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import compress, repeat
 from typing import Any
 
+from sim.calculus.dialects import Dialect, builtin_dialect
+
 # task codes (as the engine's workflows)
 PENDING, SUCCEEDED, FAILED, CANCELLED, SKIPPED, WAITING, PREPARING, RUNNING = range(8)
 DONE_OK = (SUCCEEDED, SKIPPED)
@@ -28,10 +30,15 @@ Transition = tuple[int, tuple[Event, ...], Any]
 class Task:
     """A compiled task of the verified workflow."""
 
-    __slots__ = ("after", "args", "capability", "id", "index", "need", "rho", "sgd", "tool")
+    __slots__ = ("after", "args", "capability", "dialect", "id", "index", "need", "rho", "tool")
 
     def __init__(
-        self, index: int, spec: Any, wf: Any, order: Mapping[str, int], sgd: frozenset[str]
+        self,
+        index: int,
+        spec: Any,
+        wf: Any,
+        order: Mapping[str, int],
+        dialects: Mapping[str, Dialect],
     ) -> None:
         self.index = index
         self.id: str = spec.id
@@ -40,8 +47,8 @@ class Task:
         self.need: str = spec.tool if spec.tool is not None else spec.capability
         self.args: dict[str, Any] = dict(spec.args)
         self.rho: str = wf.rho_of(spec)
-        #: ρ invokes in the SGD dialect (``sgd``: the protocols that do)
-        self.sgd = self.rho in sgd
+        #: how ρ's invocations go, as its protocol declares
+        self.dialect: Dialect = dialects.get(self.rho) or builtin_dialect(self.rho)
         self.after: tuple[int, ...] = tuple(order[a] for a in spec.after)
 
 

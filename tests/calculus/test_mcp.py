@@ -239,8 +239,8 @@ def test_sgd_dialect_recovers_like_the_mcp_dialect() -> None:
     ungated = tool_lts(tool_plus_from_mapping(TWO_SLOTS), approval=False, dialect="sgd")
     assert accepts(ungated, ["invoke(book)", "execute(book)", "result(book)"])
     assert accepts(ungated, ["invoke(book)", "collect(city)", "execute(book)", "result(book)"])
-    with pytest.raises(ValueError):
-        tool_lts(tool_plus_from_mapping(TWO_SLOTS), dialect="a2a")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="not 'smoke-signal'"):
+        tool_lts(tool_plus_from_mapping(TWO_SLOTS), dialect="smoke-signal")
 
 
 def test_sgd_dialect_exports_to_aut_and_the_mcp_dialect_is_the_default() -> None:

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sim.calculus.dialects import BUILTIN, MCP
 from sim.calculus.lts import LTS, TAU
 from sim.calculus.mcp import ALL_FIELDS
 from sim.engine.invocation import Plan
@@ -39,14 +40,14 @@ def test_the_transition_table_steps_as_the_lts(mesh: Scenario) -> None:
     view = make_view(tool, ALL_FIELDS, "never")
     # a nondeterministic LTS too: the first successor wins, as in LTS.step
     odd = LTS(3, 0, [(0, "a", 1), (0, "a", 2), (1, "b", 0)])
-    for lts in (view.lts(True, False), view.lts(False, True), odd):
+    for lts in (view.lts(True, BUILTIN["mcp"]), view.lts(False, BUILTIN["sgd"]), odd):
         table = transition_table(lts)
         labels = [*sorted(lts.labels), "nope"]
         for s in range(lts.n_states):
             assert {lab: table[s].get(lab) for lab in labels} == {
                 lab: lts.step(s, lab) for lab in labels
             }
-    assert view.table(view.lts(True, False)) is view.table(view.lts(True, False))
+    assert view.table(view.lts(True, MCP)) is view.table(view.lts(True, MCP))
 
 
 def plan_parts(mesh: Scenario, fields: frozenset[str]) -> tuple[WorkflowRT, ToolRT, object]:
@@ -62,7 +63,7 @@ def test_a_plan_walks_call_and_tau_once(mesh: Scenario) -> None:
     lts = plan.lts
     assert plan.opened == lts.step(lts.initial, view.labels.call)  # type: ignore[attr-defined]
     assert plan.validated == lts.step(plan.opened, TAU)
-    assert plan.missing == () and not plan.sgd and not plan.gate
+    assert plan.missing == () and not plan.collects and not plan.gate
     assert (plan.head, plan.mid, plan.tail) == owner_parts(task.wfj, task.j, '"read_it"')
 
 

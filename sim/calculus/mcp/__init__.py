@@ -3,10 +3,12 @@
 * :mod:`~sim.calculus.mcp.model`: the descriptors (``Tool``, ``ToolPlus``, metadata fields);
 * :mod:`~sim.calculus.mcp.parsing`: reading them from ``tools/list`` JSON and scenario entries;
 * :mod:`~sim.calculus.mcp.view`: what a caller of a protocol knows of a tool (SPEC §2);
-* :mod:`~sim.calculus.mcp.invocation`: the LTS of one invocation, MCP and SGD dialects.
+* :mod:`~sim.calculus.mcp.invocation`: the LTS of one invocation in a dialect
+  (:mod:`sim.calculus.dialects`).
 """
 
-from sim.calculus.mcp.invocation import tool_lts, validates
+from sim.calculus.dialects import tool_lts
+from sim.calculus.mcp.invocation import validates
 from sim.calculus.mcp.model import (
     ALL_FIELDS,
     BACKOFF_BASE,
@@ -24,7 +26,6 @@ from sim.calculus.mcp.model import (
     Annotations,
     Dependency,
     DescriptorField,
-    Dialect,
     FailureMode,
     Fallback,
     RecoveryStrategy,
@@ -36,7 +37,6 @@ from sim.calculus.mcp.model import (
     ToolsListError,
     UserPrompt,
     backoff,
-    dialect_of,
 )
 from sim.calculus.mcp.parsing import (
     load_tools,
@@ -64,7 +64,6 @@ __all__ = [
     "Annotations",
     "Dependency",
     "DescriptorField",
-    "Dialect",
     "FailureMode",
     "Fallback",
     "Knowledge",
@@ -80,7 +79,6 @@ __all__ = [
     "approval_rule",
     "backoff",
     "caller_view",
-    "dialect_of",
     "knowledge",
     "load_tools",
     "mcp_plus_key",

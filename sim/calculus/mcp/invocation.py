@@ -1,4 +1,4 @@
-"""The LTS of one tool invocation (paper §3.2.3, §6.2, §6.3; SPEC §4), in two dialects.
+"""The LTS of one tool invocation (paper §3.2.3, §6.2, §6.3; SPEC §4), built for a dialect.
 
 A tool invocation (paper §3.2.3 and §6.3 ``Tool_robust``, SPEC §4) is::
 
@@ -13,7 +13,8 @@ approval is consumed by one execute, at most ``k`` times, then ``abort``),
 ``fallback(n,tool)``, ``prompt(n)`` or ``abort(n)``; an error type without a declared
 strategy aborts (SPEC §2).
 
-The same invocation issued in SGD (``dialect="sgd"``, SPEC §4's intent shape) is::
+The same invocation in a collecting dialect (SGD's, ``dialect="sgd"``, SPEC §4's intent
+shape; :mod:`sim.calculus.dialects` declares which) is::
 
     invoke(n) . collect(r1)? ... collect(rk)? . [approve(n) | deny(n)] . execute(n) .
         (result(n) | error(n,t) . recovery)
@@ -36,7 +37,6 @@ from sim.calculus.lts import LTS, TAU, is_label_argument, label
 from sim.calculus.mcp.model import (
     VALIDATION_ERROR,
     Abort,
-    Dialect,
     Fallback,
     RecoveryStrategy,
     Retry,
@@ -47,7 +47,7 @@ from sim.calculus.mcp.model import (
 from sim.calculus.mcp.view import ToolView
 from sim.calculus.sgd import EXECUTION_ERROR
 
-__all__ = ["RETRY_STATES", "tool_lts", "validates"]
+__all__ = ["RETRY_STATES", "invocation_lts", "validates"]
 
 #: Retries counted in states per error type: a ``retry(k)`` with k above it folds its
 #: counter there (from the RETRY_STATES-th retry on, the state loops; the LTS then allows
@@ -73,12 +73,13 @@ def validates(schema: Mapping[str, Any]) -> bool:
     return any(isinstance(p, Mapping) and any(k in p for k in CONSTRAINTS) for p in props.values())
 
 
-def tool_lts(
+def invocation_lts(
     tool: Tool | ToolPlus | ToolView,
     *,
+    opening: str,
+    collects: bool,
     approval: bool | None = None,
     error_types: Sequence[str] = (EXECUTION_ERROR,),
-    dialect: Dialect = "mcp",
 ) -> LTS:
     """The LTS of one invocation of ``tool`` (paper §3.2.3, §6.2 ``Tool_write``, §6.3
     ``Tool_robust``; SPEC §4).
@@ -91,17 +92,16 @@ def tool_lts(
     ``enum``) or the failure modes declare it. State names show the phase and the retries
     used.
 
-    ``dialect="sgd"``: ``invoke(n)`` opens, then the collecting states ``collect_i`` (``i``
-    the next position in the schema's ``required`` list) where ``collect(r_j)`` for any
-    ``j ≥ i`` leads to ``collect_{j+1}`` and the gate (or ``execute``) is enabled too: any
-    in-order subset of the required inputs is collected, with no τ (a weak-trace equivalent
-    of "``collect(r_i)`` or a τ skip" at each position, without silent steps for the engine
-    to take or the ``lts`` check to close over). No validation phase; ``retry`` goes back to
-    the gate as in the MCP dialect.
+    ``opening``: the label that opens it (a dialect's, :mod:`sim.calculus.dialects`, whose
+    ``tool_lts`` calls this); ``collects``: the intake collects slots instead of the
+    validation above. A collecting invocation (SGD's) opens with its label (``invoke``), then
+    the collecting states ``collect_i`` (``i`` the next position in the schema's
+    ``required`` list) where ``collect(r_j)`` for any ``j ≥ i`` leads to ``collect_{j+1}``
+    and the gate (or ``execute``) is enabled too: any in-order subset of the required
+    inputs is collected, with no τ (a weak-trace equivalent of "``collect(r_i)`` or a τ
+    skip" at each position, without silent steps for the engine to take or the ``lts``
+    check to close over). No validation phase; ``retry`` goes back to the gate.
     """
-    if dialect not in ("mcp", "sgd"):
-        raise ValueError(f"dialect must be mcp|sgd, not {dialect!r}")
-    sgd = dialect == "sgd"
     if isinstance(tool, ToolView):
         desc, gate = tool.descriptor, tool.approval
     elif isinstance(tool, Tool):
@@ -115,7 +115,7 @@ def tool_lts(
     for fm in desc.failure_modes or ():
         modes.setdefault(fm.error, fm.recovery)
     schema = desc.input_schema or {}
-    slots: tuple[str, ...] = tuple(schema.get("required", ()) or ()) if sgd else ()
+    slots: tuple[str, ...] = tuple(schema.get("required", ()) or ()) if collects else ()
     collect_labels = [label("collect", r) for r in slots]
     # optional inputs an SGD caller may also be asked for (never by the engine's callers,
     # which collect only missing required slots; the dialogue replay collects them)
@@ -125,11 +125,11 @@ def tool_lts(
             for o in schema.get("properties") or {}
             if o not in slots and is_label_argument(o)
         ]
-        if sgd
+        if collects
         else []
     )
     collecting = bool(slots or optional)
-    validation_fails = not sgd and (validates(schema) or VALIDATION_ERROR in modes)
+    validation_fails = not collects and (validates(schema) or VALIDATION_ERROR in modes)
     exec_errors = [e for e in modes if e != VALIDATION_ERROR]
     exec_errors.extend(e for e in error_types if e not in modes and e != VALIDATION_ERROR)
     retried = sorted(e for e, r in modes.items() if isinstance(r, Retry))
@@ -165,10 +165,10 @@ def tool_lts(
         phase, err, used = key
         src = number[key]
         if phase == "idle":
-            if not sgd:
-                go(src, label("call", n), ("validating", "", used))
+            if not collects:
+                go(src, label(opening, n), ("validating", "", used))
             else:
-                go(src, label("invoke", n), ("collect_0" if collecting else "ready", "", used))
+                go(src, label(opening, n), ("collect_0" if collecting else "ready", "", used))
         elif phase.startswith("collect_"):
             for j in range(int(phase[8:]), len(slots)):
                 nxt = f"collect_{j + 1}" if j + 1 < len(slots) or optional else "ready"

@@ -12,8 +12,6 @@ __all__ = [
     "ALL_FIELDS",
     "BACKOFF_BASE",
     "BACKOFF_CAP",
-    "BUILTIN_DIALECTS",
-    "DIALECTS",
     "HINT_DEFAULTS",
     "MAX_FALLBACK_DEPTH",
     "MCP_PLUS_META",
@@ -25,7 +23,6 @@ __all__ = [
     "Annotations",
     "Dependency",
     "DescriptorField",
-    "Dialect",
     "FailureMode",
     "Fallback",
     "RecoveryStrategy",
@@ -37,7 +34,6 @@ __all__ = [
     "ToolsListError",
     "UserPrompt",
     "backoff",
-    "dialect_of",
 ]
 
 MCP_PLUS_META = "protomesh/mcp-plus"
@@ -47,8 +43,6 @@ Every writer (``export mcp``, ``serve mcp``, ``phi``) and reader uses this const
 MCP_PLUS_META_LEGACY = "protomesh/mcp+"
 """The key protomesh wrote before it followed the naming rule: still read on import, never
 written."""
-Dialect = Literal["mcp", "sgd"]
-"""The shape of an invocation: issued in MCP/MCP⁺/A2A/ANP (``call``) or in SGD (``invoke``)."""
 VALIDATION_ERROR = "ValidationError"
 """The MCP error of a failed input validation (paper §4.4, MCP-Validate-Err)."""
 SERVICE_DOWN = "ServiceDown"
@@ -147,24 +141,8 @@ BACKOFF_CAP = 30.0
 MAX_FALLBACK_DEPTH = 8
 """Fallback chains longer than this fail the task (``fallback_depth``; guards against cycles)."""
 SGD = "SGD"
-"""The built-in protocol whose invocations take the LTS's ``sgd`` dialect (SPEC §4)."""
-DIALECTS: tuple[str, ...] = ("mcp", "sgd")
-"""The invocation dialects (:func:`~sim.calculus.mcp.tool_lts`): ``mcp`` (call, τ,
-approve, execute) and ``sgd`` (invoke, collect the missing slots, confirm, execute)."""
-BUILTIN_DIALECTS: Mapping[str, Dialect] = {SGD: "sgd"}
-"""The dialect of a built-in protocol that does not invoke as MCP does."""
-
-
-def dialect_of(protocol: str, declared: str | None = None) -> Dialect:
-    """The invocation dialect of ``protocol`` (SPEC §4; the SGD dialect is the paper's
-    §3.1): the one its scenario entry ``declared``, else the built-in's, else ``mcp``."""
-    if declared == "sgd":
-        return "sgd"
-    if declared == "mcp":
-        return "mcp"
-    return BUILTIN_DIALECTS.get(protocol, "mcp")
-
-
+"""The built-in protocol whose invocations take the ``sgd`` dialect (SPEC §4;
+:data:`sim.calculus.dialects.BUILTIN_PROTOCOL_DIALECTS`)."""
 DISCOVERY_ATTEMPTS = 3
 """``tools/list`` attempts (the first and its re-sends) before the waiting tasks fail."""
 

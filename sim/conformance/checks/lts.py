@@ -6,7 +6,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sim.calculus.lts import LTS, label
-from sim.conformance.checks.base import TERMINAL, Check, Context, Handler, InstanceKey, where
+from sim.conformance.checks.base import (
+    OPENING,
+    TERMINAL,
+    Check,
+    Context,
+    Handler,
+    InstanceKey,
+    where,
+)
 from sim.conformance.events import LABEL_IDS, PROTOCOL_LABELS
 from sim.conformance.truth import ToolFacts, Truth
 
@@ -36,11 +44,13 @@ class Config:
 class LtsReplay(Check):
     """Each invocation's protocol labels form a trace of its tool's ground-truth LTS
     (``validate`` is the LTS's τ; SGD ``approve`` is ``confirm``): replayed step by step.
-    A scenario tool's invocation opened by ``invoke`` replays on its ``sgd`` dialect.
+    A scenario tool's invocation replays on its LTS in the dialect of its protocol
+    (:meth:`~sim.conformance.truth.Truth.dialect_of`).
 
     ``state`` (inv → :class:`Config`, or ``None`` once reported) and ``opened`` (opening
-    label → tool → the configuration an invocation starts in) are mutated in place, never
-    rebound: the pass's loop holds them."""
+    label → tool → the configuration an invocation starts in, when that label opens one
+    dialect whatever the protocol) are mutated in place, never rebound: the pass's loop
+    holds them."""
 
     name = "lts"
     labels = tuple(sorted(PROTOCOL_LABELS))
@@ -49,6 +59,8 @@ class LtsReplay(Check):
     def __init__(self, truth: Truth, ctx: Context) -> None:
         super().__init__(truth, ctx)
         self.tools = truth.tools
+        self.truth = truth
+        self._shared = {o: truth.shared_opening(o) for o in OPENING}
         self.state: dict[Any, Config | None] = {}
         self.opened: dict[str, dict[Any, Config]] = {"call": {}, "invoke": {}}
         self._starts: dict[tuple[int, str], tuple[Cand, ...]] = {}
@@ -67,7 +79,7 @@ class LtsReplay(Check):
             return plain
         d = ev.detail
         arg = d.error if lab == "error" else d.to if lab == "fallback" else d.slot
-        key = (facts.name, facts.sgd, lab, arg)
+        key = (facts.name, facts.collects, lab, arg)
         hit = self._labels.get(key, "")
         if hit != "":
             return hit
@@ -75,7 +87,7 @@ class LtsReplay(Check):
         if isinstance(arg, str) and lab in ("error", "fallback", "collect"):
             try:
                 if lab == "collect":
-                    out = label("collect", arg) if facts.sgd else None
+                    out = label("collect", arg) if facts.collects else None
                 else:
                     out = label(lab, facts.name, arg)
             except ValueError:
@@ -120,15 +132,15 @@ class LtsReplay(Check):
         if facts is None:
             self._fail(ev, raw, f"{ev.label} of {ev.tool!r}, a tool the ground truth does not have")
             return
-        if ev.label == "invoke" and facts.sgd_dialect is not None:
-            facts = facts.sgd_dialect
+        if facts.dialects:
+            facts = facts.dialects[self.truth.dialect_of(ev.proto, ev.label)]
         cands = self._start(facts, ev.label)
         if not cands:
             self._fail(ev, raw, f"{where(ev)} cannot start with {ev.label}")
             return
-        # the start depends on the tool and the opening label only
-        cfg = self.opened[ev.label][ev.tool] = self._config(facts, cands)
-        self.state[inv] = cfg
+        cfg = self.state[inv] = self._config(facts, cands)
+        if self._shared[ev.label]:  # the start depends on the tool and the label only
+            self.opened[ev.label][ev.tool] = cfg
 
     def on_step(self, ev: Any, raw: bytes) -> None:
         inv = ev.inv

@@ -3,11 +3,12 @@ and approval parameters (docs/scenario.md, docs/reference/routing.md)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Discriminator, Field, Tag, model_validator
 
-from sim.calculus.mcp import DescriptorField
+from sim.calculus.dialects import Dialect
+from sim.calculus.mcp import PROTOCOL_FIELDS, DescriptorField
 from sim.scenario.model.base import (
     MAX_FOLDER_NAME,
     Affinity,
@@ -20,6 +21,7 @@ from sim.scenario.model.base import (
     SpecError,
     Whole,
 )
+from sim.scenario.model.dialects import dialect_of, dialect_problem
 from sim.scenario.model.distribution import Distribution
 from sim.scenario.model.live import LiveSpec
 
@@ -38,12 +40,31 @@ class ProtocolSpec(Spec):
         description="Descriptor fields this protocol represents; required for a protocol "
         "that is not built in, optional override for a built-in one.",
     )
-    dialect: Literal["mcp", "sgd"] | None = Field(
+    dialect: str | None = Field(
         None,
-        description="How a call in this protocol is invoked: mcp (call, validate, approve, "
-        "execute) or sgd (invoke, collect the missing slots from the user, confirm, "
-        "execute); default: the built-in's (SGD: sgd), else mcp.",
+        min_length=1,
+        description="How a call in this protocol is invoked (docs/scenario.md#protocols): "
+        "mcp (call, validate, approve, execute), sgd (invoke, collect the missing slots from "
+        "the user, confirm, execute), a2a (A2A's task states: call, input-required as "
+        "collect, approve, execute), an installed dialect's name, or a plug-in "
+        "`package.module:Class` (a subclass of sim.calculus.dialects.Dialect); default: "
+        "the built-in protocol's (SGD: sgd), else mcp.",
     )
+
+    def behaviour(self) -> Dialect:
+        """The dialect this protocol's invocations take (:func:`dialect_of`)."""
+        return dialect_of(self.name, self.dialect)
+
+    def carries(self) -> frozenset[str] | None:
+        """The descriptor fields its wire carries: the declared ``fields``, else the
+        built-in protocol's, else its dialect's; None when none of them says."""
+        if self.fields is not None:
+            return frozenset(self.fields)
+        if self.name in PROTOCOL_FIELDS:
+            return PROTOCOL_FIELDS[self.name]
+        if self.dialect is None or dialect_problem(self.dialect) is not None:
+            return None
+        return self.behaviour().carries
 
 
 class RoutingSpec(Spec):

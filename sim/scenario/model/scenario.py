@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field
 
-from sim.calculus.mcp import Dialect, dialect_of
+from sim.calculus.dialects import Dialect
 from sim.scenario.model.base import MAX_FOLDER_NAME, Positive, Spec, TraceLevel, Whole
 from sim.scenario.model.faults import FaultEntry
 from sim.scenario.model.mesh import (
@@ -116,7 +116,7 @@ class Scenario(Spec):
 
     def dialects(self) -> dict[str, Dialect]:
         """Each protocol's invocation dialect (its declared one, else the built-in's)."""
-        return {p.name: dialect_of(p.name, p.dialect) for p in self.protocols}
+        return {p.name: p.behaviour() for p in self.protocols}
 
     def initiators_of(self, workflow: WorkflowSpec) -> tuple[str, ...]:
         """The agents that may start ``workflow``'s instances, in scenario order."""

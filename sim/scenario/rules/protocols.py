@@ -5,20 +5,29 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from sim.plugins import dialect_names
 from sim.scenario.findings import Finding, KnownNames, duplicates, unknown
 from sim.scenario.model import BUILTIN_PROTOCOLS, Scenario
+from sim.scenario.model.dialects import dialect_problem
 from sim.spelling import did_you_mean
 
 
 def protocol_findings(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
     yield from duplicates("protocols", "name", [p.name for p in scn.protocols])
     for i, proto in enumerate(scn.protocols):
-        if proto.name not in BUILTIN_PROTOCOLS and proto.fields is None:
+        problem = None if proto.dialect is None else dialect_problem(proto.dialect)
+        if problem is not None:
+            assert proto.dialect is not None
+            yield Finding(
+                ("protocols", i, "dialect"),
+                problem + did_you_mean(proto.dialect, dialect_names()),
+            )
+        elif proto.carries() is None:
             yield Finding(
                 ("protocols", i, "name"),
                 f"protocol '{proto.name}' is not built in ({', '.join(BUILTIN_PROTOCOLS)}); "
-                f"declare the descriptor fields it represents with `fields:`"
-                + did_you_mean(proto.name, BUILTIN_PROTOCOLS),
+                "declare the descriptor fields it represents with `fields:` (or a "
+                "`dialect:` whose wire carries them)" + did_you_mean(proto.name, BUILTIN_PROTOCOLS),
             )
     for i, rule in enumerate(scn.translations):
         for key, name in (("from", rule.from_), ("to", rule.to)):

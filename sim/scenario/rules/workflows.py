@@ -15,6 +15,7 @@ from sim.scenario.findings import (
     unknown,
 )
 from sim.scenario.model import Scenario, TaskSpec, WorkflowSpec
+from sim.scenario.model.dialects import dialect_problem
 
 
 def workflow_findings(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
@@ -93,13 +94,22 @@ def workflow_findings(scn: Scenario, known: KnownNames) -> Iterator[Finding]:
             yield from _dependencies_against_order(scn, wf.tasks, order, where)
 
 
+def _collects(scn: Scenario, rho: str) -> bool:
+    """Whether ρ's declared dialect collects the missing slots (False when ρ or its dialect
+    is not known: the protocol rules say so)."""
+    for proto in scn.protocols:
+        if proto.name == rho:
+            return dialect_problem(proto.dialect or "mcp") is None and proto.behaviour().collects
+    return False
+
+
 def _task_warnings(
     scn: Scenario, wf: WorkflowSpec, task: TaskSpec, at: FieldPath
 ) -> Iterator[Finding]:
     """Legal tasks that cannot do what they look like they do (a capability no agent
     matches is the mesh's rule: :func:`sim.mesh.rules.capability_findings`)."""
-    if task.tool is None or scn.dialects().get(wf.rho_of(task)) == "sgd":
-        return  # an SGD caller collects the missing slots from the user
+    if task.tool is None or _collects(scn, wf.rho_of(task)):
+        return  # the caller collects the missing slots from the user (SGD, A2A)
     try:
         spec = scn.tool(task.tool)
     except KeyError:
