@@ -379,7 +379,7 @@ PATHS = ["rounds", "saturation"]
 
 @pytest.mark.parametrize("path", PATHS)
 @given(lts=tau_heavy_lts())
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 def test_weak_partition_is_bispys_on_the_saturation_of_tau_heavy_lts(path: str, lts: LTS) -> None:
     with refined(path):
         assert _blocks(weak_partition(lts)) == bispy_partition(saturate(lts))
@@ -387,7 +387,7 @@ def test_weak_partition_is_bispys_on_the_saturation_of_tau_heavy_lts(path: str, 
 
 @pytest.mark.parametrize("path", PATHS)
 @given(a=tau_heavy_lts(), b=tau_heavy_lts())
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=50, deadline=None)
 def test_weak_verdict_is_bispys_on_pairs_and_its_distinction_is_real(
     path: str, a: LTS, b: LTS
 ) -> None:

@@ -22,7 +22,7 @@ from sim.verify.states import DONE_OK, END, INIT, PENDING, WAITING, Transition
 ROOT = Path(__file__).resolve().parents[2]
 #: shipped scenarios whose tools declare Requires, ExclusiveWith and ProducesInputFor
 SHIPPED = [("train_booking", "book"), ("travel_mesh", "weekend-trip"), ("travel_mesh", "dinner")]
-BOUND = 1_000
+BOUND = 600
 
 
 class ScanningModel(Model):
