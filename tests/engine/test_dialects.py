@@ -71,3 +71,49 @@ def test_verify_takes_the_declared_dialect(rho: str) -> None:
     scenario, _ = parse_scenario(mesh(own, rho))
     model = Model(scenario, "w", "dijkstra")
     assert [t.dialect.collects for t in model.tasks] == [True]
+
+
+def test_the_a2a_dialect_runs_task_states_on_the_trace_vocabulary(tmp_path: Path) -> None:
+    """A2A's task states: submitted (``call``), input-required (``collect``), working
+    (``execute``), completed (``result``); no client-side validation. A trace that
+    validates instead of asking fails the lts check, naming the step."""
+    from sim.calculus.dialects import A2aDialect
+
+    own = f"{{name: TASKS, fields: {SGD_FIELDS}, dialect: a2a}}"
+    scenario, _ = parse_scenario(mesh(own, "TASKS"))
+    assert isinstance(scenario.dialects()["TASKS"], A2aDialect)
+    assert A2aDialect.states["input-required"] == "collect"
+    steps = labels(mesh(own, "TASKS"), tmp_path / "a2a")
+    first = steps[steps.index("call") :]
+    want = ["call", "collect", "collect", "collect", "approve", "execute", "result"]
+    assert [s for s in first if s in want][:7] == want and "validate" not in steps
+    lines = (tmp_path / "a2a" / "trace.jsonl").read_text().splitlines()
+    k = next(i for i, line in enumerate(lines) if '"label":"collect"' in line)
+    lines[k] = lines[k].replace('"label":"collect"', '"label":"validate"')
+    (lts,) = check_trace(lines, scenario, ["lts"]).verdicts
+    assert lts.violations == 1
+    assert "validate (seq 3) is not enabled in state collect_0" in lts.message
+
+
+@pytest.mark.parametrize(
+    ("dialect", "said"),
+    [
+        ("tests.nowhere:Dialect", "cannot import 'tests.nowhere'"),
+        ("sim.calculus.lts:LTS", "'sim.calculus.lts:LTS' is not an invocation dialect"),
+        ("sdg", "unknown dialect 'sdg' (known: mcp, sgd, a2a"),
+    ],
+)
+def test_a_dialect_plugin_that_cannot_be_used_is_a_located_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], dialect: str, said: str
+) -> None:
+    from sim.cli import main
+
+    path = tmp_path / "bad.yaml"
+    entry = f"{{name: DIALOG, fields: [name], dialect: '{dialect}'}}"
+    text = mesh(entry, "DIALOG")
+    path.write_text(text)
+    line = 1 + text.splitlines().index(f"protocols: [{entry}]")
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:{line}:" in err and "protocols[0].dialect" in err and said in err
+    assert "Traceback" not in err

@@ -122,7 +122,8 @@ def _task_warnings(
         yield Finding(
             (*at, "args"),
             f"'{task.tool}' requires {', '.join(missing)}, which `args` does not give: "
-            "its calls fail validation (ValidationError) unless issued in SGD",
+            "its calls fail validation (ValidationError) unless issued in a dialect that "
+            "collects them (sgd, a2a)",
             warning=True,
         )
 
