@@ -27,9 +27,9 @@ def register(sub: Any) -> None:
         description="Print the LTS of one tool invocation (paper §3.3, §6; docs/calculus.md) as a "
         "caller speaking --protocol sees it (docs/reference/routing.md): its approval gate "
         "follows that view; "
-        "a caller whose protocol has the sgd dialect (SGD's, or one declaring dialect: sgd) "
-        "runs it (invoke, collect per required input, no validation τ), every other "
-        "protocol the mcp dialect (call, τ validate). "
+        "it is in the dialect of the caller's protocol (docs/scenario.md#protocols): sgd "
+        "(SGD's: invoke, collect per required input, no validation τ), a2a (call, "
+        "collect), a plug-in's, else mcp (call, τ validate). "
         "Error branches: declared failure modes, the tool's `errors`, and ServiceDown (a "
         "timeout). Exit 0, or 2 on bad input.",
     )
