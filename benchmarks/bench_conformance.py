@@ -45,7 +45,6 @@ from typing import Any
 from benchmarks.memory import reset_peak_rss, status
 from benchmarks.run import Section, table
 from sim.conformance.checks import check_trace
-from sim.conformance.events import HAVE_MSGSPEC
 from sim.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,7 +93,7 @@ class Rates:
     def rows(self) -> list[list[str]]:
         tj, td, tc, events = self.json_s, self.decode_s, self.check_s, self.events
         ti = self.interned_s
-        decoder_name = "msgspec typed decode" if HAVE_MSGSPEC else "json fallback decode"
+        decoder_name = "msgspec typed decode"
         return [
             ["json.loads per line (stdlib, no checks)", f"{tj:.3f}", f"{events / tj:,.0f}",
              "1.00×", f"{td / tj:.2f}×"],
@@ -164,7 +163,7 @@ def run(quick: bool) -> Section:
         f"Times are CPU seconds, the median of {ROUNDS} rounds, (a), (b), (b') and (c) alternating "
         "in one process on a shared machine: quote the ratio rather than the absolute rates.",
         "Decoder: "
-        + ("msgspec typed structs (one decode per line)" if HAVE_MSGSPEC else "json.loads")
+        + "msgspec typed structs (one decode per line)"
         + "; the garbage collector is paused while the checks stream (no reference cycles). "
         "The check's decoder interns the scenario's agents, tools, workflows, tasks and "
         "protocols (the same structs and validation as the decoder alone; a line naming "

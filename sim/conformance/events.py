@@ -6,8 +6,11 @@ types of the detail keys the checks read (:data:`READ_KEYS`). A line is decoded 
 into an event with the SPEC §5 fields as attributes and ``detail`` as an object with one
 attribute per key of :data:`READ_KEYS` (a Python keyword gets a trailing underscore:
 ``detail.from_``; ``None`` when absent; other keys are ignored, the raw line is kept for
-counterexamples). With ``msgspec`` installed the decode is a typed ``msgspec`` decode;
-without it, ``json.loads`` and a plain object, same attributes, same checks.
+counterexamples). The one decoder is ``msgspec``'s (a required dependency): a typed
+decode into :data:`MEvent`; a line it refuses is read again only to say what is wrong
+with it (``json.loads`` names the column of malformed JSON), or, when nothing is (a
+``null`` detail, a label the pass refuses by name), converted by ``msgspec`` into the
+same struct.
 
 Required: ``seq`` (an integer) and ``label`` (a string; the pass checks that it is one
 of :data:`LABELS`). Every other field and read detail key may be missing or ``null``;
@@ -29,16 +32,11 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+import msgspec
+
 from sim.json_input import MAX_INT_DIGITS, bounded_int, loads_lenient, long_integer_at
 from sim.vocabulary import FIELDS, LABEL_NAMES, STRINGS, detail_type, has_type
 from sim.vocabulary import PROTOCOL_LABELS as _PROTOCOL
-
-try:  # pragma: no branch
-    import msgspec
-
-    HAVE_MSGSPEC = True
-except ImportError:  # pragma: no cover - msgspec is a declared dependency
-    HAVE_MSGSPEC = False
 
 #: Bytes read at a time when streaming a trace file (a read error is met before any line
 #: of the 4 MiB it falls in is handed on).
@@ -123,29 +121,6 @@ class TraceError(ValueError):
         super().__init__(f"{where}: {message}")
 
 
-class PyDetail:
-    """``detail`` of an event: the :data:`READ_KEYS` (``None`` when absent)."""
-
-    __slots__ = DETAIL_ATTRS
-
-    def __init__(self, d: dict[str, Any] | None = None) -> None:
-        g = (d or {}).get
-        for key, attr, _ in _DETAIL:
-            setattr(self, attr, g(key))
-
-
-class PyEvent:
-    """One trace event (the ``json`` fallback; same attributes as the ``msgspec`` one)."""
-
-    __slots__ = EVENT_ATTRS
-
-    def __init__(self, d: dict[str, Any]) -> None:
-        g = d.get
-        for name, _ in _FIELDS:
-            setattr(self, name, g(name))
-        self.detail = PyDetail(g("detail"))
-
-
 def _got(obj: dict[str, Any], key: str) -> str:
     """``got <value>`` (shortened) or ``missing``, for a located message."""
     if key not in obj:
@@ -178,16 +153,6 @@ def field_problem(obj: dict[str, Any]) -> str:
     return ""
 
 
-def _py_decode(raw: bytes) -> Any:
-    obj = json.loads(raw, parse_int=bounded_int)
-    if not isinstance(obj, dict):
-        raise TypeError("a trace line must be a JSON object")
-    problem = field_problem(obj)
-    if problem:
-        raise TypeError(problem)
-    return PyEvent(obj)
-
-
 #: Values known in advance, per field or detail key: ``(name, sorted values)`` pairs.
 Known = tuple[tuple[str, tuple[str, ...]], ...]
 
@@ -200,62 +165,56 @@ def _typed(name: str, declared: Any, known: dict[str, tuple[str, ...]]) -> Any:
     return Literal.__getitem__(values) if values else declared
 
 
-if HAVE_MSGSPEC:
+def _structs(known: Known) -> tuple[Any, Any]:
+    """``(event struct, empty detail)`` of msgspec structs typed by the vocabulary,
+    the strings of ``known`` as literals."""
+    values = dict(known)
+    detail: Any = msgspec.defstruct(
+        "MDetail",
+        [
+            (
+                attr,
+                _optional(_typed(key, declared, values)),
+                msgspec.field(default=None, name=key),
+            )
+            for key, attr, declared in _DETAIL
+        ],
+        frozen=True,
+        gc=False,
+    )
+    detail.__doc__ = "``detail`` decoded by msgspec (the READ_KEYS; other keys ignored)."
+    empty = detail()
+    event: Any = msgspec.defstruct(
+        "MEvent",
+        [
+            *(
+                (name, _typed(name, declared, values))
+                for name, declared in _FIELDS
+                if name in REQUIRED
+            ),
+            *(
+                (name, _optional(_typed(name, declared, values)), None)
+                for name, declared in _FIELDS
+                if name not in REQUIRED
+            ),
+            ("detail", detail, empty),
+        ],
+        gc=False,
+    )
+    event.__doc__ = "One trace event decoded by msgspec (fields typed by the vocabulary)."
+    return event, empty
 
-    def _structs(known: Known) -> tuple[Any, Any]:
-        """``(event struct, empty detail)`` of msgspec structs typed by the vocabulary,
-        the strings of ``known`` as literals."""
-        values = dict(known)
-        detail: Any = msgspec.defstruct(
-            "MDetail",
-            [
-                (
-                    attr,
-                    _optional(_typed(key, declared, values)),
-                    msgspec.field(default=None, name=key),
-                )
-                for key, attr, declared in _DETAIL
-            ],
-            frozen=True,
-            gc=False,
-        )
-        detail.__doc__ = "``detail`` decoded by msgspec (the READ_KEYS; other keys ignored)."
-        empty = detail()
-        event: Any = msgspec.defstruct(
-            "MEvent",
-            [
-                *(
-                    (name, _typed(name, declared, values))
-                    for name, declared in _FIELDS
-                    if name in REQUIRED
-                ),
-                *(
-                    (name, _optional(_typed(name, declared, values)), None)
-                    for name, declared in _FIELDS
-                    if name not in REQUIRED
-                ),
-                ("detail", detail, empty),
-            ],
-            gc=False,
-        )
-        event.__doc__ = "One trace event decoded by msgspec (fields typed by the vocabulary)."
-        return event, empty
 
-    #: ``label`` is one of the SPEC §5 labels: a line of another label fails the typed
-    #: decode and is read by the ``json`` path, whose event the pass refuses by name.
-    MEvent, _EMPTY = _structs((("label", LABEL_NAMES),))
-    MDetail: Any = type(_EMPTY)
-    _mdecode = msgspec.json.Decoder(MEvent).decode
+#: ``label`` is one of the SPEC §5 labels: a line of another label fails the typed
+#: decode, and :func:`decode_line` refuses it by name.
+MEvent, _EMPTY = _structs((("label", LABEL_NAMES),))
+MDetail: Any = type(_EMPTY)
+_mdecode = msgspec.json.Decoder(MEvent).decode
 
-    def decoder() -> Callable[[bytes], Any]:
-        """The fastest available line decoder (``bytes`` → event)."""
-        return _mdecode
 
-else:  # pragma: no cover
-
-    def decoder() -> Callable[[bytes], Any]:
-        """The fastest available line decoder (``bytes`` → event)."""
-        return _py_decode
+def decoder() -> Callable[[bytes], Any]:
+    """The line decoder (``bytes`` → :data:`MEvent`)."""
+    return _mdecode
 
 
 @functools.lru_cache(maxsize=8)
@@ -264,18 +223,23 @@ def interning_decoder(known: Known) -> Callable[[bytes], Any]:
     scenario's agents and tools) decoded as literals: the one interned string of each,
     so the checks hash them once. A line with another value fails it (read it then with
     :func:`decoder`: same events, same errors)."""
-    if not HAVE_MSGSPEC:  # pragma: no cover
-        return _py_decode
     labels = (("label", LABEL_NAMES),)
     event, _ = _structs(labels + tuple((k, v) for k, v in known if k != "label" and v))
     decode: Callable[[bytes], Any] = msgspec.json.Decoder(event).decode
     return decode
 
 
+def unknown_label(lab: Any) -> str:
+    """The message of a line whose label is not a SPEC §5 label."""
+    known = ", ".join(sorted(LABELS))
+    return f"unknown label {lab!r} (not a trace label, docs/reference/trace.md: {known})"
+
+
 def decode_line(raw: bytes, source: str, lineno: int, fast: Callable[[bytes], Any]) -> Any:
-    """Decode one line; on failure retry with ``json`` (tolerant of ``null`` details) and
-    raise :class:`TraceError` with a located message naming the field if that fails
-    too (its column counted on the line without its ``\\n``)."""
+    """Decode one line with ``fast``; a line it refuses raises :class:`TraceError` with a
+    located message naming the field (a column counted on the line without its
+    ``\\n``), or, if nothing is wrong with it but a ``null`` detail, is converted by
+    msgspec into the same :data:`MEvent` (``json.loads`` only names what is wrong)."""
     try:
         return fast(raw)
     except Exception:
@@ -286,8 +250,25 @@ def decode_line(raw: bytes, source: str, lineno: int, fast: Callable[[bytes], An
     if head and head in b'["-0123456789tfn':
         # JSON, but not an object: said without parsing it (a deep array would recurse)
         raise TraceError(source, lineno, "not a trace event: a trace line must be a JSON object")
+    obj = _diagnosed(raw, source, lineno)
+    problem = field_problem(obj)
+    if problem:
+        raise TraceError(source, lineno, f"not a trace event: {problem}")
+    if obj["label"] not in LABELS:
+        raise TraceError(source, lineno, unknown_label(obj["label"]))
+    if obj.get("detail") is None:
+        obj["detail"] = {}
     try:
-        return _py_decode(raw)
+        return msgspec.convert(obj, MEvent)
+    except msgspec.ValidationError as exc:  # nothing field_problem missed is known
+        raise TraceError(source, lineno, f"not a trace event: {exc}") from None
+
+
+def _diagnosed(raw: bytes, source: str, lineno: int) -> dict[str, Any]:
+    """The JSON object of a line the typed decode refused, or the located reason it is
+    not one."""
+    try:
+        obj = json.loads(raw, parse_int=bounded_int)
     except json.JSONDecodeError as exc:
         raise TraceError(
             source, lineno, f"malformed JSON: {exc.msg} (column {exc.colno})"
@@ -309,8 +290,9 @@ def decode_line(raw: bytes, source: str, lineno: int, fast: Callable[[bytes], An
             lineno,
             f"not a trace event: an integer of more than {MAX_INT_DIGITS} digits (column {column})",
         ) from None
-    except TypeError as exc:
-        raise TraceError(source, lineno, f"not a trace event: {exc.args[0]}") from None
+    if not isinstance(obj, dict):
+        raise TraceError(source, lineno, "not a trace event: a trace line must be a JSON object")
+    return obj
 
 
 Line = bytes

@@ -1,9 +1,8 @@
-"""The fused loop (the seven checks' common cases written out in the pass, the
-scenario's names interned by the decoder) gives exactly the verdicts of the checks'
-handlers alone: counts, messages, counterexamples, per workflow counts, on the real
-train_booking trace, its mutations and random damage; both with another consumer beside
-the checks (every label then in the general branch) and without (the frequent labels in
-their own branches); and lazily (no invocation history kept, the pass run again keeping
+"""The pass's loop, derived from the checks (a dispatch table of their declared handlers,
+gated by their declared gates), gives exactly the verdicts of each check run alone with
+its gates off: counts, messages, counterexamples, per workflow counts, on the real
+train_booking trace, its mutations and random damage; with another consumer beside the
+checks and without; and lazily (no invocation history kept, the pass run again keeping
 them when a check that reports them fails), as ``check_trace`` reads a trace file."""
 
 from __future__ import annotations
@@ -11,6 +10,8 @@ from __future__ import annotations
 import copy
 import json
 import random
+from collections.abc import Iterator, Mapping, Sized
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +22,14 @@ from hypothesis import strategies as st
 from sim.conformance.checks import (
     ALL_CHECKS,
     CHECK_NAMES,
+    Check,
     Consumer,
     Context,
     Verdict,
     check_trace,
     run_pass,
 )
-from sim.conformance.checks.fusion import OFF, OWN, Branches, split
-from sim.conformance.checks.lts import LtsReplay
+from sim.conformance.checks.loop import ALWAYS, dispatch
 from sim.conformance.events import encode_event, interning_decoder
 from sim.conformance.truth import Truth, from_scenario, known_values
 from sim.scenario import load_scenario
@@ -60,52 +61,93 @@ class _Seen:
         pass
 
 
-def _run(
-    lines: list[bytes], truth: Truth, fuse: bool, beside: bool = True, keep: bool = True
+def _blocks(lines: list[bytes]) -> list[list[bytes]]:
+    return [lines[i : i + 97] for i in range(0, len(lines), 97)]
+
+
+def _together(
+    lines: list[bytes], truth: Truth, beside: bool = True, keep: bool = True
 ) -> tuple[Any, list[Verdict], Any]:
-    blocks = [lines[i : i + 97] for i in range(0, len(lines), 97)]
-    # fused, the scenario's names are interned (a line naming another is read plainly)
-    decode = interning_decoder(known_values(truth)) if fuse else None
+    """The seven checks in one pass (the scenario's names interned, as check_trace)."""
+    decode = interning_decoder(known_values(truth))
     while True:  # lazily (keep=False) as check_trace does: again, keeping them, if need be
         ctx = Context()
         checks = [ALL_CHECKS[n](truth, ctx) for n in CHECK_NAMES]
         seen = _Seen()
         consumers: list[Consumer] = [*checks, seen] if beside else [*checks]
-        counts = run_pass("t", blocks, consumers, ctx, fuse=fuse, decode=decode, keep=keep)
+        counts = run_pass("t", _blocks(lines), consumers, ctx, decode=decode, keep=keep)
         if counts is not None:
             break
         keep = True
     verdicts = [c.finish(sum(counts.get(lab, 0) for lab in c.labels)) for c in checks]
-    return counts, verdicts, (seen.seen, seen.ended, ctx.hist)
+    return counts, verdicts, (seen.seen, seen.ended)
+
+
+def _no_gates(self: Check) -> Mapping[str, Sized]:
+    return {}
+
+
+@contextmanager
+def _ungated() -> Iterator[None]:
+    """Every check's handlers called for every event of their labels."""
+    with pytest.MonkeyPatch.context() as mp:
+        for kind in ALL_CHECKS.values():
+            mp.setattr(kind, "gates", _no_gates)
+        yield
+
+
+def _alone(lines: list[bytes], truth: Truth) -> tuple[Any, list[Verdict], Any]:
+    """Each check in a pass of its own, its gates off (the plain decoder); the consumer
+    beside them alone too."""
+    verdicts = []
+    with _ungated():
+        for n in CHECK_NAMES:
+            ctx = Context()
+            check = ALL_CHECKS[n](truth, ctx)
+            counts = run_pass("t", _blocks(lines), [check], ctx)
+            assert counts is not None
+            verdicts.append(check.finish(sum(counts.get(lab, 0) for lab in check.labels)))
+    seen = _Seen()
+    run_pass("t", _blocks(lines), [seen], Context())
+    return counts, verdicts, (seen.seen, seen.ended)
 
 
 def _same(events: Events, truth: Truth) -> list[Verdict]:
     lines = [encode_event(e) for e in events]
+    alone = _alone(lines, truth)
     for beside in (True, False):  # with a consumer beside the checks, and without
-        fused = _run(lines, truth, fuse=True, beside=beside)
-        alone = _run(lines, truth, fuse=False, beside=beside)
-        assert fused[0] == alone[0]
-        for f, a in zip(fused[1], alone[1], strict=True):
+        together = _together(lines, truth, beside=beside)
+        assert together[0] == alone[0]
+        for f, a in zip(together[1], alone[1], strict=True):
             assert f == a, f.name
-        assert fused[2] == alone[2]
-    lazy = _run(lines, truth, fuse=True, beside=False, keep=False)
+        if beside:
+            assert together[2] == alone[2]
+    lazy = _together(lines, truth, beside=False, keep=False)
     assert lazy[0] == alone[0]
     assert lazy[1] == alone[1]  # the same verdicts and counterexamples, without histories
-    return fused[1]
+    return together[1]
 
 
-def test_the_seven_checks_are_fused_and_the_others_are_not(truth: Truth) -> None:
+def test_the_table_holds_each_check_s_declared_handlers_in_order(truth: Truth) -> None:
     ctx = Context()
     checks = [ALL_CHECKS[n](truth, ctx) for n in CHECK_NAMES]
-    again = ALL_CHECKS["lts"](truth, ctx)
-    fused, rest = split([*checks, again, _Seen()], fuse=True)
-    assert sorted(c.name for c in fused.values()) == sorted(CHECK_NAMES)
-    assert [type(c).__name__ for c in rest] == ["LtsReplay", "_Seen"]
-    assert split(checks, fuse=False) == ({}, checks)
+    seen = _Seen()
+    table = dispatch([*checks, seen])
+    for lab in LABEL_NAMES:
+        gated, entry = table[lab]
+        handlers = [h for h, _ in entry] if gated else list(entry)
+        want = [c.handlers()[lab] for c in checks if lab in c.handlers()]
+        assert [getattr(h, "__qualname__", "") for h in handlers[:-1]] == [
+            getattr(h, "__qualname__", "") for h in want
+        ], lab
+        assert len(handlers) == len(want) + 1, lab  # the consumer beside them, last
+    gated, entry = table["validate"]  # recovery's on_next waits for an error
+    assert gated and [g for _, g in entry if g is not ALWAYS] == [checks[3].pending]  # type: ignore[attr-defined]
+    assert table["timeout"][0] is False and len(table["timeout"][1]) == 1  # no check reads it
 
 
 @pytest.mark.slow  # 9 s; the default suite compares them on damaged traces (below)
-def test_fused_and_alone_agree_on_each_mutation(
+def test_together_and_alone_agree_on_each_mutation(
     train_mutations: dict[str, Events], truth: Truth
 ) -> None:
     for name, events in train_mutations.items():
@@ -159,34 +201,13 @@ def _damage(events: Events, rng: random.Random, n: int) -> Events:
     return out
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 40), st.integers(0, 7_000))
-def test_fused_and_alone_agree_on_damaged_traces(
+def test_together_and_alone_agree_on_damaged_traces(
     train_trace: Events, truth: Truth, seed: int, n: int, start: int
 ) -> None:
     window = train_trace[start : start + 600]  # six of the pass's blocks of 97 lines
     _same(_damage(window, random.Random(seed), n), truth)
-
-
-def test_frequent_labels_take_their_own_branch_unless_another_consumer_reads_them(
-    truth: Truth,
-) -> None:
-    ctx = Context()
-    fused, _ = split([ALL_CHECKS[n](truth, ctx) for n in CHECK_NAMES], fuse=True)
-    calls: list[list[Any]] = [[] for _ in LABEL_NAMES]
-    labels = tuple(lab for lab, _, _ in OWN)
-    quiet = tuple(lab if when != "idle" else OFF for lab, _, when in OWN)
-    idle = tuple(lab if when != "quiet" else OFF for lab, _, when in OWN)
-    own = Branches(calls, fused)
-    assert own.labels(quiet=True, idle=True) == labels
-    assert own.labels(quiet=True, idle=False) == quiet  # an error awaits its strategy
-    assert own.labels(quiet=False, idle=True) == idle  # a node or link is down
-    calls[LABEL_NAMES.index("send")].append(print)  # another consumer reads send
-    del fused[LtsReplay]  # and lts is not fused
-    read = Branches(calls, fused)
-    assert read.labels(quiet=True, idle=True) == (
-        "hop", OFF, "deliver", *(OFF,) * 5, "wf_start", OFF
-    )  # fmt: skip
 
 
 def test_the_scenario_s_names_are_decoded_interned_and_others_plainly(truth: Truth) -> None:
@@ -234,7 +255,7 @@ def test_lazily_no_history_is_kept_and_a_failing_check_stops_the_pass(
         assert read < -(-lines // 97), name  # at the block it failed in
     # eagerly, or with another consumer, the histories are kept
     ctx = Context()
-    eager = [*(ALL_CHECKS[n](truth, ctx) for n in CHECK_NAMES), _Seen()]
+    eager: list[Consumer] = [*(ALL_CHECKS[n](truth, ctx) for n in CHECK_NAMES), _Seen()]
     trace = [encode_event(e) for e in train_mutations["none"]]
     assert run_pass("t", [trace[:500]], eager, ctx, keep=False) is not None and ctx.hist
 

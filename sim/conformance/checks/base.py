@@ -10,7 +10,7 @@ lines, bounded.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from typing import Any, Protocol
 
 from sim.conformance.checks.verdict import Verdict
@@ -86,6 +86,13 @@ class Check:
         self.by_wf: dict[Any, int] = {}
 
     def handlers(self) -> Mapping[str, Handler]:
+        return {}
+
+    def gates(self) -> Mapping[str, Sized]:
+        """Label → a container of the check's state while whose emptiness its handler of
+        that label does nothing (the pass then does not call it: no call is the cheapest
+        case of a handler). Read once, with :meth:`handlers`; the container is mutated in
+        place, never rebound."""
         return {}
 
     def end_instance(self, key: InstanceKey, invs: Sequence[Any]) -> None:

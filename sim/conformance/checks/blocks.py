@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sim.conformance.events import LABELS, decode_line
+from sim.conformance.events import decode_line
 
 
 def disorder(key: str, value: Any, previous: Any) -> str:
@@ -16,12 +16,6 @@ def disorder(key: str, value: Any, previous: Any) -> str:
         f"not in time order: `{key}` {value!r} is {how} the previous event's {previous!r} "
         "(docs/reference/trace.md: a trace is in time order, with increasing seq)"
     )
-
-
-def unknown_label(lab: Any) -> str:
-    """The message of a line whose label is not a SPEC §5 label."""
-    known = ", ".join(sorted(LABELS))
-    return f"unknown label {lab!r} (not a trace label, docs/reference/trace.md: {known})"
 
 
 def line_number(block: list[bytes], raw: bytes, base: int) -> int:

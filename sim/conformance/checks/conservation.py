@@ -19,7 +19,7 @@ class Conservation(Check):
     from there and a ``deliver`` happens there (a trace without its hops fails)."""
 
     name = "conservation"
-    labels = ("send", "hop", "deliver", "drop")
+    labels: tuple[str, ...] = ("send", "hop", "deliver", "drop")
 
     def __init__(self, truth: Truth, ctx: Context) -> None:
         super().__init__(truth, ctx)

@@ -53,7 +53,7 @@ class LtsReplay(Check):
     holds them."""
 
     name = "lts"
-    labels = tuple(sorted(PROTOCOL_LABELS))
+    labels: tuple[str, ...] = tuple(sorted(PROTOCOL_LABELS))
     history = True
 
     def __init__(self, truth: Truth, ctx: Context) -> None:
@@ -68,9 +68,49 @@ class LtsReplay(Check):
         self._labels: dict[tuple[str, bool, str, Any], str | None] = {}
 
     def handlers(self) -> Mapping[str, Handler]:
-        out: dict[str, Handler] = dict.fromkeys(PROTOCOL_LABELS, self.on_step)
-        out["call"] = out["invoke"] = self.on_open
+        out: dict[str, Handler] = {
+            lab: self.stepper(LABEL_IDS[lab], lab in TERMINAL) for lab in PROTOCOL_LABELS
+        }
+        out["call"] = self.opener(self.opened["call"])
+        out["invoke"] = self.opener(self.opened["invoke"])
         return out
+
+    def stepper(self, i: int, terminal: bool) -> Handler:
+        """The handler of protocol label id ``i``: an invocation in a configuration that
+        has stepped by it before takes its ``row`` (a dict lookup, no call); anything
+        else is :meth:`on_step`."""
+        state, slow = self.state, self.on_step
+
+        def step(ev: Any, raw: bytes) -> None:
+            inv = ev.inv
+            try:
+                nxt = state[inv].row[i]  # type: ignore[union-attr]
+            except (KeyError, AttributeError):  # not open, or already reported
+                nxt = None
+            if nxt is None:
+                slow(ev, raw)
+            elif terminal:
+                del state[inv]
+            else:
+                state[inv] = nxt
+
+        return step
+
+    def opener(self, opened: dict[Any, Config]) -> Handler:
+        """The handler of an opening label: a fresh invocation of a tool opened before by
+        the same label starts in that tool's configuration; anything else is
+        :meth:`on_open`."""
+        state, slow = self.state, self.on_open
+
+        def start(ev: Any, raw: bytes) -> None:
+            inv = ev.inv
+            cfg = None if inv in state else opened.get(ev.tool)
+            if cfg is None:
+                slow(ev, raw)
+            else:
+                state[inv] = cfg
+
+        return start
 
     def _label(self, facts: ToolFacts, ev: Any) -> str | None:
         lab = ev.label

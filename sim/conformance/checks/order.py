@@ -28,7 +28,7 @@ class RequiresOrder(Check):
     when Tj is part of the instance (a task of its workflow names it, or it is called)."""
 
     name = "requires_order"
-    labels = ("call", "invoke", "result", "execute")
+    labels: tuple[str, ...] = ("call", "invoke", "result", "execute")
     history = True
 
     def __init__(self, truth: Truth, ctx: Context) -> None:
@@ -121,7 +121,7 @@ class Exclusive(Check):
     ``H(execute_a → ¬O execute_b)`` per instance (the relation is symmetric)."""
 
     name = "exclusive"
-    labels = ("execute",)
+    labels: tuple[str, ...] = ("execute",)
 
     def __init__(self, truth: Truth, ctx: Context) -> None:
         super().__init__(truth, ctx)
@@ -137,8 +137,9 @@ class Exclusive(Check):
             return
         key = (ev.wf, ev.inst)
         done = self.inst.get(key)
-        if done is None:
-            done = self.inst[key] = {}
+        if done is None:  # nothing executed yet: nothing excluded
+            self.inst[key] = {ev.tool: raw}
+            return
         for other in sorted(partners):
             first = done.get(other)
             if first is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Sized
 from typing import Any
 
 from sim.calculus.mcp import Fallback, Retry, UserPrompt
@@ -19,7 +19,7 @@ class Recovery(Check):
     tool followed by a ``call`` of it in the same task, ``prompt``, or ``abort``."""
 
     name = "recovery"
-    labels = ("error", "retry", "fallback", "prompt", "abort", "call")
+    labels: tuple[str, ...] = ("error", "retry", "fallback", "prompt", "abort", "call")
     history = True
 
     def __init__(self, truth: Truth, ctx: Context) -> None:
@@ -36,6 +36,10 @@ class Recovery(Check):
         out["error"] = self.on_error
         out["call"] = self.on_call
         return out
+
+    def gates(self) -> Mapping[str, Sized]:
+        # a label that ends no invocation: on_next has nothing to do while no error waits
+        return dict.fromkeys(PROTOCOL_LABELS - TERMINAL - {"error", "call"}, self.pending)
 
     def on_error(self, ev: Any, raw: bytes) -> None:
         inv = ev.inv

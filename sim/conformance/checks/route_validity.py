@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sized
 from typing import Any
 
 from sim.conformance.checks.base import Check, Context, Handler
@@ -22,7 +22,16 @@ class RouteValidity(Check):
     ``node_down``/``node_up``/``link_down``/``link_up``."""
 
     name = "route_validity"
-    labels = ("hop", "translate", "send", "deliver", "node_down", "node_up", "link_down", "link_up")
+    labels: tuple[str, ...] = (
+        "hop",
+        "translate",
+        "send",
+        "deliver",
+        "node_down",
+        "node_up",
+        "link_down",
+        "link_up",
+    )
 
     def __init__(self, truth: Truth, ctx: Context) -> None:
         super().__init__(truth, ctx)
@@ -48,6 +57,9 @@ class RouteValidity(Check):
             "link_down": self.on_link_down,
             "link_up": self.on_link_up,
         }
+
+    def gates(self) -> Mapping[str, Sized]:
+        return {"deliver": self.down}  # on_at: nothing is down, nothing to report
 
     def on_hop(self, ev: Any, raw: bytes) -> None:
         d = ev.detail
@@ -100,8 +112,13 @@ class RouteValidity(Check):
             )
 
     def on_send(self, ev: Any, raw: bytes) -> None:
-        self.on_path(ev, raw)
-        self.on_at(ev, raw)
+        d = ev.detail
+        path = d.path
+        # a path found valid before, from the sender to the destination: nothing to report
+        if path and (tuple(path) not in self.paths or path[0] != ev.agent or path[-1] != d.to):
+            self.on_path(ev, raw)
+        if self.down:
+            self.on_at(ev, raw)
 
     def on_path(self, ev: Any, raw: bytes) -> None:
         """The send's ``path`` (when it has one) starts at its sender, ends at its ``to``

@@ -5,8 +5,8 @@ open invocation's protocol events (bounded, for counterexamples; a trace file ch
 by the seven checks alone is read without them, and again with them only if one that
 reports them fails: :func:`check_trace`) in the
 :class:`~sim.conformance.checks.base.Context`, and calls only the handlers registered
-for the line's label (the seven checks' common cases are written out in the loop,
-:mod:`~sim.conformance.checks.loop`). Any :class:`~sim.conformance.checks.base.Consumer`
+for the line's label (a dispatch table built once from the consumers' declared
+handlers: :mod:`~sim.conformance.checks.loop`). Any :class:`~sim.conformance.checks.base.Consumer`
 can be fed: the seven checks, and whatever else must see the same events in the same
 pass (a property monitor: pass it to :func:`check_trace` as ``consumers``).
 """
@@ -84,21 +84,18 @@ def run_pass(
     consumers: Sequence[Consumer],
     ctx: Context,
     ordered: bool = False,
-    fuse: bool = True,
     decode: Callable[[bytes], Any] | None = None,
     keep: bool = True,
 ) -> dict[str, int] | None:
     """Feed every line of ``blocks`` to ``consumers`` (see the module docstring); the
     number of events per label. ``ctx.hist`` holds each open invocation's events while a
     consumer reads it (``history = True``), and instances' invocations are tracked while
-    one acts at ``wf_end``. The seven checks are fused into the loop
-    (:mod:`~sim.conformance.checks.loop`); ``fuse=False`` calls all their handlers (same
-    verdicts, slower: the reference the fused loop is tested against). ``decode``: the
-    line decoder (default :func:`~sim.conformance.events.decoder`; a line it does not
-    read is read by that one). ``keep=False``, for the seven checks alone (fused, lts
-    among them): no history is kept, and the pass stops (None) after the block in which a
-    check that reports one first fails: run it again with fresh checks, keeping them."""
-    counts = stream(name, blocks, consumers, ctx, ordered, fuse, decode, keep)
+    one acts at ``wf_end``. ``decode``: the line decoder (default
+    :func:`~sim.conformance.events.decoder`; a line it does not read is read by that
+    one). ``keep=False``, for checks alone (lts among them): no history is kept, and the
+    pass stops (None) after the block in which a check that reports one first fails:
+    run it again with fresh checks, keeping them."""
+    counts = stream(name, blocks, consumers, ctx, ordered, decode, keep)
     if counts is None:
         return None
     for c in consumers:

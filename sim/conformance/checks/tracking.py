@@ -4,77 +4,70 @@ running workflow instance's invocations, and what is dropped when an instance en
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from sim.conformance.checks.base import HISTORY_CAP, InstanceKey
-from sim.conformance.checks.lts import LtsReplay
-from sim.conformance.checks.order import Exclusive, RequiresOrder
-from sim.conformance.checks.recovery import Recovery
-from sim.conformance.checks.write_approval import WriteApproval
+from sim.conformance.checks.base import HISTORY_CAP, Check, Consumer, InstanceKey
+
+#: A consumer's ``end_instance``.
+Ender = Callable[[InstanceKey, Sequence[Any]], None]
+
+
+def ends_instances(c: Consumer) -> bool:
+    """Whether ``c`` does anything at ``wf_end`` (a check with the default does not)."""
+    return not (isinstance(c, Check) and type(c).end_instance is Check.end_instance)
 
 
 class Invocations:
     """The invocations the loop tracks: ``hist`` (invocation → its events, the first and
     the latest :data:`~sim.conformance.checks.base.HISTORY_CAP`, kept while ``history``),
     ``by_inst`` (instance → the invocations it opened) and ``live`` (the open invocations,
-    when no history is kept)."""
+    when no history is kept; not kept when ``lazy``: an invocation then counts as its
+    instance's at its opening only)."""
 
-    __slots__ = ("by_inst", "enders", "ex", "hist", "history", "live", "lts", "rec", "ro", "wa")
+    __slots__ = ("by_inst", "enders", "hist", "history", "lazy", "live")
 
     def __init__(
-        self,
-        fused: dict[type, Any],
-        enders: Sequence[Any],
-        hist: dict[Any, list[bytes]],
-        history: bool,
+        self, hist: dict[Any, list[bytes]], enders: Sequence[Ender], history: bool, lazy: bool
     ) -> None:
-        self.wa: WriteApproval | None = fused.get(WriteApproval)
-        self.ro: RequiresOrder | None = fused.get(RequiresOrder)
-        self.ex: Exclusive | None = fused.get(Exclusive)
-        self.rec: Recovery | None = fused.get(Recovery)
-        self.lts: LtsReplay | None = fused.get(LtsReplay)
-        self.enders = tuple(enders)
         self.hist = hist
+        self.enders = tuple(enders)
+        self.history = history
+        self.lazy = lazy
         self.by_inst: dict[InstanceKey, list[Any]] = {}
         self.live: set[Any] = set()
-        self.history = history
 
-    def remember(self, ev: Any, raw: bytes, opening: bool) -> None:
-        """Keep protocol event ``ev`` (line ``raw``) in its invocation's history: a new
-        one, the invocation counted as its instance's, when ``opening`` or when none is
-        kept; else appended (a full history keeps its first event and its latest)."""
+    def seen(self, ev: Any, raw: bytes, opening: bool) -> None:
+        """Protocol event ``ev`` (line ``raw``), before its handlers: kept in its
+        invocation's history (a new one when ``opening`` or when none is kept; a full one
+        keeps its first event and its latest), or, without histories, its invocation
+        marked open; a new invocation counted as its instance's."""
         inv = ev.inv
-        past = self.hist.get(inv)
-        if past is None or opening:
+        if self.history:
+            past = self.hist.get(inv)
+            if past is not None and not opening:
+                if len(past) >= HISTORY_CAP:
+                    del past[1 : HISTORY_CAP // 2]
+                past.append(raw)
+                return
             self.hist[inv] = [raw]
-            key = (ev.wf, ev.inst)
-            opened = self.by_inst.get(key)
-            if opened is None:
-                self.by_inst[key] = [inv]
-            else:
-                opened.append(inv)
+        elif not opening and (self.lazy or inv in self.live):
+            return
+        elif not self.lazy:
+            self.live.add(inv)
+        key = (ev.wf, ev.inst)
+        opened = self.by_inst.get(key)
+        if opened is None:
+            self.by_inst[key] = [inv]
         else:
-            if len(past) >= HISTORY_CAP:
-                del past[1 : HISTORY_CAP // 2]
-            past.append(raw)
+            opened.append(inv)
 
-    def end(self, key: InstanceKey, invs: list[Any]) -> None:
-        """What the loop does at the ``wf_end`` of an instance it tracks, given the
-        invocations the instance opened: each fused check drops the instance's state
-        (those that have any), then the other consumers' ``end_instance`` run in their
-        order, then the invocations' histories (or their open marks) are dropped."""
-        wa, ro, ex, rec, lts = self.wa, self.ro, self.ex, self.rec, self.lts
-        if wa is not None and wa.approved:
-            wa.end_instance(key, invs)
-        if ro is not None and ro.inst:
-            ro.inst.pop(key, None)
-        if ex is not None and ex.inst:
-            ex.inst.pop(key, None)
-        if rec is not None and (rec.pending or rec.retries or rec.fallbacks):
-            rec.end_instance(key, invs)
-        if lts is not None and lts.state:
-            lts.end_instance(key, invs)
+    def end(self, wf: Any, inst: Any) -> None:
+        """At the ``wf_end`` of instance ``(wf, inst)``, after its handlers: each
+        consumer's ``end_instance`` in their order, with the invocations the instance
+        opened, then their histories (or open marks) dropped."""
+        key = (wf, inst)
+        invs = self.by_inst.pop(key, [])
         for end in self.enders:
             end(key, invs)
         if self.history:

@@ -15,7 +15,7 @@ class WriteApproval(Check):
     invocation's previous ``execute`` (if any) there was an ``approve``."""
 
     name = "write_approval"
-    labels = ("approve", "execute")
+    labels: tuple[str, ...] = ("approve", "execute")
     history = True
 
     def __init__(self, truth: Truth, ctx: Context) -> None:
