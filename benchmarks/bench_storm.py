@@ -55,8 +55,8 @@ def decide(path: Path, options: list[str], budget: float) -> tuple[str, int, int
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if done.returncode < 0:
         return ("cpu limit" if cpu >= budget else f"signal {-done.returncode}"), 0, 0, cpu
-    if done.returncode not in (0, 1, 3):
-        last = (done.stderr.strip().splitlines() or ["?"])[-1]
+    if done.returncode not in (0, 1, 3) or not done.stdout.strip():
+        last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
         return f"failed: {last[:60]}", 0, 0, cpu
     [found] = json.loads(done.stdout)["properties"]
     return found["verdict"], found["states"], found["transitions"], cpu
