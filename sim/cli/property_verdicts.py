@@ -8,8 +8,9 @@ import json
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sim.properties import Monitor, Property, PropertyVerdict
+    from sim.properties import Monitor, Property
     from sim.scenario import Scenario
+    from sim.vocabulary.verdicts import Verdict
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -61,7 +62,7 @@ def monitor_for(args: argparse.Namespace, scenario: Scenario) -> Monitor | None:
     return Monitor(props, tool_attributes(scenario))
 
 
-def print_verdicts(verdicts: list[PropertyVerdict]) -> None:
+def print_verdicts(verdicts: list[Verdict]) -> None:
     """Per property: scope, scopes examined and violated; then each first counterexample."""
     if not verdicts:
         return
@@ -84,7 +85,7 @@ def print_verdicts(verdicts: list[PropertyVerdict]) -> None:
             print("  " + json.dumps(event, separators=(",", ":"), ensure_ascii=False))
 
 
-def with_verdicts(report: dict[str, Any], verdicts: list[PropertyVerdict]) -> dict[str, Any]:
+def with_verdicts(report: dict[str, Any], verdicts: list[Verdict]) -> dict[str, Any]:
     """The ``--json`` report with ``properties`` added (``ok`` covers them too)."""
     report["properties"] = [v.to_json() for v in verdicts]
     report["ok"] = bool(report.get("ok", True)) and all(v.ok for v in verdicts)

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from sim.properties import Monitor, PropertyVerdict
+    from sim.properties import Monitor
     from sim.scenario.model import Scenario
+    from sim.vocabulary.verdicts import Verdict
 
 
 def property_monitor(scenario: Scenario) -> Monitor:
@@ -27,9 +28,7 @@ def property_monitor(scenario: Scenario) -> Monitor:
     return Monitor(compile_properties(scenario.properties, scenario), tool_attributes(scenario))
 
 
-def property_metrics(
-    verdicts: Sequence[PropertyVerdict], checked: bool
-) -> dict[str, dict[str, Any]]:
+def property_metrics(verdicts: Sequence[Verdict], checked: bool) -> dict[str, dict[str, Any]]:
     """``{name: {scope, formula, examined, violations, violations_per_1000_scopes[,
     first]}}`` from the verdicts of a monitor fed a whole trace (``Monitor.finish()``;
     ``checked`` False: the trace was empty)."""

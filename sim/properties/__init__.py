@@ -6,7 +6,7 @@ scenario's tool attributes are passed in (:class:`ToolAttributes`).
 """
 
 from sim.properties.ast import Formula
-from sim.properties.monitor import SCOPES, Monitor, Property, PropertyVerdict
+from sim.properties.monitor import SCOPES, Monitor, Property
 from sim.properties.parse import FormulaError, ToolAttributes, parse
 
 __all__ = [
@@ -15,7 +15,6 @@ __all__ = [
     "FormulaError",
     "Monitor",
     "Property",
-    "PropertyVerdict",
     "ToolAttributes",
     "parse",
 ]

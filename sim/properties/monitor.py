@@ -26,7 +26,7 @@ import json
 import operator
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from sim.properties.ast import Atom, Binary, Formula, Unary, is_past
@@ -34,6 +34,7 @@ from sim.properties.labels import LABEL_KEYS
 from sim.properties.parse import ToolAttributes
 from sim.properties.semantics import PastState, Program, compile_formula, evaluate, past_runner
 from sim.vocabulary.counterexamples import Counterexample, Earliest
+from sim.vocabulary.verdicts import Verdict
 
 #: Scope kinds (SPEC §9).
 SCOPES: tuple[str, ...] = ("invocation", "instance", "run")
@@ -52,48 +53,6 @@ class Property:
     scope: str  #: invocation | instance | run
     formula: Formula
     text: str = ""
-
-
-@dataclass
-class PropertyVerdict:
-    """One property's outcome on a trace: scopes examined and violated, and the first
-    counterexample (the violated scope that became certain earliest, by ``seq``)."""
-
-    name: str
-    scope: str
-    formula: str
-    examined: int = 0
-    violations: int = 0
-    message: str = ""
-    counterexample: list[dict[str, Any]] = field(default_factory=list)
-    #: events of the counterexample's scope left out of it (it keeps the first and last)
-    elided: int = 0
-    #: scope keys violated, in the order they were decided (when the monitor records them)
-    violated: list[Any] = field(default_factory=list)
-    #: the earliest ``KEEP_COUNTEREXAMPLES`` violated scopes (the first is ``message`` /
-    #: ``counterexample``); not part of :meth:`to_json`
-    counterexamples: list[Counterexample] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return self.violations == 0
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "name": self.name,
-            "scope": self.scope,
-            "formula": self.formula,
-            "examined": self.examined,
-            "violations": self.violations,
-            "ok": self.ok,
-        }
-        if self.violations:
-            out["first"] = {
-                "message": self.message,
-                "events": self.counterexample,
-                "elided": self.elided,
-            }
-        return out
 
 
 Matcher = Callable[[Any, Callable[[], dict[str, Any]]], bool]
@@ -154,7 +113,7 @@ class _Check:
     def __init__(self, prop: Property, atoms: list[Atom], index: int) -> None:
         self.prop = prop
         self.index = index
-        self.verdict = PropertyVerdict(prop.name, prop.scope, prop.text or str(prop.formula))
+        self.verdict = Verdict(prop.name, scope=prop.scope, formula=prop.text or str(prop.formula))
         parts = _online(prop.formula)
         self.obligations: list[tuple[bool, PastState, float | None]] | None = None
         self.program: Program | None = None
@@ -412,7 +371,7 @@ class Monitor:
             for key in list(g.open):
                 self._close(g, key)
 
-    def finish(self) -> list[PropertyVerdict]:
+    def finish(self) -> list[Verdict]:
         """Close every open scope; the verdicts, in property order."""
         self.end_trace()
         for c in self.checks:

@@ -23,7 +23,6 @@ from sim.view.replay import compact
 
 if TYPE_CHECKING:
     from sim.conformance.checks import Verdict
-    from sim.properties import PropertyVerdict
     from sim.scenario import Scenario
     from sim.vocabulary.counterexamples import Counterexample
 
@@ -120,7 +119,7 @@ def from_trace(trace: Path, scenario: Scenario) -> list[dict[str, Any]]:
     return groups(report.verdicts, monitor.finish() if monitor else [])
 
 
-def groups(checks: list[Verdict], properties: list[PropertyVerdict]) -> list[dict[str, Any]]:
+def groups(checks: list[Verdict], properties: list[Verdict]) -> list[dict[str, Any]]:
     """The groups of verdicts: each violated check or property with its kept examples."""
     out = [
         _group("check", v.name, v.violations, [_check_example(c) for c in v.counterexamples])
