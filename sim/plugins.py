@@ -45,9 +45,9 @@ BUILTIN_ROUTERS: dict[str, str] = {
 
 #: The built-in invocation dialects, name → ``module:Class`` (the one list of them).
 BUILTIN_DIALECTS: dict[str, str] = {
-    "mcp": "sim.calculus.dialects:McpDialect",
-    "sgd": "sim.calculus.dialects:SgdDialect",
-    "a2a": "sim.calculus.dialects:A2aDialect",
+    "mcp": "sim.calculus.mcp.dialects:McpDialect",
+    "sgd": "sim.calculus.mcp.dialects:SgdDialect",
+    "a2a": "sim.calculus.mcp.dialects:A2aDialect",
 }
 
 

@@ -14,7 +14,7 @@ from sim.calculus.principles import DEFAULT_MIN_ENTITIES, DEFAULT_THETA
 from sim.cli.console import EXIT_NEGATIVE, EXIT_OK, BadInput, guarded, read_json
 
 if TYPE_CHECKING:
-    from sim.calculus.dialects import Dialect
+    from sim.calculus.mcp.dialects import Dialect
     from sim.calculus.sgd import Service
     from sim.calculus.unphi import ServiceUnphi
 

@@ -30,8 +30,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sim.calculus.dialects import BUILTIN
 from sim.calculus.mcp import SGD
+from sim.calculus.mcp.dialects import BUILTIN
 from sim.calculus.phi import phi_plus
 from sim.calculus.sgd import EXECUTION_ERROR, Intent, Service, services_from_json
 from sim.conformance.checks import SGD_CHECKS, Report, Verdict, check_trace

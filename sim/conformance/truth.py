@@ -18,7 +18,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sim.calculus.dialects import BUILTIN, MCP, Dialect
 from sim.calculus.lts import LTS, label
 from sim.calculus.mcp import (
     SERVICE_DOWN,
@@ -31,6 +30,7 @@ from sim.calculus.mcp import (
     ToolPlus,
     UserPrompt,
 )
+from sim.calculus.mcp.dialects import BUILTIN, MCP, Dialect
 from sim.calculus.sgd import EXECUTION_ERROR, Service, intent_lts
 from sim.scenario.model import Scenario
 

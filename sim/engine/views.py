@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sim.calculus.dialects import Dialect
 from sim.calculus.lts import LTS, label
 from sim.calculus.mcp import SERVICE_DOWN, ToolPlus, ToolView, caller_view, knowledge
+from sim.calculus.mcp.dialects import Dialect
 from sim.engine.randomness import Sampler
 from sim.engine.trace import js
 

@@ -42,8 +42,8 @@ from typing import Any, Protocol
 
 import simpy
 
-from sim.calculus.dialects import Dialect, builtin_dialect
 from sim.calculus.mcp import MAX_FALLBACK_DEPTH
+from sim.calculus.mcp.dialects import Dialect, builtin_dialect
 from sim.engine.clock import Agenda, Later
 from sim.engine.discovery import ToolDiscovery
 from sim.engine.invocation import Invocation

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sim.calculus.dialects import MCP, Dialect
+from sim.calculus.mcp.dialects import MCP, Dialect
 from sim.live.parts import Owner
 from sim.mesh.route import Route
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sim.calculus.dialects import Dialect
 from sim.calculus.lts import LTS
 from sim.calculus.mcp import SERVICE_DOWN, ToolView, knowledge
+from sim.calculus.mcp.dialects import Dialect
 from sim.live.payload import Descriptor
 
 __all__ = ["TOOL_ERROR", "LiveView", "error_type"]

@@ -23,8 +23,8 @@ from typing import Any
 
 import anyio
 
-from sim.calculus.dialects import builtin_dialect
 from sim.calculus.mcp import MAX_FALLBACK_DEPTH
+from sim.calculus.mcp.dialects import builtin_dialect
 from sim.live.caller import Caller, Task
 from sim.live.clock import DownLog, SceneClock
 from sim.live.parts import IdSpace, Owner, PartWriter

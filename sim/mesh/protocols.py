@@ -19,8 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 
-from sim.calculus.dialects import MCP, Dialect
 from sim.calculus.mcp import PROTOCOL_FIELDS
+from sim.calculus.mcp.dialects import MCP, Dialect
 
 #: What each built-in protocol represents (SPEC §2), shared with the calculus.
 BUILTIN_FIELDS: Mapping[str, frozenset[str]] = PROTOCOL_FIELDS

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from sim.approval import ApprovalPolicy, decide
-from sim.calculus.dialects import Dialect
 from sim.calculus.lts import LTS
 from sim.calculus.mcp import (
     SERVICE_DOWN,
@@ -29,6 +28,7 @@ from sim.calculus.mcp import (
     caller_view,
     knowledge,
 )
+from sim.calculus.mcp.dialects import Dialect
 from sim.mesh.errors import NoRoute
 from sim.mesh.graph import ProtocolGraph, served_tool
 from sim.mesh.route import NO_DOWN, DownSet, Route, arrival, route_fields, transformer_at

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import compress, repeat
 from typing import Any
 
-from sim.calculus.dialects import Dialect, builtin_dialect
+from sim.calculus.mcp.dialects import Dialect, builtin_dialect
 
 # task codes (as the engine's workflows)
 PENDING, SUCCEEDED, FAILED, CANCELLED, SKIPPED, WAITING, PREPARING, RUNNING = range(8)

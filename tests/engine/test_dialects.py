@@ -77,7 +77,7 @@ def test_the_a2a_dialect_runs_task_states_on_the_trace_vocabulary(tmp_path: Path
     """A2A's task states: submitted (``call``), input-required (``collect``), working
     (``execute``), completed (``result``); no client-side validation. A trace that
     validates instead of asking fails the lts check, naming the step."""
-    from sim.calculus.dialects import A2aDialect
+    from sim.calculus.mcp.dialects import A2aDialect
 
     own = f"{{name: TASKS, fields: {SGD_FIELDS}, dialect: a2a}}"
     scenario, _ = parse_scenario(mesh(own, "TASKS"))

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sim.calculus.dialects import BUILTIN, MCP
 from sim.calculus.lts import LTS, TAU
 from sim.calculus.mcp import ALL_FIELDS
+from sim.calculus.mcp.dialects import BUILTIN, MCP
 from sim.engine.invocation import Plan
 from sim.engine.metrics import Metrics
 from sim.engine.paths import Hop

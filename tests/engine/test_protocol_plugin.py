@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from sim.calculus.dialects import Dialect
+from sim.calculus.mcp.dialects import Dialect
 from sim.conformance.checks.stream import check_trace
 from sim.engine import run_replication
 from sim.scenario import parse_scenario
@@ -134,3 +134,14 @@ def test_verify_replays_the_simulated_tickets(tmp_path: Path) -> None:
     for keys in by_inst.values():
         assert replays(model, keys)
         assert not replays(model, [k for k in keys if "validate" not in str(k)])
+
+
+def test_a_dialect_is_its_class_in_a_copy_too() -> None:
+    import pickle
+
+    from sim.calculus.mcp.dialects import BUILTIN
+
+    copy = pickle.loads(pickle.dumps(BUILTIN["sgd"]))
+    assert copy == BUILTIN["sgd"] and hash(copy) == hash(BUILTIN["sgd"])
+    assert pickle.loads(pickle.dumps(TicketDialect())) == TicketDialect()
+    assert TicketDialect() != BUILTIN["mcp"] and {TicketDialect(): 1}.get(BUILTIN["mcp"]) is None

@@ -1,5 +1,5 @@
 """No code branches on a protocol's or a dialect's name (issue 34, item 3): behaviour is
-asked of the protocol's :class:`~sim.calculus.dialects.Dialect`. The exceptions are named
+asked of the protocol's :class:`~sim.calculus.mcp.dialects.Dialect`. The exceptions are named
 with their reasons: the wire a real transport speaks, not how an invocation goes."""
 
 from __future__ import annotations

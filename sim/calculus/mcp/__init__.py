@@ -4,10 +4,10 @@
 * :mod:`~sim.calculus.mcp.parsing`: reading them from ``tools/list`` JSON and scenario entries;
 * :mod:`~sim.calculus.mcp.view`: what a caller of a protocol knows of a tool (SPEC §2);
 * :mod:`~sim.calculus.mcp.invocation`: the LTS of one invocation in a dialect
-  (:mod:`sim.calculus.dialects`).
+  (:mod:`sim.calculus.mcp.dialects`).
 """
 
-from sim.calculus.dialects import tool_lts
+from sim.calculus.mcp.dialects import tool_lts
 from sim.calculus.mcp.invocation import validates
 from sim.calculus.mcp.model import (
     ALL_FIELDS,

@@ -14,7 +14,7 @@ approval is consumed by one execute, at most ``k`` times, then ``abort``),
 strategy aborts (SPEC §2).
 
 The same invocation in a collecting dialect (SGD's, ``dialect="sgd"``, SPEC §4's intent
-shape; :mod:`sim.calculus.dialects` declares which) is::
+shape; :mod:`sim.calculus.mcp.dialects` declares which) is::
 
     invoke(n) . collect(r1)? ... collect(rk)? . [approve(n) | deny(n)] . execute(n) .
         (result(n) | error(n,t) . recovery)
@@ -92,7 +92,7 @@ def invocation_lts(
     ``enum``) or the failure modes declare it. State names show the phase and the retries
     used.
 
-    ``opening``: the label that opens it (a dialect's, :mod:`sim.calculus.dialects`, whose
+    ``opening``: the label that opens it (a dialect's, :mod:`sim.calculus.mcp.dialects`, whose
     ``tool_lts`` calls this); ``collects``: the intake collects slots instead of the
     validation above. A collecting invocation (SGD's) opens with its label (``invoke``), then
     the collecting states ``collect_i`` (``i`` the next position in the schema's

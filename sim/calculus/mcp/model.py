@@ -142,7 +142,7 @@ MAX_FALLBACK_DEPTH = 8
 """Fallback chains longer than this fail the task (``fallback_depth``; guards against cycles)."""
 SGD = "SGD"
 """The built-in protocol whose invocations take the ``sgd`` dialect (SPEC §4;
-:data:`sim.calculus.dialects.BUILTIN_PROTOCOL_DIALECTS`)."""
+:data:`sim.calculus.mcp.dialects.BUILTIN_PROTOCOL_DIALECTS`)."""
 DISCOVERY_ATTEMPTS = 3
 """``tools/list`` attempts (the first and its re-sends) before the waiting tasks fail."""
 

@@ -1,18 +1,17 @@
-"""A protocol's ``dialect:`` resolved to its :class:`~sim.calculus.dialects.Dialect`: a
+"""A protocol's ``dialect:`` resolved to its :class:`~sim.calculus.mcp.dialects.Dialect`: a
 built-in name, an installed plug-in's name, or a ``package.module:Class`` reference
-(:mod:`sim.plugins`); one instance per class for the process (dialects are told apart by
-identity)."""
+(:mod:`sim.plugins`); one instance per class for the process."""
 
 from __future__ import annotations
 
 from functools import cache
 
-from sim.calculus.dialects import BUILTIN, Dialect, builtin_dialect
+from sim.calculus.mcp.dialects import BUILTIN, Dialect, builtin_dialect
 from sim.plugins import PluginError, dialect_names, dialect_reference, plugin_class
 
 __all__ = ["dialect_named", "dialect_of", "dialect_problem"]
 
-_KIND = "an invocation dialect (a subclass of sim.calculus.dialects.Dialect)"
+_KIND = "an invocation dialect (a subclass of sim.calculus.mcp.dialects.Dialect)"
 
 
 @cache
@@ -22,7 +21,7 @@ def dialect_named(text: str) -> Dialect:
     if reference is None:
         raise PluginError(f"unknown dialect '{text}' (known: {', '.join(dialect_names())})")
     cls = plugin_class(reference, Dialect, _KIND, {})
-    # a built-in class is its one instance (dialects are compared by identity)
+    # a built-in class is its one instance
     dialect = next((d for d in BUILTIN.values() if type(d) is cls), None) or cls()
     if not dialect.name:
         raise PluginError(f"'{reference}' declares no `name`")

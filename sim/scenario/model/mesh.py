@@ -7,8 +7,8 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Discriminator, Field, Tag, model_validator
 
-from sim.calculus.dialects import Dialect
 from sim.calculus.mcp import PROTOCOL_FIELDS, DescriptorField
+from sim.calculus.mcp.dialects import Dialect
 from sim.scenario.model.base import (
     MAX_FOLDER_NAME,
     Affinity,
@@ -47,7 +47,7 @@ class ProtocolSpec(Spec):
         "mcp (call, validate, approve, execute), sgd (invoke, collect the missing slots from "
         "the user, confirm, execute), a2a (A2A's task states: call, input-required as "
         "collect, approve, execute), an installed dialect's name, or a plug-in "
-        "`package.module:Class` (a subclass of sim.calculus.dialects.Dialect); default: "
+        "`package.module:Class` (a subclass of sim.calculus.mcp.dialects.Dialect); default: "
         "the built-in protocol's (SGD: sgd), else mcp.",
     )
 

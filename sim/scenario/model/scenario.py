@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field
 
-from sim.calculus.dialects import Dialect
+from sim.calculus.mcp.dialects import Dialect
 from sim.scenario.model.base import MAX_FOLDER_NAME, Positive, Spec, TraceLevel, Whole
 from sim.scenario.model.faults import FaultEntry
 from sim.scenario.model.mesh import (

@@ -63,10 +63,11 @@ _RECOVERY = ("retry", "prompt", "abort")
 
 
 class Dialect:
-    """An invocation dialect (see the module): subclasses set the class attributes; one
+    """An invocation dialect (see the module; SPEC §4, paper §3.2.3): subclasses set the class
+    attributes; one
     instance is shared by every protocol that declares it. Invariant: ``name`` is a
-    registry name (letters, digits, ``-``, ``_``); two dialects with the same opening and
-    intake build the same LTS."""
+    registry name (letters, digits, ``-``, ``_``); a dialect is its class (equal and hashed
+    by it); two dialects with the same opening and intake build the same LTS."""
 
     name: ClassVar[str] = ""
     opening: ClassVar[Opening] = "call"
@@ -120,12 +121,20 @@ class Dialect:
             out["validate"] = TAU
         return out
 
+    def __eq__(self, other: object) -> bool:
+        """Two instances of one class are the same dialect (a copy made by pickling, in a
+        worker process, included)."""
+        return type(other) is type(self)
+
+    def __hash__(self) -> int:
+        return hash((type(self).__module__, type(self).__qualname__))
+
     def __repr__(self) -> str:
         return f"<dialect {self.name}: {' '.join(self.steps())}>"
 
 
 class McpDialect(Dialect):
-    """MCP's (and MCP⁺'s, ANP's): call, τ validate, approve, execute, result."""
+    """MCP's (and MCP⁺'s, ANP's; paper §3.2.3): call, τ validate, approve, execute, result."""
 
     name = "mcp"
     opening = "call"
@@ -183,7 +192,7 @@ as MCP does (its traces stay as they were); a scenario entry may declare ``diale
 
 
 def builtin_dialect(protocol: str) -> Dialect:
-    """The dialect of ``protocol`` when its scenario entry declares none."""
+    """The dialect of ``protocol`` when its scenario entry declares none (SPEC §4)."""
     return BUILTIN_PROTOCOL_DIALECTS.get(protocol, MCP)
 
 
