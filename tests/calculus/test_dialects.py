@@ -7,6 +7,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sim.calculus.lts import TAU, accepts
 from sim.calculus.mcp import tool_plus_from_mapping
@@ -49,6 +51,32 @@ def test_the_a2a_dialect_asks_for_a_missing_input_instead_of_validating() -> Non
     assert accepts(lts, ["call(book)", *done])  # the arguments had the date
     assert not accepts(lts, ["call(book)", TAU, *done])
     assert not accepts(lts, ["invoke(book)", *done])
+
+
+SLOTS = st.lists(st.sampled_from(["a", "b", "c", "d"]), unique=True, max_size=4)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted(BUILTIN)), SLOTS, st.data())
+def test_every_dialect_accepts_its_steps_in_order_for_any_schema(
+    name: str, required: list[str], data: st.DataObject
+) -> None:
+    """For any required inputs: the dialect's opening, its intake (the τ, or an in-order
+    subset of the slots collected), the gate and execute end in ``result``; an invocation
+    opened by another label is no trace of it."""
+    dialect = BUILTIN[name]
+    schema = {"type": "object", "required": required, "properties": {r: {} for r in required}}
+    tool = tool_plus_from_mapping({**BOOK, "input_schema": schema})
+    lts = dialect.lts(tool, error_types=())
+    if dialect.collects:
+        asked = data.draw(st.lists(st.sampled_from(required or ["a"]), unique=True))
+        intake = [f"collect({r})" for r in required if r in asked]
+    else:
+        intake = [TAU]
+    done = ["approve(book)", "execute(book)", "result(book)"]
+    assert accepts(lts, [f"{dialect.opening}(book)", *intake, *done])
+    other = "invoke" if dialect.opening == "call" else "call"
+    assert not accepts(lts, [f"{other}(book)", *intake, *done])
 
 
 def test_the_module_imports_first_in_a_fresh_interpreter() -> None:
