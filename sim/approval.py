@@ -8,14 +8,20 @@ one execution). :class:`DescriptorRule` is the built-in rule and the default; a 
 subclasses :class:`ApprovalPolicy` and is named by ``approval.policy`` in the scenario.
 The conformance checks never ask the policy: they hold the trace to the ground truth.
 No time: a decision is instantaneous (the human's answer takes ``approval.latency``).
+
+:func:`approval` is the one decision: of a tool's ground truth (what it demands), the
+caller's view, the policy and the arguments (what the caller does). The engine, the
+live mesh, ``verify`` and the checks' ground truth (:mod:`sim.conformance.truth`) all
+take their gate from it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from sim.calculus.mcp import ToolView, approval_rule
+from sim.calculus.mcp import ToolPlus, ToolView, approval_rule
 from sim.plugins import (
     PluginError,
     plugin_class,
@@ -136,7 +142,7 @@ def make_policy(spec: ApprovalSpec) -> ApprovalPolicy:
     return policy
 
 
-def decide(policy: ApprovalPolicy, view: ToolView, arguments: Mapping[str, Any]) -> bool:
+def _decide(policy: ApprovalPolicy, view: ToolView, arguments: Mapping[str, Any]) -> bool:
     """``policy.ask(view, arguments)``, checked: an exception or a non-bool answer is an
     :class:`ApprovalPolicyError` naming the policy and the call."""
     try:
@@ -152,7 +158,7 @@ def decide(policy: ApprovalPolicy, view: ToolView, arguments: Mapping[str, Any])
     return ask
 
 
-def reason(policy: ApprovalPolicy, view: ToolView, arguments: Mapping[str, Any]) -> str:
+def _reason(policy: ApprovalPolicy, view: ToolView, arguments: Mapping[str, Any]) -> str:
     """``policy.reason(view, arguments)``, checked like :func:`decide` (a str)."""
     try:
         why = policy.reason(view, arguments)
@@ -178,3 +184,43 @@ def simulated_denial(grant_probability: float) -> str:
     :data:`sim.vocabulary.DENIALS`): ``policy`` when the scenario grants nothing
     (``grant_probability`` 0: no human could say yes), else ``declined``."""
     return "policy" if grant_probability <= 0.0 else "declined"
+
+
+class Decision(NamedTuple):
+    """One call's approval (SPEC §2; P2 WriteApproval). The ground truth's part:
+    ``demanded``, an approve must precede each execute (the tool writes or deletes), and
+    ``gated``, the tool's own LTS has the gate (``requires_approval`` true; otherwise a
+    caller may ask or not: asking is never unsafe). The caller's part: ``asks``, the
+    policy's checked answer on the caller's view, and ``reason``, why ('' when it does
+    not ask, or no caller was given)."""
+
+    demanded: bool
+    gated: bool
+    asks: bool
+    reason: str
+
+
+_NO_ARGUMENTS: Mapping[str, Any] = MappingProxyType({})
+
+
+def approval(
+    truth: ToolPlus,
+    view: ToolView | None = None,
+    policy: ApprovalPolicy | None = None,
+    arguments: Mapping[str, Any] = _NO_ARGUMENTS,
+) -> Decision:
+    """The approval of one call of ``truth``'s tool with ``arguments`` by a caller that
+    knows ``view`` and follows ``policy`` (default :class:`DescriptorRule` with
+    ``mcp_policy`` hints); without ``view``, the ground truth's part alone (``asks``
+    false). A policy's fault is an :class:`ApprovalPolicyError` (see :func:`decide`)."""
+    effects = truth.side_effects
+    demanded = effects is not None and effects.writes
+    gated = truth.requires_approval is True
+    if view is None:
+        return Decision(demanded, gated, False, "")
+    rule = policy if policy is not None else _BUILT_IN
+    asks = _decide(rule, view, arguments)
+    return Decision(demanded, gated, asks, _reason(rule, view, arguments) if asks else "")
+
+
+_BUILT_IN = DescriptorRule()

@@ -17,9 +17,8 @@ from sim.approval import (
     ApprovalPolicy,
     ApprovalPolicyError,
     DescriptorRule,
-    decide,
+    approval,
     make_policy,
-    reason,
 )
 from sim.calculus.mcp import (
     ALL_FIELDS,
@@ -109,11 +108,13 @@ RULE_TABLE: list[tuple[dict[str, Any], frozenset[str], str, bool, str]] = [
 def test_the_default_policy_is_the_spec_rule(
     tool: dict[str, Any], fields: frozenset[str], mcp_policy: str, asks: bool, why: str
 ) -> None:
-    view = caller_view(tool_plus_from_mapping(tool), fields, mcp_policy)
+    truth = tool_plus_from_mapping(tool)
+    view = caller_view(truth, fields, mcp_policy)
     policy = DescriptorRule(mcp_policy)
     for arguments in ({}, {"class": "business"}, {"class": "economy"}):  # arguments play no part
-        assert decide(policy, view, arguments) is asks
-        assert reason(policy, view, arguments) == why
+        decision = approval(truth, view, policy, arguments)
+        assert decision.asks is asks
+        assert decision.reason == (why if asks else "")
     # the view's own decision (its list line) is the same rule
     assert (view.approval, view.approval_reason) == (asks, why)
 

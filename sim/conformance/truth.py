@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sim.approval import approval
 from sim.calculus.lts import LTS, label
 from sim.calculus.mcp import (
     SERVICE_DOWN,
@@ -26,7 +27,6 @@ from sim.calculus.mcp import (
     RecoveryStrategy,
     Relation,
     Retry,
-    SideEffect,
     ToolPlus,
     UserPrompt,
 )
@@ -107,14 +107,14 @@ def tool_facts(
         modes.setdefault(fm.error, fm.recovery)
     deps = desc.dependencies or ()
     types = tuple(sorted({*error_types, SERVICE_DOWN, EXECUTION_ERROR}))
-    gated = desc.requires_approval is True
-    gates = (True,) if gated else (False, True)
+    demand = approval(desc)
+    gates = (True,) if demand.gated else (False, True)
     declared = frozenset(d.tool for d in deps if d.relation == Relation.EXCLUSIVE_WITH)
 
     def facts_in(dialect: Dialect) -> ToolFacts:
         return ToolFacts(
             name=desc.name,
-            write=desc.side_effects in (SideEffect.WRITE, SideEffect.DELETE),
+            write=demand.demanded,
             requires=tuple(d.tool for d in deps if d.relation == Relation.REQUIRES),
             exclusive=declared | frozenset(exclusive),
             recovery=modes,

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import simpy
 
-from sim.approval import ApprovalPolicy, DescriptorRule, decide, reason, simulated_denial
+from sim.approval import ApprovalPolicy, Decision, DescriptorRule, approval, simulated_denial
 from sim.calculus.lts import TAU, label
 from sim.calculus.mcp import (
     SERVICE_DOWN,
@@ -73,18 +73,10 @@ class Outcomes(Protocol):
 class Approval:
     """The approval gate: the policy deciding whether a call asks (default: the built-in
     rule with ``mcp_policy`` hints), the answer's latency and the grant draw. The
-    built-in rule's answers depend on the view only: they are kept per view."""
+    decision is :func:`sim.approval.approval`'s; the built-in rule's depends on the view
+    only (``by_view``: a task's plan per view holds it)."""
 
-    __slots__ = (
-        "_asks",
-        "_denial",
-        "_reasons",
-        "by_view",
-        "grant_probability",
-        "latency",
-        "policy",
-        "rng",
-    )
+    __slots__ = ("_denial", "by_view", "grant_probability", "latency", "policy", "rng")
 
     def __init__(
         self,
@@ -99,35 +91,20 @@ class Approval:
         self.policy = policy if policy is not None else DescriptorRule()
         #: the policy's answers depend on the view alone (the built-in rule, exactly)
         self.by_view = type(self.policy) is DescriptorRule
-        self._asks: dict[ViewRT, bool] = {}
-        self._reasons: dict[ViewRT, str] = {}  # the why of each view, as JSON
         self._denial = js(simulated_denial(grant_probability))
 
-    def asks(self, view: ViewRT, args: dict[str, Any]) -> bool:
-        """Whether a call of ``view``'s tool with ``args`` asks (the policy's checked answer)."""
-        if not self.by_view:
-            return decide(self.policy, view.view, MappingProxyType(args))
-        hit = self._asks.get(view)
-        if hit is None:
-            hit = self._asks[view] = decide(self.policy, view.view, MappingProxyType(args))
-        return hit
+    def decision(self, view: ViewRT, args: dict[str, Any]) -> Decision:
+        """The approval of a call of ``view``'s tool with ``args`` (the policy's checked
+        answer, the ground truth's demand)."""
+        return approval(view.tool.truth, view.view, self.policy, MappingProxyType(args))
 
-    def _why(self, view: ViewRT, args: dict[str, Any]) -> str:
-        """Why the policy asks for that call, as a JSON string."""
-        if not self.by_view:
-            return js(reason(self.policy, view.view, MappingProxyType(args)))
-        hit = self._reasons.get(view)
-        if hit is None:
-            hit = self._reasons[view] = js(reason(self.policy, view.view, MappingProxyType(args)))
-        return hit
+    def reason(self, inv: Invocation) -> str:
+        """The ``{"reason":..}`` detail of an ``approve`` of ``inv``."""
+        return f'{{"reason":{inv.plan.why}}}'
 
-    def reason(self, view: ViewRT, args: dict[str, Any]) -> str:
-        """The ``{"reason":..}`` detail of an ``approve`` of that call."""
-        return f'{{"reason":{self._why(view, args)}}}'
-
-    def denial(self, view: ViewRT, args: dict[str, Any]) -> str:
-        """The ``{"reason":..,"asked":..}`` detail of a ``deny`` of that call."""
-        return f'{{"reason":{self._denial},"asked":{self._why(view, args)}}}'
+    def denial(self, inv: Invocation) -> str:
+        """The ``{"reason":..,"asked":..}`` detail of a ``deny`` of ``inv``."""
+        return f'{{"reason":{self._denial},"asked":{inv.plan.why}}}'
 
     def granted(self) -> bool:
         """One draw: whether the human grants this approval."""
@@ -216,12 +193,13 @@ class Caller:
         if approval.by_view:  # the decision depends on the view alone
             plan = plans.get(view)
             if plan is None:
-                plan = plans[view] = Plan(task, view, approval.asks(view, task.args))
+                d = approval.decision(view, task.args)
+                plan = plans[view] = Plan(task, view, d.asks, js(d.reason))
         else:  # the policy answers each call
-            gate = approval.asks(view, task.args)
-            plan = plans.get((view, gate))
+            d = approval.decision(view, task.args)
+            plan = plans.get((view, d))
             if plan is None:
-                plan = plans[(view, gate)] = Plan(task, view, gate)
+                plan = plans[(view, d)] = Plan(task, view, d.asks, js(d.reason))
         inv = Invocation(
             self.new_id(),
             self._response_cb,
@@ -299,12 +277,12 @@ class Caller:
         if approval.granted():
             inv.take(labels.approve)
             inv.approved = True
-            detail = approval.reason(inv.view, inv.task.args)
+            detail = approval.reason(inv)
             self.rec.approve(now, self.node.j, inv.frag, inv.rhoj, detail)
             self._dispatch(inv)
         else:
             inv.take(labels.deny)
-            detail = approval.denial(inv.view, inv.task.args)
+            detail = approval.denial(inv)
             self.rec.deny(now, self.node.j, inv.frag, inv.rhoj, detail)
             self._finish(inv, "cancelled", "denied")
 

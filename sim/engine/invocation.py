@@ -48,10 +48,13 @@ class Plan:
         "table",
         "tail",
         "validated",
+        "why",
     )
 
-    def __init__(self, task: TaskRT, view: ViewRT, gate: bool) -> None:
+    def __init__(self, task: TaskRT, view: ViewRT, gate: bool, why: str = '""') -> None:
         self.gate = gate
+        #: why the caller asks, as JSON (the ``reason`` of its ``approve``/``deny``)
+        self.why = why
         dialect = task.dialect
         #: the intake collects the missing slots (else it validates: τ)
         self.collects: bool = dialect.collects

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from sim.approval import approval
 from sim.calculus.lts import LTS, label
 from sim.calculus.mcp import SERVICE_DOWN, ToolPlus, ToolView, caller_view, knowledge
 from sim.calculus.mcp.dialects import Dialect
@@ -48,7 +49,7 @@ class ToolRT:
         self.name: str = spec.name
         self.j = js(spec.name)
         self.truth: ToolPlus = spec.descriptor()
-        self.write = spec.side_effects.writes
+        self.write = approval(self.truth).demanded
         self.service = service
         cumulative = 0.0
         errors: list[tuple[float, str]] = []

@@ -117,11 +117,10 @@ class Simulation:
 
     def asks(self, name: str, arguments: Mapping[str, Any]) -> tuple[bool, str]:
         """Whether the approval policy, on the client's view of ``name``, asks; and why."""
-        from sim.approval import decide, reason
+        from sim.approval import approval
 
-        view = self.views[name]
-        ask = decide(self.policy, view, arguments)
-        return ask, reason(self.policy, view, arguments) if ask else ""
+        d = approval(self.specs[name].descriptor(), self.views[name], self.policy, arguments)
+        return d.asks, d.reason
 
     def draw_error(self, name: str) -> tuple[str, float] | None:
         """An error type drawn from the tool's ``errors`` (None: success)."""

@@ -194,6 +194,7 @@ class LiveAgent:
             {t.name: tuple(t.errors) for t in scenario.tools},
             max(timeouts, default=30.0),
             self.spawn,
+            {t.name: t.descriptor() for t in scenario.tools},
             scenario=scenario.name,
         )
         return Workflows(

@@ -34,13 +34,14 @@ from typing import Any
 
 import anyio
 
-from sim.approval import ApprovalPolicy, decide, reason, simulated_denial
+from sim.approval import ApprovalPolicy, approval, simulated_denial
 from sim.calculus.lts import TAU, label
 from sim.calculus.mcp import (
     DISCOVERY_ATTEMPTS,
     SERVICE_DOWN,
     VALIDATION_ERROR,
     Fallback,
+    ToolPlus,
     UserPrompt,
     backoff,
 )
@@ -93,6 +94,7 @@ class Caller:
         error_types: Mapping[str, tuple[str, ...]],
         list_timeout: float,
         spawn: Callable[[Any], None],
+        truths: Mapping[str, ToolPlus],
         scenario: str = "",
     ) -> None:
         self.agent = agent
@@ -110,6 +112,8 @@ class Caller:
         self.list_timeout = list_timeout
         self.spawn = spawn  #: runs a coroutine function in the caller's long-lived task group
         self.scenario = scenario  #: the scenario's name (the instances' trace contexts)
+        #: each tool's ground truth (its demand in the approval decision)
+        self.truths = truths
         self.in_flight = 0  #: exchanges waiting for their reply (late ones included)
         self.views: dict[Any, LiveView] = {}
         self.latest: dict[str, LiveView] = {}
@@ -278,8 +282,7 @@ class Caller:
         owner = Owner(wf, inst, task.id, inv, tool)
         rho, args = task.rho, task.args
         dialect = task.dialect
-        gate = decide(self.policy, view.view, args)
-        why = reason(self.policy, view.view, args) if gate else ""
+        gate, why = approval(self.truths[tool], view.view, self.policy, args)[2:]
         lts = view.lts(gate, dialect)
         run = Run(lts, tool, route, owner)
         target: dict[str, Any] = {"target": route.target}

@@ -14,7 +14,7 @@ from itertools import compress, repeat
 from operator import eq
 from typing import Any
 
-from sim.approval import ApprovalPolicy, reason, simulated_denial
+from sim.approval import ApprovalPolicy, simulated_denial
 from sim.calculus.lts import LTS, TAU, label
 from sim.calculus.mcp import (
     MAX_FALLBACK_DEPTH,
@@ -177,7 +177,7 @@ class Steps:
         missing slots), then the gate."""
         option = self.option_list[oid]
         view = self.view(option)
-        gate = view.gate(self.policy, task.args)
+        gate = view.decision(self.policy, task.args).asks
         lts = self.lts_of(option, gate, task)
         tool = option.tool
         dialect = task.dialect
@@ -274,7 +274,7 @@ class Steps:
             else:
                 out.append((i, *self._gate(state, task, inv2, evs)))
         elif phase == ASK:
-            why = ("reason", reason(self.policy, self.view(option).view, task.args))
+            why = ("reason", self.view(option).decision(self.policy, task.args).reason)
             if self.grant > 0:
                 s2 = lts.step(s, label("approve", tool))
                 assert s2 is not None

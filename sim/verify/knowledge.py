@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sim.approval import ApprovalPolicy, decide
+from sim.approval import ApprovalPolicy, Decision, approval
 from sim.calculus.lts import LTS
 from sim.calculus.mcp import (
     SERVICE_DOWN,
@@ -236,11 +236,13 @@ class ToolModel:
         "required",
         "requires",
         "sd_retries",
+        "truth",
         "view",
     )
 
     def __init__(self, truth: ToolPlus, fields: frozenset[str], mcp_policy: str, errors: Any):
         self.name = truth.name
+        self.truth = truth
         self.fields = fields
         self.view: ToolView = caller_view(truth, fields, mcp_policy)
         known = knowledge(self.view)
@@ -263,9 +265,9 @@ class ToolModel:
             )
         return hit
 
-    def gate(self, policy: ApprovalPolicy, args: Mapping[str, Any]) -> bool:
-        """Whether the caller asks for approval for a call with ``args`` (the policy)."""
-        return decide(policy, self.view, args)
+    def decision(self, policy: ApprovalPolicy, args: Mapping[str, Any]) -> Decision:
+        """The approval of a call with ``args`` by this caller under ``policy``."""
+        return approval(self.truth, self.view, policy, args)
 
 
 def list_events(

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sim.approval import make_policy
+from sim.approval import approval, make_policy
 from sim.calculus.mcp import DISCOVERY_ATTEMPTS
 from sim.mesh.graph import ProtocolGraph
 from sim.mesh.registry import make_router
@@ -118,7 +118,7 @@ class Model(Readiness):
                 self.router, self.graph, self.initiator, self._called(), self.truth, suspect_sets
             )
         self.errors = {name: dict(s.errors) for name, s in specs.items()}
-        self.write = {name: s.side_effects.writes for name, s in specs.items()}
+        self.write = {name: approval(self.truth[name]).demanded for name in specs}
         self.raised = {
             name: tuple(e for e in sorted(errs) if float(errs[e]) > 0)
             for name, errs in self.errors.items()

@@ -64,7 +64,7 @@ LAYERS: dict[str, tuple[str, frozenset[str]]] = {
     "admission": ("a scenario loaded and checked by every layer owning a rule on it",
                   frozenset({"approval", "mesh", "scenario"})),
     "conformance": ("the conformance checks on traces",
-                    frozenset({"calculus", "json_input", "scenario", "vocabulary"})),
+                    frozenset({"approval", "calculus", "json_input", "scenario", "vocabulary"})),
     "engine": ("the simulation: SimPy components driven by the calculus' LTSs",
                frozenset({"approval", "calculus", "longlived", "mesh", "native", "scenario",
                           "vocabulary"})),
