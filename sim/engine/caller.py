@@ -76,7 +76,15 @@ class Approval:
     decision is :func:`sim.approval.approval`'s; the built-in rule's depends on the view
     only (``by_view``: a task's plan per view holds it)."""
 
-    __slots__ = ("_denial", "by_view", "grant_probability", "latency", "policy", "rng")
+    __slots__ = (
+        "_decided",
+        "_denial",
+        "by_view",
+        "grant_probability",
+        "latency",
+        "policy",
+        "rng",
+    )
 
     def __init__(
         self,
@@ -91,12 +99,19 @@ class Approval:
         self.policy = policy if policy is not None else DescriptorRule()
         #: the policy's answers depend on the view alone (the built-in rule, exactly)
         self.by_view = type(self.policy) is DescriptorRule
+        self._decided: dict[ViewRT, Decision] = {}  # by view, when the policy is by_view
         self._denial = js(simulated_denial(grant_probability))
 
     def decision(self, view: ViewRT, args: dict[str, Any]) -> Decision:
         """The approval of a call of ``view``'s tool with ``args`` (the policy's checked
-        answer, the ground truth's demand)."""
-        return approval(view.tool.truth, view.view, self.policy, MappingProxyType(args))
+        answer, the ground truth's demand); the built-in rule's once per view."""
+        if not self.by_view:
+            return approval(view.tool.truth, view.view, self.policy, MappingProxyType(args))
+        hit = self._decided.get(view)
+        if hit is None:
+            hit = approval(view.tool.truth, view.view, self.policy, MappingProxyType(args))
+            self._decided[view] = hit
+        return hit
 
     def reason(self, inv: Invocation) -> str:
         """The ``{"reason":..}`` detail of an ``approve`` of ``inv``."""

@@ -147,8 +147,10 @@ def test_a_plug_in_policy_is_asked_at_every_call(mesh: Scenario) -> None:
     view = make_view(tool, ALL_FIELDS, "hints")
     policy = Counting()
     gate = Approval(lambda: 1.0, 1.0, random.Random(0), policy)
-    assert [gate.asks(view, {}) for _ in range(3)] == [True, False, True]
-    assert gate.reason(view, {}) == '{"reason":"call 3"}'
+    decisions = [gate.decision(view, {}) for _ in range(3)]
+    assert [d.asks for d in decisions] == [True, False, True]
+    # the reason is asked with the call that asks, and only then
+    assert [d.reason for d in decisions] == ["call 1", "", "call 3"]
     assert policy.asked == 3
 
 
@@ -157,7 +159,7 @@ def test_the_built_in_rule_is_asked_once_per_view(mesh: Scenario) -> None:
     views = [make_view(read, ALL_FIELDS, "hints"), make_view(write, ALL_FIELDS, "hints")]
     rule = DescriptorRule()
     gate = Approval(lambda: 1.0, 1.0, random.Random(0), rule)
-    assert [gate.asks(v, {}) for v in views * 2] == [False, True, False, True]
-    assert len(gate._asks) == 2  # one answer per view
+    assert [gate.decision(v, {}).asks for v in views * 2] == [False, True, False, True]
+    assert len(gate._decided) == 2  # one answer per view
     rule.ask = lambda *_: pytest.fail("asked again")  # type: ignore[method-assign]
-    assert gate.asks(views[1], {"id": "y"}) is True  # the arguments play no part
+    assert gate.decision(views[1], {"id": "y"}).asks is True  # the arguments play no part
