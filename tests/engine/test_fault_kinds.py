@@ -55,8 +55,8 @@ workflows:
 """
 
 
-#: read_it's failure mode: taken out (with it, the recovery and lts checks flag an abort
-#: after ServiceDown on this workload, without any fault: not this module's concern)
+#: read_it's failure mode: taken out (with it, a plain-MCP caller, whose view lacks
+#: failure_modes, aborts after ServiceDown and the checks flag it: test_recovery_views)
 FAILURE_MODE = "    failure_modes:\n      - {error: ServiceDown, recovery: {retry: 2}}\n"
 
 
