@@ -208,7 +208,12 @@ def _stopper(once: bool) -> Callable[[int, FrameType | None], None]:
     inside :func:`stops_deferred`, it sends the signal again :data:`AGAIN` seconds later
     instead."""
 
+    owner = os.getpid()
+
     def handler(signum: int, frame: FrameType | None) -> None:
+        if os.getpid() != owner:  # a forked child before its initializer: a worker's way
+            _as_worker(signum)
+            return
         if _DEFERRING or _wrapping(frame):
             _send_again(signum)
             return
@@ -218,6 +223,14 @@ def _stopper(once: bool) -> Callable[[int, FrameType | None], None]:
         raise Stopped(signum)
 
     return handler
+
+
+def _as_worker(signum: int) -> None:
+    """What a pool worker does with ``signum`` (:func:`worker_start`): SIGINT ignored,
+    SIGTERM its default (the process ends by it, nothing printed)."""
+    if signum == signal.SIGTERM:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _raising(handler: Callable[[int, FrameType | None], None]) -> None:

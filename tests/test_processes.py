@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,27 @@ def test_a_deferred_stop_lands_after_the_section(tmp_path: Path) -> None:
         tmp_path,
     )
     assert done.stdout.split() == ["stopped", "130", "after"], (done.stdout, done.stderr)
+
+
+def test_a_child_forked_under_the_handler_ends_by_sigterm_not_by_stopped() -> None:
+    """A pool worker forked while a command's handler is in place gets SIGTERM before its
+    initializer resets it (a stop racing the pool's start): it ends by the signal, as a
+    worker does, instead of raising Stopped inside multiprocessing (which printed
+    'Process ForkProcess-2:' and half a traceback)."""
+    from sim.processes import stop_on_signals
+
+    ready_r, ready_w = os.pipe()
+    with stop_on_signals():
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into pytest
+            try:
+                os.write(ready_w, b"x")
+                time.sleep(30)  # the signal's handler runs here
+                os._exit(0)
+            except BaseException:
+                os._exit(3)
+        assert os.read(ready_r, 1) == b"x"
+        os.kill(pid, signal.SIGTERM)
+        _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status), f"exit code {os.waitstatus_to_exitcode(status)}"
+    assert os.WTERMSIG(status) == signal.SIGTERM
