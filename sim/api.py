@@ -118,9 +118,12 @@ def verify(
     router: str | None = None,
     properties: Sequence[str] | None = None,
     workflows: Sequence[str] | None = None,
+    engine: str = "explicit",
+    symbolic: bool = False,
+    probability: bool = False,
 ) -> list[dict[str, Any]]:
     """:func:`sim.verify.decisions.verify`, imported when called (the model checker
     takes a second to import)."""
     from sim.verify.decisions import verify as decide_all
 
-    return decide_all(scenario, router, properties, workflows)
+    return decide_all(scenario, router, properties, workflows, engine, symbolic, probability)

@@ -264,3 +264,20 @@ def test_storm_options_need_storm_and_a_missing_stormpy_names_the_extra(
     # the explicit engine does not need it
     code, _, err = cli(capsys, "verify", scenario, "--property", "write_approval")
     assert code == 0, err
+
+
+def test_the_api_takes_the_engine_and_agrees_with_the_explicit_search(tmp_path: Path) -> None:
+    import sim
+
+    scenario = closed_form(tmp_path, q="0.3", retries=2, write=True)
+    [explicit] = sim.verify(scenario)
+    [storm] = sim.verify(scenario, engine="storm", probability=True)
+    verdicts = {p["name"]: p["verdict"] for p in explicit["properties"]}
+    assert {p["name"]: p["verdict"] for p in storm["properties"]} == verdicts
+    assert {p["engine"] for p in explicit["properties"]} == {"explicit"}
+    decided = [p for p in storm["properties"] if p["verdict"] in ("holds", "violated")]
+    assert decided and all(p["engine"] == "storm" and "probability_max" in p for p in decided)
+    with pytest.raises(ValueError, match="unknown engine 'prism'"):
+        sim.verify(scenario, engine="prism")
+    with pytest.raises(ValueError, match="need engine='storm'"):
+        sim.verify(scenario, probability=True)
