@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.fanout import tool_mesh
 from benchmarks.run import Section, table
 from sim.scenario import load_scenario
 from sim.verify import selected
@@ -30,39 +31,10 @@ from sim.verify import selected
 BUDGET = 60.0
 MAX_STATES = 1_000_000
 
-_HEAD = """name: independent-{n}
-seed: 1
-duration: 60
-replications: 1
-routers: [dijkstra]
-protocols: [MCP+]
-approval:
-  latency: {{dist: constant, value: 1.0}}
-  grant_probability: 0.9
-agents:
-  - {{id: caller, type: LLM_AGENT, protocols: {{MCP+: 1.0}}}}
-  - {{id: server, type: TOOL_SERVER, protocols: {{MCP+: 1.0}}, tools: [{tools}]}}
-links:
-  - {{between: [caller, server], latency: {{MCP+: 0.01}}}}
-tools:
-"""
-_TOOL = """  - name: t{k}
-    description: Tool {k}.
-    side_effects: write
-    requires_approval: true
-    failure_modes:
-      - {{error: ServiceDown, recovery: {{retry: 1}}}}
-      - {{error: NotFound, recovery: {{prompt: "Not found?"}}}}
-      - {{error: Conflict, recovery: {{abort: true}}}}
-    errors: {{ServiceDown: 0.05, NotFound: 0.02, Conflict: 0.01}}
-    service_time: {{dist: constant, value: 0.1}}
-"""
-
 
 def independent(n: int) -> str:
     """YAML of one workflow ``w`` of ``n`` independent write tasks (see the module)."""
-    text = _HEAD.format(n=n, tools=", ".join(f"t{k}" for k in range(n)))
-    text += "".join(_TOOL.format(k=k) for k in range(n))
+    text = tool_mesh(f"independent-{n}", [(f"t{k}", f"Tool {k}.", "write") for k in range(n)])
     text += "workflows:\n  - name: w\n    initiator: caller\n    protocol: MCP+\n"
     text += "    arrivals: {times: [0]}\n    timeout: 5\n    tasks:\n"
     text += "".join(f"      - {{id: k{k}, tool: t{k}}}\n" for k in range(n))

@@ -9,8 +9,9 @@ a prompt, ``Conflict`` an abort), every third tool a write that needs approval.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
-_HEAD = """name: fanout-{w}
+_HEAD = """name: {name}
 seed: 1
 duration: 60
 replications: 1
@@ -27,7 +28,7 @@ links:
 tools:
 """
 _TOOL = """  - name: {name}
-    description: Tool {name}.
+    description: {description}
     side_effects: {effect}
     requires_approval: {approval}
     failure_modes:
@@ -39,6 +40,17 @@ _TOOL = """  - name: {name}
 """
 
 
+def tool_mesh(name: str, tools: Sequence[tuple[str, str, str]]) -> str:
+    """The YAML of a caller and one MCP+ server of ``tools`` (name, description, side
+    effect; a write needs approval), each with the three failure modes of the module, up
+    to its ``workflows:`` (the benchmarks' generated scenarios share it)."""
+    text = _HEAD.format(name=name, tools=", ".join(t for t, _, _ in tools))
+    for tool, description, effect in tools:
+        approval = "true" if effect == "write" else "false"
+        text += _TOOL.format(name=tool, description=description, effect=effect, approval=approval)
+    return text
+
+
 def names(w: int) -> list[str]:
     """The tasks' (and their tools') names: ``first``, ``mid0`` … ``mid<w-1>``, ``last``."""
     return ["first", *(f"mid{k}" for k in range(w)), "last"]
@@ -47,11 +59,10 @@ def names(w: int) -> list[str]:
 def fanout(w: int) -> str:
     """The YAML of the fan-out scenario with ``w`` concurrent tasks (see the module)."""
     tasks = names(w)
-    text = _HEAD.format(w=w, tools=", ".join(tasks))
-    for k, name in enumerate(tasks):
-        write = k % 3 == 2
-        effect, approval = ("write", "true") if write else ("read", "false")
-        text += _TOOL.format(name=name, effect=effect, approval=approval)
+    text = tool_mesh(
+        f"fanout-{w}",
+        [(t, f"Tool {t}.", "write" if k % 3 == 2 else "read") for k, t in enumerate(tasks)],
+    )
     text += "workflows:\n  - name: w\n    initiator: caller\n    protocol: MCP+\n"
     text += "    arrivals: {times: [0]}\n    timeout: 5\n    tasks:\n"
     text += "      - {id: first, tool: first}\n"
