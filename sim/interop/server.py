@@ -73,6 +73,8 @@ class Simulation:
 
         self.rng = random.Random(self.seed)
         self.specs: dict[str, ToolSpec] = {t.name: t for t in self.scenario.tools}
+        #: each tool's ground truth (its demand in the approval decision), built once
+        self.truths = {t.name: t.descriptor() for t in self.scenario.tools}
         self.policy = make_policy(self.scenario.approval)
         #: the scenario's policy grants no approval: nobody is asked (deny reason policy)
         self.grants_nothing = self.scenario.approval.grant_probability <= 0.0
@@ -119,7 +121,7 @@ class Simulation:
         """Whether the approval policy, on the client's view of ``name``, asks; and why."""
         from sim.approval import approval
 
-        d = approval(self.specs[name].descriptor(), self.views[name], self.policy, arguments)
+        d = approval(self.truths[name], self.views[name], self.policy, arguments)
         return d.asks, d.reason
 
     def draw_error(self, name: str) -> tuple[str, float] | None:

@@ -282,7 +282,8 @@ class Caller:
         owner = Owner(wf, inst, task.id, inv, tool)
         rho, args = task.rho, task.args
         dialect = task.dialect
-        gate, why = approval(self.truths[tool], view.view, self.policy, args)[2:]
+        decision = approval(self.truths[tool], view.view, self.policy, args)
+        gate, why = decision.asks, decision.reason
         lts = view.lts(gate, dialect)
         run = Run(lts, tool, route, owner)
         target: dict[str, Any] = {"target": route.target}

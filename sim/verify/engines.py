@@ -30,6 +30,7 @@ from sim.verify.verdicts import (
     _search,
     _tracker,
     initiator_groups,
+    opened,
     suspicions_cut,
 )
 
@@ -70,12 +71,7 @@ def decide_storm(
     """As :func:`sim.verify.verdicts.decide`, each property decided by Storm (see the
     module); ``symbolic``: Storm's decision-diagram engine; ``probability``: the
     minimum and maximum probability of a violation."""
-    agents = frozenset(a.id for a in scenario.agents)
-    by_name = any(_names_agents(p, agents) for _, p in properties)
-    groups = initiator_groups(scenario, workflow, router, by_name, suspect_sets)
-    out = WorkflowVerdict(workflow, router, groups[0][0].initiator)
-    out.initiators = tuple(n for _, names in groups for n in names)
-    out.models = len(groups)
+    out, groups = opened(scenario, workflow, router, properties, suspect_sets)
     for name, prop in properties:
         tracker = _tracker(name, prop, scenario)
         if isinstance(tracker, str):

@@ -172,6 +172,25 @@ def initiator_groups(
     return [(model, tuple(names)) for model, names in groups.values()]
 
 
+def opened(
+    scenario: Scenario,
+    workflow: str,
+    router: str,
+    properties: list[tuple[str, Property | None]],
+    suspect_sets: int = MAX_SUSPECT_SETS,
+) -> tuple[WorkflowVerdict, list[tuple[Model, tuple[str, ...]]]]:
+    """The workflow's verdict before any property is decided, and its initiator models
+    (:func:`initiator_groups`; by agent name when a property names an agent): what every
+    engine starts from."""
+    agents = frozenset(a.id for a in scenario.agents)
+    by_name = any(_names_agents(p, agents) for _, p in properties)
+    groups = initiator_groups(scenario, workflow, router, by_name, suspect_sets)
+    out = WorkflowVerdict(workflow, router, groups[0][0].initiator)
+    out.initiators = tuple(n for _, names in groups for n in names)
+    out.models = len(groups)
+    return out, groups
+
+
 def decide(
     scenario: Scenario,
     workflow: str,
@@ -187,12 +206,7 @@ def decide(
     violated if any is (the shortest counterexample, first initiator on a tie),
     else undecided if any is, else holds; states and transitions summed. ``give_up``
     (e.g. a time budget spent) makes every search still to run or running undecided."""
-    agents = frozenset(a.id for a in scenario.agents)
-    by_name = any(_names_agents(p, agents) for _, p in properties)
-    groups = initiator_groups(scenario, workflow, router, by_name, suspect_sets)
-    out = WorkflowVerdict(workflow, router, groups[0][0].initiator)
-    out.initiators = tuple(n for _, names in groups for n in names)
-    out.models = len(groups)
+    out, groups = opened(scenario, workflow, router, properties, suspect_sets)
     loose: dict[int, Model] = {}
     for name, prop in properties:
         tracker = _tracker(name, prop, scenario)
