@@ -20,7 +20,7 @@ from typing import Any
 from sim.scenario.model import Scenario
 
 
-def scale_scenario(
+def scale_document(
     agents: int = 10_000,
     *,
     gateways: int = 250,
@@ -30,8 +30,9 @@ def scale_scenario(
     duration: float = 1_000.0,
     seed: int = 1,
     trace: str = "protocol",
-) -> Scenario:
-    """A seeded mesh of ``agents`` agents running about ``instances`` instances."""
+) -> dict[str, Any]:
+    """The scenario document (the YAML's data) of a seeded mesh of ``agents`` agents
+    running about ``instances`` instances."""
     rng = random.Random(seed)
     servers = agents - gateways - callers
     if servers < 1:
@@ -105,8 +106,8 @@ def scale_scenario(
         cid = f"agent{c}"
         proto = "MCP" if c % 5 == 4 else "MCP+"
         agent_specs.append({"id": cid, "type": "LLM_AGENT", "protocols": {proto: 1.0}})
-        for g in rng.sample(range(gateways), 2):
-            links.append({"between": [cid, gw[g]], "latency": {proto: rng.uniform(0.001, 0.01)}})
+        for pick in rng.sample(range(gateways), 2):
+            links.append({"between": [cid, gw[pick]], "latency": {proto: rng.uniform(0.001, 0.01)}})
         picks = rng.sample(tool_names, 4)
         workflows.append(
             {
@@ -123,23 +124,33 @@ def scale_scenario(
                 ],
             }
         )
-    return Scenario.model_validate(
-        {
-            "name": "generated-mesh",
-            "seed": seed,
-            "duration": duration,
-            "trace": trace,
-            "protocols": ["MCP", "MCP+", "A2A"],
-            "approval": {
-                "latency": {"dist": "exponential", "mean": 1.0},
-                "grant_probability": 0.98,
-            },
-            "agents": agent_specs,
-            "links": links,
-            "tools": tool_specs,
-            "workflows": workflows,
-        }
-    )
+    return {
+        "name": "generated-mesh",
+        "seed": seed,
+        "duration": duration,
+        "trace": trace,
+        "protocols": ["MCP", "MCP+", "A2A"],
+        "approval": {
+            "latency": {"dist": "exponential", "mean": 1.0},
+            "grant_probability": 0.98,
+        },
+        "agents": agent_specs,
+        "links": links,
+        "tools": tool_specs,
+        "workflows": workflows,
+    }
+
+
+def scale_scenario(agents: int = 10_000, **shape: Any) -> Scenario:
+    """:func:`scale_document` validated (the same keywords)."""
+    return Scenario.model_validate(scale_document(agents, **shape))
+
+
+def scale_yaml(agents: int, **shape: Any) -> str:
+    """:func:`scale_document` as a scenario file, the way a user runs it (``run FILE``)."""
+    import yaml
+
+    return yaml.safe_dump(scale_document(agents, **shape), sort_keys=False)
 
 
 def scale_mesh(agents: int, instances: int) -> Scenario:
