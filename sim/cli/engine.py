@@ -174,12 +174,14 @@ def _overrides(settings: list[str]) -> list[Override]:
 
 def _say_failing(scenario: Scenario, router: str, runs: list[dict[str, Any]]) -> None:
     """One warning line when ``router`` failed every instance of ``runs`` (and why)."""
+    from dataclasses import replace
+
     from sim.experiments.failing import failed_every_instance, sentence, why
     from sim.experiments.reasons import failure_reasons
 
     failed = failed_every_instance(runs)
     if failed is not None:
-        failed["why"] = why(scenario, router)
+        failed = replace(failed, why=why(scenario, router))
         reasons = failure_reasons(m.get("tasks_failed_by_reason") for m in runs)
         print(f"warning: {sentence(router, failed, reasons)}", file=sys.stderr)
 

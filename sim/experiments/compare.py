@@ -388,16 +388,15 @@ def _conclude(
         if row.failed_every_instance is None  # a router that failed every instance: say why
         else replace(
             row,
-            failed_every_instance={
-                **row.failed_every_instance,
-                "why": why(scenarios[row.point], row.router),
-            },
+            failed_every_instance=replace(
+                row.failed_every_instance, why=why(scenarios[row.point], row.router)
+            ),
         )
         for row in summary.results
     )
     about = About(base_scenario.name, base_scenario.description, base_scenario.seed)
     summary = replace(summary, results=results, about=about)
-    summary = replace(summary, verdict=tuple(verdict(summary, routers)))
+    summary = replace(summary, verdict=verdict(summary, routers))
     _write(base / "summary.json", summary_json(summary))
     _write(base / "summary.csv", summary_csv(summary))
     if swept:

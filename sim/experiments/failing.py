@@ -14,9 +14,10 @@ Counting reads ``metrics.json`` values only (no engine), as the summary does.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sim.experiments.reasons import leading_text
+from sim.experiments.reasons import FailureReason, leading_text
 
 if TYPE_CHECKING:
     from sim.scenario.model import Scenario
@@ -29,16 +30,35 @@ def _count(metrics: Mapping[str, Any], *path: str) -> int:
     return data if isinstance(data, int) and not isinstance(data, bool) else 0
 
 
-def failed_every_instance(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """``{started, failed}`` summed over the finished runs ``runs`` (their
-    ``metrics.json``) when they started instances, none succeeded and some failed; None
+@dataclass(frozen=True, slots=True)
+class FailedEveryInstance:
+    """A router's runs that started instances and saw none succeed: the instances
+    ``started`` and ``failed`` over its finished runs (``failed`` ≤ ``started``), and
+    ``why`` (:func:`why`, None until asked or when it routes every task);
+    ``summary.json``'s ``{started, failed, why}``."""
+
+    started: int
+    failed: int
+    why: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"started": self.started, "failed": self.failed, "why": self.why}
+
+    @staticmethod
+    def from_json(data: Mapping[str, Any]) -> FailedEveryInstance:
+        return FailedEveryInstance(data["started"], data["failed"], data.get("why"))
+
+
+def failed_every_instance(runs: Sequence[Mapping[str, Any]]) -> FailedEveryInstance | None:
+    """The instances started and failed, summed over the finished runs ``runs`` (their
+    ``metrics.json``), when they started instances, none succeeded and some failed; None
     otherwise."""
     started = sum(_count(m, "workflows", "started") for m in runs)
     succeeded = sum(_count(m, "workflows", "succeeded") for m in runs)
     failed = sum(_count(m, "workflows", "failed") for m in runs)
     if not started or succeeded or not failed:
         return None
-    return {"started": started, "failed": failed}
+    return FailedEveryInstance(started, failed)
 
 
 def why(scenario: Scenario, router: str) -> str | None:
@@ -57,12 +77,11 @@ def why(scenario: Scenario, router: str) -> str | None:
     return None
 
 
-def sentence(router: str, failed: Mapping[str, Any], reasons: Sequence[dict[str, Any]]) -> str:
+def sentence(router: str, failed: FailedEveryInstance, reasons: Sequence[FailureReason]) -> str:
     """``router 'r' failed every instance (N started, none succeeded; tasks failed:
     no_route N (100 %)): why``; ``reasons``: :func:`~sim.experiments.reasons.failure_reasons`."""
     text = (
-        f"router '{router}' failed every instance ({failed['started']:,} started, none "
+        f"router '{router}' failed every instance ({failed.started:,} started, none "
         f"succeeded; tasks failed: {leading_text(reasons)})"
     )
-    reason = failed.get("why")
-    return f"{text}: {reason}" if reason else text
+    return f"{text}: {failed.why}" if failed.why else text

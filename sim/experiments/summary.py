@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sim.experiments.failing import failed_every_instance
-from sim.experiments.reasons import failure_reasons
+from sim.experiments.failing import FailedEveryInstance, failed_every_instance
+from sim.experiments.point_verdict import PointVerdict
+from sim.experiments.reasons import FailureReason, failure_reasons
 from sim.experiments.rundir import ERROR_FILE, METRICS_FILE, SERIES_FILE, run_dir
 
 CONFIDENCE = 0.95
@@ -230,15 +231,15 @@ class RunError:
 @dataclass(frozen=True)
 class Result:
     """One router at one sweep point: its statistics by metric (in the summary's order),
-    its failed tasks by reason (``[{reason, tasks, share}]``, :mod:`.reasons`) and, only
-    when it failed every instance, ``{started, failed, why}`` (:mod:`.failing`)."""
+    its failed tasks by reason (most first, :mod:`.reasons`) and, only when it failed
+    every instance, how many and why (:mod:`.failing`)."""
 
     point: str | None
     router: str
     replications_ok: int
     metrics: dict[str, Stat]
-    failure_reasons: list[dict[str, Any]]
-    failed_every_instance: dict[str, Any] | None = None
+    failure_reasons: tuple[FailureReason, ...]
+    failed_every_instance: FailedEveryInstance | None = None
 
     def stat(self, metric: str) -> Stat | None:
         """The statistics of ``metric``, or None when no run had it."""
@@ -250,10 +251,10 @@ class Result:
             "router": self.router,
             "replications_ok": self.replications_ok,
             "metrics": {name: stat.to_json() for name, stat in self.metrics.items()},
-            "failure_reasons": self.failure_reasons,
+            "failure_reasons": [reason.to_json() for reason in self.failure_reasons],
         }
         if self.failed_every_instance is not None:  # only then: other summaries keep their bytes
-            out["failed_every_instance"] = self.failed_every_instance
+            out["failed_every_instance"] = self.failed_every_instance.to_json()
         return out
 
 
@@ -281,7 +282,7 @@ class Summary:
     errors: tuple[RunError, ...]
     missing: tuple[str, ...]
     about: About | None = None
-    verdict: tuple[dict[str, Any], ...] | None = None
+    verdict: tuple[PointVerdict, ...] | None = None
 
     def result(self, point: str | None, router: str) -> Result | None:
         """The result of ``router`` at ``point``, or None."""
@@ -315,7 +316,7 @@ class Summary:
             "missing": list(self.missing),
         }
         if self.verdict is not None:
-            out["verdict"] = list(self.verdict)
+            out["verdict"] = [point.to_json() for point in self.verdict]
         return out
 
     @staticmethod
@@ -336,8 +337,8 @@ class Summary:
                     name: Stat.from_json(r["metrics"][name])
                     for name in sorted(r["metrics"], key=metric_order)  # the file sorts keys
                 },
-                list(r["failure_reasons"]),
-                r.get("failed_every_instance"),
+                tuple(FailureReason.from_json(reason) for reason in r["failure_reasons"]),
+                _failed_of(r.get("failed_every_instance")),
             )
             for r in data["results"]
         )
@@ -350,8 +351,14 @@ class Summary:
             tuple(RunError(**e) for e in data["errors"]),
             tuple(data["missing"]),
             about,
-            tuple(data["verdict"]) if "verdict" in data else None,
+            tuple(PointVerdict.from_json(p) for p in data["verdict"])
+            if "verdict" in data
+            else None,
         )
+
+
+def _failed_of(data: Mapping[str, Any] | None) -> FailedEveryInstance | None:
+    return None if data is None else FailedEveryInstance.from_json(data)
 
 
 def _read_json(path: Path) -> Any:

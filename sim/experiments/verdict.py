@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import Any
 
+from sim.experiments.point_verdict import PointVerdict, SideBySide
 from sim.experiments.reasons import leading_text, reasons_of
 from sim.experiments.report import fmt_stat, overlap, table_metrics
 from sim.experiments.summary import Summary, unit_of
@@ -57,28 +57,28 @@ def why(summary: Summary, point: str | None, router: str) -> str:
     return "; ".join(parts)
 
 
-def verdict(summary: Summary, routers: Sequence[str]) -> list[dict[str, Any]]:
-    """``summary.json``'s ``verdict``: one object per point, in the summary's order."""
+def verdict(summary: Summary, routers: Sequence[str]) -> tuple[PointVerdict, ...]:
+    """``summary.json``'s ``verdict``: one per point, in the summary's order."""
     out = []
     for point in summary.points:
         pid = point.id
-        sentences = [
+        sentences = tuple(
             s
             for a, b in itertools.combinations(routers, 2)
             for metric, higher in VERDICT_METRICS
             if (s := better(summary, pid, a, b, metric, higher)) is not None
-        ]
-        rows = [
-            [m, unit_of(m), *(fmt_stat(summary.stat(pid, r, m)) for r in routers)]
-            for m in table_metrics(summary, pid)
-        ]
-        out.append(
-            {
-                "point": pid,
-                "params": point.params or {},
-                "sentences": sentences,
-                "why": {r: why(summary, pid, r) for r in routers},
-                "table": {"columns": ["metric", "unit", *routers], "rows": rows},
-            }
         )
-    return out
+        rows = tuple(
+            (m, unit_of(m), *(fmt_stat(summary.stat(pid, r, m)) for r in routers))
+            for m in table_metrics(summary, pid)
+        )
+        out.append(
+            PointVerdict(
+                pid,
+                point.params or {},
+                sentences,
+                {r: why(summary, pid, r) for r in routers},
+                SideBySide(("metric", "unit", *routers), rows),
+            )
+        )
+    return tuple(out)

@@ -137,7 +137,7 @@ def test_compared_by_hand_with_a_metric_only_live_runs_have() -> None:
         2,
         ("a", "b"),
         (Point(None, {}),),
-        tuple(Result(None, r, 2, {"timeouts": stat}, []) for r in ("a", "b")),
+        tuple(Result(None, r, 2, {"timeouts": stat}, ()) for r in ("a", "b")),
         (),
         (),
         About("s", None, 1),

@@ -168,7 +168,7 @@ def test_a_violation_shows_as_a_bar(plots: ModuleType) -> None:
         2,
         ("dijkstra",),
         (Point(None, {}),),
-        (Result(None, "dijkstra", 2, metrics, []),),
+        (Result(None, "dijkstra", 2, metrics, ()),),
         (),
         (),
     )

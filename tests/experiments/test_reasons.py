@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim.cli import main
-from sim.experiments.reasons import failure_reasons, leading_text
+from sim.experiments.reasons import FailureReason, failure_reasons, leading_text
 from sim.experiments.summary import Point, Result, Stat, Summary
 from sim.experiments.verdict import better
 
@@ -66,18 +66,18 @@ def test_the_summary_and_the_report_name_no_route_as_bfss_failure(compared: Path
 @given(st.lists(st.dictionaries(st.sampled_from(["a", "b", "c"]), st.integers(-2, 50))))
 def test_reasons_are_ranked_and_their_shares_sum_to_one(runs: list[dict[str, int]]) -> None:
     reasons = failure_reasons(runs)
-    counts = [r["tasks"] for r in reasons]
+    counts = [r.tasks for r in reasons]
     assert counts == sorted(counts, reverse=True) and all(n > 0 for n in counts)
     assert sum(counts) == sum(n for run in runs for n in run.values() if n > 0)
     if reasons:
-        assert abs(sum(r["share"] for r in reasons) - 1) < 1e-9
+        assert abs(sum(r.share for r in reasons) - 1) < 1e-9
 
 
 def test_reasons_skip_what_is_not_a_count_and_say_none() -> None:
-    assert failure_reasons([None, {"x": "3"}, {"timeout": 2, "denied": 2}]) == [
-        {"reason": "denied", "tasks": 2, "share": 0.5},
-        {"reason": "timeout", "tasks": 2, "share": 0.5},
-    ]
+    assert failure_reasons([None, {"x": "3"}, {"timeout": 2, "denied": 2}]) == (
+        FailureReason("denied", 2, 0.5),
+        FailureReason("timeout", 2, 0.5),
+    )
     assert leading_text([]) == "none"
     many = failure_reasons([{"a": 4, "b": 3, "c": 2, "d": 1}])
     assert leading_text(many) == "a 4 (40 %), b 3 (30 %), c 2 (20 %), and 1 more"
@@ -85,7 +85,7 @@ def test_reasons_skip_what_is_not_a_count_and_say_none() -> None:
 
 def _summary(a: tuple[float, float, float], b: tuple[float, float, float]) -> Summary:
     def row(router: str, s: tuple[float, float, float]) -> Result:
-        return Result(None, router, 5, {"latency_p95": Stat(5, s[0], 0.1, s[1], s[2])}, [])
+        return Result(None, router, 5, {"latency_p95": Stat(5, s[0], 0.1, s[1], s[2])}, ())
 
     results = (row("x", a), row("y", b))
     return Summary(0.95, 5, ("x", "y"), (Point(None, {}),), results, (), ())

@@ -8,6 +8,9 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sim.experiments.failing import FailedEveryInstance
+from sim.experiments.point_verdict import PointVerdict, SideBySide
+from sim.experiments.reasons import FailureReason
 from sim.experiments.summary import (
     About,
     Point,
@@ -27,6 +30,33 @@ METRICS = st.dictionaries(st.sampled_from(NAMES), STAT).map(
     lambda m: {k: m[k] for k in sorted(m, key=metric_order)}  # as collect orders them
 )
 ROUTERS = ("dijkstra", "resilient")
+TEXT = st.text(max_size=8)
+SHARE = st.floats(0, 1, exclude_min=True)
+REASONS = st.lists(
+    st.builds(FailureReason, st.sampled_from(["no_route", "timeout"]), st.integers(1, 9), SHARE),
+    max_size=2,
+).map(tuple)
+FAILED = st.none() | st.builds(
+    FailedEveryInstance, st.integers(1, 9), st.integers(1, 9), st.none() | TEXT
+)
+
+
+def verdicts(points: tuple[Point, ...]) -> st.SearchStrategy[tuple[PointVerdict, ...] | None]:
+    """A verdict per point, with texts of any characters (JSON escapes them)."""
+    rows = st.lists(st.tuples(TEXT, TEXT, TEXT, TEXT), max_size=2).map(tuple)
+    table = st.builds(SideBySide, st.just(("metric", "unit", *ROUTERS)), rows)
+    one = [
+        st.builds(
+            PointVerdict,
+            st.just(p.id),
+            st.just(p.params),
+            st.lists(TEXT, max_size=2).map(tuple),
+            st.fixed_dictionaries({r: TEXT for r in ROUTERS}),
+            table,
+        )
+        for p in points
+    ]
+    return st.none() | st.tuples(*one)
 
 
 @st.composite
@@ -38,7 +68,7 @@ def summaries(draw: st.DrawFn) -> Summary:
         else (Point(None, {}),)
     )
     results = tuple(
-        Result(p.id, r, draw(st.integers(0, 5)), draw(METRICS), [], draw(st.none()))
+        Result(p.id, r, draw(st.integers(0, 5)), draw(METRICS), draw(REASONS), draw(FAILED))
         for p in points
         for r in ROUTERS
     )
@@ -47,7 +77,8 @@ def summaries(draw: st.DrawFn) -> Summary:
         for r in draw(st.lists(st.sampled_from(ROUTERS), max_size=2, unique=True))
     )
     about = draw(st.none() | st.just(About("s", None, 7)))
-    return Summary(0.95, 3, ROUTERS, points, results, errors, ("resilient/rep-2",), about)
+    verdict = draw(verdicts(points))
+    return Summary(0.95, 3, ROUTERS, points, results, errors, ("resilient/rep-2",), about, verdict)
 
 
 @settings(max_examples=25, deadline=None)
@@ -80,7 +111,7 @@ def test_an_unrounded_stat_does_not_read_back() -> None:
     stat = Stat(2, 0.1234567891234, None, None, None)
     point = Point(None, {})
     summary = Summary(
-        0.95, 2, ("bfs",), (point,), (Result(None, "bfs", 2, {"m": stat}, []),), (), ()
+        0.95, 2, ("bfs",), (point,), (Result(None, "bfs", 2, {"m": stat}, ()),), (), ()
     )
     back = Summary.from_json(json.loads(summary_json(summary)))
     assert back != summary and back.stat(None, "bfs", "m") == stat.rounded()
