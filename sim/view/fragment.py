@@ -3,15 +3,18 @@
 :class:`PagePass` is a consumer of the conformance pass (:mod:`sim.conformance.checks`):
 fed every event of a trace in the same pass as the checks, it builds the run's replay
 (:class:`~sim.view.replay.Replay`: instance index, per-frame counts, outages, timeline)
-and keeps a bounded, seeded sample of the instances' compact events (at most
-:data:`SAMPLE_EVENTS` events, the most the page shows of a run; :class:`PagePass`), which
-:meth:`PagePass.fragment` writes, JSON-encoded as the page embeds them, to an events
-file, with the events of every counterexample's instance, and the violated checks and
-properties with their counterexamples. The events file is so bounded by the sample, not
-the trace (train_booking: 106 MB before, beside a 193 MB trace). The worker that ran a
-replication stores both beside its trace (:data:`VIEW_FILE`, :data:`EVENTS_FILE`, with
-their digests in ``run.json``), so the page of a results folder never reads a trace
-again: it picks the sampled instances' events from the events files by offset.
+and keeps a bounded, seeded sample of whole instances (:class:`Sample`: their raw lines,
+at most :data:`SAMPLE_EVENTS` events, the most the page shows of a run), which
+:meth:`PagePass.fragment` decodes and writes, compact and JSON-encoded as the page embeds
+them, to an events file, with the events of every counterexample's instance, and the
+violated checks and properties with their counterexamples. It reads the events the pass
+decoded (no second decode of a line but for the few detail keys the pass does not read,
+:mod:`sim.view.replay`); an event of an instance not sampled costs a look-up and a
+count. The events file is so bounded by the sample, not the trace (train_booking:
+106 MB before, beside a 193 MB trace). The worker that ran a replication stores both
+beside its trace (:data:`VIEW_FILE`, :data:`EVENTS_FILE`, with their digests in
+``run.json``), so the page of a results folder never reads a trace again: it picks the
+sampled instances' events from the events files by offset.
 
 A stored fragment is used only for the scenario it was checked with
 (``checked_with``: :func:`scenario_digest`); otherwise the page builds it again from
@@ -32,8 +35,7 @@ import msgspec
 
 from sim.json_input import loads_lenient
 from sim.view.mesh import Mesh
-from sim.view.replay import Replay, compact
-from sim.vocabulary import LABEL_NAMES
+from sim.view.replay import Replay, compact, ended_at
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -109,6 +111,55 @@ def priority(key: InstanceKey, seed: int = 0) -> int:
     return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big")
 
 
+class Sample:
+    """The bounded, seeded sample of whole instances of one run (see :class:`PagePass`):
+    per sampled instance its pieces (each the raw lines of its events up to its
+    ``wf_end``, then those after it), their count, and the total. ``records`` are the
+    replay's (:class:`~sim.view.replay.Replay`): an instance leaving the sample stops
+    keeping lines there."""
+
+    def __init__(self, cap: int, seed: int) -> None:
+        self.cap = cap
+        self.seed = seed
+        self.records: dict[Any, list[Any]] = {}
+        self.kept: dict[InstanceKey, list[list[bytes]]] = {}
+        self.sizes: dict[InstanceKey, int] = {}
+        self.total = 0
+        self.heap: list[tuple[int, InstanceKey]] = []  # (-priority, key) of the sample
+        self.left: set[InstanceKey] = set()  # instances not sampled
+        self.full = False  # the sample has held more than cap events (and shed some)
+
+    def admit(self, key: InstanceKey) -> list[bytes] | None:
+        """At a new instance's first event: a list to keep its lines in, or None (left
+        out, for good)."""
+        if not self.full or not self.heap or priority(key, self.seed) < -self.heap[0][0]:
+            return []
+        self.left.add(key)
+        return None
+
+    def join(self, key: InstanceKey, lines: list[bytes]) -> bool:
+        """``lines`` (one piece of ``key``'s events) join the sample, which then sheds its
+        highest priorities while it holds more than ``cap`` events; whether ``key`` is
+        still in it."""
+        if key not in self.kept:
+            self.kept[key] = []
+            self.sizes[key] = 0
+            heapq.heappush(self.heap, (-priority(key, self.seed), key))
+        self.kept[key].append(lines)
+        self.sizes[key] += len(lines)
+        self.total += len(lines)
+        while self.total > self.cap and self.heap:
+            self.full = True
+            _, out = heapq.heappop(self.heap)
+            self.total -= self.sizes.pop(out)
+            del self.kept[out]
+            self.left.add(out)
+            rec = self.records.get(out)
+            if rec is not None:
+                rec[2] = None
+        return key in self.kept
+
+
 class PagePass:
     """A consumer of the conformance pass building one run's page data (see the module
     docstring). ``wanted``: the ``seq``\\ s whose instance the replay notes (the
@@ -119,9 +170,11 @@ class PagePass:
     first holds more than ``cap`` events, then only when its :func:`priority` is below
     the highest one sampled; each time an instance's events end (its ``wf_end``, the
     trace's end) they join the sample, and while it holds more than ``cap`` events the
-    instance with the highest priority leaves it (for good). The events of instances
-    not sampled are never kept; :meth:`fragment` adds every counterexample's instance
-    that was not (reading the trace once more for those alone)."""
+    instance with the highest priority leaves it (for good). The raw lines of sampled
+    instances are kept (the events of instances not sampled cost a look-up and a count);
+    only those of the sample at the end are decoded and encoded, by :meth:`fragment`,
+    which adds every counterexample's instance that was not (reading the trace once more
+    for those alone, up to the last line of the last of them)."""
 
     history = False
 
@@ -134,111 +187,83 @@ class PagePass:
         cap: int = SAMPLE_EVENTS,
         seed: int = 0,
     ) -> None:
-        self.replay = Replay(mesh, duration, set(wanted))
+        self.sample = Sample(cap, seed)
+        self.replay = Replay(mesh, duration, set(wanted), self.sample.admit, self.sample.join)
+        self.sample.records = self.replay.records
         self.events = events
-        self.cap = cap
-        self.seed = seed
-        self.open: dict[InstanceKey, list[list[Any]]] = {}
         #: per instance, its ``[offset, length]`` segments in the events file, in order
         self.segments: dict[InstanceKey, list[list[int]]] = {}
-        #: the sample: per instance its pieces (compact events, encoded), their count, the
-        #: total (encoded as they join: a fifth of the memory of the lists)
-        self.kept: dict[InstanceKey, list[bytes]] = {}
-        self.sizes: dict[InstanceKey, int] = {}
-        self.total = 0
-        self.heap: list[tuple[int, InstanceKey]] = []  # (-priority, key) of the sample
-        self.left: set[InstanceKey] = set()  # instances not sampled
-        self.full = False  # the sample has held more than cap events (and shed some)
         self._decode = msgspec.json.Decoder().decode
 
+    @property
+    def sizes(self) -> dict[InstanceKey, int]:
+        """Events per sampled instance."""
+        return self.sample.sizes
+
     def handlers(self) -> Mapping[str, Any]:
-        return dict.fromkeys(LABEL_NAMES, self.on_event)
-
-    def on_event(self, ev: Any, raw: bytes) -> None:
-        try:
-            e = self._decode(raw)
-        except msgspec.ValidationError:  # an integer past int64 in a detail key: in full
-            e = loads_lenient(raw)
-        self.replay.feed(e)
-        wf, inst = e.get("wf"), e.get("inst")
-        if wf is None or inst is None:
-            return
-        key = (str(wf), int(inst))
-        evs = self.open.get(key)
-        if evs is None:
-            if key in self.left or not self._admits(key):
-                return
-            evs = self.open[key] = []
-        evs.append(compact(e))
-        if e["label"] == "wf_end":
-            self._join(key, self.open.pop(key))
-
-    def _admits(self, key: InstanceKey) -> bool:
-        """Whether a new instance is sampled (else noted as left out)."""
-        if key in self.kept or not self.full or not self.heap:
-            return True
-        if priority(key, self.seed) < -self.heap[0][0]:
-            return True
-        self.left.add(key)
-        return False
-
-    def _join(self, key: InstanceKey, evs: list[list[Any]]) -> None:
-        """``evs`` (one piece of ``key``'s events) join the sample, which then sheds its
-        highest priorities while it holds more than ``cap`` events."""
-        if key in self.left:
-            return
-        if key not in self.kept:
-            self.kept[key] = []
-            self.sizes[key] = 0
-            heapq.heappush(self.heap, (-priority(key, self.seed), key))
-        self.kept[key].append(encode_events(evs)[1:-1])
-        self.sizes[key] += len(evs)
-        self.total += len(evs)
-        while self.total > self.cap and self.heap:
-            self.full = True
-            _, out = heapq.heappop(self.heap)
-            self.total -= self.sizes.pop(out)
-            del self.kept[out]
-            self.left.add(out)
+        return self.replay.handlers()
 
     def end_instance(self, key: Any, invs: Sequence[Any]) -> None:
-        """Nothing: an instance's events are written at its ``wf_end`` (a later event of it
-        starts a new segment)."""
+        """Nothing: an instance's lines join the sample at its ``wf_end`` (a later event
+        of it starts a new piece)."""
 
     def end_trace(self) -> None:
-        for key in sorted(self.open):
-            self._join(key, self.open[key])
-        self.open.clear()
+        for key, lines in self.replay.open_instances():
+            self.sample.join(key, lines)
         self.replay.finish()
+
+    def _event(self, raw: bytes) -> dict[str, Any]:
+        try:
+            return self._decode(raw)  # type: ignore[no-any-return]
+        except msgspec.ValidationError:  # an integer past int64 in a detail key: in full
+            return loads_lenient(raw)  # type: ignore[no-any-return]
 
     def _reread(self, trace: Path, keys: set[InstanceKey]) -> None:
         """Add the events of the instances ``keys`` from ``trace`` (one piece each, in
-        trace order), whatever the cap: counterexamples the sample left out."""
+        trace order), whatever the cap: counterexamples the sample left out. The read
+        stops after the last ``wf_end`` among them when no event of theirs came after it
+        (a trace file the pass has read is ordered by ``seq``); a line is decoded for its
+        ``seq``, ``wf`` and ``inst`` only."""
         from sim.conformance.events import read_blocks
 
-        pieces: dict[InstanceKey, list[list[Any]]] = {}
+        ends = [ended_at(self.replay.records[k]) for k in keys]
+        last = None if None in ends else max(e for e in ends if e is not None)
+        pieces: dict[InstanceKey, list[bytes]] = {k: [] for k in keys}
         _, blocks = read_blocks(trace)
-        for block in blocks:
-            for raw in block:
-                if not raw.strip():
-                    continue
-                try:
-                    e = self._decode(raw)
-                except msgspec.ValidationError:
-                    e = loads_lenient(raw)
-                wf, inst = e.get("wf"), e.get("inst")
-                if wf is not None and inst is not None and (str(wf), int(inst)) in keys:
-                    pieces.setdefault((str(wf), int(inst)), []).append(compact(e))
+        try:
+            for block in blocks:
+                for raw in block:
+                    try:
+                        head = _head(raw)
+                    except msgspec.DecodeError:
+                        if not raw.strip():
+                            continue
+                        e = self._event(raw)
+                        head = _Head(e["seq"], e.get("wf"), e.get("inst"))
+                    piece = pieces.get((head.wf, head.inst))
+                    if piece is not None:
+                        piece.append(raw)
+                    elif last is not None and head.seq > last:
+                        raise _Done
+        except _Done:
+            pass
+        finally:
+            close = getattr(blocks, "close", None)
+            if close is not None:
+                close()
         for key in sorted(pieces):
-            self.left.discard(key)
-            self.kept[key] = [encode_events(pieces[key])[1:-1]]
-            self.sizes[key] = len(pieces[key])
+            if pieces[key]:
+                self.sample.left.discard(key)
+                self.sample.kept[key] = [pieces[key]]
+                self.sample.sizes[key] = len(pieces[key])
 
     def _write(self) -> None:
         """Write the sampled instances' events (instances in key order, each piece a line)."""
         offset = 0
-        for key in sorted(self.kept):
-            for text in self.kept[key]:
+        kept = self.sample.kept
+        for key in sorted(kept):
+            for lines in kept[key]:
+                text = encode_events([compact(self._event(raw)) for raw in lines])[1:-1]
                 self.events.write(text + b"\n")
                 self.segments.setdefault(key, []).append([offset, len(text)])
                 offset += len(text) + 1
@@ -262,26 +287,18 @@ class PagePass:
                     keys = sorted({p.seq_inst[s] for s in seqs if s in p.seq_inst})
                     ex["instances"] = [f"{wf}#{inst}" for wf, inst in keys]
         named = {k for g in violated for ex in g["examples"] for k in ex["instances"]}
+        indexed = p.instances
         missing = {
             key
             for key in (_instance_key(k) for k in named)
-            if key in p.instances and key not in self.kept
+            if key in indexed and key not in self.sample.kept
         }
         if missing and trace is not None:
             self._reread(trace, missing)
         self._write()
         instances = [
-            [
-                wf,
-                inst,
-                r["status"],
-                r["n"],
-                r["hops"],
-                r["start"],
-                r["end"],
-                self.segments.get((wf, inst), []),
-            ]
-            for (wf, inst), r in sorted(p.instances.items())
+            [wf, inst, r[5], r[0], r[1], r[3], r[4], self.segments.get((wf, inst), [])]
+            for (wf, inst), r in sorted(indexed.items())
         ]
         return {
             "checked_with": checked_with,
@@ -290,6 +307,21 @@ class PagePass:
             "instances": instances,
             "violated": violated,
         }
+
+
+class _Head(msgspec.Struct):
+    """What :meth:`PagePass._reread` decodes of a line."""
+
+    seq: Any
+    wf: Any = None
+    inst: Any = None
+
+
+_head = msgspec.json.Decoder(_Head).decode
+
+
+class _Done(Exception):
+    """The read again has passed the last line it wants."""
 
 
 def _instance_key(text: str) -> InstanceKey:

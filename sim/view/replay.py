@@ -8,13 +8,27 @@ left: each ``call``/``invoke``/``list`` as an end-to-end flow from the caller to
 server it names (``detail.target``/``host``; the route is not in the trace), each
 ``translate`` at its node, each ``drop`` where it happened, and the outages. Per-link
 traffic and message paths cannot be recovered at that level.
+
+:class:`Replay` is fed by the conformance pass (its handlers, one per label, take the
+pass's decoded event and its raw line): the work per event is a dictionary look-up of
+its instance's record and an integer count, plus, for the labels the page draws, one
+count keyed by small integers (the mesh's link, node and protocol ids, looked up once
+per distinct name). Only ``wf_end``, the invocations' openings and the outages read a
+detail key the pass does not decode (``status``, ``target``/``host``, ``between``): their
+line is decoded once more, alone.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Mapping
 from typing import Any
 
+import msgspec
+
+from sim.json_input import loads_lenient
 from sim.view.mesh import Mesh
+from sim.vocabulary import LABEL_NAMES
 
 #: Time bins of the mesh replay (one frame each).
 FRAMES = 200
@@ -23,6 +37,47 @@ TIMELINE_BIN = 60.0
 TIMELINE_BINS = 1000
 #: Labels only a ``full`` trace writes.
 MESSAGE_LABELS = frozenset(("send", "hop", "deliver"))
+#: Labels drawn as a flow from the caller to the server the detail names.
+FLOW_LABELS = ("call", "invoke", "list")
+OUTAGE_LABELS = ("node_down", "link_down", "node_up", "link_up")
+
+#: An instance's record: ``[events, hops, lines kept for the sample or None, start,
+#: end, status, seq of its wf_end, events at its wf_end]`` (the first three mutated per
+#: event).
+Record = list[Any]
+#: What the sample does at an instance's first event (a list to keep its lines in, or
+#: None) and at its end (its lines join the sample: whether the instance is still in it).
+Admit = Callable[[tuple[str, int]], "list[bytes] | None"]
+Join = Callable[[tuple[str, int], list[bytes]], bool]
+#: A handler of the pass: ``(decoded event, raw line)``.
+Handler = Callable[[Any, bytes], None]
+
+
+class _Named(msgspec.Struct):
+    """The detail keys the page reads that the pass does not decode."""
+
+    status: Any = msgspec.UNSET
+    target: Any = None
+    host: Any = None
+
+
+class _Line(msgspec.Struct):
+    detail: _Named | None = None
+
+
+_named = msgspec.json.Decoder(_Line).decode
+
+
+def named(raw: bytes) -> _Named:
+    """The :class:`_Named` keys of the line ``raw`` (one the pass has read)."""
+    try:
+        d = _named(raw).detail
+    except msgspec.DecodeError:  # an integer past 64 bits, a detail not an object
+        full = loads_lenient(raw).get("detail")
+        if not isinstance(full, dict):
+            return _Named()
+        d = _Named(**{k: full[k] for k in _Named.__struct_fields__ if k in full})
+    return d if d is not None else _Named()
 
 
 def rounded(x: float) -> float:
@@ -32,23 +87,43 @@ def rounded(x: float) -> float:
 def timeline_bin(duration: float) -> float:
     """The timeline's bin width for a run of ``duration`` s: a minute, or a whole number
     of minutes that keeps at most :data:`TIMELINE_BINS` bins."""
-    import math
-
     minutes = math.ceil(duration / TIMELINE_BIN)
     return TIMELINE_BIN * max(1, math.ceil(minutes / TIMELINE_BINS))
 
 
-class Replay:
-    """Fed every event of one trace (decoded dicts, in trace order)."""
+def _never(key: tuple[str, int]) -> list[bytes] | None:
+    return None
 
-    def __init__(self, mesh: Mesh, duration: float, wanted: set[int]) -> None:
+
+def _kept(key: tuple[str, int], lines: list[bytes]) -> bool:
+    return False
+
+
+class Replay:
+    """Fed every event of one trace, in trace order, by :meth:`handlers`. ``admit`` and
+    ``join`` are the sample's (:class:`~sim.view.fragment.Sample`; default: nothing kept).
+
+    Invariants: ``records`` has one :data:`Record` per ``(wf, inst)`` seen (events of no
+    instance count under a key holding None, never listed); the counts are keyed by
+    packed integers (:meth:`to_json` unpacks them in the order the tuples sort)."""
+
+    def __init__(
+        self,
+        mesh: Mesh,
+        duration: float,
+        wanted: set[int],
+        admit: Admit = _never,
+        join: Join = _kept,
+    ) -> None:
         self.mesh = mesh
         self.duration = max(duration, 1e-9)
         self.bin = timeline_bin(self.duration)
         self.wanted = wanted
-        self.instances: dict[tuple[str, int], dict[str, Any]] = {}
+        self.admit, self.join = admit, join
+        self.records: dict[tuple[Any, Any], Record] = {}
         self.seq_inst: dict[int, tuple[str, int]] = {}
-        self.hops: dict[tuple[int, int, int], int] = {}
+        #: (frame, link, proto) packed as ``(frame * links + link) * protos + proto + 1``
+        self.hops: dict[int, int] = {}
         self.translations: dict[tuple[int, int], int] = {}
         self.flows: dict[tuple[int, int, int, int], int] = {}
         self.drops: dict[tuple[int, int], int] = {}
@@ -57,76 +132,197 @@ class Replay:
         self.open_down: dict[tuple[str, str], float] = {}
         self.last_t = 0.0
         self.messages = False
-        self.events = 0
+        self._protos = len(mesh.protocols) + 1
+        self._links = max(1, len(mesh.links)) * self._protos
+        #: (from, to, proto) of a hop → its packed (link, proto), -1 when no link is drawn
+        self._hop_ids: dict[tuple[Any, Any, Any], int] = {}
+        #: any event's handler (its instance's count), a message's, a hop's
+        self.count, self._message, self._hop = self._counting()
 
-    def frame(self, t: float) -> int:
+    def handlers(self) -> Mapping[str, Handler]:
+        """Label → this replay's handler of it (every label)."""
+        out: dict[str, Handler] = dict.fromkeys(LABEL_NAMES, self.count)
+        out |= dict.fromkeys(MESSAGE_LABELS - {"hop"}, self._message)
+        out |= dict.fromkeys(FLOW_LABELS, self.on_flow)
+        out |= dict.fromkeys(OUTAGE_LABELS, self.on_outage)
+        out |= {
+            "hop": self._hop,
+            "translate": self.on_translate,
+            "drop": self.on_drop,
+            "wf_end": self.on_wf_end,
+        }
+        if self.wanted:
+            return {lab: self._noting(h) for lab, h in out.items()}
+        return out
+
+    def _noting(self, handler: Handler) -> Handler:
+        """``handler``, after noting the instance of a wanted ``seq``."""
+        wanted, seq_inst = self.wanted, self.seq_inst
+
+        def noting(ev: Any, raw: bytes) -> None:
+            if ev.seq in wanted and ev.wf is not None and ev.inst is not None:
+                seq_inst[ev.seq] = (ev.wf, ev.inst)
+            handler(ev, raw)
+
+        return noting
+
+    def frame(self, t: float | None) -> int:
+        """The frame of time ``t`` (an event without one: that of the last drawn)."""
+        if t is None:
+            t = self.last_t
         return min(FRAMES - 1, max(0, int(t / self.duration * FRAMES)))
 
-    def feed(self, e: dict[str, Any]) -> None:
-        t = float(e["t"])
-        self.last_t = t
-        self.events += 1
-        label = e["label"]
-        wf, inst = e.get("wf"), e.get("inst")
-        detail = e.get("detail") or {}
-        if wf is not None and inst is not None:
-            key = (str(wf), int(inst))
-            rec = self.instances.get(key)
+    def _first(self, ev: Any) -> Record:
+        """The record of the instance of ``ev``, its first event (admitted to the sample
+        or not, once)."""
+        wf, inst = ev.wf, ev.inst
+        t = ev.t
+        if wf is None or inst is None:
+            rec = self.records[(wf, inst)] = [0, 0, None, t, None, "open", None, 0]
+            return rec
+        lines = self.admit((wf, inst))
+        rec = self.records[(wf, inst)] = [0, 0, lines, t, None, "open", None, 0]
+        return rec
+
+    def _counting(self) -> tuple[Handler, Handler, Handler]:
+        """The handlers of most events (closures over what they update, the cheapest
+        calls): any event (its instance's count, its line kept while sampled), a message
+        (noted), a hop (its instance's hops, its link's count in its frame)."""
+        get, first = self.records.get, self._first
+        hop_ids, hop_id, hops = self._hop_ids, self._hop_id, self.hops
+        duration, links, frame = self.duration, self._links, self.frame
+
+        def on_event(ev: Any, raw: bytes) -> None:
+            rec = get((ev.wf, ev.inst))
             if rec is None:
-                rec = {"start": t, "end": None, "status": "open", "n": 0, "hops": 0}
-                self.instances[key] = rec
-            rec["n"] += 1
-            if label == "hop":
-                rec["hops"] += 1
-            elif label == "wf_end":
-                rec["end"] = t
-                rec["status"] = status = str(detail.get("status", "ended"))
-                k = (status, int(t // self.bin))
-                self.ended[k] = self.ended.get(k, 0) + 1
-            if e["seq"] in self.wanted:
-                self.seq_inst[int(e["seq"])] = key
-        if label in MESSAGE_LABELS:
+                rec = first(ev)
+            rec[0] += 1
+            lines = rec[2]
+            if lines is not None:
+                lines.append(raw)
+
+        def on_message(ev: Any, raw: bytes) -> None:
             self.messages = True
+            rec = get((ev.wf, ev.inst))
+            if rec is None:
+                rec = first(ev)
+            rec[0] += 1
+            lines = rec[2]
+            if lines is not None:
+                lines.append(raw)
+
+        def on_hop(ev: Any, raw: bytes) -> None:
+            rec = get((ev.wf, ev.inst))
+            if rec is None:
+                rec = first(ev)
+            rec[0] += 1
+            rec[1] += 1
+            lines = rec[2]
+            if lines is not None:
+                lines.append(raw)
+            d = ev.detail
+            ends = (d.from_, d.to, d.proto or ev.proto)
+            ids = hop_ids.get(ends)
+            if ids is None:
+                ids = hop_id(*ends)
+            if ids >= 0:
+                t = ev.t
+                try:
+                    f = int(t / duration * FRAMES)
+                except TypeError:  # no t
+                    f = -1
+                key = (f if 0 <= f < FRAMES else frame(t)) * links + ids
+                hops[key] = hops.get(key, 0) + 1
+
+        return on_event, on_message, on_hop
+
+    def _hop_id(self, a: Any, b: Any, proto: Any) -> int:
+        link = self.mesh.link_of(a, b)
+        ids = -1 if link is None else link * self._protos + self.mesh.proto_index(proto) + 1
+        if len(self._hop_ids) < 1 << 16:  # the mesh's links × protocols; a bad trace: bounded
+            self._hop_ids[(a, b, proto)] = ids
+        return ids
+
+    def on_translate(self, ev: Any, raw: bytes) -> None:
+        self.count(ev, raw)
+        node = self.mesh.node_of(ev.detail.at or ev.agent)
+        if node is not None:
+            k = (self.frame(ev.t), node)
+            self.translations[k] = self.translations.get(k, 0) + 1
+
+    def on_flow(self, ev: Any, raw: bytes) -> None:
+        self.count(ev, raw)
         mesh = self.mesh
-        if label == "hop":
-            link = mesh.link_of(detail.get("from"), detail.get("to"))
-            proto = mesh.proto_index(detail.get("proto") or e.get("proto"))
-            if link is not None:
-                k3 = (self.frame(t), link, proto)
-                self.hops[k3] = self.hops.get(k3, 0) + 1
-        elif label == "translate":
-            node = mesh.node_of(detail.get("at") or e.get("agent"))
-            if node is not None:
-                k2 = (self.frame(t), node)
-                self.translations[k2] = self.translations.get(k2, 0) + 1
-        elif label in ("call", "invoke", "list"):
-            a = mesh.node_of(e.get("agent"))
-            b = mesh.node_of(detail.get("target") or detail.get("host"))
-            if a is not None and b is not None and a != b:
-                k4 = (self.frame(t), a, b, mesh.proto_index(e.get("proto")))
-                self.flows[k4] = self.flows.get(k4, 0) + 1
-        elif label == "drop":
-            node = mesh.node_of(e.get("agent"))
-            if node is not None:
-                k2 = (self.frame(t), node)
-                self.drops[k2] = self.drops.get(k2, 0) + 1
-        elif label in ("node_down", "link_down"):
-            self.open_down[(label[:4], _thing(e))] = t
-        elif label in ("node_up", "link_up"):
-            start = self.open_down.pop((label[:4], _thing(e)), None)
-            if start is not None:
-                self.down.append([label[:4], _thing(e), rounded(start), rounded(t)])
+        a = mesh.node_of(ev.agent)
+        if a is None:
+            return
+        d = named(raw)
+        b = mesh.node_of(d.target or d.host)
+        if b is not None and a != b:
+            k = (self.frame(ev.t), a, b, mesh.proto_index(ev.proto))
+            self.flows[k] = self.flows.get(k, 0) + 1
+
+    def on_drop(self, ev: Any, raw: bytes) -> None:
+        self.count(ev, raw)
+        node = self.mesh.node_of(ev.agent)
+        if node is not None:
+            k = (self.frame(ev.t), node)
+            self.drops[k] = self.drops.get(k, 0) + 1
+
+    def on_outage(self, ev: Any, raw: bytes) -> None:
+        self.count(ev, raw)
+        t = self.last_t = self.last_t if ev.t is None else ev.t
+        label = ev.label
+        thing = _thing(loads_lenient(raw))
+        if label.endswith("_down"):
+            self.open_down[(label[:4], thing)] = t
+            return
+        start = self.open_down.pop((label[:4], thing), None)
+        if start is not None:
+            self.down.append([label[:4], thing, rounded(start), rounded(t)])
+
+    def on_wf_end(self, ev: Any, raw: bytes) -> None:
+        self.count(ev, raw)
+        wf, inst = ev.wf, ev.inst
+        if wf is None or inst is None:
+            return
+        rec = self.records[(wf, inst)]
+        t = self.last_t = self.last_t if ev.t is None else ev.t
+        status = named(raw).status
+        rec[4], rec[6], rec[7] = t, ev.seq, rec[0]
+        rec[5] = status = "ended" if status is msgspec.UNSET else str(status)
+        k = (status, int(t // self.bin))
+        self.ended[k] = self.ended.get(k, 0) + 1
+        lines = rec[2]
+        if lines is not None:  # its lines join the sample; later ones are a new piece
+            rec[2] = [] if self.join((wf, inst), lines) else None
+
+    def open_instances(self) -> list[tuple[tuple[str, int], list[bytes]]]:
+        """The instances whose last lines have not joined the sample (by key), with them."""
+        return sorted(
+            (k, rec[2])
+            for k, rec in self.records.items()
+            if rec[2] and k[0] is not None and k[1] is not None
+        )
 
     def finish(self) -> None:
+        """At the trace's end: the outages still open end at the run's end (or its last
+        event drawn, if later)."""
         for (kind, thing), start in sorted(self.open_down.items()):
             end = max(self.last_t, self.duration)
             self.down.append([kind, thing, rounded(start), rounded(end)])
         self.down.sort()
+        self.messages = self.messages or any(rec[1] for rec in self.records.values())
+
+    @property
+    def instances(self) -> dict[tuple[str, int], Record]:
+        """The records of the instances (events of no instance left out)."""
+        return {k: r for k, r in self.records.items() if k[0] is not None and k[1] is not None}
 
     @property
     def level(self) -> str:
         """``full`` (messages recorded), ``protocol`` (events but no message) or ``off``."""
-        return "full" if self.messages else ("protocol" if self.events else "off")
+        return "full" if self.messages else ("protocol" if self.records else "off")
 
     def to_json(self) -> dict[str, Any]:
         """The replay's arrays: hops ``[frame, link, proto, n]``, translations and drops
@@ -136,15 +332,25 @@ class Replay:
         ended: dict[str, list[int]] = {}
         for (status, b), n in sorted(self.ended.items()):
             ended.setdefault(status, [0] * bins)[min(b, bins - 1)] += n
+        hops = []
+        for key, n in sorted(self.hops.items()):
+            f, ids = divmod(key, self._links)
+            link, proto = divmod(ids, self._protos)
+            hops.append([f, link, proto - 1, n])
         return {
             "level": self.level,
-            "hops": [[f, li, pi, n] for (f, li, pi), n in sorted(self.hops.items())],
+            "hops": hops,
             "translations": [[f, ni, n] for (f, ni), n in sorted(self.translations.items())],
             "flows": [[f, a, b, p, n] for (f, a, b, p), n in sorted(self.flows.items())],
             "drops": [[f, ni, n] for (f, ni), n in sorted(self.drops.items())],
             "down": self.down,
             "timeline": {"bin": self.bin, "ended": ended},
         }
+
+
+def ended_at(rec: Record) -> int | None:
+    """The ``seq`` of the instance's ``wf_end`` when no event of it came after, else None."""
+    return rec[6] if rec[6] is not None and rec[7] == rec[0] else None
 
 
 def _thing(e: dict[str, Any]) -> str:

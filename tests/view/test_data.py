@@ -188,6 +188,22 @@ def _protocol_instance(inst: int, seq: int, t: float) -> list[dict[str, Any]]:
     ]
 
 
+class _Fed:
+    """A replay alone as a consumer of the pass (its handlers; nothing at instance ends)."""
+
+    def __init__(self, replay: Any) -> None:
+        self.replay = replay
+
+    def handlers(self) -> Any:
+        return self.replay.handlers()
+
+    def end_instance(self, key: Any, invs: Any) -> None:
+        pass
+
+    def end_trace(self) -> None:
+        pass
+
+
 def test_a_protocol_level_trace_replays_flows_translations_and_drops(tmp_path: Path) -> None:
     from sim.view.mesh import Mesh as MeshOf
 
@@ -211,11 +227,13 @@ def test_a_protocol_level_trace_replays_flows_translations_and_drops(tmp_path: P
         ("tool", "TOOL_SERVER", ["MCP"]),
     ]
     full = MeshOf(agents, [("planner", "gw", ["MCP+"]), ("gw", "tool", ["MCP"])])
+    from sim.conformance.checks import Context, run_pass
+    from sim.conformance.events import read_blocks
     from sim.view.replay import Replay
 
     replay = Replay(full, 200.0, set())
-    for e in events:
-        replay.feed(e)
+    consumer = _Fed(replay)
+    run_pass(*read_blocks([json.dumps(e).encode() for e in events]), [consumer], Context())
     replay.finish()
     out = replay.to_json()
     frames = [replay.frame(50.0 * i) for i in range(3)]

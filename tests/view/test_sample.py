@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.conformance.checks import check_trace
+from sim.conformance.checks import Context, check_trace, run_pass
+from sim.conformance.events import read_blocks
 from sim.scenario import load_scenario
 from sim.scenario.model import FailureSpec, Scenario
 from sim.view.fragment import PagePass, read_segments
@@ -39,10 +40,10 @@ def _lines(events: Events) -> list[bytes]:
 
 
 def _fed(scenario: Scenario, events: Events, cap: int, seed: int = 0) -> PagePass:
+    """A page fed ``events`` by the conformance pass (alone)."""
     page = PagePass(mesh_from_scenario(scenario), 300.0, io.BytesIO(), cap=cap, seed=seed)
-    for raw in _lines(events):
-        page.on_event(None, raw)
-    page.end_trace()
+    name, blocks = read_blocks(_lines(events))
+    run_pass(name, blocks, [page], Context())
     return page
 
 
@@ -111,3 +112,74 @@ def test_every_counterexample_instance_is_written_whatever_the_cap(
             assert set(kept) == named and all(kept[k] == every[k] for k in named)
         else:  # without the trace read again, a cap of 0 keeps none of them
             assert kept == {}
+
+
+def _index_of(events: Events, mesh: Any, duration: float) -> dict[str, Any]:
+    """The instance index and per-link hop counts of ``events``, counted plainly (dicts)."""
+    from sim.view.replay import FRAMES
+
+    rows: dict[tuple[str, int], list[Any]] = {}
+    hops: dict[tuple[int, int, int], int] = {}
+    for e in events:
+        if e.get("wf") is None or e.get("inst") is None:
+            continue  # an outage: of no instance
+        key = (e["wf"], e["inst"])
+        row = rows.setdefault(key, [key[0], key[1], "open", 0, 0, float(e["t"]), None])
+        row[3] += 1
+        if e["label"] == "wf_end":
+            row[2], row[6] = e["detail"].get("status", "ended"), float(e["t"])
+        if e["label"] != "hop":
+            continue
+        row[4] += 1
+        d = e["detail"]
+        link = mesh.link_of(d["from"], d["to"])
+        if link is not None:
+            f = min(FRAMES - 1, int(float(e["t"]) / duration * FRAMES))
+            k = (f, link, mesh.proto_index(d.get("proto") or e["proto"]))
+            hops[k] = hops.get(k, 0) + 1
+    return {
+        "instances": [r for _, r in sorted(rows.items())],
+        "hops": [[*k, n] for k, n in sorted(hops.items())],
+    }
+
+
+@settings(max_examples=8, deadline=None)
+@given(start=st.integers(0, 6_000), length=st.integers(0, 1_500), cap=st.sampled_from([0, 500]))
+def test_the_index_and_hops_are_those_counted_plainly(
+    scenario: Scenario, train_trace: Events, start: int, length: int, cap: int
+) -> None:
+    # any stretch of a real trace (instances cut at either end): every instance's events,
+    # hops, status, start and end, and the hops per frame, link and protocol
+    events = train_trace[start : start + length]
+    page = _fed(scenario, events, cap)
+    fragment = page.fragment([])
+    got = {
+        "instances": [row[:7] for row in fragment["instances"]],
+        "hops": fragment["replay"]["hops"],
+    }
+    assert got == _index_of(events, page.replay.mesh, 300.0)
+    assert fragment["replay"]["level"] == ("full" if events else "off")
+
+
+def test_a_counterexample_read_again_is_read_only_up_to_its_instance_s_end(
+    scenario: Scenario, train_mutations: dict[str, Events], tmp_path: Path
+) -> None:
+    # the instances a counterexample names all ended before the trace's last lines: the
+    # read again stops there (the lines after it, here made unreadable, are never read)
+    events = train_mutations["drop_approve"]
+    trace = tmp_path / "trace.jsonl"
+    trace.write_bytes(b"".join(_lines(events)))
+    page = PagePass(mesh_from_scenario(scenario), 300.0, io.BytesIO(), cap=0)
+    violated = groups(check_trace(trace, scenario, consumers=[page]).verdicts, [])
+    named = {k for g in violated for ex in g["examples"] for k in ex["instances"]}
+    ends = [e["seq"] for e in events if e["label"] == "wf_end" and _key(e) in named]
+    assert named and len(ends) == len(named) and max(ends) < events[-100]["seq"]
+    with trace.open("ab") as f:
+        f.write(b"not a trace line\n" * 100)
+    kept = _stored(page, page.fragment(violated, trace=trace))
+    every = _by_instance(events)
+    assert set(kept) == named and all(kept[k] == every[k] for k in named)
+
+
+def _key(e: dict[str, Any]) -> str:
+    return f"{e['wf']}#{e['inst']}"
