@@ -98,7 +98,12 @@ def export_otel_command(args: argparse.Namespace) -> int:
     try:
         lines = read_trace(args.trace)
         traced = trace_spans(
-            lines, scenario=scenario.name, router=router, epoch_ns=epoch, source=args.trace
+            lines,
+            scenario=scenario.name,
+            router=router,
+            epoch_ns=epoch,
+            source=args.trace,
+            wires=scenario.wires(),
         )
     except SpanError as exc:
         raise BadInput(str(exc)) from None

@@ -40,6 +40,7 @@ from sim.interop.a2a_card import (
 )
 from sim.interop.errors import InteropError
 from sim.interop.fragments import Fragment, _render, imported_tools, lint_summary, slug
+from sim.scenario.model import Scenario, Wire
 
 __all__ = [
     "A2A_KEY",
@@ -198,20 +199,22 @@ def _kept_card(agent: Any, entry: Mapping[str, Any], tools: Mapping[str, Any], w
 
 
 def scenario_cards(
-    scenario: Any,
+    scenario: Scenario,
     extension: Mapping[str, Mapping[str, Any]],
     agents: Sequence[str],
     base_url: str | None,
     where: str,
 ) -> list[tuple[str, Any]]:
-    """``(agent id, AgentCard)`` for ``agents`` (default: every agent speaking A2A), each
+    """``(agent id, AgentCard)`` for ``agents`` (default: every agent speaking a protocol on
+    the A2A wire: A2A, or one declaring ``wire: a2a``), each
     valid by the SDK's models. ``base_url`` replaces a built card's default
     ``http://127.0.0.1:<live.port or 8000>``; a kept card keeps its interfaces."""
     by_id = {a.id: a for a in scenario.agents}
     unknown = [a for a in agents if a not in by_id]
     if unknown:
         raise InteropError(f"--agent {unknown[0]!r}: no such agent (agents: {', '.join(by_id)})")
-    chosen = list(agents) or [a.id for a in scenario.agents if "A2A" in a.protocols]
+    carried = scenario.on_wire(Wire.A2A)
+    chosen = list(agents) or [a.id for a in scenario.agents if carried & a.protocols.keys()]
     if not chosen:
         raise InteropError(f"{where}: no agent speaks A2A (name one with --agent)")
     hosts = {str(e.get("host")) for e in extension.values()}

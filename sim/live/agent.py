@@ -4,8 +4,8 @@ HTTP application. Built by :class:`~sim.live.host.Host` for each agent of its pr
 Random streams are the agent's own (:func:`stream`: latency, service, errors,
 translation, approvals, grants), the same for every run with the same seed, run and
 agent. Each agent's application holds ``/mcp`` (the MCP SDK's Streamable HTTP), the
-A2A endpoint and card when it speaks A2A, and ``/rpc/<protocol>`` for each other
-protocol it speaks.
+A2A endpoint and card when it speaks a protocol on the A2A wire, and ``/rpc/<protocol>``
+for each protocol it speaks on the JSON-RPC wire (:meth:`ProtocolSpec.transport`).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from typing import Any
 from sim.live.clock import DownLog, SceneClock
 from sim.live.node import Link, Node, Sender
 from sim.live.parts import IdSpace, PartWriter
-from sim.live.wire import Receiver, Spawn, wire_of
+from sim.live.wire import Receiver, Spawn
 from sim.mesh.graph import ProtocolGraph
 from sim.mesh.routing import Router
-from sim.scenario.model import AgentSpec, Scenario
+from sim.scenario.model import AgentSpec, Scenario, Wire
 
 __all__ = ["GENERATION", "LiveAgent", "latency_sampler", "stream"]
 
@@ -147,16 +147,18 @@ class LiveAgent:
         fields = self.graph.table.fields
         mcp = mcp_server(self.id, __version__, receiver, fields)
         app = mcp.streamable_http_app(host="127.0.0.1", streamable_http_path="/mcp")
-        others = [p for p in self.spec.protocols if wire_of(p) == "jsonrpc"]
+        spoken = self.spec.protocols.keys()
+        others = [p for p in spoken if p in self.scenario.on_wire(Wire.JSONRPC)]
         for route in jsonrpc_routes(others, receiver, fields):
             app.router.routes.append(route)
-        if "A2A" in self.spec.protocols:
+        carried = self.scenario.on_wire(Wire.A2A) & spoken
+        if carried:
             from sim.live.wire.a2a import a2a_routes
 
             skills = [
                 (t.name, t.description) for t in self.scenario.tools if t.name in self.spec.tools
             ]
-            for route in a2a_routes(self.id, base_url, receiver, fields, skills):
+            for route in a2a_routes(self.id, base_url, receiver, fields, carried, skills):
                 app.router.routes.append(route)
         if capture is not None:
             from sim.live.capture import Capture

@@ -30,6 +30,7 @@ import os
 import signal
 import socket
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,12 +40,39 @@ from sim.atomic import write_atomic
 from sim.live.clock import SceneClock
 from sim.live.node import Node, Sender
 from sim.live.parts import PartWriter
-from sim.live.wire import wire_of
+from sim.live.wire import Spawn
+from sim.scenario.model import Wire
 
 __all__ = ["main"]
 
 SEND_TIMEOUT = 3600.0
 """Wall seconds a hop's HTTP request may wait for its reply (the run's end comes first)."""
+
+
+def _mcp_sender(base: str, me: str, spawn: Spawn, closing: anyio.Event) -> Sender:
+    from sim.live.wire.mcp import McpSender
+
+    return McpSender(base + "/mcp", me, spawn, closing, SEND_TIMEOUT)
+
+
+def _a2a_sender(base: str, me: str, spawn: Spawn, closing: anyio.Event) -> Sender:
+    from sim.live.wire.a2a import A2aSender
+
+    return A2aSender(base, spawn, closing, SEND_TIMEOUT)
+
+
+def _jsonrpc_sender(base: str, me: str, spawn: Spawn, closing: anyio.Event) -> Sender:
+    from sim.live.wire.jsonrpc import JsonRpcSender
+
+    return JsonRpcSender(base, spawn, closing, SEND_TIMEOUT)
+
+
+#: the sender of each wire: (the next hop's base URL, the sending agent, spawn, closing)
+SENDERS: Mapping[Wire, Callable[[str, str, Spawn, anyio.Event], Sender]] = {
+    Wire.MCP: _mcp_sender,
+    Wire.A2A: _a2a_sender,
+    Wire.JSONRPC: _jsonrpc_sender,
+}
 
 
 class _Server:
@@ -84,6 +112,7 @@ class Host:
         scenario = load_scenario(spec["scenario"])
         self.scenario = scenario = scenario.model_copy(update=spec.get("overrides") or {})
         self.graph = ProtocolGraph.from_scenario(scenario)
+        self.wires = scenario.wires()
         router = make_router(spec["router"], self.graph, scenario)
         origin = spec.get("origin")
         self.clock = SceneClock(float(origin) if origin is not None else 0.0, float(spec["speed"]))
@@ -149,23 +178,12 @@ class Host:
         self.task_group.start_soon(guarded)
 
     def _sender(self, me: str, there: str, protocol: str) -> Sender:
-        wire = wire_of(protocol)
+        """The sender from ``me`` to ``there`` on ``protocol``'s wire (one per wire)."""
+        wire = self.wires[protocol]
         key = (me, there, wire)
         hit = self._senders.get(key)
         if hit is None:
-            base = self.book[there]
-            if wire == "mcp":
-                from sim.live.wire.mcp import McpSender
-
-                hit = McpSender(base + "/mcp", me, self._spawn, self.closing, SEND_TIMEOUT)
-            elif wire == "a2a":
-                from sim.live.wire.a2a import A2aSender
-
-                hit = A2aSender(base, self._spawn, self.closing, SEND_TIMEOUT)
-            else:
-                from sim.live.wire.jsonrpc import JsonRpcSender
-
-                hit = JsonRpcSender(base, self._spawn, self.closing, SEND_TIMEOUT)
+            hit = SENDERS[wire](self.book[there], me, self._spawn, self.closing)
             self._senders[key] = hit
         return hit
 

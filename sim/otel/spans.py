@@ -27,8 +27,11 @@ span's place (a span id): the same trace exports the same bytes.
 
 Attributes follow the OpenTelemetry semantic conventions where one exists
 (``gen_ai.operation.name`` ``execute_tool``, ``gen_ai.tool.name``, ``mcp.method.name`` on
-MCP and MCP⁺, ``error.type``; resource ``service.name`` ``protomesh``,
-``service.version``), everything else under ``protomesh.*`` (:data:`PREFIX`).
+a protocol whose wire is MCP's (MCP, MCP⁺, a protocol declaring ``wire: mcp``: the
+``wires`` of :func:`trace_spans`, :data:`METHOD_CONVENTIONS`: ``tools/call``, or
+``tools/list`` for a discovery, whatever the dialect's opening), ``error.type``; resource
+``service.name`` ``protomesh``, ``service.version``), everything else under
+``protomesh.*`` (:data:`PREFIX`).
 """
 
 from __future__ import annotations
@@ -68,6 +71,12 @@ MESSAGE_LABELS = frozenset({"send", "hop", "translate", "deliver", "drop"})
 _OUTCOME_OK = frozenset({"result"})
 _OUTCOME_BAD = frozenset({"error", "abort", "prompt", "deny", "fallback", "timeout", "drop"})
 _SKIPPED_KEYS = frozenset({"wall", TRACEPARENT})
+#: by the wire family whose semantic conventions name an invocation's method (MCP's
+#: ``mcp.method.name``, incubating; other wires: none): that attribute, the method of a
+#: call on that wire and the method of a discovery
+METHOD_CONVENTIONS: Mapping[str, tuple[str, str, str]] = {
+    "mcp": ("mcp.method.name", "tools/call", "tools/list")
+}
 
 
 class SpanError(ValueError):
@@ -226,10 +235,13 @@ def trace_spans(
     router: str | None,
     epoch_ns: int | None,
     source: str,
+    wires: Mapping[str, str],
 ) -> Traced:
     """The spans of a trace's ``lines`` (see the module docstring); ``source`` names the
-    trace in errors."""
+    trace in errors; ``wires`` maps each protocol to its wire's name (the scenario's
+    :meth:`~sim.scenario.model.Scenario.wires`), which says which conventions apply."""
     times = _clock(lines, epoch_ns, source)
+    methods = {p: METHOD_CONVENTIONS[w] for p, w in wires.items() if w in METHOD_CONVENTIONS}
     instances: dict[tuple[int, str, int], list[int]] = defaultdict(list)
     outside = 0
     for k, line in enumerate(lines):
@@ -239,7 +251,7 @@ def trace_spans(
         instances[(int(line["rep"]), str(line["wf"]), int(line["inst"]))].append(k)
     spans: list[Span] = []
     for (rep, wf, inst), ks in instances.items():
-        spans.extend(_instance(lines, times, ks, (scenario, router, rep, wf, inst)))
+        spans.extend(_instance(lines, times, ks, (scenario, router, rep, wf, inst), methods))
     return Traced(spans, outside)
 
 
@@ -248,7 +260,10 @@ def _instance(
     times: Sequence[int],
     ks: Sequence[int],
     key: tuple[str, str | None, int, str, int],
+    methods: Mapping[str, tuple[str, str, str]],
 ) -> list[Span]:
+    """The root span of one instance and its invocations' (``methods``: protocol → its
+    wire's :data:`METHOD_CONVENTIONS`)."""
     scenario, router, rep, wf, inst = key
     own: list[int] = []
     invocations: dict[int, list[int]] = defaultdict(list)
@@ -269,11 +284,10 @@ def _instance(
         parent = parse_traceparent((lines[first].get("detail") or {}).get(TRACEPARENT))
         if parent is None or (parent.trace_id, parent.parent_id) == (trace_id, root_id):
             rooted.extend(members)
-            spans.extend(_invocation(lines, times, members, trace_id, root_id, rep, inv))
+            spans.extend(_invocation(lines, times, members, (trace_id, root_id), rep, inv, methods))
         else:
-            spans.extend(
-                _invocation(lines, times, members, parent.trace_id, parent.parent_id, rep, inv)
-            )
+            parents = (parent.trace_id, parent.parent_id)
+            spans.extend(_invocation(lines, times, members, parents, rep, inv, methods))
     if not rooted:
         return spans
     root = Span(
@@ -304,12 +318,14 @@ def _invocation(
     lines: Sequence[dict[str, Any]],
     times: Sequence[int],
     members: Sequence[int],
-    trace_id: int,
-    parent_id: int,
+    parents: tuple[int, int],
     rep: int,
     inv: int,
+    methods: Mapping[str, tuple[str, str, str]],
 ) -> list[Span]:
-    """The span of one invocation and its hop and translation children."""
+    """The span of one invocation and its hop and translation children (``parents``: the
+    trace id and the parent span's id)."""
+    trace_id, parent_id = parents
     first = lines[members[0]]
     labels = [lines[k]["label"] for k in members]
     tool = str(first.get("tool"))
@@ -332,8 +348,10 @@ def _invocation(
         PREFIX + "protocol": proto,
         PREFIX + "caller": first["agent"],
     }
-    if proto in ("MCP", "MCP+"):
-        attrs["mcp.method.name"] = method
+    convention = methods.get(str(proto))
+    if convention is not None:
+        attribute, calling, listing = convention
+        attrs[attribute] = calling if call is not None else listing
     if call is not None and (call.get("detail") or {}).get("target") is not None:
         attrs[PREFIX + "target"] = call["detail"]["target"]
     traceparent = (call or first).get("detail", {}).get(TRACEPARENT)

@@ -1,5 +1,5 @@
 """An ASGI app served by uvicorn on 127.0.0.1 in a thread of the test process (real HTTP,
-no subprocess): the A2A tests' real SDK servers."""
+no subprocess): the A2A tests' and the MCP SDK's real servers."""
 
 from __future__ import annotations
 
@@ -12,15 +12,16 @@ from typing import Any
 
 
 @contextlib.contextmanager
-def asgi_thread(app: Any) -> Iterator[str]:
+def asgi_thread(app: Any, lifespan: str = "off") -> Iterator[str]:
     """``app`` served at ``http://127.0.0.1:<free port>`` until the block ends; yields
-    that base URL. Waits for uvicorn's start or its thread's end (no clock)."""
+    that base URL. Waits for uvicorn's start or its thread's end (no clock). ``lifespan``
+    ``on`` for an app that starts its parts there (the MCP SDK's session manager)."""
     import uvicorn
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
-    config = uvicorn.Config(app, log_level="error", lifespan="off", access_log=False)
+    config = uvicorn.Config(app, log_level="error", lifespan=lifespan, access_log=False)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

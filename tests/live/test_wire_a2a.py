@@ -191,7 +191,8 @@ def serving(a2a: bool = True) -> Iterator[Served]:
     sock.listen(128)
     served = Served(f"http://127.0.0.1:{sock.getsockname()[1]}", Scripted())
     skills: list[Skill] = [("search_flights", "Search flights between two airports"), "book_flight"]
-    routes = a2a_routes("b", served.base, served.receiver, _fields, skills) if a2a else []
+    carried = frozenset({"A2A"})
+    routes = a2a_routes("b", served.base, served.receiver, _fields, carried, skills) if a2a else []
     app = Starlette(routes=routes, middleware=[Middleware(Capture, exchanges=served.exchanges)])
     config = uvicorn.Config(app, log_level="error", lifespan="off", access_log=False)
     server = uvicorn.Server(config)

@@ -42,41 +42,56 @@ def envelope(kind: str = "request", i: int = 1) -> Envelope:
 
 
 def test_an_mcp_plus_entry_carries_the_metadata_and_mcp_does_not() -> None:
-    plus = entry_of(TRUTH, "MCP+", PLUS)
+    plus = entry_of(TRUTH, PLUS)
     assert plus["_meta"][MCP_PLUS_META] == {"side_effects": "write", "requires_approval": True}
-    plain = entry_of(TRUTH.keep(MCP), "MCP", MCP)
+    plain = entry_of(TRUTH.keep(MCP), MCP)
     assert plain == {
         "name": "book",
         "description": "Books.",
         "inputSchema": {"type": "object", "required": ["x"]},
         "annotations": {"readOnlyHint": False},
     }
-    assert descriptor_of(plus, "MCP+", PLUS) == TRUTH.keep(PLUS)
-    assert descriptor_of(plain, "MCP", MCP) == TRUTH.keep(MCP)
+    assert descriptor_of(plus, PLUS) == TRUTH.keep(PLUS)
+    assert descriptor_of(plain, MCP) == TRUTH.keep(MCP)
+
+
+def test_a_protocol_on_this_wire_carries_the_metadata_its_fields_name() -> None:
+    """A user protocol declaring ``wire: mcp`` and only requires_approval of MCP⁺'s
+    metadata: its entries and calls carry that, and a sender cannot slip it more."""
+    mine = MCP | {"requires_approval"}
+    entry = entry_of(TRUTH, mine)
+    assert entry["_meta"][MCP_PLUS_META] == {"requires_approval": True}
+    assert descriptor_of(entry, mine) == TRUTH.keep(mine)
+    assert descriptor_of(entry_of(TRUTH, PLUS), mine) == TRUTH.keep(mine)
+    call = Call("book", {}, {"requires_approval": True, "side_effects": "write"})
+    params = call_params(call, envelope(), mine)
+    assert params["_meta"][MCP_PLUS_META] == {"requires_approval": True}
+    _, back = call_of(call_params(call, envelope(), PLUS), mine)
+    assert back.plus == {"requires_approval": True}
 
 
 def test_what_a_message_lost_upstream_is_marked_unknown() -> None:
     after_a2a = TRUTH.keep(PROTOCOL_FIELDS["A2A"])
-    entry = entry_of(after_a2a, "MCP", MCP)
+    entry = entry_of(after_a2a, MCP)
     assert entry["inputSchema"] == {"type": "object"}  # MCP requires one
     assert entry["_meta"] == {"protomesh/unknown": ["annotations", "input_schema"]}
-    back = descriptor_of(entry, "MCP", MCP)
+    back = descriptor_of(entry, MCP)
     assert back.known == frozenset({"name", "description"})
     assert "input_schema" not in back.values
 
 
 def test_a_call_and_its_answer_round_trip() -> None:
     call = Call("book", {"x": 1}, {"requires_approval": True}, {"action": "accept", "state": "s"})
-    params = call_params(call, envelope(), "MCP+")
+    params = call_params(call, envelope(), PLUS)
     assert params["_meta"][MCP_PLUS_META] == {"requires_approval": True}
     assert params["inputResponses"] == {"approval": {"action": "accept"}}
     assert params["requestState"] == "s"
-    env, back = call_of(params, "MCP+")
+    env, back = call_of(params, PLUS)
     assert back == call and env == envelope()
-    plain = call_params(call, envelope(), "MCP")
+    plain = call_params(call, envelope(), MCP)
     assert MCP_PLUS_META not in plain["_meta"]
     with pytest.raises(ValueError, match="not a protomesh live message"):
-        call_of({"name": "book", "arguments": {}}, "MCP")
+        call_of({"name": "book", "arguments": {}}, MCP)
 
 
 def test_outcomes_round_trip() -> None:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from sim.otel.context import TraceParent, child_of, parse_traceparent
 from sim.otel.spans import Span, SpanError, trace_spans, wall_ns
+from sim.scenario.model import BUILTIN_PROTOCOLS, ProtocolSpec
 
 EPOCH = 1_765_000_000 * 10**9
 PARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -70,8 +71,15 @@ def booking() -> list[dict[str, Any]]:
     return booking_lines()
 
 
+#: the built-in protocols' wires, as a scenario's ``wires()`` gives them
+WIRES = {name: ProtocolSpec(name=name).transport() for name in BUILTIN_PROTOCOLS}
+
+
 def spans(lines: list[dict[str, Any]], epoch: int | None = EPOCH) -> list[Span]:
-    return trace_spans(lines, scenario="s", router="dijkstra", epoch_ns=epoch, source="t").spans
+    traced = trace_spans(
+        lines, scenario="s", router="dijkstra", epoch_ns=epoch, source="t", wires=WIRES
+    )
+    return traced.spans
 
 
 def by_name(found: list[Span]) -> dict[str, Span]:

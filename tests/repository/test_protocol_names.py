@@ -1,6 +1,8 @@
 """No code branches on a protocol's or a dialect's name (issue 34, item 3): behaviour is
-asked of the protocol's :class:`~sim.calculus.mcp.dialects.Dialect`. The exceptions are named
-with their reasons: the wire a real transport speaks, not how an invocation goes."""
+asked of the protocol's :class:`~sim.calculus.mcp.dialects.Dialect`, and which real transport
+carries it live (and so which OpenTelemetry conventions its spans follow) of its declared
+wire (:meth:`~sim.scenario.model.ProtocolSpec.transport`). No exception is left; one would be
+named here with its reason."""
 
 from __future__ import annotations
 
@@ -17,12 +19,9 @@ COMPARISON = re.compile(
     rf"""|\bin\s*[(\[{{]\s*["']{NAMES}["']\s*,"""
     r"""|dialects?\(?\)?\.get\(.*\)\s*(?:==|!=)"""
 )
-#: where a name is compared on purpose: file → why
-ALLOWED = {
-    "sim/otel/spans.py": "OpenTelemetry's mcp.method.name attribute names the MCP wire itself",
-    "sim/live/host.py": "the live mesh's real transport by wire name (sim.live.wire.WIRE_OF)",
-    "sim/live/wire/a2a.py": "its docstring quotes the endpoint's check (code: PROTOCOL)",
-}
+#: where a name is compared on purpose: file → why (none: the live wire and the OpenTelemetry
+#: conventions were the last, issue 34 item 3)
+ALLOWED: dict[str, str] = {}
 
 
 def name_comparisons(text: str) -> list[int]:

@@ -1,13 +1,17 @@
 """Live messages on the wire: one module per real transport.
 
+Which module carries a protocol is the protocol's declared wire
+(:meth:`sim.scenario.model.ProtocolSpec.transport`, :class:`sim.scenario.model.Wire`):
+
 - :mod:`~sim.live.wire.mcp`: MCP and MCP⁺ through the official ``mcp`` SDK (Streamable
   HTTP at ``/mcp``, revision 2026-07-28: stateless requests, approvals as
   ``InputRequiredResult``); MCP⁺ is MCP with the metadata under ``_meta``.
 - :mod:`~sim.live.wire.a2a`: A2A through the official ``a2a-sdk`` (JSON-RPC at ``/a2a``,
   the agent card at the well-known path).
-- :mod:`~sim.live.wire.jsonrpc`: every other protocol (ANP, SGD, user-defined), which has
-  no real implementation here: JSON-RPC 2.0 over HTTP at ``/rpc/<protocol>``, the
-  protocol's name in the path, its content projected to its fields.
+- :mod:`~sim.live.wire.jsonrpc`: every other protocol (ANP, SGD, a user-defined one that
+  declares no wire), which has no real implementation here: JSON-RPC 2.0 over HTTP at
+  ``/rpc/<protocol>``, the protocol's name in the path, its content projected to its
+  fields.
 
 Each module offers the same two sides: a *sender* (``send(protocol, envelope, payload,
 on_notice)`` → the reply's envelope and payload) and the routes that hand what arrives
@@ -26,7 +30,7 @@ import anyio
 
 from sim.live.envelope import Envelope
 
-__all__ = ["WIRE_OF", "Kept", "Notice", "Receiver", "Spawn", "Unreachable", "wire_of"]
+__all__ = ["Kept", "Notice", "Receiver", "Spawn", "Unreachable"]
 
 Spawn = Callable[[Callable[[], Awaitable[None]]], None]
 """Runs a coroutine function in the process's long-lived task group."""
@@ -50,15 +54,6 @@ class Receiver(Protocol):
         request) and return the reply's envelope and payload (a list of
         :class:`~sim.live.payload.Descriptor`, or an :class:`~sim.live.payload.Outcome`)."""
         ...
-
-
-#: The wire each built-in protocol travels on; any other protocol is "jsonrpc".
-WIRE_OF: dict[str, str] = {"MCP": "mcp", "MCP+": "mcp", "A2A": "a2a"}
-
-
-def wire_of(protocol: str) -> str:
-    """``mcp``, ``a2a`` or ``jsonrpc``."""
-    return WIRE_OF.get(protocol, "jsonrpc")
 
 
 class Kept:

@@ -1,7 +1,8 @@
 """A2A on the wire, through the official ``a2a-sdk`` (1.3: A2A protocol 1.0, the JSON-RPC
 binding, non-streaming ``SendMessage``).
 
-Each agent that speaks A2A serves the SDK's JSON-RPC endpoint at ``/a2a`` (its
+Each agent that speaks a protocol on this wire (A2A, or one that declares ``wire: a2a``)
+serves the SDK's JSON-RPC endpoint at ``/a2a`` (its
 ``DefaultRequestHandler`` with an in-memory task store and the executor here) and its
 agent card at the well-known path (``/.well-known/agent-card.json``): name the agent's
 id, one interface (``<base>/a2a``, ``JSONRPC``, protocol 1.0), no streaming, input and
@@ -29,7 +30,7 @@ The encoding (tested on the captured bytes in tests/live/test_wire_a2a.py):
   none of protomesh's do); a ``Struct`` is a map, so the order of keys is not kept.
 
 Errors: a request without an envelope, with a malformed one, or whose envelope says it
-came over a link of another protocol (``arriving(env) != "A2A"``) is refused before the
+came over a link of a protocol this endpoint does not carry is refused before the
 SDK makes anything of it (the handler's request-context builder decodes every request):
 the SDK's ``InvalidParamsError``, i.e. the JSON-RPC error ``-32602`` with the reason as
 its message. A ``ValueError`` of the receiver is the same error, raised by the executor
@@ -70,7 +71,6 @@ from sim.live.wire.content import (
 
 __all__ = [
     "ENDPOINT",
-    "PROTOCOL",
     "A2aSender",
     "Skill",
     "a2a_routes",
@@ -81,7 +81,6 @@ __all__ = [
     "request_of",
 ]
 
-PROTOCOL = "A2A"
 LIST, CALL = "tools/list", "tools/call"
 DECODED = "protomesh/request"
 """The key of a request's decoded envelope and payload in the SDK's call context."""
@@ -129,13 +128,14 @@ def request_message(env: Envelope, payload: Any, fields: frozenset[str]) -> Any:
     return _message(Role.ROLE_USER, content, env)
 
 
-def request_of(message: Any) -> tuple[Envelope, Any]:
+def request_of(message: Any, carried: frozenset[str]) -> tuple[Envelope, Any]:
     """The envelope and payload (None for ``tools/list``, a :class:`Call`) of a request
-    that arrived at the A2A endpoint (ValueError when it is not one)."""
+    that arrived at the A2A endpoint, which carries the protocols ``carried``
+    (ValueError when it is not one of theirs)."""
     env, content = _content(message)
     protocol = arriving(env)
-    if protocol != PROTOCOL:
-        raise ValueError(f"a {protocol} message at the {PROTOCOL} endpoint")
+    if protocol not in carried:
+        raise ValueError(f"a {protocol} message at the {'/'.join(sorted(carried))} endpoint")
     method = content.get("method")
     if method == LIST:
         return env, None
@@ -192,12 +192,13 @@ def a2a_routes(
     base_url: str,
     receiver: Receiver,
     fields: Callable[[str], frozenset[str]],
+    carried: frozenset[str],
     skills: Iterable[Skill] = (),
 ) -> list[Any]:
     """The Starlette routes of ``agent``'s A2A side: the SDK's JSON-RPC endpoint at
-    ``/a2a`` handing messages to ``receiver`` and the agent card at the well-known path.
-    ``fields(protocol)``: the descriptor fields a protocol represents; ``skills``: the
-    hosted tools (names, or names and descriptions)."""
+    ``/a2a`` handing the messages of the protocols ``carried`` to ``receiver`` and the
+    agent card at the well-known path. ``fields(protocol)``: the descriptor fields a
+    protocol represents; ``skills``: the hosted tools (names, or names and descriptions)."""
     from a2a.server.request_handlers import DefaultRequestHandler
     from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
     from a2a.server.tasks import InMemoryTaskStore
@@ -205,10 +206,10 @@ def a2a_routes(
 
     card = agent_card(agent, base_url, skills)
     handler = DefaultRequestHandler(
-        agent_executor=_executor(receiver, fields),
+        agent_executor=_executor(receiver, fields, carried),
         task_store=InMemoryTaskStore(),
         agent_card=card,
-        request_context_builder=decoding(DECODED, lambda message, _: request_of(message)),
+        request_context_builder=decoding(DECODED, lambda message, _: request_of(message, carried)),
     )
     return [
         *create_jsonrpc_routes(handler, ENDPOINT),
@@ -216,7 +217,9 @@ def a2a_routes(
     ]
 
 
-def _executor(receiver: Receiver, fields: Callable[[str], frozenset[str]]) -> Any:
+def _executor(
+    receiver: Receiver, fields: Callable[[str], frozenset[str]], carried: frozenset[str]
+) -> Any:
     """The SDK ``AgentExecutor`` handing each message to ``receiver``."""
     from a2a.server.agent_execution import AgentExecutor, RequestContext
     from a2a.server.events import EventQueue
@@ -232,12 +235,13 @@ def _executor(receiver: Receiver, fields: Callable[[str], frozenset[str]]) -> An
                 if decoded is None:
                     if context.message is None:
                         raise ValueError("a request without a message")
-                    decoded = request_of(context.message)
+                    decoded = request_of(context.message, carried)
                 env, payload = decoded
-                reply_env, reply = await receiver.on_message(PROTOCOL, env, payload, notice)
+                protocol = arriving(env)  # one of ``carried``: request_of refused the others
+                reply_env, reply = await receiver.on_message(protocol, env, payload, notice)
             except ValueError as exc:
                 raise InvalidParamsError(message=str(exc)) from None
-            out = reply_message(reply_env, reply, fields(PROTOCOL), context.context_id or "")
+            out = reply_message(reply_env, reply, fields(protocol), context.context_id or "")
             await event_queue.enqueue_event(out)
 
         async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:

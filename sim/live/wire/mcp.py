@@ -9,12 +9,15 @@ so that what it forwards is the JSON received, not a re-serialised model.
 The encoding (tested byte for byte in tests/live/test_wire_mcp.py):
 
 - ``tools/list`` result entries: ``name``, ``description``, ``inputSchema``,
-  ``annotations``; in MCP⁺ also ``_meta["protomesh/mcp-plus"]`` with the metadata
-  fields. A field the protocol represents but the message lost on its way (an A2A leg
-  carries no input schema) is listed in ``_meta["protomesh/unknown"]``; MCP requires an
+  ``annotations``; and ``_meta["protomesh/mcp-plus"]`` with the MCP⁺ metadata fields the
+  protocol represents (all of them in MCP⁺, none in plain MCP; a user protocol on this
+  wire carries those of its ``fields``). A field the protocol represents but the message
+  lost on its way (an A2A leg carries no input schema) is listed in
+  ``_meta["protomesh/unknown"]``; MCP requires an
   ``inputSchema``, so an unknown one is written ``{"type": "object"}``.
-- ``tools/call``: ``name``, ``arguments``; in MCP⁺ ``_meta["protomesh/mcp-plus"]`` with
-  the caller's view of ``side_effects`` and ``requires_approval``; an approval's answer
+- ``tools/call``: ``name``, ``arguments``; ``_meta["protomesh/mcp-plus"]`` with the
+  caller's view of ``side_effects`` and ``requires_approval``, as far as the protocol
+  represents them; an approval's answer
   as ``inputResponses["approval"]`` with the ``requestState`` it answers.
 - Results: a ``CallToolResult`` whose text starts with the error type when ``isError``,
   or an ``InputRequiredResult`` asking for the approval (a form elicitation).
@@ -54,7 +57,6 @@ ENDPOINT = "/mcp"
 UNKNOWN_KEY = "protomesh/unknown"
 """``_meta`` key of a tools/list entry: the fields its protocol represents but it lost."""
 REVISION = "2026-07-28"
-PLUS = "MCP+"
 #: the metadata fields of MCP⁺ (what a plain MCP entry cannot carry), in written order
 PLUS_META = ("side_effects", "requires_approval", "failure_modes", "dependencies", "summary")
 PLACEHOLDER_SCHEMA: dict[str, Any] = {"type": "object"}
@@ -64,8 +66,8 @@ SILENT_TEXT = "protomesh: the message was dropped on its way (no reply)"
 # -- the encoding ------------------------------------------------------------------------
 
 
-def entry_of(desc: Descriptor, protocol: str, fields: frozenset[str]) -> dict[str, Any]:
-    """The ``tools/list`` entry of ``desc`` in ``protocol`` (which represents ``fields``)."""
+def entry_of(desc: Descriptor, fields: frozenset[str]) -> dict[str, Any]:
+    """The ``tools/list`` entry of ``desc`` in a protocol that represents ``fields``."""
     values, known = desc.values, desc.known
     entry: dict[str, Any] = {"name": values["name"]}
     if "description" in known and values.get("description") is not None:
@@ -75,10 +77,10 @@ def entry_of(desc: Descriptor, protocol: str, fields: frozenset[str]) -> dict[st
     if "annotations" in known and values.get("annotations"):
         entry["annotations"] = dict(values["annotations"])
     meta: dict[str, Any] = {}
-    if protocol == PLUS:
-        plus = {k: values[k] for k in PLUS_META if k in known and values.get(k) is not None}
-        if plus:
-            meta[MCP_PLUS_META] = plus
+    carried = [k for k in PLUS_META if k in fields and k in known]
+    plus = {k: values[k] for k in carried if values.get(k) is not None}
+    if plus:
+        meta[MCP_PLUS_META] = plus
     unknown = sorted(fields - known)
     if unknown:
         meta[UNKNOWN_KEY] = unknown
@@ -87,8 +89,9 @@ def entry_of(desc: Descriptor, protocol: str, fields: frozenset[str]) -> dict[st
     return entry
 
 
-def descriptor_of(entry: Mapping[str, Any], protocol: str, fields: frozenset[str]) -> Descriptor:
-    """What a ``tools/list`` entry received in ``protocol`` tells (ValueError if malformed)."""
+def descriptor_of(entry: Mapping[str, Any], fields: frozenset[str]) -> Descriptor:
+    """What a ``tools/list`` entry received in a protocol that represents ``fields`` tells
+    (ValueError if malformed)."""
     name = entry.get("name")
     if not isinstance(name, str) or not name:
         raise ValueError("a tools/list entry without a name")
@@ -103,7 +106,7 @@ def descriptor_of(entry: Mapping[str, Any], protocol: str, fields: frozenset[str
         values["input_schema"] = dict(entry["inputSchema"])
     if "annotations" in known and isinstance(entry.get("annotations"), Mapping):
         values["annotations"] = dict(entry["annotations"])
-    plus = meta.get(MCP_PLUS_META) if protocol == PLUS else None
+    plus = meta.get(MCP_PLUS_META)
     if isinstance(plus, Mapping):
         for key in PLUS_META:
             if key in known and plus.get(key) is not None:
@@ -111,11 +114,12 @@ def descriptor_of(entry: Mapping[str, Any], protocol: str, fields: frozenset[str
     return Descriptor(values, frozenset(known))
 
 
-def call_params(call: Call, env: Envelope, protocol: str) -> dict[str, Any]:
-    """The ``tools/call`` params of ``call`` in ``protocol``."""
+def call_params(call: Call, env: Envelope, fields: frozenset[str]) -> dict[str, Any]:
+    """The ``tools/call`` params of ``call`` in a protocol that represents ``fields``."""
     meta: dict[str, Any] = request_meta(env)
-    if protocol == PLUS and call.plus:
-        meta[MCP_PLUS_META] = dict(call.plus)
+    plus = call.keep(fields).plus
+    if plus:
+        meta[MCP_PLUS_META] = dict(plus)
     params: dict[str, Any] = {"name": call.name, "arguments": dict(call.arguments), "_meta": meta}
     if call.answer is not None:
         params["inputResponses"] = {APPROVAL_KEY: {"action": call.answer["action"]}}
@@ -123,8 +127,9 @@ def call_params(call: Call, env: Envelope, protocol: str) -> dict[str, Any]:
     return params
 
 
-def call_of(params: Mapping[str, Any], protocol: str) -> tuple[Envelope, Call]:
-    """The envelope and call of raw ``tools/call`` params (ValueError if malformed)."""
+def call_of(params: Mapping[str, Any], fields: frozenset[str]) -> tuple[Envelope, Call]:
+    """The envelope and call of raw ``tools/call`` params in a protocol that represents
+    ``fields`` (ValueError if malformed)."""
     meta = params.get("_meta")
     if not isinstance(meta, Mapping) or ENVELOPE_KEY not in meta:
         raise ValueError(f"not a protomesh live message: no _meta[{ENVELOPE_KEY!r}]")
@@ -133,14 +138,15 @@ def call_of(params: Mapping[str, Any], protocol: str) -> tuple[Envelope, Call]:
     arguments = params.get("arguments") or {}
     if not isinstance(name, str) or not isinstance(arguments, Mapping):
         raise ValueError("tools/call needs a name and an arguments object")
-    plus = meta.get(MCP_PLUS_META) if protocol == PLUS else None
+    plus = meta.get(MCP_PLUS_META)
     answer = None
     responses = params.get("inputResponses")
     if isinstance(responses, Mapping) and APPROVAL_KEY in responses:
         action = responses[APPROVAL_KEY]
         action = action.get("action") if isinstance(action, Mapping) else None
         answer = {"action": str(action), "state": str(params.get("requestState") or "")}
-    return env, Call(name, dict(arguments), dict(plus) if isinstance(plus, Mapping) else {}, answer)
+    sent = dict(plus) if isinstance(plus, Mapping) else {}
+    return env, Call(name, dict(arguments), sent, answer).keep(fields)
 
 
 def result_of(outcome: Outcome, env: Envelope) -> dict[str, Any]:
@@ -231,7 +237,7 @@ def mcp_server(name: str, version: str, receiver: Receiver, fields: Any) -> Any:
                 raise ValueError(f"not a protomesh live message: no _meta[{ENVELOPE_KEY!r}]")
             env = Envelope.from_json(meta[ENVELOPE_KEY])
             protocol = arriving(env)
-            payload = None if method == "tools/list" else call_of(params, protocol)[1]
+            payload = None if method == "tools/list" else call_of(params, fields(protocol))[1]
             reply_env, reply = await receiver.on_message(protocol, env, payload, notice)
         except ValueError as exc:
             raise MCPError(code=-32602, message=str(exc)) from None
@@ -240,7 +246,7 @@ def mcp_server(name: str, version: str, receiver: Receiver, fields: Any) -> Any:
         # the reply goes back over the link the request came by, in its protocol
         if method == "tools/list":
             field_set = fields(protocol)
-            tools = [entry_of(d, protocol, field_set) for d in reply]
+            tools = [entry_of(d, field_set) for d in reply]
             return {
                 "tools": tools,
                 "resultType": "complete",
@@ -327,7 +333,7 @@ class McpSender:
             else:
                 request = mt.CallToolRequest(
                     params=mt.CallToolRequestParams.model_validate(
-                        call_params(payload, env, protocol)
+                        call_params(payload, env, fields)
                     )
                 )
                 result = await session.send_request(
@@ -350,7 +356,7 @@ class McpSender:
             return reply_env, None
         if payload is None:
             tools = result.get("tools") or []
-            return reply_env, [descriptor_of(t, protocol, fields) for t in tools]
+            return reply_env, [descriptor_of(t, fields) for t in tools]
         return outcome_of(result)
 
 

@@ -12,6 +12,7 @@ their hot paths.
 
 from sim.scenario.model.base import (
     BUILTIN_PROTOCOLS,
+    BUILTIN_WIRES,
     Affinity,
     AgentType,
     Count,
@@ -24,6 +25,7 @@ from sim.scenario.model.base import (
     SpecError,
     TraceLevel,
     Whole,
+    Wire,
 )
 from sim.scenario.model.distribution import Distribution, Law
 from sim.scenario.model.faults import (
@@ -73,6 +75,7 @@ from sim.scenario.model.workload import (
 
 __all__ = [
     "BUILTIN_PROTOCOLS",
+    "BUILTIN_WIRES",
     "FAULT_KINDS",
     "GENERATORS",
     "MAX_MESH_SIZE",
@@ -119,6 +122,7 @@ __all__ = [
     "TraceLevel",
     "TranslationSpec",
     "Whole",
+    "Wire",
     "WorkflowSpec",
     "register_fault_kind",
 ]

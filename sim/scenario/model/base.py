@@ -6,7 +6,9 @@ Units: simulated time in seconds; costs in seconds-equivalent; probabilities in 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
@@ -86,6 +88,24 @@ class McpPolicy(StrEnum):
     HINTS = "hints"
     NEVER = "never"
     ALWAYS = "always"
+
+
+class Wire(StrEnum):
+    """The real transport that carries a protocol's messages in the live mesh
+    (docs/live.md): the official ``mcp`` SDK (Streamable HTTP at ``/mcp``), the official
+    ``a2a-sdk`` (JSON-RPC at ``/a2a``), or plain JSON-RPC 2.0 at ``/rpc/<protocol>``. The
+    wire also names the OpenTelemetry semantic conventions an exported span follows."""
+
+    MCP = "mcp"
+    A2A = "a2a"
+    JSONRPC = "jsonrpc"
+
+
+#: The wire of a built-in protocol that has a real implementation (the built-in specs'
+#: declarations); every other protocol that declares none travels on :attr:`Wire.JSONRPC`.
+BUILTIN_WIRES: Mapping[str, Wire] = MappingProxyType(
+    {"MCP": Wire.MCP, "MCP+": Wire.MCP, "A2A": Wire.A2A}
+)
 
 
 class TraceLevel(StrEnum):

@@ -10,6 +10,7 @@ from pydantic import BeforeValidator, Discriminator, Field, Tag, model_validator
 from sim.calculus.mcp import PROTOCOL_FIELDS, DescriptorField
 from sim.calculus.mcp.dialects import Dialect
 from sim.scenario.model.base import (
+    BUILTIN_WIRES,
     MAX_FOLDER_NAME,
     Affinity,
     AgentType,
@@ -20,6 +21,7 @@ from sim.scenario.model.base import (
     Spec,
     SpecError,
     Whole,
+    Wire,
 )
 from sim.scenario.model.dialects import dialect_of, dialect_problem
 from sim.scenario.model.distribution import Distribution
@@ -50,10 +52,24 @@ class ProtocolSpec(Spec):
         "`package.module:Class` (a subclass of sim.calculus.mcp.dialects.Dialect); default: "
         "the built-in protocol's (SGD: sgd), else mcp.",
     )
+    wire: Wire | None = Field(
+        None,
+        description="Which real transport carries it in the live mesh (docs/live.md): mcp "
+        "(the official mcp SDK, Streamable HTTP; its spans carry mcp.method.name), a2a (the "
+        "official a2a-sdk, JSON-RPC), or jsonrpc (JSON-RPC 2.0 at /rpc/<protocol>); default: "
+        "the built-in protocol's (MCP, MCP+: mcp; A2A: a2a), else jsonrpc.",
+    )
 
     def behaviour(self) -> Dialect:
         """The dialect this protocol's invocations take (:func:`dialect_of`)."""
         return dialect_of(self.name, self.dialect)
+
+    def transport(self) -> Wire:
+        """The wire that carries it live: the declared ``wire``, else the built-in
+        protocol's, else JSON-RPC."""
+        if self.wire is not None:
+            return self.wire
+        return BUILTIN_WIRES.get(self.name, Wire.JSONRPC)
 
     def carries(self) -> frozenset[str] | None:
         """The descriptor fields its wire carries: the declared ``fields``, else the

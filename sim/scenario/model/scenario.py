@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, Field
 
 from sim.calculus.mcp.dialects import Dialect
-from sim.scenario.model.base import MAX_FOLDER_NAME, Positive, Spec, TraceLevel, Whole
+from sim.scenario.model.base import MAX_FOLDER_NAME, Positive, Spec, TraceLevel, Whole, Wire
 from sim.scenario.model.faults import FaultEntry
 from sim.scenario.model.mesh import (
     AgentSpec,
@@ -117,6 +117,14 @@ class Scenario(Spec):
     def dialects(self) -> dict[str, Dialect]:
         """Each protocol's invocation dialect (its declared one, else the built-in's)."""
         return {p.name: p.behaviour() for p in self.protocols}
+
+    def wires(self) -> dict[str, Wire]:
+        """Each protocol's live wire (:meth:`ProtocolSpec.transport`)."""
+        return {p.name: p.transport() for p in self.protocols}
+
+    def on_wire(self, wire: Wire) -> frozenset[str]:
+        """The protocols that ``wire`` carries."""
+        return frozenset(p.name for p in self.protocols if p.transport() == wire)
 
     def initiators_of(self, workflow: WorkflowSpec) -> tuple[str, ...]:
         """The agents that may start ``workflow``'s instances, in scenario order."""
