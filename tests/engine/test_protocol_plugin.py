@@ -267,3 +267,35 @@ def test_it_goes_live_through_the_mcp_sdk_its_wire_declares() -> None:
     assert desk.seen[1][1].plus == call.plus and outcome == Outcome(None, "reserved")
     plain = ticket_mesh(spec=UNWIRED).wires()["TICKET"]
     assert isinstance(SENDERS[plain](base, "agent", lambda fn: None, anyio.Event()), JsonRpcSender)
+
+
+@pytest.mark.slow  # a live mesh of its own (seconds): make bench and CI (.ci/run) run it
+def test_the_live_mesh_carries_it_on_the_mcp_sdk_end_to_end(tmp_path: Path) -> None:
+    """``python -m sim live`` on the ticket mesh: every message the server receives is an
+    MCP request at ``/mcp`` routed in TICKET, each call with the caller's view under the
+    MCP⁺ key (TICKET represents it), the write approved by elicitation; every check holds."""
+    from tests.harness.live_runs import live
+
+    path = tmp_path / "ticket.yaml"
+    path.write_text(ticket_text())
+    out = tmp_path / "out"
+    done = live(str(path), "--out", str(out), "--capture", "--quiet", "--duration", "11")
+    assert done.returncode == 0, done.stderr
+    run = out / "dijkstra" / "live-0"
+    received = [json.loads(x) for x in (run / "wire" / "srv.jsonl").read_text().splitlines()]
+    assert {r["path"] for r in received} == {"/mcp"}
+    calls = [json.loads(r["body"])["params"] for r in received]
+    calls = [c for c in calls if "protomesh/route" in c.get("_meta", {})]
+    assert {tuple(c["_meta"]["protomesh/route"]["route"]["protocols"]) for c in calls} == {
+        ("TICKET",)
+    }
+    sent = [c for c in calls if "name" in c]  # the tools/call requests
+    assert len(sent) == 4  # two instances, each asked for approval and sent again
+    assert all(
+        c["_meta"]["protomesh/mcp-plus"] == {"side_effects": "write", "requires_approval": True}
+        for c in sent
+    )
+    assert [c.get("inputResponses") for c in sent][1::2] == [{"approval": {"action": "accept"}}] * 2
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert metrics["workflows"]["succeeded"] == 2
+    assert set(metrics["violations_per_1000_instances"].values()) == {0.0}
