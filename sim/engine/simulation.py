@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path as FsPath
-from typing import Any
+from typing import Any, BinaryIO
 
 from simpy.events import Event
 
@@ -213,6 +213,27 @@ class Replication:
 World = Replication
 
 
+class TappedFile:
+    """A :class:`~sim.engine.trace.TextSink` over a binary trace file that also hands each
+    block it writes, encoded (UTF-8, whole lines), to ``tap``: what consumes the trace in
+    process as it is written (``run``'s checks). The file's bytes are the text file's."""
+
+    __slots__ = ("file", "tap")
+
+    def __init__(self, file: BinaryIO, tap: Callable[[bytes], object]) -> None:
+        self.file = file
+        self.tap = tap
+
+    def write(self, text: str, /) -> int:
+        data = text.encode("utf-8")
+        self.file.write(data)
+        self.tap(data)
+        return len(text)
+
+    def flush(self) -> None:
+        self.file.flush()
+
+
 def run_replication(
     scenario: Scenario,
     router_name: str,
@@ -225,13 +246,16 @@ def run_replication(
     hook: Callable[[Replication], None] | None = None,
     guard: Guard | None = None,
     topology: Topology | None = None,
+    tap: Callable[[bytes], object] | None = None,
 ) -> dict[str, Any]:
     """Run replication ``rep`` of ``scenario`` with ``router_name``; write the trace and
     metrics to ``out_dir``; return the metrics. ``trace_level`` overrides the
     scenario's. ``graph`` reuses a prebuilt protocol graph and ``compiled_router`` a router built
     on it (benchmarks, experiment workers) and ``topology`` a fresh topology of it
     (:meth:`Topology.fresh`); ``hook`` is called with the built replication before it runs
-    (tests); ``guard`` bounds the run."""
+    (tests); ``guard`` bounds the run; ``tap``, if given, is handed each block of the
+    trace as it is written (UTF-8 bytes, whole lines: :class:`TappedFile`;
+    the file's bytes are the same)."""
     level = trace_level or scenario.trace.value
     if level not in TRACE_LEVELS:
         raise ValueError(f"trace level must be one of {', '.join(TRACE_LEVELS)}, not '{level}'")
@@ -241,8 +265,12 @@ def run_replication(
     if metrics_file.exists():
         metrics_file.unlink()  # a stale file must not pass for this run's
     world: Replication | None = None
-    with open(out / "trace.jsonl", "w", encoding="utf-8", newline="\n") as fh:
-        trace = TraceWriter(fh, rep, level)
+    if tap is None:
+        fh: Any = open(out / "trace.jsonl", "w", encoding="utf-8", newline="\n")  # noqa: SIM115
+    else:
+        fh = open(out / "trace.jsonl", "wb")  # noqa: SIM115 - closed by the with below
+    with fh:
+        trace = TraceWriter(fh if tap is None else TappedFile(fh, tap), rep, level)
         try:
             world = Replication(
                 scenario, router_name, rep, trace, graph, compiled_router, guard, topology

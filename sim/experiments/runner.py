@@ -39,17 +39,15 @@ from pathlib import Path
 from typing import Any
 
 from sim import __version__
-from sim.conformance import TraceError, check_trace
-from sim.conformance.checks import run_dir_verdicts
 from sim.engine import ReplicationError, World, run_replication
 from sim.engine.guard import DEFAULT_GUARD, Guard
 from sim.engine.metrics import dumps
+from sim.experiments.checked import RunChecks
 from sim.experiments.executors import EXECUTORS as EXECUTORS  # re-exported
 from sim.experiments.executors import ExecutorHandle as ExecutorHandle
 from sim.experiments.executors import InlineExecutor as InlineExecutor
 from sim.experiments.executors import default_jobs as default_jobs
 from sim.experiments.executors import make_executor as make_executor
-from sim.experiments.properties import property_metrics, property_monitor
 from sim.experiments.rundir import CHECKING
 from sim.experiments.rundir import ERROR_FILE as ERROR_FILE  # re-exported
 from sim.experiments.rundir import METRICS_FILE as METRICS_FILE
@@ -59,7 +57,7 @@ from sim.experiments.rundir import TRACE_FILE as TRACE_FILE
 from sim.experiments.rundir import VERIFIED_FILES as VERIFIED_FILES
 from sim.experiments.rundir import run_dir as run_dir
 from sim.experiments.store import StorageError, damage, digests, publish, temp_name
-from sim.experiments.worker import Built, built, load_scenario, run_series
+from sim.experiments.worker import built, load_scenario, run_series
 from sim.scenario.model import Scenario
 
 #: Keys a complete ``metrics.json`` has (a truncated file fails to parse or lacks one).
@@ -273,6 +271,7 @@ def _execute(
         "version": __version__,
     }
     kept = built(task.scenario, task.fingerprint)
+    checks = RunChecks(tmp, kept)  # fed the trace as the engine writes it
     try:
         run_replication(
             task.scenario,
@@ -285,8 +284,10 @@ def _execute(
             hook=engine_hook,
             guard=task.guard,
             topology=kept.topology(),
+            tap=checks.tap,
         )
     except ReplicationError as exc:
+        checks.close()
         if isinstance(exc.cause, OSError):
             raise exc.cause from None
         message = _located(exc, task)
@@ -313,16 +314,19 @@ def _execute(
             exc.now,
             time.perf_counter() - started,
         )
+    except BaseException:
+        checks.close()
+        raise
     finally:
         stop.set()
         if sampler is not None:
             sampler.join()
-    if report is not None:  # the simulation is over: the checks run now
+    if report is not None:  # the simulation is over: the verdicts are written now
         report(task.key, CHECKING)
     world = world_box[0]
     level = task.trace_level or task.scenario.trace.value
     _write_json(tmp / SERIES_FILE, run_series(world, level, task.scenario, task.rep))
-    _add_verdicts(tmp, kept)
+    checks.merge()
     record["status"] = "ok"
     from sim.view.fragment import EVENTS_FILE, VIEW_FILE
 
@@ -368,43 +372,6 @@ def record_failure(task: Task, reason: str) -> None:
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         raise StorageError.of(exc, final) from None
-
-
-def _add_verdicts(directory: Path, kept: Built) -> None:
-    """Check the run's trace (SPEC §6) and merge the verdicts into its ``metrics.json``;
-    in the same pass, build the run's page fragment (:mod:`sim.view.fragment`: replay,
-    instances and their events, violated checks and properties with counterexamples)
-    beside it.
-
-    An unreadable trace is recorded as ``conformance.error`` (and no fragment), never
-    fatal to the run.
-    """
-    from sim.view.fragment import EVENTS_FILE, PagePass, store
-    from sim.view.violations import groups
-
-    scenario = kept.scenario
-    path = directory / METRICS_FILE
-    metrics = json.loads(path.read_text(encoding="utf-8"))
-    monitor = property_monitor(scenario) if scenario.properties else None
-    mesh, digest = kept.page()
-    trace = directory / TRACE_FILE
-    with open(directory / EVENTS_FILE, "wb") as events:
-        page = PagePass(mesh, float(metrics["duration"]), events)
-        try:
-            report = check_trace(trace, kept.truth(), consumers=[c for c in (monitor, page) if c])
-        except TraceError as exc:
-            metrics["conformance"] = {"ok": False, "error": str(exc)}
-            report = None
-        if report is not None:
-            metrics.update(run_dir_verdicts(report))
-            found = monitor.finish() if monitor is not None else []
-            if monitor is not None:  # the scenario's properties (SPEC §9), same pass
-                checked = metrics["conformance"]["checked"]
-                metrics["properties"] = property_metrics(found, checked)
-            store(directory, page.fragment(groups(report.verdicts, found), digest, trace))
-    if report is None:
-        (directory / EVENTS_FILE).unlink()
-    _write_json(path, metrics)
 
 
 # --- running a set of tasks --------------------------------------------------------------

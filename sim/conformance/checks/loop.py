@@ -69,48 +69,72 @@ def rows(
     return out
 
 
-def stream(
-    name: str,
-    blocks: Iterable[list[bytes]],
-    consumers: Sequence[Consumer],
-    ctx: Context,
-    ordered: bool,
-    decode: Callable[[bytes], Any] | None = None,
-    keep: bool = True,
-) -> list[int] | None:
-    """Feed every line of ``blocks`` to ``consumers``; the number of events per label id.
-    ``ctx.hist`` holds each open invocation's events while a consumer reads them
-    (``history = True``); instances' invocations are tracked while one acts at
-    ``wf_end``. ``decode`` replaces :func:`~sim.conformance.events.decoder` (a line it
-    does not read is read by that one). ``keep=False``, with checks alone (``lts``
-    among them): no history is kept, an invocation counts as its instance's at its
-    opening only (an event of one not open fails ``lts``), and None is returned after
-    the block in which a check that reports histories first fails (run it again,
-    keeping them)."""
-    table = dispatch(consumers)
-    enders = [c.end_instance for c in consumers if ends_instances(c)]
-    history = any(getattr(c, "history", False) for c in consumers)
-    lazy_ok = all(isinstance(c, Check) for c in consumers) and any(
-        c.name == "lts" for c in consumers if isinstance(c, Check)
-    )
-    watched = [c for c in consumers if isinstance(c, Check) and c.history]
-    lazy = not keep and lazy_ok and bool(watched)
-    history = history and not lazy
-    track = history or bool(enders)
-    tracked = Invocations(ctx.hist, enders, history, lazy)
-    seen, end, live = tracked.seen, tracked.end, tracked.live
-    hist = ctx.hist
-    by_label = rows(table, track, lazy)
-    counts = [0] * len(LABEL_IDS)
-    last_seq = -(1 << 63)
-    last_t = -float("inf")
-    was_enabled = gc.isenabled()
-    gc.disable()  # the checks build no reference cycles; collections would only cost
-    try:
-        base = 0  # lines before the block
-        plain = decoder()
-        decode = decode or plain
-        for block in blocks:
+class Pass:
+    """The pass over one trace, fed block by block (:meth:`feed`): from a file read
+    (:func:`stream`) or from the engine as it writes its trace (the lines of each block
+    it writes). ``counts`` is the number of events per label id so far. ``ctx.hist``
+    holds each open invocation's events while a consumer reads them (``history =
+    True``); instances' invocations are tracked while one acts at ``wf_end``.
+    ``decode`` replaces :func:`~sim.conformance.events.decoder` (a line it does not read
+    is read by that one). ``keep=False``, with checks alone (``lts`` among them): no
+    history is kept, an invocation counts as its instance's at its opening only (an
+    event of one not open fails ``lts``), and :meth:`feed` returns False after the block
+    in which a check that reports histories first fails (run it again, keeping them)."""
+
+    __slots__ = (
+        "base", "by_label", "counts", "decode", "end", "hist", "history", "last_seq",
+        "last_t", "lazy", "live", "name", "ordered", "plain", "seen", "watched",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        name: str,
+        consumers: Sequence[Consumer],
+        ctx: Context,
+        ordered: bool,
+        decode: Callable[[bytes], Any] | None = None,
+        keep: bool = True,
+    ) -> None:
+        table = dispatch(consumers)
+        enders = [c.end_instance for c in consumers if ends_instances(c)]
+        history = any(getattr(c, "history", False) for c in consumers)
+        lazy_ok = all(isinstance(c, Check) for c in consumers) and any(
+            c.name == "lts" for c in consumers if isinstance(c, Check)
+        )
+        self.watched = [c for c in consumers if isinstance(c, Check) and c.history]
+        self.lazy = lazy = not keep and lazy_ok and bool(self.watched)
+        self.history = history = history and not lazy
+        track = history or bool(enders)
+        tracked = Invocations(ctx.hist, enders, history, lazy)
+        self.seen, self.end, self.live = tracked.seen, tracked.end, tracked.live
+        self.hist = ctx.hist
+        self.by_label = rows(table, track, lazy)
+        self.counts = [0] * len(LABEL_IDS)
+        self.last_seq = -(1 << 63)
+        self.last_t = -float("inf")
+        self.name = name
+        self.ordered = ordered
+        self.base = 0  # lines before the next block
+        self.plain = decoder()
+        self.decode = decode or self.plain
+
+    def feed(self, block: list[bytes]) -> bool:
+        """Feed the lines of ``block`` (the trace's next ones) to the consumers; False when
+        a lazy pass must be run again keeping histories (see the class docstring). Raises
+        :class:`~sim.conformance.events.TraceError` (located) on a line it refuses."""
+        name, ordered, base, plain, decode = (
+            self.name,
+            self.ordered,
+            self.base,
+            self.plain,
+            self.decode,
+        )
+        by_label, counts, seen, end = self.by_label, self.counts, self.seen, self.end
+        history, hist, live = self.history, self.hist, self.live
+        last_seq, last_t = self.last_seq, self.last_t
+        was_enabled = gc.isenabled()
+        gc.disable()  # the checks build no reference cycles; collections would only cost
+        try:
             for raw in block:
                 try:
                     ev = decode(raw)
@@ -155,10 +179,29 @@ def stream(
                         hist.pop(ev.inv, None)
                     else:
                         live.discard(ev.inv)
-            base += len(block)
-            if lazy and any(c.violations for c in watched):
-                return None  # its counterexample needs the histories: run again keeping them
-    finally:
-        if was_enabled:
-            gc.enable()
-    return counts
+        finally:
+            self.last_seq, self.last_t = last_seq, last_t
+            if was_enabled:
+                gc.enable()
+        self.base = base + len(block)
+        # a lazy pass's failing check needs the histories for its counterexample
+        return not (self.lazy and any(c.violations for c in self.watched))
+
+
+def stream(
+    name: str,
+    blocks: Iterable[list[bytes]],
+    consumers: Sequence[Consumer],
+    ctx: Context,
+    ordered: bool,
+    decode: Callable[[bytes], Any] | None = None,
+    keep: bool = True,
+) -> list[int] | None:
+    """Feed every line of ``blocks`` to ``consumers`` (a :class:`Pass`); the number of
+    events per label id, or None when a lazy pass (``keep=False``) must be run again
+    keeping histories."""
+    loop = Pass(name, consumers, ctx, ordered, decode, keep)
+    for block in blocks:
+        if not loop.feed(block):
+            return None
+    return loop.counts

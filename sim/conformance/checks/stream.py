@@ -13,6 +13,7 @@ pass (a property monitor: pass it to :func:`check_trace` as ``consumers``).
 
 from __future__ import annotations
 
+import io
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -20,9 +21,9 @@ from typing import Any
 
 from sim.conformance.checks.base import Consumer, Context
 from sim.conformance.checks.families import ALL_CHECKS, CHECK_NAMES
-from sim.conformance.checks.loop import stream
+from sim.conformance.checks.loop import Pass, stream
 from sim.conformance.checks.verdict import NOT_CHECKED_NOTE, Report
-from sim.conformance.events import LABEL_IDS, interning_decoder, read_blocks
+from sim.conformance.events import LABEL_IDS, PIECE, interning_decoder, read_blocks
 from sim.conformance.truth import Truth, from_scenario, known_values
 from sim.scenario.model import Scenario
 
@@ -47,35 +48,98 @@ def check_trace(
     fails (the same verdicts and counterexamples)."""
     if ordered is None:
         ordered = isinstance(source, (str, Path))
+    keep = not isinstance(source, (str, Path)) or bool(consumers)  # else: lazily
     if isinstance(truth, Scenario):
         truth = from_scenario(truth)
-    names = tuple(checks) if checks is not None else CHECK_NAMES
-    unknown = [n for n in names if n not in ALL_CHECKS]
-    if unknown:
-        raise ValueError(f"unknown check(s): {', '.join(unknown)}; known: {', '.join(CHECK_NAMES)}")
+    checks = check_names(checks)  # refused before the source is opened
     started = time.perf_counter()
-    decode = interning_decoder(known_values(truth))  # the scenario's names interned
-    keep = not isinstance(source, (str, Path)) or bool(consumers)  # else: lazily
     while True:
-        ctx = Context()
-        active = [ALL_CHECKS[n](truth, ctx) for n in names]
         name, blocks = read_blocks(source)
+        checker = Checker(name, truth, checks, ordered, consumers, keep)
         try:
-            counts = run_pass(
-                name, blocks, [*active, *consumers], ctx, ordered, decode=decode, keep=keep
-            )
+            done = all(checker.feed(block) for block in blocks)
         finally:
             close = getattr(blocks, "close", None)
             if close is not None:
                 close()
-        if counts is not None:
-            break
+        if done:
+            report = checker.report()
+            report.seconds = time.perf_counter() - started  # the reading too
+            return report
         keep = True  # a check that reports the histories failed: again, keeping them
-    seconds = time.perf_counter() - started
-    verdicts = [c.finish(sum(counts.get(lab, 0) for lab in c.labels)) for c in active]
-    return Report(
-        name, sum(counts.values()), verdicts, seconds, truth.source, counts.get("wf_start", 0)
-    )
+
+
+def check_names(checks: Iterable[str] | None) -> tuple[str, ...]:
+    """The checks named (default: all seven, in report order); a ValueError naming the
+    unknown ones."""
+    names = tuple(checks) if checks is not None else CHECK_NAMES
+    unknown = [n for n in names if n not in ALL_CHECKS]
+    if unknown:
+        known = ", ".join(CHECK_NAMES)
+        raise ValueError(f"unknown check(s): {', '.join(unknown)}; known: {known}")
+    return names
+
+
+class Checker:
+    """The checks (default: all seven) and ``consumers`` of one trace, fed its lines block
+    by block (:meth:`feed`, in trace order; :meth:`lines` for the text the engine writes
+    as it runs), then :meth:`report`. What :func:`check_trace` reads a file with, and
+    what ``run`` checks its trace with in process while the engine writes it (the same
+    pass, the same verdicts). ``seconds`` is the time spent in the pass so far."""
+
+    def __init__(
+        self,
+        name: str,
+        truth: Scenario | Truth,
+        checks: Iterable[str] | None = None,
+        ordered: bool = True,
+        consumers: Sequence[Consumer] = (),
+        keep: bool = True,
+    ) -> None:
+        if isinstance(truth, Scenario):
+            truth = from_scenario(truth)
+        names = check_names(checks)
+        self.name = name
+        self.truth = truth
+        self.consumers = consumers
+        decode = interning_decoder(known_values(truth))  # the scenario's names interned
+        ctx = Context()
+        self.active = [ALL_CHECKS[n](truth, ctx) for n in names]
+        self.loop = Pass(name, [*self.active, *consumers], ctx, ordered, decode, keep)
+        self.seconds = 0.0
+
+    def feed(self, block: list[bytes]) -> bool:
+        """Feed the trace's next lines (see :meth:`Pass.feed`: False when a lazy pass must
+        be run again keeping histories; :class:`TraceError` on a line it refuses)."""
+        started = time.perf_counter()
+        try:
+            return self.loop.feed(block)
+        finally:
+            self.seconds += time.perf_counter() - started
+
+    def lines(self, text: bytes) -> None:
+        """Feed the lines of ``text`` (UTF-8, whole lines, each ending with ``\\n``: what
+        the engine writes to the trace file), in pieces of about ``PIECE`` bytes."""
+        whole = io.BytesIO(text)
+        while block := whole.readlines(PIECE):
+            self.feed(block)
+
+    def report(self) -> Report:
+        """The verdicts of the lines fed (each consumer's ``end_trace`` called first)."""
+        started = time.perf_counter()
+        for c in self.consumers:
+            c.end_trace()
+        counts = {lab: n for lab, n in zip(LABEL_IDS, self.loop.counts, strict=True) if n}
+        verdicts = [c.finish(sum(counts.get(lab, 0) for lab in c.labels)) for c in self.active]
+        self.seconds += time.perf_counter() - started
+        return Report(
+            self.name,
+            sum(counts.values()),
+            verdicts,
+            self.seconds,
+            self.truth.source,
+            counts.get("wf_start", 0),
+        )
 
 
 def run_pass(

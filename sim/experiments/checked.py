@@ -1,0 +1,107 @@
+"""A run checked as it goes: the conformance checks (SPEC §6), the scenario's properties
+(SPEC §9) and the run's page data (:mod:`sim.view.fragment`) consume the trace's lines
+in process, block by block as the engine writes them (``run_replication``'s ``tap``),
+in one pass; the file is still written, byte for byte the same, and ``python -m sim
+check`` re-reading it gives the same verdicts. Nothing reads the trace back but the page
+data's counterexample instances the sample left out.
+
+An unreadable trace (a line the pass refuses: never one of the engine's) is recorded as
+``conformance.error`` (and no page data), never fatal to the run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from sim.conformance import TraceError
+from sim.conformance.checks import run_dir_verdicts
+from sim.conformance.checks.stream import Checker
+from sim.engine.metrics import dumps
+from sim.experiments.properties import property_metrics, property_monitor
+from sim.experiments.rundir import METRICS_FILE, TRACE_FILE
+
+if TYPE_CHECKING:
+    from sim.experiments.worker import Built
+
+#: Bytes of trace lines the engine writes before the pass reads them (1 MiB: per 256-line
+#: block, the two taking turns on the caches cost the engine 1.3 s CPU of 2 on the
+#: 1,000-agent mesh, and the pass 0.5 s; see
+#: :meth:`RunChecks.tap`).
+TAP_BYTES = 1 << 20
+
+
+class RunChecks:
+    """The consumers of one run's trace (the checks, the property monitor, the page
+    data), fed in process by :meth:`tap`; :meth:`merge` writes their verdicts into the
+    run's ``metrics.json`` and the page fragment beside it, after the run; :meth:`close`
+    drops what they wrote (a run that failed)."""
+
+    def __init__(self, directory: Path, kept: Built) -> None:
+        from sim.view.fragment import EVENTS_FILE, PagePass
+
+        scenario = kept.scenario
+        self.directory = directory
+        self.kept = kept
+        self.monitor = property_monitor(scenario) if scenario.properties else None
+        mesh, self.digest = kept.page()
+        self.events: IO[bytes] = open(directory / EVENTS_FILE, "wb")  # noqa: SIM115 - close()
+        self.page = PagePass(mesh, float(scenario.duration), self.events)
+        consumers = [c for c in (self.monitor, self.page) if c is not None]
+        name = str(directory / TRACE_FILE)
+        self.checker = Checker(name, kept.truth(), consumers=consumers)
+        self.error: TraceError | None = None
+        self.pending: list[bytes] = []
+        self.size = 0
+
+    def tap(self, text: bytes) -> None:
+        """The trace's next block of lines (UTF-8, whole lines), as the engine writes it:
+        kept until :data:`TAP_BYTES` are, then fed to the pass (the engine and the pass
+        take turns on the CPU's caches in long turns); after a line the pass refuses,
+        nothing more is read (the error is kept)."""
+        self.pending.append(text)
+        self.size += len(text)
+        if self.size >= TAP_BYTES:
+            self._feed()
+
+    def _feed(self) -> None:
+        pending, self.pending, self.size = self.pending, [], 0
+        if self.error is None and pending:
+            try:
+                self.checker.lines(b"".join(pending))
+            except TraceError as exc:
+                self.error = exc
+
+    def merge(self) -> None:
+        """The verdicts into ``metrics.json`` (``violations``, ``conformance``,
+        ``properties``: :func:`~sim.conformance.checks.run_dir_verdicts`) and the page
+        fragment beside it; an unreadable trace as ``conformance.error``, no fragment."""
+        from sim.view.fragment import store
+        from sim.view.violations import groups
+
+        self._feed()
+        path = self.directory / METRICS_FILE
+        metrics: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        if self.error is not None:
+            metrics["conformance"] = {"ok": False, "error": str(self.error)}
+            self.close(keep=False)
+        else:
+            report = self.checker.report()
+            metrics.update(run_dir_verdicts(report))
+            found = self.monitor.finish() if self.monitor is not None else []
+            if self.monitor is not None:  # the scenario's properties (SPEC §9), same pass
+                metrics["properties"] = property_metrics(found, metrics["conformance"]["checked"])
+            trace = self.directory / TRACE_FILE
+            fragment = self.page.fragment(groups(report.verdicts, found), self.digest, trace)
+            store(self.directory, fragment)
+            self.close(keep=True)
+        path.write_text(dumps(metrics), encoding="utf-8")
+
+    def close(self, keep: bool = False) -> None:
+        """Close the page data's events file; removed unless ``keep``."""
+        from sim.view.fragment import EVENTS_FILE
+
+        self.events.close()
+        if not keep:
+            (self.directory / EVENTS_FILE).unlink(missing_ok=True)
