@@ -186,9 +186,7 @@ def serving(a2a: bool = True) -> Iterator[Served]:
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
 
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(128)
+    sock = socket.create_server(("127.0.0.1", 0), backlog=128)
     served = Served(f"http://127.0.0.1:{sock.getsockname()[1]}", Scripted())
     skills: list[Skill] = [("search_flights", "Search flights between two airports"), "book_flight"]
     carried = frozenset({"A2A"})
