@@ -1,31 +1,35 @@
 """Weak bisimulation without the τ-closure (paper §4.4 ``≈``; issue 36).
 
-The systems are read side by side (no union LTS is built), their τ-strongly-connected
-components contracted (Tarjan: the states of a τ-cycle reach each other by τ*, so they
-are weakly bisimilar), and every component whose only move is one τ merged into its
-target (``τ.P ≈ P``). What is left is a τ-DAG of *nodes*, numbered so that a node's
-τ-successors come before it.
+The systems are read side by side (no union LTS is built) and contracted to their τ-DAG
+(:mod:`sim.calculus.contraction`: τ-cycles to one node, ``τ.P`` merged into ``P``; a
+node's τ-successors are numbered before it).
 
 :meth:`WeakSystem.refine` is signature refinement on the saturated system (``s ⇒a⇒ t``
 iff ``s τ* a τ* t``; ``s ⇒τ⇒ t`` iff ``s τ* t``, reflexive) without saturating: in each
 round, against the blocks of the last one, a node's signature is ``R(x)``, the blocks
 it reaches by τ*, and ``A(x)``, per visible label ``a``, the blocks of ``τ* a τ*``,
-both bit sets computed in one pass each over the DAG in its order:
+both computed in one pass each over the DAG in its order:
 ``R(x) = {block(x)} ∪ ⋃ R(y)`` over the τ-successors ``y``, ``A_a(x) = ⋃ R(z)`` over
-``x -a-> z`` ``∪ ⋃ A_a(y)``. Rounds are synchronous and a block that splits keeps its id
-for its largest part, so the history has the meaning :func:`~sim.calculus.refinement.
-refine_history` gives it (after round ``k`` the partition is the ``k``-step weak
-bisimilarity) and :mod:`sim.calculus.witness` reads formulas from it.
+``x -a-> z`` ``∪ ⋃ A_a(y)``. Narrow rounds keep them as bit sets; wide ones (past
+:data:`DIRECT_BITS`) intern them: each node gets the number of its set among the
+distinct ones, and a set is computed once per distinct combination of its inputs, of
+which there are a few per block, not one per node. Rounds are synchronous and a block
+that splits keeps its id for its largest part, so the history has the meaning
+:func:`~sim.calculus.refinement.refine_history` gives it (after round ``k`` the
+partition is the ``k``-step weak bisimilarity) and :mod:`sim.calculus.witness` reads
+formulas from it.
 
 Where the saturation of the nodes is small, :meth:`WeakSystem.saturation` builds it
 within a budget (``sim.calculus.bisim`` then refines it incrementally, the faster way);
 past the budget it is abandoned and the rounds run.
 
-Cost: a round is linear in the transitions, each step an operation on bit sets as wide
-as the number of blocks (in C); the rounds are as many as the refinement's depth. On
-τ-chains, τ-rings, chains of τ-2-cycles and random systems with 80 % τ of 256k states
-it stays under 10 s (BENCHMARKS.md); the worst case is the number of weak classes times
-the transitions per round, where the saturation was the square of the states.
+Cost: a round is one dictionary look-up per node and transition, plus one bit-set
+operation (as wide as the blocks times the labels, in C) per distinct input; the rounds
+are as many as the refinement's depth. On τ-chains, τ-rings, chains of τ-2-cycles and
+random systems with 80 % τ of 256k states it stays under 3 s, growing as states^1.1 to
+^1.25 (BENCHMARKS.md); where every node's inputs are distinct, the worst case is
+still the blocks times the transitions per round (not the square of the states the
+saturation was).
 """
 
 from __future__ import annotations
@@ -34,10 +38,11 @@ import gc
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
+from sim.calculus.contraction import contract
 from sim.calculus.lts import LTS, TAU
-from sim.calculus.refinement import Adjacency, Quotient, components
+from sim.calculus.refinement import Adjacency, Quotient
 
-__all__ = ["SaturatedMoves", "WeakSystem", "acyclic"]
+__all__ = ["DIRECT_BITS", "SaturatedMoves", "WeakSystem", "acyclic"]
 
 
 @contextmanager
@@ -55,6 +60,11 @@ def acyclic() -> Iterator[None]:
             gc.enable()
 
 
+#: Rounds whose bit sets (blocks times labels) are at most this many bits wide compute
+#: them directly; wider ones intern them (:meth:`WeakSystem._interned`).
+DIRECT_BITS = 240
+
+
 class WeakSystem:
     """LTSs side by side (paper §4.4; state ``s`` of system ``i`` is ``offset[i] + s``),
     contracted to the τ-DAG of the module. ``node[s]`` is the node of state ``s``, ``members[x]``
@@ -65,58 +75,22 @@ class WeakSystem:
     def __init__(self, systems: Sequence[LTS], label_ids: dict[str, int]) -> None:
         self.tau_id = label_ids.setdefault(TAU, len(label_ids))
         offsets: list[int] = []
+        src: list[int] = []
+        lab: list[int] = []
+        dst: list[int] = []
         n = 0
         for lts in systems:
             offsets.append(n)
+            names = [t.label for t in lts.transitions]
+            for name in dict.fromkeys(names):  # numbered in order of first appearance
+                label_ids.setdefault(name, len(label_ids))
+            lab.extend([label_ids[name] for name in names])
+            src.extend([t.src + n for t in lts.transitions])
+            dst.extend([t.dst + n for t in lts.transitions])
             n += lts.n_states
         self.offsets = tuple(offsets)
-        tau_out: list[list[int]] = [[] for _ in range(n)]
-        moves: list[tuple[int, int, int]] = []
-        for off, lts in zip(offsets, systems, strict=True):
-            for t in lts.transitions:
-                if t.label == TAU:
-                    tau_out[t.src + off].append(t.dst + off)
-                else:
-                    lid = label_ids.setdefault(t.label, len(label_ids))
-                    moves.append((t.src + off, lid, t.dst + off))
-        comp, comps = components(tau_out)
-        k = len(comps)
-        tau_succ: list[set[int]] = [set() for _ in range(k)]
-        for s, out in enumerate(tau_out):
-            c = comp[s]
-            for d in out:
-                if comp[d] != c:
-                    tau_succ[c].add(comp[d])
-        seen_moves = [False] * k
-        for s, _, _ in moves:
-            seen_moves[comp[s]] = True
-        # reverse topological: a component's successors have smaller numbers, so their
-        # representative is final when the component is reached
-        rep = list(range(k))
-        for c in range(k):
-            if not seen_moves[c] and len(tau_succ[c]) == 1:
-                rep[c] = rep[next(iter(tau_succ[c]))]
-        number: dict[int, int] = {}
-        for c in range(k):
-            if rep[c] == c:
-                number[c] = len(number)
-        m = len(number)
-        node_of = [number[rep[c]] for c in range(k)]
-        succ: list[set[int]] = [set() for _ in range(m)]
-        vis: list[set[tuple[int, int]]] = [set() for _ in range(m)]
-        for c, x in number.items():
-            succ[x] = {node_of[d] for d in tau_succ[c]}
-        for s, lid, d in moves:
-            vis[node_of[comp[s]]].add((lid, node_of[comp[d]]))
-        self.tau: list[tuple[int, ...]] = [tuple(sorted(x)) for x in succ]
-        self.visible: list[tuple[tuple[int, int], ...]] = [tuple(sorted(x)) for x in vis]
-        self.node: tuple[int, ...] = tuple(node_of[c] for c in comp)
-        members: list[list[int]] = [[] for _ in range(m)]
-        for s, x in enumerate(self.node):
-            members[x].append(s)
-        self.members: tuple[tuple[int, ...], ...] = tuple(tuple(ms) for ms in members)
-        self._tau_pred: list[list[int]] | None = None
-        self._by_label: list[dict[int, list[int]]] | None = None
+        dag = contract(n, src, lab, dst, self.tau_id, len(label_ids))
+        self.tau, self.visible, self.node, self.members = dag
         #: the saturated moves of every node, when built (:meth:`saturation`)
         self.saturated: Adjacency | None = None
 
@@ -126,7 +100,7 @@ class WeakSystem:
         and the round it was born in (as :func:`~sim.calculus.refinement.refine_history`
         on the saturated system)."""
         k = len(self.tau)
-        tau, visible = self.tau, self.visible
+        labels = 1 + max((a for moves in self.visible for a, _ in moves), default=0)
         block = [0] * k
         parent = [-1]
         born = [0]
@@ -134,23 +108,13 @@ class WeakSystem:
         while True:
             rounds += 1
             width = len(parent)
-            reach = [0] * k
-            for x in range(k):
-                r = 1 << block[x]
-                for y in tau[x]:
-                    r |= reach[y]
-                reach[x] = r
-            after = [0] * k
-            for x in range(k):
-                acc = 0
-                for y in tau[x]:
-                    acc |= after[y]
-                for a, z in visible[x]:
-                    acc |= reach[z] << (a * width)
-                after[x] = acc
+            if width * labels <= DIRECT_BITS:
+                reach, after = self._direct(block, width)
+            else:
+                reach, after = self._interned(block, width, labels)
             groups: dict[tuple[int, int, int], list[int]] = {}
-            for x in range(k):
-                groups.setdefault((block[x], reach[x], after[x]), []).append(x)
+            for x, sig in enumerate(zip(block, reach, after, strict=True)):
+                groups.setdefault(sig, []).append(x)
             if len(groups) == width:
                 return block, parent, born
             parts: dict[int, list[list[int]]] = {}
@@ -168,6 +132,96 @@ class WeakSystem:
                     born.append(rounds)
                     for x in xs:
                         block[x] = nb
+
+    def _direct(self, block: list[int], width: int) -> tuple[list[int], list[int]]:
+        """``R(x)`` and ``A(x)`` of every node as bit sets (``A``'s label ``a`` at bits
+        ``a·width`` on): the narrow rounds, where an operation on a bit set is one on a
+        machine word or two."""
+        tau, visible = self.tau, self.visible
+        k = len(tau)
+        reach = [0] * k
+        for x in range(k):
+            r = 1 << block[x]
+            for y in tau[x]:
+                r |= reach[y]
+            reach[x] = r
+        after = [0] * k
+        for x in range(k):
+            acc = 0
+            for y in tau[x]:
+                acc |= after[y]
+            for a, z in visible[x]:
+                acc |= reach[z] << (a * width)
+            after[x] = acc
+        return reach, after
+
+    def _interned(self, block: list[int], width: int, labels: int) -> tuple[list[int], list[int]]:
+        """``R(x)`` and ``A(x)`` of every node as the number of its value among the
+        distinct ones (equal sets, equal numbers): the wide rounds. A value is computed
+        (bit sets, as :meth:`_direct`) once per distinct combination of a node's inputs
+        (its block and its successors' numbers), so the wide operations are as many as
+        the distinct inputs, a few times the blocks, not one per node and transition."""
+        tau, visible = self.tau, self.visible
+        k = len(tau)
+        span = k + 1  # numbers are below it: (b, r) is b·span + r
+        reach = [0] * k
+        value: list[int] = []
+        number: dict[int, int] = {}
+        known: dict[object, int] = {}
+        key: object
+        for x, ys, b in zip(range(k), tau, block, strict=True):
+            if not ys:
+                key = -1 - b
+            elif len(ys) == 1:
+                key = b * span + reach[ys[0]]
+            else:
+                key = (b, *sorted({reach[y] for y in ys}))
+            r = known.get(key)
+            if r is None:
+                v = 1 << b
+                for y in ys:
+                    v |= value[reach[y]]
+                r = number.setdefault(v, len(value))
+                if r == len(value):
+                    value.append(v)
+                known[key] = r
+            reach[x] = r
+        after = [0] * k  # 0: the empty set
+        avalue = [0]
+        anumber = {0: 0}
+        aknown: dict[object, int] = {}
+        for x, ys, vis in zip(range(k), tau, visible, strict=True):
+            if not vis:
+                if not ys:
+                    continue
+                if len(ys) == 1:
+                    after[x] = after[ys[0]]
+                    continue
+                key = tuple(sorted({after[y] for y in ys}))
+            elif len(vis) == 1:  # the move as a negative number, τ-successors' A their own
+                move = -1 - reach[vis[0][1]] * labels - vis[0][0]
+                if not ys:
+                    key = move
+                elif len(ys) == 1:
+                    key = (move, after[ys[0]])
+                else:
+                    key = (move, *sorted({after[y] for y in ys}))
+            else:
+                moves = {-1 - reach[z] * labels - a for a, z in vis}
+                key = tuple(sorted(moves.union([after[y] for y in ys])))
+            r = aknown.get(key)
+            if r is None:
+                acc = 0
+                for y in ys:
+                    acc |= avalue[after[y]]
+                for a, z in vis:
+                    acc |= value[reach[z]] << (a * width)
+                r = anumber.setdefault(acc, len(avalue))
+                if r == len(avalue):
+                    avalue.append(acc)
+                aknown[key] = r
+            after[x] = r
+        return reach, after
 
     def saturation(self, budget: int) -> Adjacency | None:
         """The saturated moves of every node (``(τ, y)`` for ``y`` in τ*(x), reflexive;
@@ -226,41 +280,22 @@ class WeakSystem:
 
     def labels(self, nodes: Iterable[int]) -> set[int]:
         """The visible labels some node of the τ-closed set ``nodes`` moves by."""
-        table = self._table()
-        return {a for x in nodes for a in table[x]}
+        visible = self.visible
+        return {a for x in nodes for a, _ in visible[x]}
 
     def after(self, nodes: Iterable[int], a: int) -> frozenset[int]:
         """τ* a τ* of the τ-closed set ``nodes`` (``a`` visible)."""
-        table = self._table()
-        return self.closure(z for x in nodes for z in table[x].get(a, ()))
-
-    def _table(self) -> list[dict[int, list[int]]]:
-        if self._by_label is None:
-            self._by_label = []
-            for moves in self.visible:
-                by: dict[int, list[int]] = {}
-                for a, z in moves:
-                    by.setdefault(a, []).append(z)
-                self._by_label.append(by)
-        return self._by_label
+        visible = self.visible
+        return self.closure(z for x in nodes for b, z in visible[x] if b == a)
 
     def able(self, nodes: frozenset[int], a: int) -> frozenset[int]:
-        """The nodes of ``nodes`` that can do ``τ* a`` (backward from the ``a`` moves)."""
-        if self._tau_pred is None:
-            self._tau_pred = [[] for _ in self.tau]
-            for x, ys in enumerate(self.tau):
-                for y in ys:
-                    self._tau_pred[y].append(x)
-        preds = self._tau_pred
-        table = self._table()
-        seen = {x for x in range(len(self.tau)) if a in table[x]}
-        todo = list(seen)
-        while todo:
-            for p in preds[todo.pop()]:
-                if p not in seen:
-                    seen.add(p)
-                    todo.append(p)
-        return nodes & seen
+        """The nodes of ``nodes`` that can do ``τ* a``: forward over their τ-closure in the
+        DAG's order (a node's τ-successors first), so only that closure is read."""
+        can: set[int] = set()
+        for x in sorted(self.closure(nodes)):
+            if any(b == a for b, _ in self.visible[x]) or any(y in can for y in self.tau[x]):
+                can.add(x)
+        return nodes & can
 
 
 class SaturatedMoves:

@@ -1,22 +1,21 @@
-"""Strong and weak bisimulation: agreement with bispy, equivalence laws, hand-made pairs."""
+"""Strong and weak bisimulation: agreement with bispy, equivalence laws, hand-made pairs
+(the weak refinement's own ways: ``test_weak``)."""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import cache
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks.bisim_families import FAMILIES, tau_chain, tau_ring
-from sim.calculus import bisim
+from benchmarks.bisim_families import tau_ring
 from sim.calculus.bisim import bisimilar, saturate, strong_partition, weak_partition
 from sim.calculus.lts import LTS, TAU, accepts, relabel, traces
 from sim.calculus.mcp import Tool, tool_lts
 from sim.calculus.theorems import action_equivalence
+from tests.harness.bisim_oracle import bispy_partition, blocks, check_sound, random_lts_of
 
 
 @cache
@@ -39,61 +38,20 @@ def random_lts(draw: st.DrawFn, max_states: int = 8) -> LTS:
     return LTS(n, draw(st.integers(0, n - 1)), edges)
 
 
-def _blocks(partition: list[int]) -> set[frozenset[int]]:
-    out: dict[int, set[int]] = {}
-    for s, b in enumerate(partition):
-        out.setdefault(b, set()).add(s)
-    return {frozenset(v) for v in out.values()}
-
-
-def bispy_partition(lts: LTS) -> set[frozenset[int]]:
-    """Maximum strong bisimulation by bispy (Paige–Tarjan) on the standard encoding of an LTS
-    as a graph: a node per state, a node per (label, target) pair, labels in the initial
-    partition."""
-    import bispy  # with networkx: not at collection
-    import networkx as nx
-
-    graph = nx.DiGraph()
-    graph.add_nodes_from(range(lts.n_states))
-    mid: dict[tuple[str, int], int] = {}
-    for t in lts.transitions:
-        m = mid.setdefault((t.label, t.dst), lts.n_states + len(mid))
-        graph.add_edge(t.src, m)
-        graph.add_edge(m, t.dst)
-    by_label: dict[str, list[int]] = {}
-    for (lab, _), m in mid.items():
-        by_label.setdefault(lab, []).append(m)
-    initial = [tuple(range(lts.n_states)), *(tuple(v) for v in by_label.values())]
-    result = bispy.compute_maximum_bisimulation(graph, initial)
-    return {
-        frozenset(s for s in block if s < lts.n_states)
-        for block in result
-        if any(s < lts.n_states for s in block)
-    }
-
-
-def _random_lts(rng: random.Random) -> LTS:
-    n = rng.randint(1, 12)
-    labels = ["a", "b", "c", TAU][: rng.randint(1, 4)]
-    m = rng.randint(0, 3 * n)
-    edges = [(rng.randrange(n), rng.choice(labels), rng.randrange(n)) for _ in range(m)]
-    return LTS(n, rng.randrange(n), edges)
-
-
 @pytest.mark.parametrize("seed", range(4))
 def test_strong_partition_agrees_with_bispy_on_random_lts(seed: int) -> None:
     rng = random.Random(seed)
     for _ in range(60):
-        lts = _random_lts(rng)
-        assert _blocks(strong_partition(lts)) == bispy_partition(lts)
+        lts = random_lts_of(rng)
+        assert blocks(strong_partition(lts)) == bispy_partition(lts)
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_weak_partition_agrees_with_bispy_on_saturated_random_lts(seed: int) -> None:
     rng = random.Random(100 + seed)
     for _ in range(60):
-        lts = _random_lts(rng)
-        assert _blocks(weak_partition(lts)) == bispy_partition(saturate(lts))
+        lts = random_lts_of(rng)
+        assert blocks(weak_partition(lts)) == bispy_partition(saturate(lts))
 
 
 def test_saturation_is_tau_star_a_tau_star() -> None:
@@ -135,41 +93,13 @@ def test_tau_self_loops_do_not_matter_weakly(lts: LTS) -> None:
     assert bisimilar(lts, without).equivalent
 
 
-def _check_sound(a: LTS, b: LTS, weak: bool) -> str | None:
-    """Check the explanation of ``bisimilar(a, b)`` is a sound refutation; its kind."""
-    result = bisimilar(a, b, weak=weak)
-    if result.equivalent:
-        assert result.distinction is None
-        return None
-    d = result.distinction
-    assert d is not None
-    sat_a, sat_b = (saturate(a), saturate(b)) if weak else (a, b)
-    can_a = bool(sat_a.successors(d.left_state, d.label))
-    can_b = bool(sat_b.successors(d.right_state, d.label))
-    assert (can_a, can_b) == ((True, False) if d.left_can else (False, True))
-    assert not result.related(d.left_state, d.right_state)
-    if d.kind == "trace":
-        assert d.trace == (*d.steps, d.label)
-        assert (accepts(a, d.trace, weak=weak), accepts(b, d.trace, weak=weak)) == (
-            (True, False) if d.left_can else (False, True)
-        )
-        assert d.formula is None
-    else:
-        assert d.kind == "branching" and d.trace == ()
-        assert d.formula is not None
-        assert d.formula.holds(a, weak=weak) and not d.formula.holds(b, weak=weak)
-        assert d.trace_equivalent is True
-        assert "trace-equivalent" in d.describe() and str(d.formula) in d.describe()
-    return d.kind
-
-
 @given(random_lts(), random_lts())
 @settings(max_examples=80, deadline=None)
 def test_a_distinction_is_a_real_difference(a: LTS, b: LTS) -> None:
     """Every explanation is sound: a trace exactly one side accepts, or a formula exactly one
     initial state satisfies; both name two states that really differ on ``label``."""
     for weak in (True, False):
-        _check_sound(a, b, weak)
+        check_sound(a, b, weak)
 
 
 @pytest.mark.parametrize("weak", [True, False])
@@ -179,7 +109,7 @@ def test_witnesses_are_sound_on_200_random_non_bisimilar_pairs(weak: bool) -> No
     rng = random.Random(7 if weak else 8)
     kinds: dict[str, int] = {"trace": 0, "branching": 0}
     while sum(kinds.values()) < 250:
-        kind = _check_sound(_random_lts(rng), _random_lts(rng), weak)
+        kind = check_sound(random_lts_of(rng), random_lts_of(rng), weak)
         if kind is not None:
             kinds[kind] += 1
     assert kinds["trace"] >= 200
@@ -240,7 +170,7 @@ def test_reviewer_case_retry_versus_abort_is_a_real_trace(weak: bool) -> None:
     assert d.trace[-1] in ("abort(book_train)", "retry(book_train)", "prompt(book_train)")
     assert "ValidationError" not in " ".join(d.trace)
     assert accepts(sgd, d.trace, weak=weak) != accepts(mcp, d.trace, weak=weak)
-    assert _check_sound(sgd, mcp, weak) == "trace"
+    assert check_sound(sgd, mcp, weak) == "trace"
 
 
 def test_relation_contains_the_initial_pair_when_equivalent() -> None:
@@ -265,8 +195,8 @@ def test_classic_pair_a_bc_versus_ab_ac() -> None:
         assert str(d.formula) == "<a>(<c>tt & <b>tt)"
         kind = "weakly" if weak else "strongly"
         assert d.describe().startswith(f"{kind} trace-equivalent")
-        assert _check_sound(left, right, weak) == "branching"
-        assert _check_sound(right, left, weak) == "branching"
+        assert check_sound(left, right, weak) == "branching"
+        assert check_sound(right, left, weak) == "branching"
 
 
 def test_trace_equivalent_but_not_weakly_bisimilar_sgd_versus_mcp() -> None:
@@ -303,8 +233,8 @@ def test_trace_equivalent_but_not_weakly_bisimilar_sgd_versus_mcp() -> None:
     assert d.left_can
     assert d.formula is not None and str(d.formula) in d.describe()
     assert d.formula.holds(sgd) and not d.formula.holds(mcp)
-    assert _check_sound(sgd, mcp, True) == "branching"
-    assert _check_sound(mcp, sgd, True) == "branching"
+    assert check_sound(sgd, mcp, True) == "branching"
+    assert check_sound(mcp, sgd, True) == "branching"
 
 
 A_ZERO = LTS(2, 0, [(0, "a", 1)])
@@ -342,110 +272,7 @@ def test_long_tau_chain_into_a_ring_needs_no_recursion() -> None:
     assert bisimilar(LTS(n + 1, 0, trans), A_ZERO).equivalent
 
 
-def test_ten_thousand_state_chain_refines_to_ten_thousand_blocks() -> None:
+def test_ten_thousand_state_chain_refines_to_ten_thousandblocks() -> None:
     n = 10_000
     chain = LTS(n, 0, [(i, "a", i + 1) for i in range(n - 1)])
     assert len(set(strong_partition(chain))) == n
-
-
-# --- weak bisimulation without the τ-closure (issue 36 item 3) --------------------------
-
-
-@st.composite
-def tau_heavy_lts(draw: st.DrawFn, max_states: int = 9) -> LTS:
-    """A random LTS whose transitions are τ four times in five (τ-cycles, τ-chains)."""
-    n = draw(st.integers(1, max_states))
-    label = st.sampled_from([TAU, TAU, TAU, TAU, "a", TAU, TAU, TAU, TAU, "b"])
-    edges = draw(
-        st.lists(st.tuples(st.integers(0, n - 1), label, st.integers(0, n - 1)), max_size=3 * n)
-    )
-    return LTS(n, draw(st.integers(0, n - 1)), edges)
-
-
-@contextmanager
-def refined(path: str) -> Iterator[None]:
-    """Weak bisimulation by the bit-set rounds (``rounds``: the saturation budget 0, as
-    past it on large systems) or as small systems are (``saturation``: built, refined)."""
-    saved = bisim.SATURATION_BUDGET
-    bisim.SATURATION_BUDGET = 0 if path == "rounds" else max(saved, 8)
-    try:
-        yield
-    finally:
-        bisim.SATURATION_BUDGET = saved
-
-
-PATHS = ["rounds", "saturation"]
-
-
-@pytest.mark.parametrize("path", PATHS)
-@given(lts=tau_heavy_lts())
-@settings(max_examples=60, deadline=None)
-def test_weak_partition_is_bispys_on_the_saturation_of_tau_heavy_lts(path: str, lts: LTS) -> None:
-    with refined(path):
-        assert _blocks(weak_partition(lts)) == bispy_partition(saturate(lts))
-
-
-@pytest.mark.parametrize("path", PATHS)
-@given(a=tau_heavy_lts(), b=tau_heavy_lts())
-@settings(max_examples=50, deadline=None)
-def test_weak_verdict_is_bispys_on_pairs_and_its_distinction_is_real(
-    path: str, a: LTS, b: LTS
-) -> None:
-    union = _union_of(a, b)
-    blocks = bispy_partition(saturate(union))
-    together = any(a.initial in blk and a.n_states + b.initial in blk for blk in blocks)
-    with refined(path):
-        assert bisimilar(a, b).equivalent == together
-        _check_sound(a, b, True)
-
-
-@pytest.mark.parametrize("seed", range(2))
-def test_the_rounds_agree_with_bispy_on_random_lts_and_explain_soundly(seed: int) -> None:
-    rng = random.Random(300 + seed)
-    with refined("rounds"):
-        for _ in range(60):
-            lts, other = _random_lts(rng), _random_lts(rng)
-            assert _blocks(weak_partition(lts)) == bispy_partition(saturate(lts))
-            _check_sound(lts, other, True)
-
-
-def _union_of(a: LTS, b: LTS) -> LTS:
-    off = a.n_states
-    edges = [(t.src, t.label, t.dst) for t in a.transitions]
-    edges += [(t.src + off, t.label, t.dst + off) for t in b.transitions]
-    return LTS(off + b.n_states, a.initial, edges)
-
-
-@pytest.mark.parametrize("path", PATHS)
-@pytest.mark.parametrize("family", sorted(FAMILIES))
-@pytest.mark.parametrize("n", [9, 40])
-def test_the_benchmark_families_agree_with_bispy_when_small(path: str, family: str, n: int) -> None:
-    make, spec, equivalent = FAMILIES[family]
-    lts = make(n)
-    with refined(path):
-        assert _blocks(weak_partition(lts)) == bispy_partition(saturate(lts))
-        assert bisimilar(lts, spec).equivalent is equivalent
-        kind = _check_sound(lts, spec, True)
-    assert kind == (None if equivalent else "trace")
-
-
-def test_a_long_tau_chain_with_exits_everywhere_is_never_saturated() -> None:
-    """10,000 chain states, each τ-closure the rest of the chain: 5·10⁷ saturated pairs the
-    old method built; the refinement reads each transition once per round (2 rounds)."""
-    chain = tau_chain(10_000)
-    result = bisimilar(chain, A_ZERO)
-    assert result.equivalent and result.related(0, 0) and result.related(9_999, 1)
-    assert not bisimilar(chain, LTS(2, 0, [(0, "b", 1)])).equivalent
-
-
-@pytest.mark.parametrize("path", PATHS)
-def test_a_move_matched_only_through_a_tau_after_it_is_matched(path: str) -> None:
-    """a.v + a.w against a.w, where w = τ.v + c.0: the left's a into v is answered by
-    a τ (into w, then τ to v): weakly bisimilar, though no single a-successor of the
-    right is bisimilar to v (the trailing τ* of τ* a τ* matters)."""
-    v, w, end = 1, 2, 3
-    left = LTS(4, 0, [(0, "a", v), (0, "a", w), (w, TAU, v), (w, "c", end), (v, "b", end)])
-    right = LTS(4, 0, [(0, "a", w), (w, TAU, v), (w, "c", end), (v, "b", end)])
-    with refined(path):
-        assert bisimilar(left, right).equivalent
-        assert not bisimilar(left, right, weak=False).equivalent
