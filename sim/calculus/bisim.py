@@ -7,9 +7,9 @@ so a chain of ``n`` states costs ``O(n)``, not ``O(n²)``. Weak bisimilarity is 
 bisimilarity of the *saturated* system (``s ⇒a⇒ t`` iff ``s τ* a τ* t`` for visible ``a``,
 ``s ⇒τ⇒ t`` iff ``s τ* t``), computed without saturating (:mod:`sim.calculus.weak`):
 τ-cycles contracted, ``τ.P`` merged into ``P``, then signature refinement whose weak moves
-are bit sets of blocks computed in one pass over the τ-DAG per round. When two systems
-differ, :mod:`sim.calculus.witness` gives a distinguishing trace or a Hennessy–Milner
-formula.
+are sets of blocks computed in one pass over the τ-DAG per round (interned when wide).
+When two systems differ, :mod:`sim.calculus.witness` gives a distinguishing trace or a
+Hennessy–Milner formula.
 """
 
 from __future__ import annotations
