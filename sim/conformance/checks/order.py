@@ -1,42 +1,139 @@
 """``requires_order`` and ``exclusive``: P4's Requires and ExclusiveWith, per workflow
-instance (SPEC §6.4)."""
+instance (SPEC §6.4).
+
+Each rule is a pure core (:class:`RequiresCore`, :class:`ExclusiveCore`) over one
+instance's hashable state; the check classes stream it over a trace (a state per open
+instance, beside the raw lines their messages quote) and ``verify`` steps it in its
+search state (:mod:`sim.verify.cores`), so both decide by the same rule.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 from sim.conformance.checks.base import Check, Context, Handler, InstanceKey, where
 from sim.conformance.truth import Truth
 
 
-class _ReqState:
-    """One instance's requires_order state; only tools some tool Requires (the targets)
-    are recorded in ``succeeded`` and ``task_tools`` (no other is ever asked about)."""
+class RequiresState(NamedTuple):
+    """One instance's requires_order state; only targets (tools some tool Requires)
+    are ever recorded (no other is asked about)."""
 
-    __slots__ = ("deferred", "first_call", "succeeded", "task_tools")
+    #: targets with a success in the instance (their ``result``, or their task's)
+    succeeded: frozenset[Any] = frozenset()
+    #: (task, target) for each target a task called
+    task_tools: frozenset[tuple[Any, Any]] = frozenset()
+    #: targets called in the instance
+    called: frozenset[Any] = frozenset()
+    #: targets an execute lacked while not yet part of the instance
+    deferred: frozenset[Any] = frozenset()
+
+
+class RequiresCore:
+    """P4 Requires within one instance: for Ti Requires Tj, every ``execute`` of Ti
+    follows a success of Tj (a ``result`` of Tj, or a ``result`` in a task that called
+    Tj: a fallback's success is its task's), when Tj is part of the instance: a task of
+    its workflow names it (``static``), or it is called there, before or after (an
+    execute that lacked Tj is a violation at Tj's first call)."""
+
+    __slots__ = ("requires", "static", "targets")
+    scope = "instance"
+    labels: tuple[str, ...] = ("call", "invoke", "result", "execute")
+    initial = RequiresState()
+
+    def __init__(
+        self, requires: Mapping[str, Sequence[str]], static: Mapping[Any, frozenset[str]]
+    ) -> None:
+        self.requires = {ti: tuple(tjs) for ti, tjs in requires.items() if tjs}
+        self.targets = frozenset(t for r in self.requires.values() for t in r)
+        self.static = static
+
+    def on_call(self, st: RequiresState, task: Any, tool: Any) -> tuple[RequiresState, bool]:
+        """(the state after a call or invoke, whether it is Tj's first call after an
+        execute that lacked it: a violation certain now)."""
+        if tool not in self.targets:
+            return st, False
+        pair = (task, tool)
+        if pair not in st.task_tools:
+            st = st._replace(task_tools=st.task_tools | {pair})
+        if tool in st.called:
+            return st, False
+        late = tool in st.deferred
+        return st._replace(called=st.called | {tool}, deferred=st.deferred - {tool}), late
+
+    def on_result(self, st: RequiresState, task: Any, tool: Any) -> RequiresState:
+        won = {t for k, t in st.task_tools if k == task}
+        if tool in self.targets:
+            won.add(tool)
+        if won <= st.succeeded:
+            return st
+        return st._replace(succeeded=st.succeeded | won)
+
+    def on_execute(
+        self, st: RequiresState, wf: Any, tool: Any
+    ) -> tuple[RequiresState, tuple[tuple[Any, bool], ...]]:
+        """(the state after an execute, each Tj it violates, with True when Tj was
+        called in the instance, False when it is a task tool of ``wf``)."""
+        reqs = self.requires.get(tool)
+        if not reqs:
+            return st, ()
+        missing = []
+        later = set()
+        for tj in reqs:
+            if tj in st.succeeded:
+                continue
+            if tj in st.called:
+                missing.append((tj, True))
+            elif tj in self.static.get(wf, ()):
+                missing.append((tj, False))
+            else:
+                later.add(tj)
+        if not later <= st.deferred:
+            st = st._replace(deferred=st.deferred | later)
+        return st, tuple(missing)
+
+    def step(
+        self, st: RequiresState, label: str, tool: Any, task: Any, wf: Any
+    ) -> tuple[RequiresState, bool]:
+        """(the state after one event, whether a violation is certain at it)."""
+        if label == "execute":
+            st, missing = self.on_execute(st, wf, tool)
+            return st, bool(missing)
+        if label == "result":
+            return self.on_result(st, task, tool), False
+        if label in ("call", "invoke"):
+            return self.on_call(st, task, tool)
+        return st, False
+
+
+class _ReqInstance:
+    """One open instance: the core's state and the raw lines its messages quote."""
+
+    __slots__ = ("deferred", "first_call", "state")
 
     def __init__(self) -> None:
-        self.succeeded: set[Any] = set()
-        self.task_tools: dict[Any, set[Any]] = {}
+        self.state = RequiresCore.initial
         self.first_call: dict[Any, bytes] = {}
         self.deferred: dict[Any, list[tuple[Any, bytes, int]]] = {}
 
 
 class RequiresOrder(Check):
     """P4 Requires: within an instance, ``H(execute_i → O result_j)`` for Ti Requires Tj,
-    when Tj is part of the instance (a task of its workflow names it, or it is called)."""
+    when Tj is part of the instance (:class:`RequiresCore`)."""
 
     name = "requires_order"
-    labels: tuple[str, ...] = ("call", "invoke", "result", "execute")
+    labels: tuple[str, ...] = RequiresCore.labels
     history = True
 
     def __init__(self, truth: Truth, ctx: Context) -> None:
         super().__init__(truth, ctx)
-        self.requires = {n: f.requires for n, f in truth.tools.items() if f.requires}
-        self.targets = frozenset(t for r in self.requires.values() for t in r)
-        self.static = truth.workflow_tools
-        self.inst: dict[tuple[Any, Any], _ReqState] = {}
+        self.core = RequiresCore(
+            {n: f.requires for n, f in truth.tools.items()}, truth.workflow_tools
+        )
+        self.requires = self.core.requires
+        self.targets = self.core.targets
+        self.inst: dict[tuple[Any, Any], _ReqInstance] = {}
 
     def handlers(self) -> Mapping[str, Handler]:
         if not self.requires:
@@ -48,27 +145,24 @@ class RequiresOrder(Check):
             "execute": self.on_execute,
         }
 
-    def _state(self, ev: Any) -> _ReqState:
+    def _instance(self, ev: Any) -> _ReqInstance:
         key = (ev.wf, ev.inst)
-        st = self.inst.get(key)
-        if st is None:
-            st = self.inst[key] = _ReqState()
-        return st
+        inst = self.inst.get(key)
+        if inst is None:
+            inst = self.inst[key] = _ReqInstance()
+        return inst
 
     def on_call(self, ev: Any, raw: bytes) -> None:
         tool = ev.tool
-        if tool not in self.targets:  # only a tool some tool Requires is ever asked about
+        if tool not in self.targets:  # the core's no-op, without a call
             return
-        st = self.inst.get((ev.wf, ev.inst)) or self._state(ev)  # a state is true
-        tools = st.task_tools.get(ev.task)
-        if tools is None:
-            st.task_tools[ev.task] = {tool}
-        else:
-            tools.add(tool)
-        if tool not in st.first_call:
-            st.first_call[tool] = raw
-            waiting = st.deferred.pop(tool, None)
-            for ti, exec_raw, seq in waiting or ():
+        inst = self._instance(ev)
+        first = tool not in inst.state.called
+        inst.state, late = self.core.on_call(inst.state, ev.task, tool)
+        if first:
+            inst.first_call[tool] = raw
+        if late:
+            for ti, exec_raw, seq in inst.deferred.pop(tool, ()):
                 self.violation(
                     f"{ti} executed (seq {seq}) in instance {ev.wf}#{ev.inst} before any "
                     f"successful result of {tool}, which it Requires and which the instance "
@@ -79,79 +173,102 @@ class RequiresOrder(Check):
                 )
 
     def on_result(self, ev: Any, raw: bytes) -> None:
-        key = (ev.wf, ev.inst)
-        st = self.inst.get(key)
-        if ev.tool in self.targets:
-            if st is None:
-                st = self.inst[key] = _ReqState()
-            st.succeeded.add(ev.tool)
-        if st is not None:
-            # a fallback's success is its task's: the tools the task called succeeded
-            tools = st.task_tools.get(ev.task)
-            if tools:
-                st.succeeded.update(tools)
+        inst = self.inst.get((ev.wf, ev.inst))
+        if inst is None and ev.tool not in self.targets:  # nothing to record
+            return
+        if inst is None:
+            inst = self._instance(ev)
+        inst.state = self.core.on_result(inst.state, ev.task, ev.tool)
 
     def on_execute(self, ev: Any, raw: bytes) -> None:
-        reqs = self.requires.get(ev.tool)
-        if not reqs:
+        if ev.tool not in self.requires:
             return
-        st = self._state(ev)
-        for tj in reqs:
-            if tj in st.succeeded:
-                continue
-            called = st.first_call.get(tj)
-            if called is not None or tj in self.static.get(ev.wf, ()):
-                why = "called in the instance" if called else "a task of the workflow"
-                self.violation(
-                    f"execute (seq {ev.seq}) of {where(ev)} without a successful result of "
-                    f"{tj} before it ({ev.tool} Requires {tj}; {tj} is {why})",
-                    [*([called] if called else []), *self.ctx.history(ev.inv, raw)],
-                    ev.seq,
-                    ev.wf,
-                )
-            else:
-                st.deferred.setdefault(tj, []).append((ev.tool, raw, ev.seq))
+        inst = self._instance(ev)
+        st, missing = self.core.on_execute(inst.state, ev.wf, ev.tool)
+        inst.state = st
+        for tj, called in missing:
+            first = inst.first_call.get(tj) if called else None
+            why = "called in the instance" if called else "a task of the workflow"
+            self.violation(
+                f"execute (seq {ev.seq}) of {where(ev)} without a successful result of "
+                f"{tj} before it ({ev.tool} Requires {tj}; {tj} is {why})",
+                [*([first] if first else []), *self.ctx.history(ev.inv, raw)],
+                ev.seq,
+                ev.wf,
+            )
+        for tj in self.requires[ev.tool]:
+            if tj in st.deferred and tj not in st.succeeded:  # this execute lacked tj
+                inst.deferred.setdefault(tj, []).append((ev.tool, raw, ev.seq))
 
     def end_instance(self, key: InstanceKey, invs: Sequence[Any]) -> None:
         self.inst.pop(key, None)
 
 
+class ExclusiveCore:
+    """P4 ExclusiveWith within one instance: never both tools of a pair executed (the
+    relation is symmetric). The state: the ruled tools executed so far."""
+
+    __slots__ = ("partners",)
+    scope = "instance"
+    labels: tuple[str, ...] = ("execute",)
+    initial: frozenset[Any] = frozenset()
+
+    def __init__(self, partners: Mapping[str, Iterable[str]]) -> None:
+        self.partners = {n: tuple(sorted(p)) for n, p in partners.items() if p}
+
+    def on_execute(self, done: frozenset[Any], tool: Any) -> tuple[frozenset[Any], Any]:
+        """(the state after an execute, the first partner of ``tool`` executed before it,
+        in name order: a violation; None: none)."""
+        partners = self.partners.get(tool)
+        if not partners:
+            return done, None
+        clash = next((p for p in partners if p in done), None)
+        return (done if tool in done else done | {tool}), clash
+
+    def step(
+        self, done: frozenset[Any], label: str, tool: Any, task: Any, wf: Any
+    ) -> tuple[frozenset[Any], bool]:
+        """(the state after one event, whether it is a violation)."""
+        if label != "execute":
+            return done, False
+        done, clash = self.on_execute(done, tool)
+        return done, clash is not None
+
+
 class Exclusive(Check):
     """P4 ExclusiveWith: no instance executes both tools of a pair,
-    ``H(execute_a → ¬O execute_b)`` per instance (the relation is symmetric)."""
+    ``H(execute_a → ¬O execute_b)`` per instance (:class:`ExclusiveCore`)."""
 
     name = "exclusive"
-    labels: tuple[str, ...] = ("execute",)
+    labels: tuple[str, ...] = ExclusiveCore.labels
 
     def __init__(self, truth: Truth, ctx: Context) -> None:
         super().__init__(truth, ctx)
-        self.partners = {n: f.exclusive for n, f in truth.tools.items() if f.exclusive}
-        self.inst: dict[tuple[Any, Any], dict[Any, bytes]] = {}
+        self.core = ExclusiveCore({n: f.exclusive for n, f in truth.tools.items()})
+        self.partners = self.core.partners
+        # per open instance: the core's state and each ruled tool's first execute line
+        self.inst: dict[tuple[Any, Any], tuple[frozenset[Any], dict[Any, bytes]]] = {}
 
     def handlers(self) -> Mapping[str, Handler]:
         return {"execute": self.on_execute} if self.partners else {}
 
     def on_execute(self, ev: Any, raw: bytes) -> None:
-        partners = self.partners.get(ev.tool)
-        if not partners:
+        tool = ev.tool
+        if tool not in self.partners:  # the core's no-op, without a call
             return
         key = (ev.wf, ev.inst)
-        done = self.inst.get(key)
-        if done is None:  # nothing executed yet: nothing excluded
-            self.inst[key] = {ev.tool: raw}
-            return
-        for other in sorted(partners):
-            first = done.get(other)
-            if first is not None:
-                self.violation(
-                    f"instance {ev.wf}#{ev.inst} executes both {other} and {ev.tool} "
-                    f"(ExclusiveWith): execute of {ev.tool} at seq {ev.seq}",
-                    [first, raw],
-                    ev.seq,
-                    ev.wf,
-                )
-                break
-        done.setdefault(ev.tool, raw)
+        done, first = self.inst.get(key) or (ExclusiveCore.initial, {})
+        done, other = self.core.on_execute(done, tool)
+        first.setdefault(tool, raw)
+        self.inst[key] = (done, first)
+        if other is not None:
+            self.violation(
+                f"instance {ev.wf}#{ev.inst} executes both {other} and {tool} "
+                f"(ExclusiveWith): execute of {tool} at seq {ev.seq}",
+                [first[other], raw],
+                ev.seq,
+                ev.wf,
+            )
 
     def end_instance(self, key: InstanceKey, invs: Sequence[Any]) -> None:
         self.inst.pop(key, None)
