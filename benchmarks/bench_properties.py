@@ -5,8 +5,8 @@
 A real trace of ``scenarios/train_booking.yaml`` (one replication, dijkstra, trace level
 full) is written once. In one process, alternating three times, we time ``check_trace``
 (a) with the seven checks alone and (b) with the same checks plus the property monitor
-fed in the same pass, on two property sets: the checks' own formulas
-(``sim.properties.builtin``: write_approval, requires_order, exclusive; past formulas,
+fed in the same pass, on two property sets: three past formulas of docs/properties.md's
+examples (:data:`ONLINE`: the P2 approval, a precedence, a retry after ServiceDown;
 monitored online) and ``tests/properties/approvals.yaml`` (three properties, one a
 bounded response evaluated at scope end). Best of three; the ratio is (b)'s time over
 (a)'s. Memory: the monitor alone (tracemalloc peak) on the trace replayed 1× and 4×
@@ -24,15 +24,26 @@ from pathlib import Path
 from benchmarks.run import Section, table
 from sim.conformance.checks import check_trace
 from sim.conformance.events import decoder
-from sim.properties import Monitor, Property, ToolAttributes
+from sim.properties import Monitor, Property, ToolAttributes, parse
 from sim.scenario import Scenario, load_scenario
-from sim.scenario.properties import builtin_for, load_properties, tool_attributes
+from sim.scenario.properties import load_properties, tool_attributes
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = ROOT / "scenarios" / "train_booking.yaml"
 APPROVALS = ROOT / "tests" / "properties" / "approvals.yaml"
 #: memory of 4× the trace over 1× (flat: bounded by the open scopes)
 FLAT = 1.5
+#: (name, scope, formula): past formulas from docs/properties.md's examples
+ONLINE = (
+    ("p2", "invocation", "G (execute(side_effects={write,delete}) -> Y (!execute S approve))"),
+    ("balance-first", "instance", "G (execute(book_train) -> O result(check_balance))"),
+    ("retry-after-down", "invocation", "G (retry -> Y error(detail.error=ServiceDown))"),
+)
+
+
+def _online(scenario: Scenario) -> list[Property]:
+    tools = tool_attributes(scenario)
+    return [Property(n, sc, parse(f, tools=tools), f) for n, sc, f in ONLINE]
 
 
 def _timed(path: Path, scenario: Scenario, props: list[Property] | None) -> float:
@@ -69,7 +80,7 @@ def run(quick: bool) -> Section:
     if quick:
         scenario = scenario.model_copy(update={"duration": 1200.0})
     sets = {
-        "the checks' formulas (3, online)": builtin_for(scenario),
+        "docs' past formulas (3, online)": _online(scenario),
         "approvals.yaml (3, one at scope end)": load_properties(APPROVALS, scenario),
     }
     with tempfile.TemporaryDirectory() as tmp:

@@ -69,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
 
     only = None
     monitor = None
+    named: list[str] = []  # the checks --property names: reported among the properties
     if args.only:
         only = [c.strip() for c in args.only.split(",") if c.strip()]
         unknown = [c for c in only if c not in CHECK_NAMES]
@@ -86,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
                 return _bad("usage: check TRACE --scenario FILE (or --sgd D.json --schema S.json)")
             try:
                 scenario, warnings = load_scenario_with_warnings(args.scenario)
-                monitor = property_verdicts.monitor_for(args, scenario)
+                monitor, named = property_verdicts.monitor_for(args, scenario)
             except UnknownProperty as exc:
                 return _bad(str(exc))
             except ScenarioError as exc:
@@ -95,12 +96,15 @@ def run(args: argparse.Namespace) -> int:
                 return _bad(f"{args.scenario}: {exc.strerror or exc}")
             for diag in warnings:
                 print(diag, file=sys.stderr)
+            if only is not None:
+                only += [n for n in named if n not in only]
             report = check_trace(args.trace, scenario, only, consumers=[monitor] if monitor else ())
             if report.events == 0 and not args.allow_empty:
                 return _bad(f"{args.trace}: no events (an empty trace; --allow-empty accepts it)")
     except (TraceError, DialogueError) as exc:
         return _bad(str(exc))
     verdicts = monitor.finish() if monitor is not None else []
+    verdicts += [report.verdict(n) for n in named]
     if args.json:
         out = property_verdicts.with_verdicts(report.to_json(), verdicts)
         print(json.dumps(out, indent=2, ensure_ascii=False))

@@ -31,8 +31,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def selection(args: argparse.Namespace, scenario: Scenario) -> tuple[list[Property], list[str]]:
     """The selected properties with a formula (the scenario's and ``--properties``': all
-    of them, or those ``--property`` names, with the formulas of the seven checks that
-    have one, as ``verify`` selects them) and the checks without a formula named.
+    of them, or those ``--property`` names) and the checks ``--property`` names (a check
+    is its own definition: it is run, not a formula of it), as ``verify`` selects them.
     Raises :class:`~sim.scenario.ScenarioError` for a bad ``--properties`` file and
     :class:`~sim.scenario.properties.UnknownProperty` for an unknown name."""
     from sim.conformance.checks.families import CHECK_NAMES
@@ -43,42 +43,33 @@ def selection(args: argparse.Namespace, scenario: Scenario) -> tuple[list[Proper
     return [p for _, p in chosen if p is not None], [n for n, p in chosen if p is None]
 
 
-def monitor_for(args: argparse.Namespace, scenario: Scenario) -> Monitor | None:
-    """The monitor of the :func:`selection` (None when it is empty); a check without a
-    formula is refused (``check`` runs it anyway: ``--only``) with
-    :class:`~sim.scenario.properties.UnknownProperty`."""
+def monitor_for(args: argparse.Namespace, scenario: Scenario) -> tuple[Monitor | None, list[str]]:
+    """The monitor of the :func:`selection`'s formulas (None when there is none) and the
+    checks it names (``check`` reports each one's own verdict among the properties)."""
     from sim.properties import Monitor
-    from sim.scenario.properties import UnknownProperty, tool_attributes
+    from sim.scenario.properties import tool_attributes
 
     props, checks = selection(args, scenario)
-    if checks:
-        name = checks[0]
-        raise UnknownProperty(
-            f"{name} is one of the seven checks and has no formula (docs/properties.md): "
-            f"check runs it on every trace (select it with --only {name})"
-        )
-    if not props:
-        return None
-    return Monitor(props, tool_attributes(scenario))
+    return (Monitor(props, tool_attributes(scenario)) if props else None), checks
 
 
 def print_verdicts(verdicts: list[Verdict]) -> None:
-    """Per property: scope, scopes examined and violated; then each first counterexample."""
+    """Per property: scope, scopes examined and violated (a check named by ``--property``:
+    events examined, violations); then each first counterexample."""
     if not verdicts:
         return
     print()
     width = max(len(v.name) for v in verdicts)
     for v in verdicts:
         status = "ok" if v.ok else "VIOLATED"
-        print(
-            f"{v.name:<{width}}  {v.scope} scopes examined {v.examined}  "
-            f"violated {v.violations}  {status}"
-        )
+        what = f"{v.scope} scopes" if v.scope else "the check: events"
+        print(f"{v.name:<{width}}  {what} examined {v.examined}  violated {v.violations}  {status}")
     for v in verdicts:
         if v.ok:
             continue
         print()
-        print(f"first counterexample of {v.name} ({v.formula}): {v.message}")
+        how = v.formula if v.scope else "the check, SPEC §6"
+        print(f"first counterexample of {v.name} ({how}): {v.message}")
         if v.elided:
             print(f"  ({v.elided} events of the scope left out between the first and the last)")
         for event in v.counterexample:

@@ -45,27 +45,9 @@ def compile_properties(specs: Sequence[PropertySpec], scenario: Scenario) -> lis
     return [Property(s.name, s.scope, parse(s.formula, tools=tools), s.formula) for s in specs]
 
 
-def builtin_for(scenario: Scenario) -> list[Property]:
-    """The SPEC §6 checks that have a formula (:mod:`sim.properties.builtin`), built from
-    ``scenario``'s dependencies and workflows."""
-    from sim.properties.builtin import builtin_properties
-
-    requires: dict[str, set[str]] = {}
-    pairs: set[tuple[str, str]] = set()
-    for tool in scenario.tools:
-        for dep in tool.dependencies:
-            if dep.relation.value == "Requires":
-                requires.setdefault(tool.name, set()).add(dep.tool)
-            elif dep.relation.value == "ExclusiveWith":
-                pairs.add((tool.name, dep.tool))
-    workflow_tools = {w.name: {t.tool for t in w.tasks if t.tool} for w in scenario.workflows}
-    tasks = {t.id for w in scenario.workflows for t in w.tasks}
-    return builtin_properties(tool_attributes(scenario), requires, pairs, workflow_tools, tasks)
-
-
 class UnknownProperty(ValueError):
-    """A ``--property`` name that no property (the scenario's, ``--properties``, a
-    check's formula) has, or a check that has no formula where one is needed."""
+    """A ``--property`` name that no property (the scenario's, ``--properties``) or
+    check has."""
 
 
 def select_properties(
@@ -75,11 +57,11 @@ def select_properties(
     checks: Sequence[str],
     every_check: bool,
 ) -> list[tuple[str, Property | None]]:
-    """The properties ``--property NAME ...`` selects, in order, as (name, formula or
-    None for a check without a formula): among the scenario's, the ``extra`` ones and
-    the ``checks`` (the seven checks' names, passed in: the scenario layer does not
-    import the conformance checks), each with its formula from :func:`builtin_for` if it
-    has one (user names have no ``_``, so they never clash). With no names: every user
+    """The properties ``--property NAME ...`` selects, in order, as (name, formula, or
+    None for one of the ``checks``: the seven checks' names, passed in, since the
+    scenario layer does not import the conformance checks; a check is its own
+    definition, docs/properties.md): among the scenario's, the ``extra`` ones and the
+    checks (user names have no ``_``, so they never clash). With no names: every user
     property, and the checks too when ``every_check``. Raises :class:`UnknownProperty`
     naming the unknown ones."""
     table: dict[str, Property | None] = {
@@ -87,9 +69,8 @@ def select_properties(
     }
     if not names and not every_check:
         return list(table.items())
-    builtin = {p.name: p for p in builtin_for(scenario)}
     for name in checks:
-        table.setdefault(name, builtin.get(name))
+        table.setdefault(name, None)
     if not names:
         return list(table.items())
     unknown = [n for n in names if n not in table]

@@ -31,7 +31,7 @@ from fractions import Fraction
 from typing import Any
 
 from sim.verify.model import Model
-from sim.verify.observe import FormulaTracker, Tracker
+from sim.verify.observe import ScopeTracker, Tracker
 from sim.verify.states import (
     CANCELLED,
     FAILED,
@@ -81,9 +81,9 @@ class TaskAutomaton:
 
 def why_not(model: Model, tracker: Tracker) -> str:
     """Why the workflow × property cannot be composed task by task ('' when it can)."""
-    if not isinstance(tracker, FormulaTracker):
+    if not isinstance(tracker, ScopeTracker):
         return "a check run on the whole path (no automaton of its own)"
-    if tracker.scope == "instance" and tracker.obligations is None:
+    if tracker.scope == "instance" and not tracker.online:
         return "an instance formula decided at the instance's end (no online monitor)"
     if model.initiator_fails:
         return "the initiator can fail (its outage ends every task at once)"
@@ -94,7 +94,7 @@ def why_not(model: Model, tracker: Tracker) -> str:
     return ""
 
 
-def task_automaton(model: Model, tracker: FormulaTracker, index: int) -> TaskAutomaton:
+def task_automaton(model: Model, tracker: ScopeTracker, index: int) -> TaskAutomaton:
     """The automaton of task ``index`` (see the module)."""
     task = model.tasks[index]
     n = len(model.tasks)
@@ -148,7 +148,7 @@ def task_automaton(model: Model, tracker: FormulaTracker, index: int) -> TaskAut
     return auto
 
 
-def automata(model: Model, tracker: FormulaTracker) -> list[TaskAutomaton] | str:
+def automata(model: Model, tracker: ScopeTracker) -> list[TaskAutomaton] | str:
     """Every task's automaton, or why they do not compose (tools shared, a batch cut)."""
     out = [task_automaton(model, tracker, i) for i in range(len(model.tasks))]
     for a in out:

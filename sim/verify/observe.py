@@ -30,7 +30,7 @@ import json
 from collections.abc import Callable, Sequence
 from itertools import compress, repeat
 from operator import is_not
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sim.properties import Monitor, Property
 from sim.properties.ast import atoms, has_bound
@@ -39,6 +39,9 @@ from sim.verify.counterexample import render
 from sim.verify.decidable import UNMODELED, insertion_invariant
 from sim.verify.model import Model
 from sim.verify.states import END, RUNNING, Event
+
+if TYPE_CHECKING:
+    from sim.conformance.checks.base import Core
 
 #: Detail keys the model decides (an atom on another detail key is not decidable).
 MODELED_KEYS = frozenset(
@@ -136,7 +139,85 @@ class Tracker:
         raise NotImplementedError
 
 
-class FormulaTracker(Tracker):
+class ScopeTracker(Tracker):
+    """A property decided per scope, stepped event by event: each open scope's state
+    (None until its first event) in the search state, as ``(instance, per-task
+    invocation slots)``. Subclasses say how a scope's state advances and closes."""
+
+    #: every violation is certain at an event (no scope decided only when it closes)
+    online = True
+
+    def advance(self, model: Model, st: Any, ev: Event) -> tuple[Any, bool]:
+        """A scope's state after ``ev`` (``st`` None: ``ev`` is its first) and whether
+        a violation is certain at ``ev``."""
+        raise NotImplementedError
+
+    def _close(self, st: Any) -> bool:
+        """Whether a closing scope is violated (online: decided already)."""
+        return False
+
+    def initial(self, model: Model) -> Any:
+        return (None, (None,) * len(model.tasks))
+
+    def step(
+        self,
+        model: Model,
+        ps: Any,
+        events: Sequence[Event],
+        nxt: Any,
+        path: Callable[[], list[Event]],
+    ) -> tuple[Any, int | None]:
+        advance = self.advance
+        inst, slots = ps
+        slots = list(slots)
+        instance = self.scope == "instance"
+        disc: Any = None
+        for k, ev in enumerate(events):
+            lab, ti = ev[0], ev[1]
+            if lab == "_failed":
+                continue
+            if instance:
+                inst, bad = advance(model, inst, ev)
+                if bad:
+                    return ps, k
+                continue
+            if lab in _DISCOVERY or (lab == "timeout" and dict(ev[5]).get("kind") == "list"):
+                disc, bad = advance(model, disc, ev)
+                if bad:
+                    return ps, k
+                if lab != "translate":
+                    if self._close(disc):
+                        return ps, k
+                    disc = None
+                continue
+            if ti < 0 or lab == "skip":
+                continue
+            if lab in ("call", "invoke"):
+                if self._close(slots[ti]):
+                    return ps, k
+                slots[ti] = None
+            slots[ti], bad = advance(model, slots[ti], ev)
+            if bad:
+                return ps, k
+        last = len(events) - 1
+        # the open scopes only (scanned in C: a step's cost is flat in the tasks)
+        opened = compress(range(len(slots)), map(is_not, slots, repeat(None)))
+        if nxt is END:
+            if instance and self._close(inst):
+                return ps, last
+            if any(self._close(slots[ti]) for ti in opened):
+                return ps, last
+            return (None, (None,) * len(slots)), None
+        tasks = nxt[0]
+        for ti in opened:
+            if not (isinstance(tasks[ti], tuple) and tasks[ti][0] == RUNNING):
+                if self._close(slots[ti]):
+                    return ps, last
+                slots[ti] = None
+        return (inst, tuple(slots)), None
+
+
+class FormulaTracker(ScopeTracker):
     """A formula property: per open scope an online or a buffered state."""
 
     def __init__(self, prop: Property, monitor: Monitor) -> None:
@@ -147,6 +228,7 @@ class FormulaTracker(Tracker):
         check = monitor.checks[0]
         self.obligations = check.obligations
         self.program = check.program
+        self.online = self.obligations is not None
         self._masks: dict[Event, int] = {}
 
     def mask(self, model: Model, ev: Event) -> int:
@@ -156,8 +238,8 @@ class FormulaTracker(Tracker):
             hit = self._masks[ev] = self.monitor.mask(_Ev(model, ev), raw)
         return hit
 
-    def initial(self, model: Model) -> Any:
-        return (None, (None,) * len(model.tasks))
+    def advance(self, model: Model, st: Any, ev: Event) -> tuple[Any, bool]:
+        return self._advance(st, self.mask(model, ev))
 
     def _advance(self, st: Any, mask: int) -> tuple[Any, bool]:
         if self.obligations is None:  # buffered
@@ -180,62 +262,27 @@ class FormulaTracker(Tracker):
         cols = evaluate(self.program, st, [0.0] * len(st))
         return not cols[self.program.root][0]
 
-    def step(
-        self,
-        model: Model,
-        ps: Any,
-        events: Sequence[Event],
-        nxt: Any,
-        path: Callable[[], list[Event]],
-    ) -> tuple[Any, int | None]:
-        inst, slots = ps
-        slots = list(slots)
-        instance = self.scope == "instance"
-        disc: Any = None
-        for k, ev in enumerate(events):
-            lab, ti = ev[0], ev[1]
-            if lab == "_failed":
-                continue
-            m = self.mask(model, ev)
-            if instance:
-                inst, bad = self._advance(inst, m)
-                if bad:
-                    return ps, k
-                continue
-            if lab in _DISCOVERY or (lab == "timeout" and dict(ev[5]).get("kind") == "list"):
-                disc, bad = self._advance(disc, m)
-                if bad:
-                    return ps, k
-                if lab != "translate":
-                    if self._close(disc):
-                        return ps, k
-                    disc = None
-                continue
-            if ti < 0 or lab == "skip":
-                continue
-            if lab in ("call", "invoke"):
-                if self._close(slots[ti]):
-                    return ps, k
-                slots[ti] = None
-            slots[ti], bad = self._advance(slots[ti], m)
-            if bad:
-                return ps, k
-        last = len(events) - 1
-        # the open scopes only (scanned in C: a step's cost is flat in the tasks)
-        opened = compress(range(len(slots)), map(is_not, slots, repeat(None)))
-        if nxt is END:
-            if instance and self._close(inst):
-                return ps, last
-            if any(self._close(slots[ti]) for ti in opened):
-                return ps, last
-            return (None, (None,) * len(slots)), None
-        tasks = nxt[0]
-        for ti in opened:
-            if not (isinstance(tasks[ti], tuple) and tasks[ti][0] == RUNNING):
-                if self._close(slots[ti]):
-                    return ps, last
-                slots[ti] = None
-        return (inst, tuple(slots)), None
+
+class CoreTracker(ScopeTracker):
+    """A SPEC §6 check whose rule is a pure core (:class:`~sim.conformance.checks.Core`:
+    write_approval, requires_order, exclusive): its scope state is the core's, stepped
+    on each event, so ``verify`` decides by the check's own definition."""
+
+    def __init__(self, name: str, core: Core) -> None:
+        self.name = name
+        self.scope = core.scope
+        self.interleaving_free = core.scope == "invocation"
+        self.core = core
+        self.labels = frozenset(core.labels)
+
+    def advance(self, model: Model, st: Any, ev: Event) -> tuple[Any, bool]:
+        core = self.core
+        if st is None:
+            st = core.initial
+        lab, ti = ev[0], ev[1]
+        if lab not in self.labels:
+            return st, False
+        return core.step(st, lab, ev[2], ti, model.workflow)
 
 
 class CheckTracker(Tracker):

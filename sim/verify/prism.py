@@ -38,7 +38,7 @@ from sim.verify.composed import (
     why_not,
 )
 from sim.verify.model import Model
-from sim.verify.observe import FormulaTracker, Tracker
+from sim.verify.observe import ScopeTracker, Tracker
 from sim.verify.states import INIT, Event
 from sim.verify.weights import choices
 
@@ -84,7 +84,7 @@ def program(model: Model, tracker: Tracker, max_states: int) -> Program:
     (the flat exploration bounded by ``max_states``)."""
     why = why_not(model, tracker)
     if not why:
-        assert isinstance(tracker, FormulaTracker)
+        assert isinstance(tracker, ScopeTracker)
         autos = automata(model, tracker)
         if not isinstance(autos, str):
             return _composed(model, tracker, autos)
@@ -93,7 +93,7 @@ def program(model: Model, tracker: Tracker, max_states: int) -> Program:
 
 
 def _monitor(
-    model: Model, tracker: FormulaTracker, autos: list[TaskAutomaton], ends: list[Event]
+    model: Model, tracker: ScopeTracker, autos: list[TaskAutomaton], ends: list[Event]
 ) -> tuple[dict[Any, int], Callable[[Any, tuple[Event, ...]], Any]]:
     """An instance property's monitor states (ids from 0, the last ``"bad"``) reachable
     from its start over every emission and ``wf_end``, and its step on events."""
@@ -104,7 +104,7 @@ def _monitor(
         for ev in events:
             if ev[0] == "_failed":
                 continue
-            st, bad = tracker._advance(st, tracker.mask(model, ev))
+            st, bad = tracker.advance(model, st, ev)
             if bad:
                 return "bad"
         return st
@@ -124,7 +124,7 @@ def _monitor(
     return ids, step
 
 
-def _composed(model: Model, tracker: FormulaTracker, autos: list[TaskAutomaton]) -> Program:
+def _composed(model: Model, tracker: ScopeTracker, autos: list[TaskAutomaton]) -> Program:
     statuses = sorted({em.failure for a in autos for em in a.emissions if em.failure})
     code = {s: k + 1 for k, s in enumerate(statuses)}
     who = model.initiator

@@ -3,9 +3,9 @@
 Each workflow is decided for every initiator (:func:`decide`). Which properties: the
 scenario's own (``properties:``), those of a ``--properties`` file, and the seven checks
 of SPEC §6 under their names (``write_approval``, ``requires_order`` and ``exclusive``
-by their formulas, :mod:`sim.properties.builtin`; ``recovery`` and ``lts`` by the checks
-themselves; ``conservation`` and ``route_validity`` are not decidable: the untimed model
-has no messages).
+by their checks' cores stepped in the search state, :class:`~sim.verify.observe.CoreTracker`;
+``recovery`` and ``lts`` by the checks run on the path; ``conservation`` and
+``route_validity`` are not decidable: the untimed model has no messages).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from sim.verify.model import Model
 from sim.verify.observe import (
     TRANSPORT_CHECKS,
     CheckTracker,
+    CoreTracker,
     FormulaTracker,
     Tracker,
     undecidable_reason,
@@ -117,6 +118,12 @@ def _tracker(name: str, prop: Property | None, scenario: Scenario) -> Tracker | 
     if prop is None:
         if name in TRANSPORT_CHECKS:
             return "the untimed model has no messages (a check on the transport)"
+        from sim.conformance.checks import CORES
+        from sim.conformance.truth import from_scenario
+
+        core_of = CORES.get(name)
+        if core_of is not None:
+            return CoreTracker(name, core_of(from_scenario(scenario)))
         return CheckTracker(name, scenario)
     why = undecidable_reason(prop)
     if why:

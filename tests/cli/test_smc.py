@@ -163,11 +163,11 @@ def test_a_dask_cluster_prints_the_same_json(capsys: pytest.CaptureFixture[str])
     assert local[1] == dask[1]
 
 
-def test_a_checks_formula_is_a_property_by_its_name(
+def test_a_check_is_a_property_by_its_name(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """``--property write_approval`` monitors the check's formula, as ``verify`` decides
-    it: the same verdicts as the scenario's own copy of that formula."""
+    """``--property write_approval`` is the check itself on each replication's trace:
+    the same verdicts as a user formula of P2."""
     text = Path(APPROVAL).read_text(encoding="utf-8")
     never = tmp_path / "never.yaml"  # plain MCP carries no requires_approval: never asked
     never.write_text(

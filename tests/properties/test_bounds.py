@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from sim.cli import main
 from sim.properties.ast import Formula, children
-from sim.properties.builtin import exclusive, requires_order
 from sim.properties.parse import MAX_DEPTH, FormulaError, parse
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,16 +57,6 @@ def test_a_formula_over_the_size_bound_is_refused_at_the_bound() -> None:
     with pytest.raises(FormulaError) as info:
         parse("call | " * 3000 + "call", max_chars=20_000)
     assert (info.value.pos, info.value.message) == (20_000, "formula longer than 20000 characters")
-
-
-def test_built_formulas_of_a_large_scenario_stay_within_the_bounds() -> None:
-    pairs = [(f"t{i}", f"u{i}") for i in range(500)]
-    text = exclusive(pairs)
-    assert text is not None and len(text) > 20_000
-    assert depth(parse(text, max_chars=None)) <= MAX_DEPTH
-    tasks = [f"task{i}" for i in range(300)]
-    order = requires_order({"b": ["a"]}, {"w": ["a", "b"]}, tasks)
-    assert order is not None and depth(parse(order, max_chars=None)) <= MAX_DEPTH
 
 
 OPERATORS = ("(", ")", "[", "]", "{", "}", ",", "=", "<=", "->", "<->", "!", "&", "|")

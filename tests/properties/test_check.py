@@ -98,21 +98,28 @@ def test_bad_property_input_exits_2(
     assert "missing.yaml:1:1: <root>: cannot read" in capsys.readouterr().err
 
 
-def test_a_checks_formula_is_selected_by_the_checks_name(
+def test_a_check_named_by_property_reports_its_own_verdict(
     train_mutations: dict[str, Events], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from sim.properties.builtin import WRITE_APPROVAL
-
+    """A check has no formula beside it (docs/properties.md): ``--property write_approval``
+    lists the check's own verdict among the properties, run even when ``--only`` leaves
+    it out; so does any of the seven."""
     trace = _write(tmp_path, train_mutations["drop_approve"])
-    code, report = _json(
-        capsys, str(trace), "--scenario", str(TRAIN), "--property", "write_approval"
-    )
+    args = [str(trace), "--scenario", str(TRAIN)]
+    code, report = _json(capsys, *args, "--property", "write_approval")
     assert code == 1
     (p,) = report["properties"]
-    assert (p["name"], p["formula"], p["violations"]) == ("write_approval", WRITE_APPROVAL, 1)
     wa = next(c for c in report["checks"] if c["name"] == "write_approval")
-    assert p["first"]["events"][-1] == wa["first"]["events"][-1]
-    args = ["check", str(trace), "--scenario", str(TRAIN), "--property", "lts"]
-    assert main(args) == 2
-    err = capsys.readouterr().err
-    assert "lts is one of the seven checks and has no formula" in err and "--only lts" in err
+    assert p == wa and (p["violations"], p["ok"]) == (1, False)
+    assert p["first"]["events"][-1]["label"] == "execute"
+    (tmp_path / "clean").mkdir()
+    clean_trace = _write(tmp_path / "clean", train_mutations["none"])
+    clean = [str(clean_trace), "--scenario", str(TRAIN)]
+    code, report = _json(capsys, *clean, "--only", "lts", "--property", "requires_order")
+    assert code == 0 and [c["name"] for c in report["checks"]] == ["lts", "requires_order"]
+    assert report["properties"] == [report["checks"][1]] and report["properties"][0]["ok"]
+    assert main(["check", *args, "--property", "write_approval", "--property", "lts"]) == 1
+    out = capsys.readouterr().out
+    assert "write_approval  the check: events examined" in out and "violated 1  VIOLATED" in out
+    assert "lts             the check: events examined" in out
+    assert "first counterexample of write_approval (the check, SPEC §6): execute (seq" in out

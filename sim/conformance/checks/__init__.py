@@ -26,8 +26,8 @@ then its handlers with ``(event, raw line)`` for the labels it named, its
 line; the monitor keeps its own results.
 """
 
-from sim.conformance.checks.base import Check, Consumer, Context, Handler, InstanceKey
-from sim.conformance.checks.families import ALL_CHECKS, CHECK_NAMES, SGD_CHECKS
+from sim.conformance.checks.base import Check, Consumer, Context, Core, Handler, InstanceKey
+from sim.conformance.checks.families import ALL_CHECKS, CHECK_NAMES, CORES, SGD_CHECKS
 from sim.conformance.checks.stream import check_run_dir, check_trace, run_dir_verdicts, run_pass
 from sim.conformance.checks.verdict import Report, Verdict
 from sim.conformance.events import TraceError, encode_event
@@ -35,10 +35,12 @@ from sim.conformance.events import TraceError, encode_event
 __all__ = [
     "ALL_CHECKS",
     "CHECK_NAMES",
+    "CORES",
     "SGD_CHECKS",
     "Check",
     "Consumer",
     "Context",
+    "Core",
     "Handler",
     "InstanceKey",
     "Report",

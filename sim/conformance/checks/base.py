@@ -52,6 +52,25 @@ class Consumer(Protocol):
     def end_trace(self) -> None: ...
 
 
+class Core(Protocol):
+    """A check's rule as a pure step over one scope's hashable state (write_approval,
+    requires_order, exclusive): what the check class streams and ``verify`` steps in
+    its search state. ``scope``: ``invocation`` or ``instance``; ``labels``: the only
+    labels that change a state; ``step`` gives the state after one event and whether a
+    violation is certain at it (``task``: the event's task, ``wf``: its workflow)."""
+
+    @property
+    def scope(self) -> str: ...
+
+    @property
+    def labels(self) -> tuple[str, ...]: ...
+
+    @property
+    def initial(self) -> Any: ...
+
+    def step(self, st: Any, label: str, tool: Any, task: Any, wf: Any) -> tuple[Any, bool]: ...
+
+
 class Context:
     """What the pass shares with the checks: each open invocation's protocol events."""
 

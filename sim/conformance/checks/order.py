@@ -10,24 +10,24 @@ search state (:mod:`sim.verify.cores`), so both decide by the same rule.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from sim.conformance.checks.base import Check, Context, Handler, InstanceKey, where
 from sim.conformance.truth import Truth
 
+#: One instance's requires_order state, a plain tuple (``verify`` digests it with
+#: :mod:`marshal`, so it holds ints and tuples only, in a canonical order):
+#: ``(succeeded, task_tools, called, deferred)``, each set of targets (tools some tool
+#: Requires; no other is ever asked about) a bit mask over :attr:`RequiresCore.bit`:
+#: the targets with a success in the instance (their ``result``, or their task's), per
+#: task that called targets ``(task, mask)`` (ordered by ``repr`` of the task), the
+#: targets called in the instance, and the targets an execute lacked while they were not
+#: yet part of it.
+RequiresState = tuple[int, tuple[tuple[Any, int], ...], int, int]
 
-class RequiresState(NamedTuple):
-    """One instance's requires_order state; only targets (tools some tool Requires)
-    are ever recorded (no other is asked about)."""
 
-    #: targets with a success in the instance (their ``result``, or their task's)
-    succeeded: frozenset[Any] = frozenset()
-    #: (task, target) for each target a task called
-    task_tools: frozenset[tuple[Any, Any]] = frozenset()
-    #: targets called in the instance
-    called: frozenset[Any] = frozenset()
-    #: targets an execute lacked while not yet part of the instance
-    deferred: frozenset[Any] = frozenset()
+def _by_task(entry: tuple[Any, int]) -> str:
+    return repr(entry[0])
 
 
 class RequiresCore:
@@ -37,38 +37,58 @@ class RequiresCore:
     its workflow names it (``static``), or it is called there, before or after (an
     execute that lacked Tj is a violation at Tj's first call)."""
 
-    __slots__ = ("requires", "static", "targets")
+    __slots__ = ("bit", "requires", "static")
     scope = "instance"
     labels: tuple[str, ...] = ("call", "invoke", "result", "execute")
-    initial = RequiresState()
+    initial: RequiresState = (0, (), 0, 0)
 
     def __init__(
-        self, requires: Mapping[str, Sequence[str]], static: Mapping[Any, frozenset[str]]
+        self, requires: Mapping[str, Sequence[str]], static: Mapping[Any, Iterable[str]]
     ) -> None:
-        self.requires = {ti: tuple(tjs) for ti, tjs in requires.items() if tjs}
-        self.targets = frozenset(t for r in self.requires.values() for t in r)
-        self.static = static
+        targets = sorted({tj for tjs in requires.values() for tj in tjs})
+        #: each target's bit
+        self.bit = {t: 1 << k for k, t in enumerate(targets)}
+        #: Ti → its targets (Tj, bit), in declaration order
+        self.requires = {
+            ti: tuple((tj, self.bit[tj]) for tj in tjs) for ti, tjs in requires.items() if tjs
+        }
+        #: workflow → the mask of its task tools that are targets
+        self.static = {
+            wf: sum(self.bit[t] for t in set(tools) if t in self.bit)
+            for wf, tools in static.items()
+        }
 
     def on_call(self, st: RequiresState, task: Any, tool: Any) -> tuple[RequiresState, bool]:
         """(the state after a call or invoke, whether it is Tj's first call after an
         execute that lacked it: a violation certain now)."""
-        if tool not in self.targets:
+        b = self.bit.get(tool)
+        if b is None:
             return st, False
-        pair = (task, tool)
-        if pair not in st.task_tools:
-            st = st._replace(task_tools=st.task_tools | {pair})
-        if tool in st.called:
-            return st, False
-        late = tool in st.deferred
-        return st._replace(called=st.called | {tool}, deferred=st.deferred - {tool}), late
+        succeeded, task_tools, called, deferred = st
+        for k, (t, mask) in enumerate(task_tools):
+            if t == task:
+                if mask & b:
+                    if called & b:
+                        return st, False
+                else:
+                    task_tools = (*task_tools[:k], (t, mask | b), *task_tools[k + 1 :])
+                break
+        else:
+            task_tools = tuple(sorted((*task_tools, (task, b)), key=_by_task))
+        if called & b:
+            return (succeeded, task_tools, called, deferred), False
+        return (succeeded, task_tools, called | b, deferred & ~b), bool(deferred & b)
 
     def on_result(self, st: RequiresState, task: Any, tool: Any) -> RequiresState:
-        won = {t for k, t in st.task_tools if k == task}
-        if tool in self.targets:
-            won.add(tool)
-        if won <= st.succeeded:
+        succeeded = st[0]
+        won = self.bit.get(tool, 0)
+        for t, mask in st[1]:
+            if t == task:
+                won |= mask
+                break
+        if not won & ~succeeded:
             return st
-        return st._replace(succeeded=st.succeeded | won)
+        return (succeeded | won, st[1], st[2], st[3])
 
     def on_execute(
         self, st: RequiresState, wf: Any, tool: Any
@@ -78,20 +98,21 @@ class RequiresCore:
         reqs = self.requires.get(tool)
         if not reqs:
             return st, ()
-        missing = []
-        later = set()
-        for tj in reqs:
-            if tj in st.succeeded:
+        succeeded, task_tools, called, deferred = st
+        missing: list[tuple[Any, bool]] = []
+        later = 0
+        for tj, b in reqs:
+            if succeeded & b:
                 continue
-            if tj in st.called:
+            if called & b:
                 missing.append((tj, True))
-            elif tj in self.static.get(wf, ()):
+            elif self.static.get(wf, 0) & b:
                 missing.append((tj, False))
             else:
-                later.add(tj)
-        if not later <= st.deferred:
-            st = st._replace(deferred=st.deferred | later)
-        return st, tuple(missing)
+                later |= b
+        if later & ~deferred:
+            st = (succeeded, task_tools, called, deferred | later)
+        return st, tuple(missing) if missing else ()
 
     def step(
         self, st: RequiresState, label: str, tool: Any, task: Any, wf: Any
@@ -128,12 +149,15 @@ class RequiresOrder(Check):
 
     def __init__(self, truth: Truth, ctx: Context) -> None:
         super().__init__(truth, ctx)
-        self.core = RequiresCore(
-            {n: f.requires for n, f in truth.tools.items()}, truth.workflow_tools
-        )
+        self.core = self.core_of(truth)
         self.requires = self.core.requires
-        self.targets = self.core.targets
+        self.targets = self.core.bit
         self.inst: dict[tuple[Any, Any], _ReqInstance] = {}
+
+    @staticmethod
+    def core_of(truth: Truth) -> RequiresCore:
+        """The rule on ``truth``'s Requires relation and its workflows' task tools."""
+        return RequiresCore({n: f.requires for n, f in truth.tools.items()}, truth.workflow_tools)
 
     def handlers(self) -> Mapping[str, Handler]:
         if not self.requires:
@@ -157,9 +181,8 @@ class RequiresOrder(Check):
         if tool not in self.targets:  # the core's no-op, without a call
             return
         inst = self._instance(ev)
-        first = tool not in inst.state.called
         inst.state, late = self.core.on_call(inst.state, ev.task, tool)
-        if first:
+        if tool not in inst.first_call:
             inst.first_call[tool] = raw
         if late:
             for ti, exec_raw, seq in inst.deferred.pop(tool, ()):
@@ -196,8 +219,9 @@ class RequiresOrder(Check):
                 ev.seq,
                 ev.wf,
             )
-        for tj in self.requires[ev.tool]:
-            if tj in st.deferred and tj not in st.succeeded:  # this execute lacked tj
+        succeeded, _, _, deferred = st
+        for tj, b in self.requires[ev.tool] if deferred else ():
+            if deferred & b and not succeeded & b:  # this execute lacked tj
                 inst.deferred.setdefault(tj, []).append((ev.tool, raw, ev.seq))
 
     def end_instance(self, key: InstanceKey, invs: Sequence[Any]) -> None:
@@ -206,28 +230,35 @@ class RequiresOrder(Check):
 
 class ExclusiveCore:
     """P4 ExclusiveWith within one instance: never both tools of a pair executed (the
-    relation is symmetric). The state: the ruled tools executed so far."""
+    relation is symmetric). The state: the ruled tools executed so far, a bit mask over
+    :attr:`bit` (an int: ``verify`` digests it)."""
 
-    __slots__ = ("partners",)
+    __slots__ = ("bit", "partners")
     scope = "instance"
     labels: tuple[str, ...] = ("execute",)
-    initial: frozenset[Any] = frozenset()
+    initial = 0
 
     def __init__(self, partners: Mapping[str, Iterable[str]]) -> None:
-        self.partners = {n: tuple(sorted(p)) for n, p in partners.items() if p}
+        ruled = sorted(
+            {n for n, p in partners.items() if p} | {o for p in partners.values() for o in p}
+        )
+        #: each ruled tool's bit
+        self.bit = {t: 1 << k for k, t in enumerate(ruled)}
+        #: a tool → its partners (name, bit), in name order
+        self.partners = {
+            n: tuple((o, self.bit[o]) for o in sorted(p)) for n, p in partners.items() if p
+        }
 
-    def on_execute(self, done: frozenset[Any], tool: Any) -> tuple[frozenset[Any], Any]:
+    def on_execute(self, done: int, tool: Any) -> tuple[int, Any]:
         """(the state after an execute, the first partner of ``tool`` executed before it,
         in name order: a violation; None: none)."""
         partners = self.partners.get(tool)
         if not partners:
             return done, None
-        clash = next((p for p in partners if p in done), None)
-        return (done if tool in done else done | {tool}), clash
+        clash = next((o for o, b in partners if done & b), None)
+        return done | self.bit[tool], clash
 
-    def step(
-        self, done: frozenset[Any], label: str, tool: Any, task: Any, wf: Any
-    ) -> tuple[frozenset[Any], bool]:
+    def step(self, done: int, label: str, tool: Any, task: Any, wf: Any) -> tuple[int, bool]:
         """(the state after one event, whether it is a violation)."""
         if label != "execute":
             return done, False
@@ -244,10 +275,15 @@ class Exclusive(Check):
 
     def __init__(self, truth: Truth, ctx: Context) -> None:
         super().__init__(truth, ctx)
-        self.core = ExclusiveCore({n: f.exclusive for n, f in truth.tools.items()})
+        self.core = self.core_of(truth)
         self.partners = self.core.partners
         # per open instance: the core's state and each ruled tool's first execute line
-        self.inst: dict[tuple[Any, Any], tuple[frozenset[Any], dict[Any, bytes]]] = {}
+        self.inst: dict[tuple[Any, Any], tuple[int, dict[Any, bytes]]] = {}
+
+    @staticmethod
+    def core_of(truth: Truth) -> ExclusiveCore:
+        """The rule on ``truth``'s ExclusiveWith relation (symmetric)."""
+        return ExclusiveCore({n: f.exclusive for n, f in truth.tools.items()})
 
     def handlers(self) -> Mapping[str, Handler]:
         return {"execute": self.on_execute} if self.partners else {}

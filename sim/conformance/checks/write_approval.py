@@ -59,9 +59,14 @@ class WriteApproval(Check):
 
     def __init__(self, truth: Truth, ctx: Context) -> None:
         super().__init__(truth, ctx)
-        self.core = WriteApprovalCore(truth.write_tools)
+        self.core = self.core_of(truth)
         self.write = self.core.write
         self.approved: set[Any] = set()  # invocations whose state is True
+
+    @staticmethod
+    def core_of(truth: Truth) -> WriteApprovalCore:
+        """The rule on ``truth``'s tools (the write and delete ones)."""
+        return WriteApprovalCore(truth.write_tools)
 
     def handlers(self) -> Mapping[str, Handler]:
         return {"approve": self.on_approve, "execute": self.on_execute}
