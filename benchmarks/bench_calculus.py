@@ -299,7 +299,8 @@ def run(quick: bool = False) -> Section:
         "(16k to 256k): " + ("PASS" if families_ok else "FAIL") + ". τ-chain, τ-ring and "
         "two-cycle chain against 0 -a-> 1 (equivalent); random (80 % τ) against 0 -a0-> 1 "
         "(not equivalent, trace searched). Each size a fresh child process "
-        "(python -m benchmarks.bisim_families FAMILY N); CPU time of bisimilar alone; peak "
+        "(python -m benchmarks.bisim_families FAMILY N); CPU time of bisimilar alone (SciPy, "
+        "which the contraction of large systems loads, imported before); peak "
         "is the child's VmHWM, the system built before the call included (its resident set "
         "then in brackets).",
     ]
