@@ -18,6 +18,7 @@ from typing import IO, TYPE_CHECKING, Any
 from sim.conformance import TraceError
 from sim.conformance.checks import run_dir_verdicts
 from sim.conformance.checks.stream import Checker
+from sim.conformance.events import BLOCK
 from sim.engine.metrics import dumps
 from sim.experiments.properties import property_metrics, property_monitor
 from sim.experiments.rundir import METRICS_FILE, TRACE_FILE
@@ -25,11 +26,11 @@ from sim.experiments.rundir import METRICS_FILE, TRACE_FILE
 if TYPE_CHECKING:
     from sim.experiments.worker import Built
 
-#: Bytes of trace lines the engine writes before the pass reads them (1 MiB: per 256-line
-#: block, the two taking turns on the caches cost the engine 1.3 s CPU of 2 on the
-#: 1,000-agent mesh, and the pass 0.5 s; see
-#: :meth:`RunChecks.tap`).
-TAP_BYTES = 1 << 20
+#: Bytes of trace lines the engine writes before the pass reads them: the block a trace
+#: file is read in (4 MiB, :data:`~sim.conformance.events.BLOCK`). The engine and the
+#: pass take turns on the CPU's caches; in shorter turns each evicts the other's data
+#: (on the 1,000-agent mesh, turns of 256 lines cost the engine a third more CPU).
+TAP_BYTES = BLOCK
 
 
 class RunChecks:

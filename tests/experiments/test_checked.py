@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 
 from sim.conformance.checks import check_run_dir, check_trace
 from sim.conformance.checks.stream import Checker
+from sim.conformance.truth import Truth, from_scenario
 from sim.engine import run_replication
+from sim.experiments import checked
 from sim.experiments.checked import RunChecks
 from sim.experiments.properties import property_metrics, property_monitor
 from sim.experiments.runner import Task, execute_task
@@ -37,6 +39,11 @@ def mcp_lines(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
     out = tmp_path_factory.mktemp("mcp")
     run_replication(load_scenario(MCP_VS_PLUS), "dijkstra", 0, out, "protocol")
     return (out / "trace.jsonl").read_bytes().splitlines(keepends=True)
+
+
+@pytest.fixture(scope="module")
+def mcp_truth() -> Truth:
+    return from_scenario(load_scenario(MCP_VS_PLUS))
 
 
 @pytest.mark.parametrize("level", ["full", "protocol"])
@@ -63,13 +70,16 @@ def test_a_tapped_run_writes_the_golden_trace_and_checks_it_as_check_does(
 
 
 @pytest.mark.parametrize(
-    ("file", "router"),
-    [(MCP_VS_PLUS, "dijkstra"), (SMC, "dijkstra")],
-    ids=["violations", "properties"],
+    ("file", "turn"),
+    [(MCP_VS_PLUS, checked.TAP_BYTES), (MCP_VS_PLUS, 1), (SMC, checked.TAP_BYTES)],
+    ids=["violations", "violations-fed-at-each-block", "properties"],
 )
 def test_the_verdicts_stored_by_run_are_those_of_check_rereading_the_trace(
-    file: Path, router: str, tmp_path: Path
+    file: Path, turn: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Fed at the end (a small trace is under one turn) or as each block is written."""
+    monkeypatch.setattr(checked, "TAP_BYTES", turn)
+    router = "dijkstra"
     scenario = load_scenario(file)
     out = tmp_path / "rep-0"
     assert execute_task(Task(scenario, router, 0, str(out))).status == "ok"
@@ -78,17 +88,17 @@ def test_the_verdicts_stored_by_run_are_those_of_check_rereading_the_trace(
     again = check_run_dir(out, scenario, consumers=[monitor] if monitor else ())
     assert {k: stored[k] for k in again} == again
     if monitor is not None:
-        checked = again["conformance"]["checked"]
-        assert stored["properties"] == property_metrics(monitor.finish(), checked)
+        was_checked = again["conformance"]["checked"]
+        assert stored["properties"] == property_metrics(monitor.finish(), was_checked)
         assert stored["properties"]  # the scenario's properties were monitored
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(cuts=st.lists(st.integers(min_value=0, max_value=1 << 16), max_size=12))
 def test_the_pass_fed_in_blocks_of_any_size_gives_the_verdicts_of_one_read(
-    mcp_lines: list[bytes], cuts: list[int]
+    mcp_lines: list[bytes], mcp_truth: Truth, cuts: list[int]
 ) -> None:
-    scenario = load_scenario(MCP_VS_PLUS)
+    scenario = mcp_truth
     edges = sorted({c % (len(mcp_lines) + 1) for c in cuts} | {0, len(mcp_lines)})
     checker = Checker("t", scenario)
     for a, b in itertools.pairwise(edges):
