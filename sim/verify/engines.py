@@ -5,10 +5,12 @@ The verdict is Storm's: ``holds`` iff the violation is unreachable under every
 scheduler. A violated property gets its shortest counterexample from the explicit
 search (:func:`sim.verify.verdicts._search`, the SPEC §5 trace ``check`` confirms); when
 that search stops at its bound the verdict stays ``violated``, without a trace. The
-sizes reported are Storm's model's (states, transitions), summed over the initiator
-models; the probabilities (``probability``) are the smallest minimum and the largest
-maximum over them. A property not decidable untimed stays ``not-decidable``, as with
-the explicit engine; a flat program over ``max_states`` states is ``undecided``.
+sizes reported are Storm's model's (states, transitions; ``PropertyVerdict.model``),
+and for a flat program also its exploration in Python (``PropertyVerdict.searched``),
+summed over the initiator models; the probabilities (``probability``) are the smallest
+minimum and the largest maximum over them. A property not decidable untimed stays
+``not-decidable``, as with the explicit engine; a flat program over ``max_states``
+states is ``undecided``.
 """
 
 from __future__ import annotations
@@ -75,7 +77,9 @@ def decide_storm(
     for name, prop in properties:
         tracker = _tracker(name, prop, scenario)
         if isinstance(tracker, str):
-            out.properties.append(PropertyVerdict(name, "not-decidable", note=tracker))
+            out.properties.append(
+                PropertyVerdict(name, "not-decidable", note=tracker, engine="storm")
+            )
             continue
         found = []
         for model, _ in groups:
@@ -106,7 +110,9 @@ def _decided(
     if not prog.complete:
         states, transitions = prog.explored
         note = f"storm, {how}: the flat product has more than {states:,} states (--max-states)"
-        return PropertyVerdict(name, "undecided", states, transitions, None, note, model.initiator)
+        pv = PropertyVerdict(name, "undecided", states, transitions, None, note, model.initiator)
+        pv.engine, pv.searched, pv.construction = "storm", prog.explored, prog.construction
+        return pv
     found = storm_decide(prog.text, symbolic, probability)
     verdict = "violated" if found.reachable else "holds"
     note = f"storm {'dd' if symbolic else 'sparse'}, {how}"
@@ -116,7 +122,8 @@ def _decided(
     pv = PropertyVerdict(
         name, verdict, found.states, found.transitions, None, note, model.initiator
     )
-    pv.engine = "storm"
+    pv.engine, pv.searched, pv.construction = "storm", prog.explored, prog.construction
+    pv.model = (found.states, found.transitions)
     if found.probability_min is not None and found.probability_max is not None:
         pv.probability = (found.probability_min, found.probability_max)
         pv.deterministic = found.deterministic

@@ -4,16 +4,20 @@
 Two constructions, both from the model's own steps and weights
 (:mod:`sim.verify.weights`), never a second copy of its rules:
 
-* *composed* (:mod:`sim.verify.composed`, when the tasks interact only through ≺ and the
-  instance's status): a module per task (its local state ``l<i>`` and the emission it is
-  about to make ``e<i>``), and a module ``instance`` (phase ``ph``: 0 before
-  ``wf_start``, 1 running, 2 after ``wf_end``; status ``st``: 0 none, else the first
-  failure's, :attr:`Program.statuses`; and for an instance property its monitor state
-  ``m``). A task's choice draws an emission; emitting is urgent (no choice is enabled
-  while an emission is pending) and synchronises, by the emission's action, with the
-  instance (the status it sets, the monitor's step on its events) and with the tasks it
-  can start under ≺ (those whose predecessors have all ended well, while no failure is
-  set). Storm builds and checks the product, never Python.
+* *composed* (:mod:`sim.verify.composed`, when the tasks interact only through ≺,
+  readiness and the instance's status): a module per task (its local state ``l<i>`` and
+  the emission it is about to make ``e<i>``), and a module ``instance`` (phase ``ph``: 0
+  before ``wf_start``, 1 running, 2 after ``wf_end``; status ``st``: 0 none, else the
+  first failure's, :attr:`Program.statuses`; and for an instance property its monitor
+  state ``m``). A task's choice draws an emission; one another module takes part in
+  (:func:`_synchronised`: it sets a failure, steps the monitor, starts a successor under
+  ≺ or wakes a waiting task) is pending until made: emitting is urgent (no choice is
+  enabled while one is pending) and synchronises, by the emission's action, with the
+  instance and the tasks it starts or wakes; any other emission is made by the choice
+  itself. A choice found only under some codes of the tasks a readiness reads is
+  guarded by them (formulas ``g<j>_<k>`` over the watched task's local states; a
+  waiting task's states: ``waiting<i>``). Storm builds and checks the product, never
+  Python.
 * *flat* (any model and property): the product explored breadth-first by the model and
   the tracker themselves, written as one module over the product state ``s``.
 """
@@ -29,10 +33,13 @@ from typing import Any
 
 from sim.verify.composed import (
     BAD,
+    ENDED_CANCELLED,
+    ENDED_FAILED,
     ENDED_OK,
     ENDED_SKIPPED,
     PENDING,
     START,
+    Guard,
     TaskAutomaton,
     automata,
     why_not,
@@ -84,7 +91,6 @@ def program(model: Model, tracker: Tracker, max_states: int) -> Program:
     (the flat exploration bounded by ``max_states``)."""
     why = why_not(model, tracker)
     if not why:
-        assert isinstance(tracker, ScopeTracker)
         autos = automata(model, tracker)
         if not isinstance(autos, str):
             return _composed(model, tracker, autos)
@@ -124,7 +130,7 @@ def _monitor(
     return ids, step
 
 
-def _composed(model: Model, tracker: ScopeTracker, autos: list[TaskAutomaton]) -> Program:
+def _composed(model: Model, tracker: Tracker, autos: list[TaskAutomaton]) -> Program:
     statuses = sorted({em.failure for a in autos for em in a.emissions if em.failure})
     code = {s: k + 1 for k, s in enumerate(statuses)}
     who = model.initiator
@@ -133,26 +139,31 @@ def _composed(model: Model, tracker: ScopeTracker, autos: list[TaskAutomaton]) -
         ("wf_end", -1, None, who, None, (("status", "failed"), ("reason", "blocked"))),
     ]
     wf_end += [("wf_end", -1, None, who, None, (("status", s), ("reason", r))) for s, r in statuses]
-    monitored = tracker.scope == "instance"
+    monitored = isinstance(tracker, ScopeTracker) and tracker.scope == "instance"
     mon: dict[Any, int] = {}
     step: Callable[[Any, tuple[Event, ...]], Any] = _unmonitored
-    if monitored:
+    if isinstance(tracker, ScopeTracker) and monitored:
         mon, step = _monitor(model, tracker, autos, wf_end)
     bad = [f"l{a.index}={BAD}" for a in autos] + ([f"m={mon['bad']}"] if monitored else [])
     lines = _header(model, tracker, f"composed: {len(autos)} task modules and the instance")
+    sync = _synchronised(autos, mon, step)
+    guards = _Guards(autos)
+    modules = [line for a in autos for line in _task_module(model, a, autos, guards, sync)]
     lines += [
         f"formula busy = {' | '.join(f'e{a.index}>0' for a in autos)};",
-        f"formula running = {' | '.join(f'l{a.index}>={START}' for a in autos)};",
+        f"formula running = {' | '.join(_running(a) for a in autos)};",
+        *guards.formulas,
         "",
+        *modules,
     ]
-    for a in autos:
-        lines += _task_module(model, a, autos)
     lines += ["module instance", "  ph : [0..2] init 0;", f"  st : [0..{len(statuses)}] init 0;"]
     if monitored:
         lines.append(f"  m : [0..{len(mon) - 1}] init 0;")
     lines.append("  [start] ph=0 -> (ph'=1);")
     for a in autos:
         for eid, em in enumerate(a.emissions, 1):
+            if (a.index, eid) not in sync:
+                continue
             set_st = [f"(st'=(st=0 ? {code[em.failure]} : st))"] if em.failure else []
             if monitored:
                 for st, k in mon.items():
@@ -179,9 +190,74 @@ def _unmonitored(st: Any, events: tuple[Event, ...]) -> Any:
     return st
 
 
-def _task_module(model: Model, a: TaskAutomaton, autos: list[TaskAutomaton]) -> list[str]:
-    """Task ``a``'s module: its choices, its emissions, and its start when a predecessor's
-    emission ends it well (the others ended well already, no failure set)."""
+_ENDS = (ENDED_OK, ENDED_SKIPPED, ENDED_FAILED, ENDED_CANCELLED)
+
+
+def _synchronised(
+    autos: list[TaskAutomaton], mon: dict[Any, int], step: Callable[[Any, tuple[Event, ...]], Any]
+) -> set[tuple[int, int]]:
+    """The emissions (task, id) another module takes part in: a failure's status, an
+    instance monitor's step, a successor's start under ≺ or a waiting task's wake. The
+    others are made at once by the choice (no pending emission: fewer states)."""
+    before = {p for a in autos for p in a.after}
+    out = set()
+    for a in autos:
+        woken = any(b.wake for b in autos if b is not a)
+        for eid, em in enumerate(a.emissions, 1):
+            if (
+                em.failure is not None
+                or any(step(st, em.events) != st for st in mon)
+                or (woken and em.target in _ENDS)
+                or (em.ended_ok and a.index in before)
+            ):
+                out.add((a.index, eid))
+    return out
+
+
+def _running(a: TaskAutomaton) -> str:
+    """Task ``a`` is under way: made ready, preparing or running, not waiting."""
+    if not a.wake:
+        return f"l{a.index}>={START}"
+    return f"(l{a.index}>={START} & !waiting{a.index})"
+
+
+class _Guards:
+    """The formulas naming a watched task's local states in some codes, one per guard
+    part used (``g<j>_<k>``), and the waiting states of each task (``waiting<i>``)."""
+
+    def __init__(self, autos: list[TaskAutomaton]) -> None:
+        self.autos = autos
+        self.names: dict[tuple[int, frozenset[int]], str] = {}
+        self.formulas = [
+            f"formula waiting{a.index} = {' | '.join(f'l{a.index}={w}' for w in sorted(a.wake))};"
+            for a in autos
+            if a.wake
+        ]
+
+    def text(self, guard: Guard) -> str:
+        """The guard's condition ('' for none)."""
+        parts = []
+        for j, codes in guard:
+            name = self.names.get((j, codes))
+            if name is None:
+                name = self.names[(j, codes)] = f"g{j}_{len(self.names)}"
+                ids = sorted(k for k, c in self.autos[j].codes.items() if c in codes)
+                cond = " | ".join(f"l{j}={k}" for k in ids) or "false"
+                self.formulas.append(f"formula {name} = {cond};")
+            parts.append(name)
+        return "".join(f" & {p}" for p in parts)
+
+
+def _task_module(
+    model: Model,
+    a: TaskAutomaton,
+    autos: list[TaskAutomaton],
+    guards: _Guards,
+    sync: set[tuple[int, int]],
+) -> list[str]:
+    """Task ``a``'s module: its choices (guarded by the watched tasks' codes where they
+    differ), its emissions, its start when a predecessor's emission ends it well (the
+    others ended well already, no failure set), and its wake when another task ends."""
     i = a.index
     out = [
         f"// task {model.tasks[i].id}: l{i} {PENDING} pending, 1 succeeded, 2 skipped, 3 failed, "
@@ -192,19 +268,38 @@ def _task_module(model: Model, a: TaskAutomaton, autos: list[TaskAutomaton]) -> 
     ]
     if not a.after:
         out.append(f"  [start] l{i}={PENDING} -> (l{i}'={START});")
+    targets = [em.target for em in a.emissions]
     for sid in sorted(a.choices):
-        for group in a.choices[sid]:
-            body = _branches([(w, f"(e{i}'={eid})") for w, eid in group])
-            out.append(f"  [] !busy & l{i}={sid} -> {body};")
+        for guard, group in a.choices[sid]:
+            parts = [
+                (w, f"(e{i}'={eid})" if (i, eid) in sync else f"(l{i}'={targets[eid - 1]})")
+                for w, eid in group
+            ]
+            out.append(f"  [] !busy & l{i}={sid}{guards.text(guard)} -> {_branches(parts)};")
     for eid, em in enumerate(a.emissions, 1):
-        out.append(f"  [emit{i}_{eid}] e{i}={eid} -> (e{i}'=0)&(l{i}'={em.target});")
-    for p in a.after:
-        others = [f"(l{q}={ENDED_OK}|l{q}={ENDED_SKIPPED})" for q in a.after if q != p]
+        if (i, eid) in sync:
+            out.append(f"  [emit{i}_{eid}] e{i}={eid} -> (e{i}'=0)&(l{i}'={em.target});")
+    for p in autos:
+        if p.index == i or (p.index not in a.after and not a.wake):
+            continue
+        others = [f"(l{q}={ENDED_OK}|l{q}={ENDED_SKIPPED})" for q in a.after if q != p.index]
         ready = " & ".join([f"l{i}={PENDING}", "st=0", *others])
-        for eid, em in enumerate(autos[p].emissions, 1):
-            if em.ended_ok:
-                out.append(f"  [emit{p}_{eid}] {ready} -> (l{i}'={START});")
-                out.append(f"  [emit{p}_{eid}] !({ready}) -> true;")
+        for eid, em in enumerate(p.emissions, 1):
+            if (p.index, eid) not in sync:
+                continue
+            starts = p.index in a.after and em.ended_ok
+            wakes = bool(a.wake) and em.target in _ENDS
+            cases = [(ready, f"(l{i}'={START})")] if starts else []
+            if wakes and em.failure is None:
+                cases += [(f"l{i}={w} & st=0", f"(l{i}'={f})") for w, f in sorted(a.wake.items())]
+                cases.append((f"waiting{i} & st!=0", f"(l{i}'={PENDING})"))
+            elif wakes:
+                cases.append((f"waiting{i}", f"(l{i}'={PENDING})"))
+            if cases:
+                rest = [ready] * starts + [f"waiting{i}"] * wakes
+                out += [f"  [emit{p.index}_{eid}] {g} -> {u};" for g, u in cases]
+                none = " & ".join(f"!({g})" for g in rest)
+                out.append(f"  [emit{p.index}_{eid}] {none} -> true;")
     return [*out, "endmodule", ""]
 
 

@@ -109,27 +109,29 @@ def batch_cuts(
     return out
 
 
+def callable_tools(truth: Mapping[str, Any], tool: str) -> frozenset[str]:
+    """``tool`` and the fallback tools its failure modes can call, transitively (those
+    the scenario declares)."""
+    seen: set[str] = set()
+    todo = [tool]
+    while todo:
+        t = todo.pop()
+        if t in seen or t not in truth:
+            continue
+        seen.add(t)
+        for fm in truth[t].failure_modes or ():
+            target = getattr(fm.recovery, "tool", None)
+            if isinstance(target, str):
+                todo.append(target)
+    return frozenset(seen)
+
+
 def isolated_tasks(tasks: Sequence[Task], truth: Mapping[str, Any]) -> dict[int, frozenset[str]]:
     """The tasks whose transitions commute with every other task's: tool tasks with no
     ≺ edge to or from them, no dependency relation on their tools (or fallback tools),
     and tools no other task uses (:mod:`sim.verify.search`); each with the tools it
     can call."""
-    tools_of: dict[int, set[str]] = {}
-    for task in tasks:
-        if task.tool is None:
-            continue
-        seen: set[str] = set()
-        todo = [task.tool]
-        while todo:
-            t = todo.pop()
-            if t in seen or t not in truth:
-                continue
-            seen.add(t)
-            for fm in truth[t].failure_modes or ():
-                target = getattr(fm.recovery, "tool", None)
-                if isinstance(target, str):
-                    todo.append(target)
-        tools_of[task.index] = seen
+    tools_of = {t.index: set(callable_tools(truth, t.tool)) for t in tasks if t.tool is not None}
     related: set[str] = set()
     for name, desc in truth.items():
         for dep in desc.dependencies or ():

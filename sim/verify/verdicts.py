@@ -61,6 +61,12 @@ class PropertyVerdict:
     #: the model had no nondeterminism (one probability); ``exact``: Storm's rationals
     deterministic: bool = False
     exact: str = ""
+    #: (states, transitions) of Storm's model (None: none built) and of the states a
+    #: breadth-first search in Python stored (the explicit search, a flat program's
+    #: exploration), summed over the initiator models; ``construction``: Storm's program
+    model: tuple[int, int] | None = None
+    searched: tuple[int, int] = (0, 0)
+    construction: str = ""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -71,6 +77,11 @@ class PropertyVerdict:
             "transitions": self.transitions,
             "counterexample": str(self.path) if self.path is not None else None,
         }
+        if self.model is not None:
+            out["model"] = self.construction
+            out["model_states"], out["model_transitions"] = self.model
+        if self.engine == "explicit" or self.searched != (0, 0):
+            out["searched_states"], out["searched_transitions"] = self.searched
         if self.probability is not None:
             if self.deterministic:
                 out["probability"] = self.probability[1]
@@ -270,6 +281,9 @@ def _combined(found: list[PropertyVerdict], models: int) -> PropertyVerdict:
         best = undecided[0] if undecided else found[0]
     best.states = sum(p.states for p in found)
     best.transitions = sum(p.transitions for p in found)
+    best.searched = (sum(p.searched[0] for p in found), sum(p.searched[1] for p in found))
+    built = [p.model for p in found if p.model is not None]
+    best.model = (sum(m[0] for m in built), sum(m[1] for m in built)) if built else None
     if models > 1:
         about = f"{models} initiator models"
         if best.verdict != "holds":
@@ -295,6 +309,8 @@ def _verdict(name: str, result: Outcome, model: Model, note: str) -> PropertyVer
         verdict = "undecided"
         cut = suspicions_cut(model)
         note = f"{note}; {cut}" if note else cut
-    return PropertyVerdict(
+    pv = PropertyVerdict(
         name, verdict, result.states, result.transitions, events, note, model.initiator
     )
+    pv.searched = (result.states, result.transitions)
+    return pv

@@ -33,6 +33,9 @@ def test_dijkstra_proves_recovery_and_write_approval_on_train_booking(
     for p in obj["properties"]:
         assert p["verdict"] == "holds" and p["counterexample"] is None
         assert p["states"] > 100 and p["transitions"] > p["states"]
+        # what the explicit engine's sizes count: the states its search stored
+        assert (p["searched_states"], p["searched_transitions"]) == (p["states"], p["transitions"])
+        assert "model_states" not in p
 
 
 def test_resilient_finds_the_recovery_violation_through_the_failover_translation(

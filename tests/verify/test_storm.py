@@ -73,6 +73,9 @@ workflows:
 {second}"""
 
 
+_REQUIRES = "    dependencies: [{relation: Requires, tool: a}]\n"
+
+
 def closed_form(
     tmp_path: Path,
     p: str = "0.7",
@@ -80,9 +83,14 @@ def closed_form(
     retries: int = 0,
     write: bool = False,
     exclusive: bool = False,
+    requires: bool = False,
 ) -> Scenario:
-    """A scenario whose one random choice is the one a closed form weighs (the module)."""
+    """A scenario whose one random choice is the one a closed form weighs (the module);
+    ``requires``: b, concurrent with a, requires it (so it may wait for a)."""
     dep = "    dependencies: [{{relation: ExclusiveWith, tool: {}}}]\n"
+    second = "      - {id: b, tool: b, after: [a]}\n" if exclusive else ""
+    if requires:
+        second = "      - {id: b, tool: b}\n"
     text = _HEAD.format(
         p=p,
         q=q,
@@ -90,8 +98,8 @@ def closed_form(
         approval="true" if write else "false",
         recovery=f"{{retry: {retries}}}" if retries else "{abort: true}",
         dependency_a=dep.format("b") if exclusive else "",
-        dependency_b=dep.format("a") if exclusive else "",
-        second="      - {id: b, tool: b, after: [a]}\n" if exclusive else "",
+        dependency_b=dep.format("a") if exclusive else _REQUIRES if requires else "",
+        second=second,
     )
     path = tmp_path / "closed_form.yaml"
     path.write_text(text, encoding="utf-8")
@@ -137,8 +145,17 @@ def test_exclusive_branches_skip_the_second_iff_the_first_succeeded(tmp_path: Pa
     verdict, text, lo, hi, note = pr(scenario, "G !skip", "instance")
     assert (verdict, text, lo) == ("violated", "[0, 3/4]", 0.0)
     assert hi == pytest.approx(0.75, abs=1e-9)
-    # ExclusiveWith makes the tasks read each other: the flat program, named why
-    assert "flat: a dependency relation" in note
+    # b's readiness reads a's code: b's choices guarded by it in the composed program
+    assert "composed" in note
+
+
+def test_a_task_that_requires_a_concurrent_one_runs_iff_it_succeeded(tmp_path: Path) -> None:
+    """b waits for a (woken by its end) or finds it over: b executes iff a succeeded."""
+    verdict, text, lo, hi, note = pr(
+        closed_form(tmp_path, q="0.25", requires=True), "G !execute(b)"
+    )
+    assert (verdict, text, lo, note) == ("violated", "[0, 3/4]", 0.0, "storm sparse, composed")
+    assert hi == pytest.approx(0.75, abs=1e-9)
 
 
 def test_a_property_that_holds_has_probability_0_and_a_bound_stays_not_decidable(
@@ -186,6 +203,65 @@ def test_the_composed_program_is_the_flat_product_and_the_explicit_search(
     assert ("violated" if a.reachable else "holds") == expected
 
 
+@pytest.mark.parametrize(
+    ("shape", "name", "formula"),
+    [
+        ("exclusive", "p", "G !skip"),
+        ("requires", "p", "G !execute(b)"),
+        ("requires", "p", "G !wf_end(detail.status=failed)"),
+        ("requires", "recovery", ""),
+        ("plain", "recovery", ""),
+        ("plain", "lts", ""),
+        pytest.param("fanout", "recovery", "", marks=pytest.mark.slow),
+        pytest.param("fanout", "lts", "", marks=pytest.mark.slow),
+    ],
+)
+def test_dependencies_and_checks_compose_as_the_flat_product(
+    tmp_path: Path, fanout2: Scenario, shape: str, name: str, formula: str
+) -> None:
+    """Readiness guards, waiting and woken tasks, and a check run per task (violated
+    over plain MCP, whose caller knows no failure modes: Pr up to 7/10): the composed
+    program's exact probabilities are the flat product's."""
+    scenario = fanout2
+    if shape == "plain":
+        closed_form(tmp_path, q="0.25", retries=1, requires=True)
+        path = tmp_path / "closed_form.yaml"
+        path.write_text(path.read_text().replace('"MCP+"', "MCP"), encoding="utf-8")
+        scenario = load_scenario(path)
+    elif shape != "fanout":
+        scenario = closed_form(tmp_path, q="0.25", retries=1, **{shape: True})
+    scope = "instance" if "wf_end" in formula else "invocation"
+    prop = Property(name, scope, parse(formula), formula) if formula else None
+    tracker = _tracker(name, prop, scenario)
+    assert not isinstance(tracker, str)
+    [(model, _)] = initiator_groups(scenario, "w", "dijkstra")
+    composed = program(model, tracker, 10**6)
+    flat = _flat(model, tracker, 10**6, "for the comparison")
+    assert composed.construction == "composed", composed.why_flat
+    a = decide(composed.text, probability=True)
+    b = decide(flat.text, probability=True)
+    assert a.exact == b.exact and a.reachable == b.reachable
+    assert shape != "plain" or a.exact == "[0, 7/10]"
+    expected = explore(model, tracker, 10**6).verdict
+    assert ("violated" if a.reachable else "holds") == expected
+
+
+def test_a_flat_program_reports_its_python_search_and_storms_model(tmp_path: Path) -> None:
+    """An instance formula decided at the end (no online monitor) goes flat: the JSON
+    says what each size counts, and over --max-states only the search's remains."""
+    scenario = closed_form(tmp_path, q="0.3")
+    prop = Property("p", "instance", parse("F result"), "F result")
+    [pv] = decide_storm(scenario, "w", "dijkstra", [("p", prop)]).properties
+    shown = pv.to_json()
+    assert (shown["engine"], shown["model"], shown["verdict"]) == ("storm", "flat", "violated")
+    assert (shown["states"], shown["model_states"]) == (shown["model_states"], pv.states)
+    assert shown["searched_states"] > 0 and shown["searched_transitions"] > 0
+    [cut] = decide_storm(scenario, "w", "dijkstra", [("p", prop)], max_states=3).properties
+    shown = cut.to_json()
+    assert (shown["verdict"], shown["searched_states"], shown["states"]) == ("undecided", 3, 3)
+    assert "model_states" not in shown
+
+
 def test_a_wrong_weight_is_refused(fanout2: Scenario, monkeypatch: pytest.MonkeyPatch) -> None:
     """The weighed choices must sum to 1: an execution that could not end with a result
     leaves its errors' weights alone (0.05 + 0.02 + 0.01), which the program refuses."""
@@ -224,6 +300,9 @@ def test_json_export_and_the_counterexample_check_confirms(
     assert (abort["verdict"], abort["engine"]) == ("violated", "storm")
     assert (abort["probability_min"], abort["probability_max"]) == (0.0, pytest.approx(0.09))
     assert abort["states"] > 0 and abort["transitions"] >= abort["states"]
+    # what Storm's sizes count: its model's, of the composed program (no Python search)
+    assert (abort["model"], abort["model_states"]) == ("composed", abort["states"])
+    assert abort["model_transitions"] == abort["transitions"] and "searched_states" not in abort
     assert found["write_approval"]["verdict"] == "holds"
     assert found["write_approval"]["probability_max"] == 0.0
     exported = tmp_path / "m-no-abort.prism"

@@ -30,7 +30,10 @@ def test_a_spent_budget_makes_every_search_undecided_exit_3(
         ("lts", "undecided"),
     ]
     assert {tuple(p) for p in report["properties"]} == {
-        ("name", "verdict", "engine", "states", "transitions", "counterexample")
+        (
+            *("name", "verdict", "engine", "states", "transitions", "counterexample"),
+            *("searched_states", "searched_transitions"),
+        )
     }
     assert main([*argv, "--max-seconds", "1e-9"]) == 3
     assert GAVE_UP in capsys.readouterr().out
