@@ -114,9 +114,10 @@ def run(quick: bool) -> Section:
             "storm sparse: Storm's explicit matrices; storm symbolic: Storm's "
             "decision-diagram engine (Sylvan, one thread, 1 GiB of tables); every child "
             f"limited to the budget's CPU seconds and {MEMORY >> 30} GiB of address space",
-            "states and transitions: the explicit search's stored product states, or "
-            "Storm's model's (each emission of the composed program a state of its own; "
-            "0 where Storm's 64-bit count overflows)",
+            "states and transitions: the JSON's `states`/`transitions`, for explicit its "
+            "`searched_states` (the product states its search stored), for Storm its "
+            "`model_states` (the MDP Storm built from the composed program, each pending "
+            "emission a state of its own; 0 where Storm's 64-bit count overflows)",
         ],
         passed=passed,
     )
