@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from sim.longlived import frozen, long_lived
+from sim.longlived import freeze, frozen, is_frozen, long_lived, unfreeze
 
 
 def test_long_lived_objects_join_the_oldest_generation_unfrozen() -> None:
@@ -92,3 +92,29 @@ def test_young_garbage_does_not_join_long_lived_objects() -> None:
         kept = [[k] for k in range(10)]
     assert dead() is None
     assert kept
+
+
+def test_a_freeze_made_here_is_known_and_a_run_adds_none() -> None:
+    """Whether this program froze is known without :func:`gc.get_freeze_count` (a walk
+    over every frozen object, at each run); a large world's run inside such a freeze
+    neither collects in full nor unfreezes it."""
+    assert not is_frozen()
+    freeze()
+    try:
+        assert is_frozen()
+        full: list[int] = []
+
+        def note(phase: str, info: dict[str, int]) -> None:
+            if phase == "start" and info["generation"] == 2:
+                full.append(1)
+
+        gc.callbacks.append(note)
+        try:
+            with frozen(large=True):
+                assert is_frozen()
+        finally:
+            gc.callbacks.remove(note)
+        assert full == [] and is_frozen() and gc.get_freeze_count() > 0
+    finally:
+        unfreeze()
+    assert not is_frozen() and gc.get_freeze_count() == 0

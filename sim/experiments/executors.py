@@ -13,7 +13,6 @@ workers' garbage collector never walks (and copies, page by page) what they inhe
 from __future__ import annotations
 
 import contextlib
-import gc
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator
@@ -21,6 +20,7 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from sim.longlived import freeze, unfreeze
 from sim.processes import GRACE, terminate
 
 
@@ -64,10 +64,15 @@ class ExecutorHandle:
     def submit_named(self, key: str, fn: Callable[..., Any], /, *args: Any) -> Future[Any]:
         """Submit ``fn(*args)``; on Dask under the explicit ``key`` (unique to the task
         and the experiment) and not pure: Dask would otherwise name the task by
-        tokenizing ``fn`` and every argument, pickling them (a scenario included)."""
+        tokenizing ``fn`` and every argument, pickling them (a scenario included). A Dask
+        worker in a process of its own keeps what it builds for a scenario frozen out of
+        its collector (:func:`sim.experiments.worker.on_cluster`)."""
         if self.client is None:
             return self.executor.submit(fn, *args)
-        return self.executor.submit(fn, *args, key=key, pure=False)
+        from sim.experiments.worker import on_cluster
+
+        task: Callable[..., Any] = on_cluster
+        return self.executor.submit(task, os.getpid(), fn, *args, key=key, pure=False)
 
     def inherits(self) -> bool:
         """True when this is a pool whose workers are yet to be forked from this process:
@@ -166,8 +171,8 @@ def inheriting(handle: ExecutorHandle) -> Iterator[None]:
     if not handle.inherits():
         yield
         return
-    gc.freeze()
+    freeze()
     try:
         yield
     finally:
-        gc.unfreeze()
+        unfreeze()

@@ -19,7 +19,6 @@ are the same bytes either way.
 
 from __future__ import annotations
 
-import gc
 import multiprocessing
 import os
 from collections.abc import Sequence
@@ -186,13 +185,13 @@ def drawer_start(parent: int, turn: Lock) -> None:
     worker at a time (``turn``: on the core this process's own imports and loading leave
     idle, the two cores never shared by more than this process's work and one import).
     What they hold then is frozen out of the collector."""
-    from sim.longlived import long_lived
+    from sim.longlived import freeze, long_lived
     from sim.processes import worker_start
 
     worker_start(parent)
     with turn, long_lived():  # modules kept to the end: never scanned by the collector
         ready_to_draw()
-    gc.freeze()
+    freeze()
 
 
 def _forked() -> None:

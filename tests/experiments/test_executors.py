@@ -8,6 +8,8 @@ import gc
 import multiprocessing
 import os
 import time
+import weakref
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -149,3 +151,70 @@ def test_workers_that_do_not_inherit_load_the_shipped_scenario(tmp_path: Path) -
     spawned = _compare(tmp_path / "spawn", _pool("spawn"))
     assert spawned == _compare(tmp_path / "inline", make_executor("local", 1))
     assert len(spawned) == 3 + 4
+
+
+class _Cycle:
+    """Garbage only the cyclic collector frees."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def _full_collections(counted: list[int]) -> Callable[[str, dict[str, int]], None]:
+    """A :data:`gc.callbacks` entry counting the full collections into ``counted``."""
+
+    def note(phase: str, info: dict[str, int]) -> None:
+        if phase == "start" and info["generation"] == 2:
+            counted.append(1)
+
+    return note
+
+
+def _on_a_cluster(path: Path) -> tuple[bool, bool, int, int, bool, bool]:
+    """In a process of its own, as a Dask worker: what :func:`on_cluster` leaves."""
+    from sim.experiments.worker import built, on_cluster
+    from sim.longlived import frozen, is_frozen
+
+    dead_before = weakref.ref(_Cycle())  # garbage when the first scenario comes
+    held = [_Cycle()]  # frozen with the first scenario, then garbage
+    kept = on_cluster(os.getppid(), built, load_scenario(path), "fp-a")
+    settled = is_frozen() and kept._truth is not None and kept._topology is not None
+    counted: list[int] = []
+    gc.callbacks.append(_full_collections(counted))
+    try:
+        on_cluster(os.getppid(), built, load_scenario(path), "fp-a")  # kept: nothing built
+        with frozen(large=True):  # a run of a large world: the freeze is in place already
+            again = len(counted)
+        dead_while = weakref.ref(held.pop())
+        on_cluster(os.getppid(), built, load_scenario(path), "fp-b")  # the next scenario
+    finally:
+        gc.callbacks.pop()
+    return settled, dead_before() is None, again, len(counted), dead_while() is None, is_frozen()
+
+
+@pytest.mark.skipif(not FORKS, reason="no fork on this platform")
+def test_a_cluster_worker_settles_each_scenario_once_and_frees_the_last() -> None:
+    """A Dask worker in a process of its own builds a scenario's world once and freezes it
+    (after a full collection: no garbage frozen), so that a run of a large world makes no
+    full collection of its own (0.2 s each on the 10,000-agent mesh); its next scenario
+    unfreezes the last one's, so what died with it is collected."""
+    handle = _pool("fork")  # plain workers, as a cluster's: no pool_worker_start
+    try:
+        settled, freed_before, again, collections, freed_while, still = handle.executor.submit(
+            _on_a_cluster, SMALL
+        ).result()
+    finally:
+        handle.close()
+    assert settled and freed_before
+    assert again == 0  # neither the kept scenario nor the run collected in full
+    assert collections == 1 and freed_while and still  # fp-b: unfrozen, collected, frozen
+
+
+def test_an_in_process_cluster_freezes_nothing() -> None:
+    """A cluster whose workers are the client's threads (``processes=False``) leaves the
+    client's collector alone."""
+    from sim.experiments.worker import built, on_cluster
+    from sim.longlived import is_frozen
+
+    kept = on_cluster(os.getpid(), built, load_scenario(SMALL), "fp-in-process")
+    assert kept._truth is None and not is_frozen() and gc.get_freeze_count() == 0
