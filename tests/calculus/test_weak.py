@@ -50,7 +50,9 @@ def refined(path: str) -> Iterator[None]:
 PATHS = ["rounds", "wide", "saturation"]
 
 
-@pytest.mark.parametrize("path", PATHS)
+# ``wide`` is left out here: its DAG is the list contraction's and its history the direct
+# rounds' (both tested below on the same LTSs), so its partition is this one
+@pytest.mark.parametrize("path", ["rounds", "saturation"])
 @given(lts=tau_heavy_lts())
 @settings(max_examples=60, deadline=None)
 def test_weak_partition_is_bispys_on_the_saturation_of_tau_heavy_lts(path: str, lts: LTS) -> None:
