@@ -38,7 +38,7 @@ def register(sub: Any) -> None:
         "smc",
         help="estimate Pr[a run satisfies a property] with guaranteed confidence",
         description="Statistical model checking (docs/smc.md): replications of FILE, each "
-        "monitored in process (no trace file; a check without a formula reads a temporary "
+        "monitored in process (no trace file; one of the seven checks reads a temporary "
         "one), until the exact Clopper-Pearson interval of "
         "p = Pr[a run satisfies the property] has half-width <= --width, or --max-runs; "
         "with --threshold, Wald's SPRT of p >= θ+δ against p <= θ-δ. Replication k uses "
@@ -221,7 +221,7 @@ def _reproduce(
             cmd += ["--trace", level]
         check = ["python", "-m", "sim", "check", f"results/{name}/{o.router}/rep-{k}/trace.jsonl"]
         check += ["--scenario", args.file]
-        if o.prop in CHECK_NAMES:  # a check without a formula: check runs it itself
+        if o.prop in CHECK_NAMES:  # a check: check runs it itself
             check += ["--only", o.prop]
         else:
             check += ["--property", o.prop]

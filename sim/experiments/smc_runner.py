@@ -5,8 +5,8 @@ A replication ``k`` of router ``r`` is :class:`sim.engine.Replication` with the 
 of ``run`` replication ``k`` (seeded from the scenario seed and ``k`` only), its trace
 lines delivered to an in-process :class:`MonitorSink` (decoded with the conformance
 decoder, fed to the :class:`~sim.properties.Monitor`) instead of a file. A run
-satisfies a property iff no scope of it violates it. The checks without a formula
-(``recovery``, ``lts``, ``conservation``, ``route_validity``: :attr:`SmcJob.checks`)
+satisfies a property iff no scope of it violates it. The seven checks named as
+properties (:attr:`SmcJob.checks`; a check has no formula beside it, docs/properties.md)
 are the conformance checks themselves: then the replication's trace is written to a
 temporary file, read once by the checks and the monitor together
 (:func:`sim.conformance.checks.check_trace`), and deleted; the run satisfies a check iff

@@ -2,8 +2,9 @@
 instance per workflow, each property decided (holds, violated with a shortest
 counterexample, undecided at the state bound, or not decidable untimed).
 
-Depends on calculus, mesh, scenario, properties (and the conformance checks that have
-no formula); never on the engine, so that it can disagree with it.
+Depends on calculus, mesh, scenario, properties and the conformance checks (their
+cores, or the checks run on a path); never on the engine, so that it can disagree with
+it.
 """
 
 import sys

@@ -1,6 +1,6 @@
 """The properties ``verify`` decides, stepped in product with the model (SPEC §9, §11).
 
-Three ways, chosen per property:
+Four ways, chosen per property:
 
 * *online* (a conjunction of unbounded ``G ψ`` and ``ψ``, ψ past-only): each scope's
   state is the tuple of :class:`~sim.properties.semantics.PastAutomaton` states the
@@ -8,7 +8,10 @@ Three ways, chosen per property:
   gives an event's atoms); a violation is certain at the event where ψ fails;
 * *buffered* (any other unbounded formula): a scope keeps its atom masks and
   :func:`~sim.properties.semantics.evaluate` decides it when the scope closes;
-* *check*: a SPEC §6 check without a formula (``recovery``, ``lts``): the check itself
+* *core*: a SPEC §6 check whose rule is a pure core (``write_approval``,
+  ``requires_order``, ``exclusive``: :class:`CoreTracker`): each scope's state is the
+  core's, stepped on each event, as the check class streams it;
+* *check*: a SPEC §6 check without a core (``recovery``, ``lts``): the check itself
   is run (:func:`sim.conformance.checks.run_pass`) on the rendered path at each step
   whose events it examines; a violation it counts during the pass is certain.
 

@@ -99,7 +99,7 @@ _EVENTS = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(_EVENTS, st.sampled_from(sorted(UNMODELED)), st.sampled_from(["t0", "t1", None]))
 def test_an_event_the_model_leaves_out_never_changes_a_cores_state(
     events: list[tuple[str, str, int]], label: str, tool: Any
@@ -130,3 +130,24 @@ def _with_dependencies(tmp_path_factory: pytest.TempPathFactory) -> None:
     )
     two_tasks(tmp, dependency)
     _SCENARIO[:] = [tmp / "two.yaml"]
+
+
+@pytest.mark.parametrize(
+    ("name", "dependency", "ask", "plain"),
+    [("write_approval", "", False, False), ("requires_order", REQUIRES, True, True)],
+)
+def test_storm_decides_a_core_as_the_explicit_search_does(
+    tmp_path: Path, name: str, dependency: str, ask: bool, plain: bool
+) -> None:
+    """The PRISM program takes the core's states too: composed (a module per task, the
+    invocation slots the core's) without a dependency, flat with one."""
+    pytest.importorskip("stormpy")
+    from sim.verify.engines import decide_storm
+
+    sc = two_tasks(tmp_path, dependency, ask=ask, plain=plain)
+    props = selected(sc, [], [name])
+    (explicit,) = decide(sc, "w", "dijkstra", props).properties
+    (storm,) = decide_storm(sc, "w", "dijkstra", props).properties
+    assert storm.verdict == explicit.verdict == "violated"
+    assert storm.events == explicit.events
+    assert ("composed" if not dependency else "flat") in storm.note

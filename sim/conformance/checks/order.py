@@ -16,7 +16,7 @@ from sim.conformance.checks.base import Check, Context, Handler, InstanceKey, wh
 from sim.conformance.truth import Truth
 
 #: One instance's requires_order state, a plain tuple (``verify`` digests it with
-#: :mod:`marshal`, so it holds ints and tuples only, in a canonical order):
+#: :mod:`marshal`, so it holds ints, task ids and tuples only, in a canonical order):
 #: ``(succeeded, task_tools, called, deferred)``, each set of targets (tools some tool
 #: Requires; no other is ever asked about) a bit mask over :attr:`RequiresCore.bit`:
 #: the targets with a success in the instance (their ``result``, or their task's), per
@@ -26,10 +26,6 @@ from sim.conformance.truth import Truth
 RequiresState = tuple[int, tuple[tuple[Any, int], ...], int, int]
 
 
-def _by_task(entry: tuple[Any, int]) -> str:
-    return repr(entry[0])
-
-
 class RequiresCore:
     """P4 Requires within one instance: for Ti Requires Tj, every ``execute`` of Ti
     follows a success of Tj (a ``result`` of Tj, or a ``result`` in a task that called
@@ -37,14 +33,20 @@ class RequiresCore:
     its workflow names it (``static``), or it is called there, before or after (an
     execute that lacked Tj is a violation at Tj's first call)."""
 
-    __slots__ = ("bit", "requires", "static")
+    __slots__ = ("bit", "canonical", "requires", "static")
     scope = "instance"
     labels: tuple[str, ...] = ("call", "invoke", "result", "execute")
     initial: RequiresState = (0, (), 0, 0)
 
     def __init__(
-        self, requires: Mapping[str, Sequence[str]], static: Mapping[Any, Iterable[str]]
+        self,
+        requires: Mapping[str, Sequence[str]],
+        static: Mapping[Any, Iterable[str]],
+        canonical: bool = True,
     ) -> None:
+        #: keep the per-task entries ordered (equal states are equal tuples, as ``verify``
+        #: digests them); the streaming check, which never compares states, appends
+        self.canonical = canonical
         targets = sorted({tj for tjs in requires.values() for tj in tjs})
         #: each target's bit
         self.bit = {t: 1 << k for k, t in enumerate(targets)}
@@ -65,6 +67,8 @@ class RequiresCore:
         if b is None:
             return st, False
         succeeded, task_tools, called, deferred = st
+        if not task_tools:  # the instance's first call of a target
+            return ((succeeded, ((task, b),), called | b, deferred & ~b), bool(deferred & b))
         for k, (t, mask) in enumerate(task_tools):
             if t == task:
                 if mask & b:
@@ -73,8 +77,15 @@ class RequiresCore:
                 else:
                     task_tools = (*task_tools[:k], (t, mask | b), *task_tools[k + 1 :])
                 break
-        else:
-            task_tools = tuple(sorted((*task_tools, (task, b)), key=_by_task))
+        else:  # a new task: in the place its repr orders it at (canonical), or last
+            at = None
+            if self.canonical and task_tools:
+                key = repr(task)
+                at = next((k for k, (t, _) in enumerate(task_tools) if repr(t) > key), None)
+            if at is None:
+                task_tools = (*task_tools, (task, b))
+            else:
+                task_tools = (*task_tools[:at], (task, b), *task_tools[at:])
         if called & b:
             return (succeeded, task_tools, called, deferred), False
         return (succeeded, task_tools, called | b, deferred & ~b), bool(deferred & b)
@@ -149,15 +160,16 @@ class RequiresOrder(Check):
 
     def __init__(self, truth: Truth, ctx: Context) -> None:
         super().__init__(truth, ctx)
-        self.core = self.core_of(truth)
+        self.core = self.core_of(truth, canonical=False)  # no state is compared here
         self.requires = self.core.requires
         self.targets = self.core.bit
         self.inst: dict[tuple[Any, Any], _ReqInstance] = {}
 
     @staticmethod
-    def core_of(truth: Truth) -> RequiresCore:
+    def core_of(truth: Truth, canonical: bool = True) -> RequiresCore:
         """The rule on ``truth``'s Requires relation and its workflows' task tools."""
-        return RequiresCore({n: f.requires for n, f in truth.tools.items()}, truth.workflow_tools)
+        requires = {n: f.requires for n, f in truth.tools.items()}
+        return RequiresCore(requires, truth.workflow_tools, canonical)
 
     def handlers(self) -> Mapping[str, Handler]:
         if not self.requires:
@@ -180,7 +192,10 @@ class RequiresOrder(Check):
         tool = ev.tool
         if tool not in self.targets:  # the core's no-op, without a call
             return
-        inst = self._instance(ev)
+        key = (ev.wf, ev.inst)
+        inst = self.inst.get(key)
+        if inst is None:
+            inst = self.inst[key] = _ReqInstance()
         inst.state, late = self.core.on_call(inst.state, ev.task, tool)
         if tool not in inst.first_call:
             inst.first_call[tool] = raw
