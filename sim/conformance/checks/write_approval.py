@@ -72,6 +72,8 @@ class WriteApproval(Check):
         return {"approve": self.on_approve, "execute": self.on_execute}
 
     def on_approve(self, ev: Any, raw: bytes) -> None:
+        if ev.tool not in self.write:  # the core's no-op, without a call
+            return
         inv = ev.inv
         if self.core.on_approve(inv in self.approved, ev.tool):
             self.approved.add(inv)
