@@ -4,7 +4,7 @@ instance (SPEC §6.4).
 Each rule is a pure core (:class:`RequiresCore`, :class:`ExclusiveCore`) over one
 instance's hashable state; the check classes stream it over a trace (a state per open
 instance, beside the raw lines their messages quote) and ``verify`` steps it in its
-search state (:mod:`sim.verify.cores`), so both decide by the same rule.
+search state (:class:`sim.verify.observe.CoreTracker`), so both decide by the same rule.
 """
 
 from __future__ import annotations

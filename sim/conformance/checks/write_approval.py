@@ -3,7 +3,8 @@
 The rule is :class:`WriteApprovalCore`, pure: one invocation's state is whether it is
 approved since its previous ``execute``; :class:`WriteApproval` streams it over a
 trace (an invocation is approved while it is in ``approved``) and ``verify`` steps it
-in its search state (:mod:`sim.verify.cores`), so both decide by the same rule.
+in its search state (:class:`sim.verify.observe.CoreTracker`), so both decide by the same
+rule.
 """
 
 from __future__ import annotations
