@@ -71,7 +71,6 @@ def smc(
     one of the seven checks) per router (default: the scenario's first), as ``smc`` does:
     Clopper–Pearson to ``width`` at ``confidence``, or Wald's SPRT against ``threshold``;
     one ``smc --json`` object per (property, router)."""
-    import tempfile
 
     from sim.admission import admitted
     from sim.conformance.checks.families import CHECK_NAMES
@@ -95,22 +94,12 @@ def smc(
     if missing:
         raise ValueError(f"trace level {level}: {missing}")
     key = job_key(loaded, level, props, checks)
-    scratch = tempfile.TemporaryDirectory(prefix="protomesh-smc-") if checks else None
-    job = SmcJob(
-        loaded,
-        tuple(props),
-        level,
-        key,
-        checks=tuple(checks),
-        scratch=None if scratch is None else scratch.name,
-    )
+    job = SmcJob(loaded, tuple(props), level, key, checks=tuple(checks))
     handle = make_executor("local", jobs)
     try:
         return [o.to_json() for o in estimate(job, names, rule, handle)]
     finally:
         handle.close()
-        if scratch is not None:
-            scratch.cleanup()
 
 
 def verify(

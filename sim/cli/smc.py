@@ -11,9 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
-import shutil
 import sys
-import tempfile
 from typing import TYPE_CHECKING, Any
 
 from sim.cli.console import (
@@ -165,8 +163,7 @@ def smc(args: argparse.Namespace) -> int:
         handle = make_executor(args.executor, args.jobs, args.scheduler)
     except (ValueError, ImportError, OSError) as exc:
         return _bad(f"error: {exc}")
-    scratch = tempfile.mkdtemp(prefix="protomesh-smc-") if checks else None
-    job = SmcJob(scenario, tuple(props), level, key, guard, tuple(checks), scratch)
+    job = SmcJob(scenario, tuple(props), level, key, guard, tuple(checks))
     try:
         with stop_on_signals():
             outcomes = estimate(job, routers, rule, handle)
@@ -184,8 +181,6 @@ def smc(args: argparse.Namespace) -> int:
         )
     finally:
         handle.close()
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
     order = {name: i for i, name in enumerate(args.property_names or [])}
     outcomes.sort(key=lambda o: order.get(o.prop, len(order)))  # stable: routers keep theirs
     reproduce = _reproduce(args, scenario.name, scenario.trace.value, level, outcomes)

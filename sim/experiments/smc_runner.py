@@ -7,10 +7,10 @@ lines delivered to an in-process :class:`MonitorSink` (decoded with the conforma
 decoder, fed to the :class:`~sim.properties.Monitor`) instead of a file. A run
 satisfies a property iff no scope of it violates it. The seven checks named as
 properties (:attr:`SmcJob.checks`; a check has no formula beside it, docs/properties.md)
-are the conformance checks themselves: then the replication's trace is written to a
-temporary file, read once by the checks and the monitor together
-(:func:`sim.conformance.checks.check_trace`), and deleted; the run satisfies a check iff
-it reports no violation.
+are the conformance checks themselves: then the replication's trace lines go, as they
+are written, to the checks and the monitor together in one pass
+(:class:`sim.conformance.checks.stream.Checker`, the pass ``check`` reads a file with;
+no file); the run satisfies a check iff it reports no violation.
 
 Per worker the scenario is compiled once (:func:`compiled`: protocol graph, the
 built-in routers with their route caches, parsed properties, tool attributes, decoder),
@@ -58,9 +58,6 @@ class SmcJob:
     key: str  #: identifies the job in a worker's cache (scenario fingerprint, level, properties)
     guard: Guard = DEFAULT_GUARD  #: each replication's budgets (a stop is a ReplicationError)
     checks: tuple[str, ...] = ()  #: conformance checks run on each replication's trace
-    #: where those traces are written (the caller removes it, with what a killed worker
-    #: left; a worker that does not see it, on another machine, uses its temporary folder)
-    scratch: str | None = None
 
     @property
     def names(self) -> list[str]:
@@ -132,10 +129,27 @@ class MonitorSink:
         """Nothing is buffered here."""
 
 
+class CheckerSink:
+    """A text sink for :class:`sim.engine.trace.TraceWriter`: each written block of trace
+    lines handed, encoded, to ``feed`` (:meth:`~sim.conformance.checks.stream.Checker.lines`)."""
+
+    __slots__ = ("feed",)
+
+    def __init__(self, feed: Callable[[bytes], None]) -> None:
+        self.feed = feed
+
+    def write(self, text: str) -> int:
+        self.feed(text.encode("utf-8"))
+        return len(text)
+
+    def flush(self) -> None:
+        """Nothing is buffered here."""
+
+
 def replicate(c: Compiled, router: str, rep: int) -> tuple[bool, ...]:
     """Replication ``rep`` of ``router``: per name of :attr:`SmcJob.names`, whether the
-    run satisfies it (monitored in process; through a temporary trace file when the job
-    has checks). Raises :class:`sim.engine.ReplicationError` on a crash."""
+    run satisfies it (monitored in process, with the job's checks in the same pass).
+    Raises :class:`sim.engine.ReplicationError` on a crash."""
     from sim.properties import Monitor
 
     monitor = Monitor(c.job.properties, c.tools)
@@ -164,25 +178,17 @@ def _run(c: Compiled, router: str, rep: int, sink: TextSink) -> None:
 
 
 def _checked(c: Compiled, router: str, rep: int, monitor: Monitor) -> tuple[bool, ...]:
-    """:func:`replicate` with checks: the trace in a temporary file (deleted whatever
-    happens), then one pass of the checks and the monitor over it."""
-    import os
-    import tempfile
-
-    from sim.conformance.checks import check_trace
+    """:func:`replicate` with checks: the checks and the monitor fed the trace's lines in
+    one pass as the engine writes them (no file)."""
+    from sim.conformance.checks.stream import Checker
     from sim.conformance.truth import from_scenario
 
     if c.truth is None:
         c.truth = from_scenario(c.job.scenario)
-    scratch = c.job.scratch if c.job.scratch and os.path.isdir(c.job.scratch) else None
-    fd, path = tempfile.mkstemp(prefix=f"smc-{rep}-", suffix=".jsonl", dir=scratch)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            _run(c, router, rep, fh)
-        consumers = [monitor] if c.job.properties else []
-        report = check_trace(path, c.truth, c.job.checks, consumers=consumers)
-    finally:
-        os.unlink(path)
+    consumers = [monitor] if c.job.properties else []
+    checker = Checker("<trace>", c.truth, c.job.checks, consumers=consumers)
+    _run(c, router, rep, CheckerSink(checker.lines))
+    report = checker.report()
     props = tuple(v.violations == 0 for v in monitor.finish()) if c.job.properties else ()
     return props + tuple(report.verdict(name).ok for name in c.job.checks)
 

@@ -232,7 +232,7 @@ def test_checks_and_properties_together_do_not_depend_on_jobs(
     one = _smc(capsys, *args, "--max-runs", "24", "--jobs", "1")
     two = _smc(capsys, *args, "--max-runs", "24", "--jobs", "2")
     assert one[0] == two[0] == 0 and one[1] == two[1]
-    assert list(scratch.iterdir()) == []  # the replications' traces are gone
+    assert list(scratch.iterdir()) == []  # no replication's trace is written to a file
     # in the order asked for
     assert [o["property"] for o in one[1]] == ["lts", "paid", "conservation"]
     assert one[1][0]["satisfied"] == one[1][2]["satisfied"] == 24
