@@ -35,7 +35,7 @@ ENGINES = (
     ("storm sparse", ["--engine", "storm"]),
     ("storm symbolic (dd)", ["--symbolic"]),
 )
-SIZES = (1, 2, 3, 4, 5, 6, 8, 12, 16, 20, 24, 32)
+SIZES = (1, 2, 3, 4, 5, 6, 8, 12, 16, 20, 24, 28, 32)
 #: ``--quick``'s sizes (each engine stops at its first undecided one anyway)
 QUICK_SIZES = (1, 2, 8)
 
