@@ -111,11 +111,21 @@ def priority(key: InstanceKey, seed: int = 0) -> int:
     return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big")
 
 
+#: The events of instances that did not succeed kept besides the sample, the earliest
+#: first, and the instances outside the sample whose lines are kept while open (for
+#: them): a counterexample's instance the sample left out is most often one of them, and
+#: then the trace is not read again.
+SPARE_EVENTS = SAMPLE_EVENTS
+SPARE_OPEN = 4096
+
+
 class Sample:
     """The bounded, seeded sample of whole instances of one run (see :class:`PagePass`):
     per sampled instance its pieces (each the raw lines of its events up to its
-    ``wf_end``, then those after it), their count, and the total. ``records`` are the
-    replay's (:class:`~sim.view.replay.Replay`): an instance leaving the sample stops
+    ``wf_end``, then those after it), their count, and the total; and ``spare``, the lines
+    of the earliest instances outside it that did not succeed (at most ``SPARE_EVENTS``
+    lines, each instance whole from its first event to its ``wf_end``). ``records`` are
+    the replay's (:class:`~sim.view.replay.Replay`): an instance leaving the sample stops
     keeping lines there."""
 
     def __init__(self, cap: int, seed: int) -> None:
@@ -128,19 +138,37 @@ class Sample:
         self.heap: list[tuple[int, InstanceKey]] = []  # (-priority, key) of the sample
         self.left: set[InstanceKey] = set()  # instances not sampled
         self.full = False  # the sample has held more than cap events (and shed some)
+        self.spare: dict[InstanceKey, list[bytes]] = {}
+        self.spare_total = 0
+        self.tracked = 0  # instances outside the sample whose lines are kept while open
 
     def admit(self, key: InstanceKey) -> list[bytes] | None:
-        """At a new instance's first event: a list to keep its lines in, or None (left
-        out, for good)."""
+        """At a new instance's first event: a list to keep its lines in (sampled, or kept
+        for ``spare`` while there is room), or None (neither, for good)."""
         if not self.full or not self.heap or priority(key, self.seed) < -self.heap[0][0]:
             return []
         self.left.add(key)
+        if self.spare_total < SPARE_EVENTS and self.tracked < SPARE_OPEN:
+            self.tracked += 1
+            return []
         return None
 
-    def join(self, key: InstanceKey, lines: list[bytes]) -> bool:
-        """``lines`` (one piece of ``key``'s events) join the sample, which then sheds its
-        highest priorities while it holds more than ``cap`` events; whether ``key`` is
-        still in it."""
+    def _spare(self, key: InstanceKey, lines: list[bytes], status: str | None) -> None:
+        """Keep ``lines`` (an instance's, whole) in ``spare`` if it ended and did not
+        succeed, while there is room."""
+        if status not in (None, "succeeded") and self.spare_total + len(lines) <= SPARE_EVENTS:
+            self.spare[key] = lines
+            self.spare_total += len(lines)
+
+    def join(self, key: InstanceKey, lines: list[bytes], status: str | None) -> bool:
+        """``lines`` (one piece of ``key``'s events, ended with ``status``, None at the
+        trace's end) join the sample, which then sheds its highest priorities while it
+        holds more than ``cap`` events; whether ``key`` is still in it (its later lines
+        kept). An instance outside the sample goes to ``spare`` or nowhere."""
+        if key in self.left:
+            self.tracked -= 1
+            self._spare(key, lines, status)
+            return False
         if key not in self.kept:
             self.kept[key] = []
             self.sizes[key] = 0
@@ -152,12 +180,29 @@ class Sample:
             self.full = True
             _, out = heapq.heappop(self.heap)
             self.total -= self.sizes.pop(out)
-            del self.kept[out]
+            pieces = self.kept.pop(out)
             self.left.add(out)
             rec = self.records.get(out)
             if rec is not None:
                 rec[2] = None
+                if rec[4] is not None:  # ended: its lines are whole
+                    self._spare(out, [line for piece in pieces for line in piece], rec[5])
         return key in self.kept
+
+    def take_spare(self, keys: set[InstanceKey]) -> set[InstanceKey]:
+        """Move the instances of ``keys`` that ``spare`` holds whole (no event of theirs
+        after their ``wf_end``) into the sample; the others of ``keys``."""
+        rest = set()
+        for key in sorted(keys):
+            lines = self.spare.get(key)
+            rec = self.records.get(key)
+            if lines is None or rec is None or ended_at(rec) is None:
+                rest.add(key)
+                continue
+            self.left.discard(key)
+            self.kept[key] = [lines]
+            self.sizes[key] = len(lines)
+        return rest
 
 
 class PagePass:
@@ -171,10 +216,11 @@ class PagePass:
     the highest one sampled; each time an instance's events end (its ``wf_end``, the
     trace's end) they join the sample, and while it holds more than ``cap`` events the
     instance with the highest priority leaves it (for good). The raw lines of sampled
-    instances are kept (the events of instances not sampled cost a look-up and a count);
-    only those of the sample at the end are decoded and encoded, by :meth:`fragment`,
-    which adds every counterexample's instance that was not (reading the trace once more
-    for those alone, up to the last line of the last of them)."""
+    instances are kept (the events of instances not sampled cost a look-up and a count,
+    and an append while kept for :attr:`Sample.spare`); only those of the sample at the
+    end are decoded and encoded, by :meth:`fragment`, which adds every counterexample's
+    instance that was not: from ``spare`` when it holds it, else reading the trace once
+    more for those alone, up to the last line of the last of them."""
 
     history = False
 
@@ -209,7 +255,7 @@ class PagePass:
 
     def end_trace(self) -> None:
         for key, lines in self.replay.open_instances():
-            self.sample.join(key, lines)
+            self.sample.join(key, lines, None)
         self.replay.finish()
 
     def _event(self, raw: bytes) -> dict[str, Any]:
@@ -293,6 +339,7 @@ class PagePass:
             for key in (_instance_key(k) for k in named)
             if key in indexed and key not in self.sample.kept
         }
+        missing = self.sample.take_spare(missing)
         if missing and trace is not None:
             self._reread(trace, missing)
         self._write()

@@ -46,9 +46,10 @@ OUTAGE_LABELS = ("node_down", "link_down", "node_up", "link_up")
 #: event).
 Record = list[Any]
 #: What the sample does at an instance's first event (a list to keep its lines in, or
-#: None) and at its end (its lines join the sample: whether the instance is still in it).
+#: None) and at its end (its lines join the sample, with its status, None at the trace's
+#: end: whether its later lines are kept).
 Admit = Callable[[tuple[str, int]], "list[bytes] | None"]
-Join = Callable[[tuple[str, int], list[bytes]], bool]
+Join = Callable[[tuple[str, int], list[bytes], "str | None"], bool]
 #: A handler of the pass: ``(decoded event, raw line)``.
 Handler = Callable[[Any, bytes], None]
 
@@ -95,7 +96,7 @@ def _never(key: tuple[str, int]) -> list[bytes] | None:
     return None
 
 
-def _kept(key: tuple[str, int], lines: list[bytes]) -> bool:
+def _kept(key: tuple[str, int], lines: list[bytes], status: str | None) -> bool:
     return False
 
 
@@ -172,6 +173,23 @@ class Replay:
             t = self.last_t
         return min(FRAMES - 1, max(0, int(t / self.duration * FRAMES)))
 
+    def span(self, t: float) -> tuple[int, float, float]:
+        """``(frame, lo, hi)``: the frame of ``t`` and the times ``[lo, hi)`` it holds
+        (exactly those :meth:`frame` maps to it: its edges found float by float)."""
+        f = self.frame(t)
+        lo = -math.inf if f == 0 else self._edge(f)
+        hi = math.inf if f == FRAMES - 1 else self._edge(f + 1)
+        return f, lo, hi
+
+    def _edge(self, f: int) -> float:
+        """The least time whose frame is ``f`` or later (0 < f < FRAMES)."""
+        t = f * self.duration / FRAMES
+        while self.frame(t) >= f:
+            t = math.nextafter(t, -math.inf)
+        while self.frame(t) < f:
+            t = math.nextafter(t, math.inf)
+        return t
+
     def _first(self, ev: Any) -> Record:
         """The record of the instance of ``ev``, its first event (admitted to the sample
         or not, once)."""
@@ -190,7 +208,8 @@ class Replay:
         (noted), a hop (its instance's hops, its link's count in its frame)."""
         get, first = self.records.get, self._first
         hop_ids, hop_id, hops = self._hop_ids, self._hop_id, self.hops
-        duration, links, frame = self.duration, self._links, self.frame
+        links, frame, span = self._links, self.frame, self.span
+        f, lo, hi = 0, 0.0, 0.0  # the frame of the last hop and its times [lo, hi)
 
         def on_event(ev: Any, raw: bytes) -> None:
             rec = get((ev.wf, ev.inst))
@@ -226,12 +245,14 @@ class Replay:
             if ids is None:
                 ids = hop_id(*ends)
             if ids >= 0:
+                nonlocal f, lo, hi
                 t = ev.t
                 try:
-                    f = int(t / duration * FRAMES)
+                    if not lo <= t < hi:  # another frame (t never decreases in a file)
+                        f, lo, hi = span(t)
                 except TypeError:  # no t
-                    f = -1
-                key = (f if 0 <= f < FRAMES else frame(t)) * links + ids
+                    f, lo, hi = frame(t), 0.0, 0.0
+                key = f * links + ids
                 hops[key] = hops.get(key, 0) + 1
 
         return on_event, on_message, on_hop
@@ -295,7 +316,7 @@ class Replay:
         self.ended[k] = self.ended.get(k, 0) + 1
         lines = rec[2]
         if lines is not None:  # its lines join the sample; later ones are a new piece
-            rec[2] = [] if self.join((wf, inst), lines) else None
+            rec[2] = [] if self.join((wf, inst), lines, status) else None
 
     def open_instances(self) -> list[tuple[tuple[str, int], list[bytes]]]:
         """The instances whose last lines have not joined the sample (by key), with them."""

@@ -183,3 +183,19 @@ def test_a_counterexample_read_again_is_read_only_up_to_its_instance_s_end(
 
 def _key(e: dict[str, Any]) -> str:
     return f"{e['wf']}#{e['inst']}"
+
+
+def test_a_counterexample_instance_that_failed_is_written_without_the_trace(
+    scenario: Scenario, train_trace: Events
+) -> None:
+    # the instances that did not succeed are kept aside (bounded): one a counterexample
+    # names is written whole though the sample (cap 0) left it out, no trace given
+    page = _fed(scenario, train_trace, 0)
+    ends = {_key(e): e["detail"]["status"] for e in train_trace if e["label"] == "wf_end"}
+    failed = sorted(k for k, status in ends.items() if status != "succeeded")[:3]
+    assert failed
+    example = {"message": "m", "seqs": [], "context": [], "instances": failed}
+    group = {"kind": "check", "name": "x", "violations": 3, "examples": [example]}
+    kept = _stored(page, page.fragment([group]))
+    every = _by_instance(train_trace)
+    assert set(kept) == set(failed) and all(kept[k] == every[k] for k in failed)
