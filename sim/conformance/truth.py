@@ -14,7 +14,7 @@ the gated and the ungated LTS are accepted then.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +52,37 @@ class ToolFacts:
     #: the facts of the same tool in each dialect the ground truth knows (a scenario
     #: tool's LTS in that dialect); empty: these facts serve every opening
     dialects: Mapping[Dialect, ToolFacts] = field(default_factory=dict)
+
+
+class DialectFacts(Mapping[Dialect, ToolFacts]):
+    """A tool's facts per dialect (:attr:`ToolFacts.dialects`), each built at its first
+    reading: a run reads those of the dialects its protocols speak, the others' LTSs are
+    never built. Pickled as the plain dict of all of them."""
+
+    __slots__ = ("_build", "_built", "_keys")
+
+    def __init__(self, keys: Iterable[Dialect], build: Callable[[Dialect], ToolFacts]) -> None:
+        self._keys = tuple(dict.fromkeys(keys))
+        self._build = build
+        self._built: dict[Dialect, ToolFacts] = {}
+
+    def __getitem__(self, dialect: Dialect) -> ToolFacts:
+        try:
+            return self._built[dialect]
+        except KeyError:
+            if dialect not in self._keys:
+                raise
+        facts = self._built[dialect] = self._build(dialect)
+        return facts
+
+    def __iter__(self) -> Iterator[Dialect]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __reduce__(self) -> tuple[type[dict[Dialect, ToolFacts]], tuple[dict[Dialect, ToolFacts]]]:
+        return dict, (dict(self.items()),)
 
 
 @dataclass(frozen=True)
@@ -123,7 +154,7 @@ def tool_facts(
             plain=dialect.plain(desc.name),
         )
 
-    known = {d: facts_in(d) for d in (*BUILTIN.values(), *dialects)}
+    known = DialectFacts((*BUILTIN.values(), *dialects), facts_in)
     return _replace(known[MCP], dialects=known)
 
 
