@@ -71,11 +71,16 @@ def test_there_is_a_repro_per_behaviour() -> None:
 def test_a_stop_by_a_signal_is_never_the_plugins() -> None:
     assert not plugin_fault(Stopped(signal.SIGTERM))
     assert plugin_fault(SystemExit(3)) and plugin_fault(MemoryError())
-    # a KeyboardInterrupt is a real Ctrl-C while Python's own handler is in place
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    assert not plugin_fault(KeyboardInterrupt())
-    with stop_on_signals():
-        assert plugin_fault(KeyboardInterrupt())
+    # a KeyboardInterrupt is a real Ctrl-C while Python's own handler is in place (put
+    # in place here: a suite started in the background inherits SIGINT ignored)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        assert not plugin_fault(KeyboardInterrupt())
+        with stop_on_signals():
+            assert plugin_fault(KeyboardInterrupt())
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 class _Raising(DijkstraRouter):
