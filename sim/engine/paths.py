@@ -165,7 +165,7 @@ class Path:
 
     def __init__(
         self, topology: Topology, route: Route, start: str, reverse_of: Path | None = None
-    ):
+    ) -> None:
         graph = topology.graph
         nodes = topology.nodes
         self._topology = topology

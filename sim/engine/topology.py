@@ -115,13 +115,24 @@ class Topology:
 
     __slots__ = ("graph", "hosted", "links", "nodes")
 
-    def __init__(self, graph: ProtocolGraph) -> None:
+    def __init__(self, graph: ProtocolGraph, like: Topology | None = None) -> None:
+        """The topology of ``graph``; ``like``, one of the same graph whose encoded ids
+        and static tables it shares (:meth:`fresh`)."""
         self.graph = graph
-        self.nodes: dict[str, Node] = {
-            a.id: Node(a.id, a.type, a.speaks, a.translation_delay) for a in graph.agents
-        }
+        if like is not None:
+            self.nodes: dict[str, Node] = {
+                k: Node(n.id, n.type, n.speaks, n.translation_delay, n.j)
+                for k, n in like.nodes.items()
+            }
+            self.links: dict[frozenset[str], LinkState] = {
+                k: LinkState(ls.a, ls.b, ls.latency, ls.jitter, ls.j, ls.laws)
+                for k, ls in like.links.items()
+            }
+            self.hosted: dict[str, tuple[str, ...]] = like.hosted
+            return
+        self.nodes = {a.id: Node(a.id, a.type, a.speaks, a.translation_delay) for a in graph.agents}
         nodes = self.nodes
-        self.links: dict[frozenset[str], LinkState] = {  # js([a, b]) from the ends' js
+        self.links = {  # js([a, b]) from the ends' js
             link.ends: LinkState(
                 link.a,
                 link.b,
@@ -132,24 +143,12 @@ class Topology:
             )
             for link in graph.links
         }
-        self.hosted: dict[str, tuple[str, ...]] = {
-            a.id: tuple(a.tools) for a in graph.agents if a.tools
-        }
+        self.hosted = {a.id: tuple(a.tools) for a in graph.agents if a.tools}
 
     def fresh(self) -> Topology:
         """A topology of the same graph in the initial state (every node and link up, no
         hop counted, no server), sharing this one's encoded ids and static tables."""
-        other = Topology.__new__(Topology)
-        other.graph = self.graph
-        other.nodes = {
-            k: Node(n.id, n.type, n.speaks, n.translation_delay, n.j) for k, n in self.nodes.items()
-        }
-        other.links = {
-            k: LinkState(ls.a, ls.b, ls.latency, ls.jitter, ls.j, ls.laws)
-            for k, ls in self.links.items()
-        }
-        other.hosted = self.hosted
-        return other
+        return Topology(self.graph, self)
 
     def draw_latencies(self, rng: random.Random) -> None:
         """Bind every distribution latency to ``rng`` (the replication's ``latency``

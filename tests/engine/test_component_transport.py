@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from sim.engine.kernel import Kernel
 from sim.engine.paths import Hop, Path, stretch_ends
 from sim.engine.routes import RouteService
-from sim.engine.topology import Topology
+from sim.engine.topology import LinkState, Node, Topology
 from sim.engine.trace import NO_OWNER, js
 from sim.engine.transport import Message, Transport
 from sim.mesh.graph import ProtocolGraph
@@ -131,11 +131,18 @@ def test_every_caller_shares_the_transports_deadlines_of_a_timeout(kernel: Kerne
     assert transport.deadlines(5.0) is not shared
 
 
-class Element:
-    """A node or link stand-in: only ``fallible`` is read."""
+def node(k: int, fallible: bool) -> Node:
+    """A gateway ``n<k>`` that an outage can cover (``fallible``) or not."""
+    element = Node(f"n{k}", "GATEWAY", frozenset({"MCP"}), None)
+    element.fallible = fallible
+    return element
 
-    def __init__(self, fallible: bool) -> None:
-        self.fallible = fallible
+
+def link(k: int, fallible: bool) -> LinkState:
+    """The link from ``n<k>`` to the next node, fallible or not."""
+    element = LinkState(f"n{k}", f"n{k + 1}", {"MCP": 1.0}, 0.0)
+    element.fallible = fallible
+    return element
 
 
 @given(st.lists(st.tuples(st.booleans(), st.booleans(), st.booleans()), min_size=2, max_size=12))
@@ -143,11 +150,11 @@ def test_a_stretch_stops_at_the_first_node_where_something_can_happen(
     flags: list[tuple[bool, bool, bool]],
 ) -> None:
     # per position: the node can go down, the link leaving it can, it translates
-    nodes = [Element(f[0]) for f in flags]
-    links = [Element(f[1]) for f in flags[:-1]]
+    nodes = [node(k, f[0]) for k, f in enumerate(flags)]
+    links = [link(k, f[1]) for k, f in enumerate(flags[:-1])]
     steps = [() if f[2] else None for f in flags]
     last = len(flags) - 1
-    reach = stretch_ends(nodes, links, steps)  # type: ignore[arg-type]
+    reach = stretch_ends(nodes, links, steps)
 
     def stops(j: int) -> bool:
         return j == last or flags[j][0] or flags[j][1] or flags[j][2]
