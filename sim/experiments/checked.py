@@ -5,6 +5,10 @@ in one pass; the file is still written, byte for byte the same, and ``python -m 
 check`` re-reading it gives the same verdicts. Nothing reads the trace back but the page
 data's counterexample instances the sample left out.
 
+The consumers are built when the first lines are fed: a run that writes none (trace level
+``off``) builds neither the checks' ground truth nor the page's mesh, and writes what
+the pass writes for an empty trace (the same ``metrics.json`` keys and ``view.json``).
+
 An unreadable trace (a line the pass refuses: never one of the engine's) is recorded as
 ``conformance.error`` (and no page data), never fatal to the run.
 """
@@ -18,6 +22,7 @@ from typing import IO, TYPE_CHECKING, Any
 from sim.conformance import TraceError
 from sim.conformance.checks import run_dir_verdicts
 from sim.conformance.checks.stream import Checker
+from sim.conformance.checks.verdict import Report
 from sim.conformance.events import BLOCK
 from sim.engine.metrics import dumps
 from sim.experiments.properties import property_metrics, property_monitor
@@ -25,6 +30,7 @@ from sim.experiments.rundir import METRICS_FILE, TRACE_FILE
 
 if TYPE_CHECKING:
     from sim.experiments.worker import Built
+    from sim.view.fragment import PagePass
 
 #: Bytes of trace lines the engine writes before the pass reads them: the block a trace
 #: file is read in (4 MiB, :data:`~sim.conformance.events.BLOCK`). The engine and the
@@ -35,26 +41,35 @@ TAP_BYTES = BLOCK
 
 class RunChecks:
     """The consumers of one run's trace (the checks, the property monitor, the page
-    data), fed in process by :meth:`tap`; :meth:`merge` writes their verdicts into the
-    run's ``metrics.json`` and the page fragment beside it, after the run; :meth:`close`
-    drops what they wrote (a run that failed)."""
+    data), fed in process by :meth:`tap` (built when the first lines are fed:
+    :attr:`checker` is None until then); :meth:`merge` writes their verdicts into the run's
+    ``metrics.json`` and the page fragment beside it, after the run; :meth:`close` drops
+    what they wrote (a run that failed)."""
 
     def __init__(self, directory: Path, kept: Built) -> None:
-        from sim.view.fragment import EVENTS_FILE, PagePass
+        from sim.view.fragment import EVENTS_FILE
 
         scenario = kept.scenario
         self.directory = directory
         self.kept = kept
         self.monitor = property_monitor(scenario) if scenario.properties else None
-        mesh, self.digest = kept.page()
         self.events: IO[bytes] = open(directory / EVENTS_FILE, "wb")  # noqa: SIM115 - close()
-        self.page = PagePass(mesh, float(scenario.duration), self.events)
-        consumers = [c for c in (self.monitor, self.page) if c is not None]
-        name = str(directory / TRACE_FILE)
-        self.checker = Checker(name, kept.truth(), consumers=consumers)
+        self.page: PagePass | None = None
+        self.checker: Checker | None = None
         self.error: TraceError | None = None
         self.pending: list[bytes] = []
         self.size = 0
+
+    def _start(self) -> Checker:
+        """The checks and the page data, with the monitor, when the first lines are fed."""
+        from sim.view.fragment import PagePass
+
+        mesh, _ = self.kept.page()
+        self.page = PagePass(mesh, float(self.kept.scenario.duration), self.events)
+        consumers = [c for c in (self.monitor, self.page) if c is not None]
+        name = str(self.directory / TRACE_FILE)
+        self.checker = Checker(name, self.kept.truth(), consumers=consumers)
+        return self.checker
 
     def tap(self, text: bytes) -> None:
         """The trace's next block of lines (UTF-8, whole lines), as the engine writes it:
@@ -70,7 +85,7 @@ class RunChecks:
         pending, self.pending, self.size = self.pending, [], 0
         if self.error is None and pending:
             try:
-                self.checker.lines(b"".join(pending))
+                (self.checker or self._start()).lines(b"".join(pending))
             except TraceError as exc:
                 self.error = exc
 
@@ -84,20 +99,35 @@ class RunChecks:
         self._feed()
         path = self.directory / METRICS_FILE
         metrics: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        trace = self.directory / TRACE_FILE
         if self.error is not None:
             metrics["conformance"] = {"ok": False, "error": str(self.error)}
             self.close(keep=False)
         else:
-            report = self.checker.report()
+            report, page = self._report()
             metrics.update(run_dir_verdicts(report))
             found = self.monitor.finish() if self.monitor is not None else []
             if self.monitor is not None:  # the scenario's properties (SPEC §9), same pass
                 metrics["properties"] = property_metrics(found, metrics["conformance"]["checked"])
-            trace = self.directory / TRACE_FILE
-            fragment = self.page.fragment(groups(report.verdicts, found), self.digest, trace)
+            fragment = page.fragment(groups(report.verdicts, found), self.kept.digest(), trace)
             store(self.directory, fragment)
             self.close(keep=True)
         path.write_text(dumps(metrics), encoding="utf-8")
+
+    def _report(self) -> tuple[Report, PagePass]:
+        """The pass's report and page data, each consumer's trace ended. No line came: the
+        report of an empty trace (no event, no verdict: no check has anything to say) and
+        the page data of one, which no mesh is read for (nothing is mapped onto it)."""
+        if self.checker is not None and self.page is not None:
+            return self.checker.report(), self.page
+        from sim.view.fragment import PagePass
+        from sim.view.mesh import Mesh
+
+        page = PagePass(Mesh([], []), float(self.kept.scenario.duration), self.events)
+        for consumer in (self.monitor, page):
+            if consumer is not None:
+                consumer.end_trace()
+        return Report(str(self.directory / TRACE_FILE), 0, []), page
 
     def close(self, keep: bool = False) -> None:
         """Close the page data's events file; removed unless ``keep``."""

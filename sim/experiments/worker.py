@@ -111,6 +111,7 @@ class Built:
     routers: dict[str, Router] = field(default_factory=dict)
     _topology: Topology | None = None
     _page: tuple[Mesh, str] | None = None
+    _digest: str | None = None
     _truth: Truth | None = None
     _settled: bool = False
 
@@ -131,15 +132,16 @@ class Built:
 
     def prepare(self) -> None:
         """Build the truth (and the checks' trace decoder with the scenario's names, which
-        the checks cache per process), the page's mesh and the topology now (kept long:
-        never scanned by the collector while built, :func:`sim.longlived.long_lived`)."""
+        the checks cache per process), the page's mesh, laid out (``compare`` draws it),
+        and the topology now (kept long: never scanned by the collector while built,
+        :func:`sim.longlived.long_lived`)."""
         from sim.conformance.events import interning_decoder
         from sim.conformance.truth import known_values
         from sim.longlived import long_lived
 
         with long_lived():
             interning_decoder(known_values(self.truth()))
-            self.page()
+            self.page()[0].lay_out()
             self._kept_topology()
 
     def truth(self) -> Truth:
@@ -151,14 +153,22 @@ class Built:
         return self._truth
 
     def page(self) -> tuple[Mesh, str]:
-        """The explorer's mesh of the scenario and the scenario's digest
-        (:mod:`sim.view.fragment`), built once."""
+        """The explorer's mesh of the scenario (laid out when first drawn) and
+        :meth:`digest`, built once."""
         if self._page is None:
-            from sim.view.fragment import scenario_digest
             from sim.view.mesh import mesh_from_scenario
 
-            self._page = (mesh_from_scenario(self.scenario), scenario_digest(self.scenario))
+            self._page = (mesh_from_scenario(self.scenario), self.digest())
         return self._page
+
+    def digest(self) -> str:
+        """The scenario's digest a page fragment is checked with
+        (:func:`sim.view.fragment.scenario_digest`), computed once."""
+        if self._digest is None:
+            from sim.view.fragment import scenario_digest
+
+            self._digest = scenario_digest(self.scenario)
+        return self._digest
 
     def topology(self) -> Topology:
         """A fresh run-time topology of the graph (one never run: its copy is built once)."""

@@ -1,5 +1,8 @@
 """The mesh the page draws: agents with their type, links with their protocols, laid out
-by networkx in Python (coordinates in [0, 1], rounded, seeded: deterministic).
+by networkx in Python (coordinates in [0, 1], rounded, seeded: deterministic). The layout
+is made at the first reading of :attr:`Mesh.nodes` (the page's): a run's page data
+(:mod:`sim.view.fragment`) map events onto nodes and links without it, and so never
+import networkx.
 
 Above :data:`AGGREGATE_ABOVE` agents the page shows one node per agent type (its member
 count) and one link per pair of types, so a 10,000-agent run stays readable; replay
@@ -31,7 +34,8 @@ class Mesh:
         links: list[tuple[str, str, list[str]]],
     ) -> None:
         self.aggregated = len(agents) > AGGREGATE_ABOVE
-        self.nodes: list[dict[str, Any]]
+        self._nodes: list[dict[str, Any]]
+        self._laid_out = False
         self.links: list[dict[str, Any]]
         self.agent_count = len(agents)
         self.link_count = len(links)
@@ -44,7 +48,7 @@ class Mesh:
         if self.aggregated:
             counts = Counter(kinds.values())
             types = sorted(counts)
-            self.nodes = [{"id": t, "type": t, "members": counts[t]} for t in types]
+            self._nodes = [{"id": t, "type": t, "members": counts[t]} for t in types]
             rank = {t: i for i, t in enumerate(types)}
             node = self._node = {a: rank[k] for a, k in kinds.items()}
             pairs: dict[tuple[int, int], tuple[list[int], set[str]]] = {}
@@ -63,7 +67,7 @@ class Mesh:
         else:
             ids = [a for a, _, _ in agents]
             self._node = {a: i for i, a in enumerate(ids)}
-            self.nodes = [
+            self._nodes = [
                 {"id": a, "type": k, "members": 1, "protocols": sorted(ps)} for a, k, ps in agents
             ]
             self.links = [
@@ -74,7 +78,23 @@ class Mesh:
         for i, link in enumerate(self.links):
             self._link.setdefault((link["a"], link["b"]), i)
             self._link.setdefault((link["b"], link["a"]), i)
-        _lay_out(self.nodes, self.links)
+
+    @property
+    def nodes(self) -> list[dict[str, Any]]:
+        """The drawn nodes, laid out (``x``, ``y``: :meth:`lay_out`)."""
+        self.lay_out()
+        return self._nodes
+
+    def lay_out(self) -> None:
+        """Set the nodes' ``x``, ``y`` (once)."""
+        if not self._laid_out:
+            _lay_out(self._nodes, self.links)
+            self._laid_out = True
+
+    @property
+    def laid_out(self) -> bool:
+        """Whether the nodes are laid out yet (:attr:`nodes` read)."""
+        return self._laid_out
 
     def node_of(self, agent: object) -> int | None:
         return self._node.get(str(agent)) if agent is not None else None

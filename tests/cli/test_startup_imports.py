@@ -148,13 +148,19 @@ def test_check_imports_the_loader_and_the_trace_reader(tmp_path: Path, trace: Pa
 ECOSYSTEM = {"a2a", "mcp", "opentelemetry", "google.protobuf"}
 
 
+#: What ``run`` never needs: it draws no page (the page's layout, by networkx).
+NOT_IN_RUN = {"networkx"}
+
+
 def test_run_imports_no_protocol_sdk(tmp_path: Path) -> None:
-    """A simulation needs no SDK (the probe's sight: test_the_probe_sees_...)."""
+    """A simulation needs no SDK (the probe's sight: test_the_probe_sees_...), nor what
+    lays out a page."""
     tiny = "tests/fixtures/scenarios/live_tiny.yaml"
     args = ["run", tiny, "--replications", "1", "--trace", "off", "--out", str(tmp_path / "r")]
     modules, done = _imported(args, tmp_path)
     assert done.returncode == 0, done.stderr
     assert not ECOSYSTEM & _heavy(modules), sorted(ECOSYSTEM & _heavy(modules))
+    assert not NOT_IN_RUN & modules, sorted(NOT_IN_RUN & modules)
 
 
 def test_the_probe_sees_what_a_command_imports(tmp_path: Path) -> None:

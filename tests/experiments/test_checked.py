@@ -7,6 +7,7 @@ a located ``conformance.error``."""
 from __future__ import annotations
 
 import hashlib
+import io
 import itertools
 import json
 from pathlib import Path
@@ -122,3 +123,39 @@ def test_a_line_the_pass_refuses_is_a_located_conformance_error_and_no_page_data
     assert error["ok"] is False
     assert error["error"].startswith(f"{tmp_path / 'trace.jsonl'}:2: unknown label 'nope'")
     assert not (tmp_path / EVENTS_FILE).exists()
+
+
+def test_a_run_with_no_trace_line_builds_no_truth_nor_mesh_and_stores_the_empty_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Trace level off: the verdicts and page data stored are those of the whole pass
+    (checks, properties, page data on the scenario's mesh) fed no line, though neither the
+    ground truth nor the page's mesh is built; at a level that writes lines, both are."""
+    from sim.conformance import truth as truth_module
+    from sim.conformance.checks import run_dir_verdicts
+    from sim.view import mesh as mesh_module
+    from sim.view.fragment import PagePass, encode_json, scenario_digest
+    from sim.view.violations import groups
+
+    scenario = load_scenario(SMC)
+    monitor = property_monitor(scenario)
+    mesh = mesh_module.mesh_from_scenario(scenario)
+    page = PagePass(mesh, float(scenario.duration), io.BytesIO())
+    report = Checker("t", scenario, consumers=[monitor, page]).report()
+    found = monitor.finish()
+    view = page.fragment(groups(report.verdicts, found), scenario_digest(scenario))
+    expected = {**run_dir_verdicts(report), "properties": property_metrics(found, False)}
+
+    def not_built(*_: object) -> None:
+        raise LookupError("built")
+
+    monkeypatch.setattr(truth_module, "from_scenario", not_built)
+    monkeypatch.setattr(mesh_module, "mesh_from_scenario", not_built)
+    out = tmp_path / "off"
+    assert execute_task(Task(scenario, "dijkstra", 0, str(out), trace_level="off")).status == "ok"
+    stored = json.loads((out / "metrics.json").read_text("utf-8"))
+    assert expected["properties"] and {k: stored[k] for k in expected} == expected
+    assert (out / "view.json").read_text("utf-8") == encode_json(view)
+    assert (out / EVENTS_FILE).read_bytes() == b""
+    with pytest.raises(LookupError, match="built"):
+        execute_task(Task(scenario, "dijkstra", 0, str(tmp_path / "protocol")))
