@@ -10,11 +10,14 @@ The consumers are built when the first lines are fed: a run that writes none (tr
 the pass writes for an empty trace (the same ``metrics.json`` keys and ``view.json``).
 
 An unreadable trace (a line the pass refuses: never one of the engine's) is recorded as
-``conformance.error`` (and no page data), never fatal to the run.
+``conformance.error`` (and no page data), never fatal to the run. The trace's SHA-256
+(``run.json``'s digest of it) is taken from the same bytes as they pass (:meth:`RunChecks.
+trace_digest`): the file is not read again to digest it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -59,6 +62,7 @@ class RunChecks:
         self.error: TraceError | None = None
         self.pending: list[bytes] = []
         self.size = 0
+        self.digest_of_trace = hashlib.sha256()
 
     def _start(self) -> Checker:
         """The checks and the page data, with the monitor, when the first lines are fed."""
@@ -73,21 +77,30 @@ class RunChecks:
 
     def tap(self, text: bytes) -> None:
         """The trace's next block of lines (UTF-8, whole lines), as the engine writes it:
-        kept until :data:`TAP_BYTES` are, then fed to the pass (the engine and the pass
-        take turns on the CPU's caches in long turns); after a line the pass refuses,
-        nothing more is read (the error is kept)."""
+        digested, and kept until :data:`TAP_BYTES` are, then fed to the pass (the engine
+        and the pass take turns on the CPU's caches in long turns); after a line the pass
+        refuses, nothing more is read (the error is kept)."""
+        self.digest_of_trace.update(text)
         self.pending.append(text)
         self.size += len(text)
         if self.size >= TAP_BYTES:
             self._feed()
 
     def _feed(self) -> None:
+        """Feed the kept blocks, each alone (whole lines each: no join, no copy)."""
         pending, self.pending, self.size = self.pending, [], 0
         if self.error is None and pending:
             try:
-                (self.checker or self._start()).lines(b"".join(pending))
+                checker = self.checker or self._start()
+                for text in pending:
+                    checker.lines(text)
             except TraceError as exc:
                 self.error = exc
+
+    def trace_digest(self) -> str:
+        """The SHA-256 (hex) of the trace's bytes tapped so far: the trace file's, when
+        every write of it was tapped (``run_replication(tap=)`` taps each)."""
+        return self.digest_of_trace.hexdigest()
 
     def merge(self) -> None:
         """The verdicts into ``metrics.json`` (``violations``, ``conformance``,

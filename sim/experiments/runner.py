@@ -331,7 +331,8 @@ def _execute(
     from sim.view.fragment import EVENTS_FILE, VIEW_FILE
 
     page = [n for n in (VIEW_FILE, EVENTS_FILE) if (tmp / n).exists()]
-    record["files"] = digests(tmp, [*VERIFIED_FILES, *page])
+    files = digests(tmp, [n for n in (*VERIFIED_FILES, *page) if n != TRACE_FILE])
+    record["files"] = {TRACE_FILE: checks.trace_digest(), **files}  # digested as tapped
     _write_json(tmp / RUN_FILE, record)
     publish(tmp, final)
     return RunRecord(

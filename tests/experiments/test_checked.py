@@ -78,13 +78,17 @@ def test_a_tapped_run_writes_the_golden_trace_and_checks_it_as_check_does(
 def test_the_verdicts_stored_by_run_are_those_of_check_rereading_the_trace(
     file: Path, turn: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Fed at the end (a small trace is under one turn) or as each block is written."""
+    """Fed at the end (a small trace is under one turn) or as each block is written; the
+    trace's digest in ``run.json`` (taken as it was tapped) is the file's."""
     monkeypatch.setattr(checked, "TAP_BYTES", turn)
     router = "dijkstra"
     scenario = load_scenario(file)
     out = tmp_path / "rep-0"
     assert execute_task(Task(scenario, router, 0, str(out))).status == "ok"
     stored = json.loads((out / "metrics.json").read_text("utf-8"))
+    # run.json's digest of the trace, taken from the tapped bytes, is the file's
+    digest = json.loads((out / "run.json").read_text("utf-8"))["files"]["trace.jsonl"]
+    assert digest == hashlib.sha256((out / "trace.jsonl").read_bytes()).hexdigest()
     monitor = property_monitor(scenario) if scenario.properties else None
     again = check_run_dir(out, scenario, consumers=[monitor] if monitor else ())
     assert {k: stored[k] for k in again} == again
