@@ -155,6 +155,9 @@ def field_problem(obj: dict[str, Any]) -> str:
 
 #: Values known in advance, per field or detail key: ``(name, sorted values)`` pairs.
 Known = tuple[tuple[str, tuple[str, ...]], ...]
+#: Detail keys read besides :data:`READ_KEYS`, as any JSON value (never refused: not
+#: checked), each with the value it has when absent: ``(key, default)`` pairs.
+Extra = tuple[tuple[str, Any], ...]
 
 
 def _typed(name: str, declared: Any, known: dict[str, tuple[str, ...]]) -> Any:
@@ -165,19 +168,26 @@ def _typed(name: str, declared: Any, known: dict[str, tuple[str, ...]]) -> Any:
     return Literal.__getitem__(values) if values else declared
 
 
-def _structs(known: Known) -> tuple[Any, Any]:
+def _structs(known: Known, extra: Extra = ()) -> tuple[Any, Any]:
     """``(event struct, empty detail)`` of msgspec structs typed by the vocabulary,
-    the strings of ``known`` as literals."""
+    the strings of ``known`` as literals, the keys of ``extra`` as any value."""
     values = dict(known)
     detail: Any = msgspec.defstruct(
         "MDetail",
         [
-            (
-                attr,
-                _optional(_typed(key, declared, values)),
-                msgspec.field(default=None, name=key),
-            )
-            for key, attr, declared in _DETAIL
+            *(
+                (
+                    attr,
+                    _optional(_typed(key, declared, values)),
+                    msgspec.field(default=None, name=key),
+                )
+                for key, attr, declared in _DETAIL
+            ),
+            *(
+                (attribute(key), Any, msgspec.field(default=default, name=key))
+                for key, default in extra
+                if key not in READ_KEYS
+            ),
         ],
         frozen=True,
         gc=False,
@@ -218,13 +228,17 @@ def decoder() -> Callable[[bytes], Any]:
 
 
 @functools.lru_cache(maxsize=8)
-def interning_decoder(known: Known) -> Callable[[bytes], Any]:
+def interning_decoder(known: Known, extra: Extra = ()) -> Callable[[bytes], Any]:
     """:func:`decoder` with the strings of ``known`` (per field or detail key, e.g. the
     scenario's agents and tools) decoded as literals: the one interned string of each,
     so the checks hash them once. A line with another value fails it (read it then with
-    :func:`decoder`: same events, same errors)."""
+    :func:`decoder`: same events, same errors, and no ``extra`` key). ``extra``: detail
+    keys a consumer of the pass reads besides :data:`READ_KEYS` (any value, not checked:
+    nothing more is refused; an integer msgspec cannot hold fails it, as another value
+    does), decoded in the same call."""
     labels = (("label", LABEL_NAMES),)
-    event, _ = _structs(labels + tuple((k, v) for k, v in known if k != "label" and v))
+    known = labels + tuple((k, v) for k, v in known if k != "label" and v)
+    event, _ = _structs(known, extra)
     decode: Callable[[bytes], Any] = msgspec.json.Decoder(event).decode
     return decode
 

@@ -35,7 +35,7 @@ import msgspec
 
 from sim.json_input import loads_lenient
 from sim.view.mesh import Mesh
-from sim.view.replay import Replay, compact, ended_at
+from sim.view.replay import DETAIL_KEYS, Replay, compact, ended_at
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -223,6 +223,8 @@ class PagePass:
     more for those alone, up to the last line of the last of them."""
 
     history = False
+    #: the detail keys the page reads that the checks do not (decoded in the pass)
+    detail_keys = DETAIL_KEYS
 
     def __init__(
         self,

@@ -13,9 +13,10 @@ traffic and message paths cannot be recovered at that level.
 pass's decoded event and its raw line): the work per event is a dictionary look-up of
 its instance's record and an integer count, plus, for the labels the page draws, one
 count keyed by small integers (the mesh's link, node and protocol ids, looked up once
-per distinct name). Only ``wf_end``, the invocations' openings and the outages read a
-detail key the pass does not decode (``status``, ``target``/``host``, ``between``): their
-line is decoded once more, alone.
+per distinct name). ``wf_end`` and the invocations' openings read detail keys the checks
+do not (``status``, ``target``/``host``: :data:`DETAIL_KEYS`), which the pass decodes with
+the line for the page (a line its decoder refused has none: then they are read from the
+raw line); only the outages' lines are decoded once more, alone (``between``).
 """
 
 from __future__ import annotations
@@ -54,12 +55,17 @@ Join = Callable[[tuple[str, int], list[bytes], "str | None"], bool]
 Handler = Callable[[Any, bytes], None]
 
 
-class _Named(msgspec.Struct):
-    """The detail keys the page reads that the pass does not decode."""
+#: The detail keys the page reads that the checks do not, with their value when absent
+#: (``status``: the ``wf_end``'s, ``target``/``host``: the server a flow goes to): the
+#: pass decodes them with the line (a consumer's ``detail_keys``).
+DETAIL_KEYS: tuple[tuple[str, Any], ...] = (
+    ("status", msgspec.UNSET),
+    ("target", None),
+    ("host", None),
+)
 
-    status: Any = msgspec.UNSET
-    target: Any = None
-    host: Any = None
+_Named: Any = msgspec.defstruct("_Named", [(k, Any, default) for k, default in DETAIL_KEYS])
+_Named.__doc__ = "The :data:`DETAIL_KEYS` of a line the pass's decoder refused."
 
 
 class _Line(msgspec.Struct):
@@ -69,8 +75,9 @@ class _Line(msgspec.Struct):
 _named = msgspec.json.Decoder(_Line).decode
 
 
-def named(raw: bytes) -> _Named:
-    """The :class:`_Named` keys of the line ``raw`` (one the pass has read)."""
+def named(raw: bytes) -> Any:
+    """The :data:`DETAIL_KEYS` of the line ``raw`` (one the pass has read, but its
+    decoder refused: its event has none of them), as attributes."""
     try:
         d = _named(raw).detail
     except msgspec.DecodeError:  # an integer past 64 bits, a detail not an object
@@ -144,7 +151,7 @@ class Replay:
         """Label → this replay's handler of it (every label)."""
         out: dict[str, Handler] = dict.fromkeys(LABEL_NAMES, self.count)
         out |= dict.fromkeys(MESSAGE_LABELS - {"hop"}, self._message)
-        out |= dict.fromkeys(FLOW_LABELS, self.on_flow)
+        out |= dict.fromkeys(FLOW_LABELS, self._flowing())
         out |= dict.fromkeys(OUTAGE_LABELS, self.on_outage)
         out |= {
             "hop": self._hop,
@@ -271,17 +278,53 @@ class Replay:
             k = (self.frame(ev.t), node)
             self.translations[k] = self.translations.get(k, 0) + 1
 
-    def on_flow(self, ev: Any, raw: bytes) -> None:
-        self.count(ev, raw)
+    def _flowing(self) -> Handler:
+        """The handler of a flow (``call``/``invoke``/``list``): its instance's count, and
+        the count of its ``(frame, caller node, server node, proto)`` when it goes from
+        one drawn node to another (the nodes looked up once per ``(agent, server,
+        proto)``, the frame once per frame)."""
+        count, flows, frame, span = self.count, self.flows, self.frame, self.span
+        ends: dict[tuple[Any, Any, Any], tuple[int, int, int] | None] = {}
+        f, lo, hi = 0, 0.0, 0.0  # the frame of the last flow drawn and its times [lo, hi)
+
+        def on_flow(ev: Any, raw: bytes) -> None:
+            count(ev, raw)
+            d = ev.detail
+            try:
+                server = d.target or d.host
+            except AttributeError:  # a line the pass's decoder refused
+                d = named(raw)
+                server = d.target or d.host
+            key = (ev.agent, server, ev.proto)
+            try:
+                ids = ends[key]
+            except KeyError:
+                ids = self._flow_ids(*key)
+                if len(ends) < 1 << 16:  # agents × servers × protocols; a bad trace: bounded
+                    ends[key] = ids
+            except TypeError:  # an unhashable server (a trace not the engine's)
+                ids = self._flow_ids(*key)
+            if ids is not None:
+                nonlocal f, lo, hi
+                t = ev.t
+                try:
+                    if not lo <= t < hi:  # another frame (t never decreases in a file)
+                        f, lo, hi = span(t)
+                except TypeError:  # no t
+                    f, lo, hi = frame(t), 0.0, 0.0
+                k = (f, *ids)
+                flows[k] = flows.get(k, 0) + 1
+
+        return on_flow
+
+    def _flow_ids(self, agent: Any, server: Any, proto: Any) -> tuple[int, int, int] | None:
+        """``(caller node, server node, proto)`` of a flow between two drawn nodes, else
+        None."""
         mesh = self.mesh
-        a = mesh.node_of(ev.agent)
-        if a is None:
-            return
-        d = named(raw)
-        b = mesh.node_of(d.target or d.host)
-        if b is not None and a != b:
-            k = (self.frame(ev.t), a, b, mesh.proto_index(ev.proto))
-            self.flows[k] = self.flows.get(k, 0) + 1
+        a, b = mesh.node_of(agent), mesh.node_of(server)
+        if a is None or b is None or a == b:
+            return None
+        return (a, b, mesh.proto_index(proto))
 
     def on_drop(self, ev: Any, raw: bytes) -> None:
         self.count(ev, raw)
@@ -309,7 +352,10 @@ class Replay:
             return
         rec = self.records[(wf, inst)]
         t = self.last_t = self.last_t if ev.t is None else ev.t
-        status = named(raw).status
+        try:
+            status = ev.detail.status
+        except AttributeError:  # a line the pass's decoder refused
+            status = named(raw).status
         rec[4], rec[6], rec[7] = t, ev.seq, rec[0]
         rec[5] = status = "ended" if status is msgspec.UNSET else str(status)
         k = (status, int(t // self.bin))

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from typing import Any, Protocol
 
 from sim.conformance.checks.verdict import Verdict
-from sim.conformance.events import raw_to_dict
+from sim.conformance.events import Extra, raw_to_dict
 from sim.conformance.truth import Truth
 from sim.vocabulary.counterexamples import Counterexample, Earliest
 
@@ -42,7 +42,12 @@ class Consumer(Protocol):
     handlers, with the invocations the instance opened (drop their state there).
     ``end_trace()`` is called once after the last line. A consumer that reads
     :meth:`Context.history` also sets a class attribute ``history = True`` (the pass keeps
-    each open invocation's events only while one does).
+    each open invocation's events only while one does). One that reads detail keys the
+    checks do not declares them as ``detail_keys`` (``(key, default when absent)``
+    pairs: :data:`~sim.conformance.events.Extra`); the pass of a :class:`~sim.
+    conformance.checks.stream.Checker` decodes them with the line, as any value, but
+    for a line its decoder refuses (then the event has none of them: read them from
+    the raw line).
     """
 
     def handlers(self) -> Mapping[str, Handler]: ...
@@ -50,6 +55,18 @@ class Consumer(Protocol):
     def end_instance(self, key: InstanceKey, invs: Sequence[Any]) -> None: ...
 
     def end_trace(self) -> None: ...
+
+
+def extra_keys(consumers: Iterable[object]) -> Extra:
+    """The detail keys ``consumers`` declare (their ``detail_keys``), in the order first
+    declared; a ValueError naming a key two declare with different defaults."""
+    out: dict[str, Any] = {}
+    for c in consumers:
+        for key, default in getattr(c, "detail_keys", ()):
+            if key in out and out[key] is not default:
+                raise ValueError(f"detail key {key!r} declared with two defaults")
+            out[key] = default
+    return tuple(out.items())
 
 
 class Core(Protocol):

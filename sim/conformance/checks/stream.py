@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from sim.conformance.checks.base import Consumer, Context
+from sim.conformance.checks.base import Consumer, Context, extra_keys
 from sim.conformance.checks.families import ALL_CHECKS, CHECK_NAMES
 from sim.conformance.checks.loop import Pass, stream
 from sim.conformance.checks.verdict import NOT_CHECKED_NOTE, Report
@@ -102,7 +102,8 @@ class Checker:
         self.name = name
         self.truth = truth
         self.consumers = consumers
-        decode = interning_decoder(known_values(truth))  # the scenario's names interned
+        # the scenario's names interned, the consumers' own detail keys read in the decode
+        decode = interning_decoder(known_values(truth), extra_keys(consumers))
         ctx = Context()
         self.active = [ALL_CHECKS[n](truth, ctx) for n in names]
         self.loop = Pass(name, [*self.active, *consumers], ctx, ordered, decode, keep)

@@ -1,0 +1,77 @@
+"""The replay's detail keys (sim.view.replay.DETAIL_KEYS: a ``wf_end``'s ``status``, a
+flow's ``target``/``host``), decoded by the pass with the line for the page, give the
+page the data it has when they are read from the raw line (a line the pass's decoder
+refuses, or a pass without them)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sim.conformance.checks import Context, run_pass
+from sim.conformance.checks.stream import Checker
+from sim.conformance.events import read_blocks
+from sim.scenario import load_scenario
+from sim.scenario.model import FailureSpec, Scenario
+from sim.view.fragment import PagePass
+from sim.view.mesh import mesh_from_scenario
+from sim.view.replay import DETAIL_KEYS
+
+REPO = Path(__file__).resolve().parents[2]
+
+Events = list[dict[str, Any]]
+
+
+@pytest.fixture(scope="module")
+def scenario() -> Scenario:
+    """conftest's ``train_trace`` scenario (train_booking, 300 s, gw1 down 100-200 s)."""
+    outage = FailureSpec.model_validate({"node": "gw1", "at": 100.0, "for": 100.0})
+    base = load_scenario(REPO / "scenarios" / "train_booking.yaml")
+    return base.model_copy(update={"duration": 300.0, "failures": [outage]})
+
+
+@pytest.fixture(scope="module")
+def odd_trace(train_trace: Events) -> list[bytes]:
+    """The first 3,000 events of ``train_trace`` with odd detail keys: a ``wf_end``
+    without ``status``, one with a ``null`` status, a call to a server named by a
+    number past 64 bits (the decoder with the page's keys refuses it, the one without
+    reads it), a call from an agent of no scenario (the scenario's interned names refuse
+    it) and a call with a ``null`` target and a ``host``."""
+    events = json.loads(json.dumps(train_trace[:3000]))
+    ends = [e for e in events if e["label"] == "wf_end"]
+    calls = [e for e in events if e["label"] == "call" and "target" in e["detail"]]
+    assert len(ends) >= 2 and len(calls) >= 3
+    del ends[0]["detail"]["status"]
+    ends[1]["detail"]["status"] = None
+    calls[0]["detail"]["target"] = 1 << 70
+    calls[1]["agent"] = "an-agent-of-no-scenario"
+    calls[2]["detail"]["host"] = calls[2]["detail"].pop("target")
+    calls[2]["detail"]["target"] = None
+    return [json.dumps(e, separators=(",", ":")).encode() + b"\n" for e in events]
+
+
+def _page(scenario: Scenario) -> PagePass:
+    return PagePass(mesh_from_scenario(scenario), 300.0, io.BytesIO())
+
+
+def test_the_keys_decoded_in_the_pass_give_the_page_of_the_raw_lines(
+    scenario: Scenario, odd_trace: list[bytes]
+) -> None:
+    raw_read = _page(scenario)  # the plain decoder: every key read from the raw line
+    name, blocks = read_blocks(iter(odd_trace))
+    run_pass(name, blocks, [raw_read], Context(), ordered=True)
+    decoded = _page(scenario)  # ``run``'s pass: the keys decoded with the line
+    checker = Checker("t", scenario, consumers=[decoded])
+    detail = checker.loop.decode(odd_trace[-1]).detail
+    assert all(hasattr(detail, key) for key, _ in DETAIL_KEYS)  # the keys are decoded
+    checker.feed(odd_trace)
+    checker.report()
+    want, got = raw_read.fragment([]), decoded.fragment([])
+    assert got == want
+    statuses = got["replay"]["timeline"]["ended"]
+    assert {"ended", "None"} <= set(statuses)  # the missing and the null status
+    assert got["replay"]["flows"]
