@@ -97,8 +97,9 @@ def run(quick: bool) -> Any:
             "replications; wall seconds, medians of "
             f"{1 if quick else 3} round(s); the ratio is the median of each round's own; "
             "the two summary.json byte-identical every round.",
-            "The Dask executor scatters each scenario once (broadcast) and submits each "
-            "run under an explicit key, pure=False: nothing is tokenized by pickling.",
+            "The Dask workers hold each scenario by fingerprint across commands (sent "
+            "only to the workers lacking it) and each run is submitted under an explicit "
+            "key, pure=False: nothing is tokenized by pickling.",
             f"Load average (1, 5, 15 min) {before[0]:.2f}, {before[1]:.2f}, {before[2]:.2f} "
             f"before, {after[0]:.2f} after, on {os.cpu_count()} cores.",
         ],

@@ -15,13 +15,17 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
-from collections.abc import Callable, Iterator
+import pickle
+from collections.abc import Callable, Collection, Iterator, Mapping
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sim.longlived import freeze, unfreeze
 from sim.processes import GRACE, terminate
+
+if TYPE_CHECKING:
+    from sim.scenario.model import Scenario
 
 
 class InlineExecutor(Executor):
@@ -53,13 +57,32 @@ class ExecutorHandle:
     #: the Dask client (``kind == "dask"``), else None
     client: Any = None
 
-    def share(self, value: Any) -> Any:
-        """``value`` as this executor's tasks take it: on Dask scattered once to every
-        worker (``broadcast``, under a random key: never hashed by pickling), a future
-        that a task's arguments resolve to the value; else ``value`` itself."""
-        if self.client is None:
-            return value
-        return self.client.scatter(value, broadcast=True, hash=False)
+    def hand_over(self, scenarios: Mapping[str, Scenario], keep: Collection[str] = ()) -> None:
+        """On Dask, have every worker hold each of ``scenarios`` (by fingerprint) for the
+        tasks that name it (:func:`~sim.experiments.worker.held_scenario`): the workers
+        are asked which they hold (one round trip), and a scenario is pickled once and
+        sent to the workers lacking it only, none when all hold it (from an earlier
+        command: a cluster outlives them). ``keep``: more fingerprints of the command,
+        which the workers keep too. A worker that fails to answer or to take it is left
+        out: its tasks find the scenario missing and are handed it again
+        (:func:`~sim.experiments.runner.run_tasks`). Nothing on other executors."""
+        if self.client is None or not scenarios:
+            return
+        from sim.experiments.worker import hold, holding
+
+        fps = list(scenarios)
+        found: dict[str, list[str]] = self.client.run(holding, fps, on_error="ignore")
+        lacking: dict[frozenset[str], list[str]] = {}  # fingerprints -> workers lacking them
+        for address, held in found.items():
+            if missing := frozenset(fps) - set(held):
+                lacking.setdefault(missing, []).append(address)
+        blobs: dict[str, bytes] = {}
+        for missing, workers in lacking.items():
+            for fp in missing - blobs.keys():
+                blobs[fp] = pickle.dumps(scenarios[fp], protocol=pickle.HIGHEST_PROTOCOL)
+            sent = {fp: blobs[fp] for fp in sorted(missing)}
+            kept = sorted({*fps, *keep})
+            self.client.run(hold, sent, kept, workers=workers, on_error="ignore")
 
     def submit_named(self, key: str, fn: Callable[..., Any], /, *args: Any) -> Future[Any]:
         """Submit ``fn(*args)``; on Dask under the explicit ``key`` (unique to the task

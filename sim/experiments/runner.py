@@ -32,7 +32,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,7 +57,13 @@ from sim.experiments.rundir import TRACE_FILE as TRACE_FILE
 from sim.experiments.rundir import VERIFIED_FILES as VERIFIED_FILES
 from sim.experiments.rundir import run_dir as run_dir
 from sim.experiments.store import StorageError, damage, digests, publish, temp_name
-from sim.experiments.worker import built, load_scenario, run_series
+from sim.experiments.worker import (
+    ScenarioNotHeld,
+    built,
+    held_scenario,
+    load_scenario,
+    run_series,
+)
 from sim.scenario.model import Scenario
 
 #: Keys a complete ``metrics.json`` has (a truncated file fails to parse or lacks one).
@@ -97,7 +103,7 @@ class Task:
         return (shipped_task, (self.scenario_file, *self.fields()))
 
     def fields(self) -> tuple[Any, ...]:
-        """Everything but the scenario (small, picklable): :func:`execute_shared`'s."""
+        """Everything but the scenario (small, picklable): :func:`execute_held`'s."""
         return (
             self.fingerprint,
             self.router,
@@ -209,16 +215,19 @@ def execute_task(task: Task, hook: Hook | None = None, report: Reporter | None =
         raise StorageError.of(exc, final) from None
 
 
-def execute_shared(
-    scenario: Scenario,
+def execute_held(
+    fp: str,
     fields: tuple[Any, ...],
     hook: Hook | None = None,
     report: Reporter | None = None,
 ) -> RunRecord:
-    """:func:`execute_task` of the task with :meth:`Task.fields` ``fields`` and
-    ``scenario`` (sent once per worker: :meth:`ExecutorHandle.share`)."""
-    fp, router, rep, directory, point, level, guard = fields
-    task = Task(scenario, router, rep, directory, point, level, fp, "", guard)
+    """:func:`execute_task` of the task with :meth:`Task.fields` ``fields`` and the
+    scenario with fingerprint ``fp`` this Dask worker holds (handed over once:
+    :meth:`ExecutorHandle.hand_over`); raises
+    :class:`~sim.experiments.worker.ScenarioNotHeld` when it holds none."""
+    scenario = held_scenario(fp)
+    fp_of_run, router, rep, directory, point, level, guard = fields
+    task = Task(scenario, router, rep, directory, point, level, fp_of_run, "", guard)
     return execute_task(task, hook, report)
 
 
@@ -416,28 +425,51 @@ def run_tasks(
     A task whose worker itself fails (not a replication error, which is recorded in
     its directory: e.g. a worker killed) is recorded as a failed run and yields an
     ``error`` record with the reason. A :class:`StorageError` stops everything: the
-    tasks not started are cancelled and the error raised.
+    tasks not started are cancelled and the error raised. On Dask each scenario is handed
+    over to the workers lacking it (:meth:`ExecutorHandle.hand_over`) and each task
+    carries its fingerprint instead, under an explicit key; a task whose worker lacked it
+    is handed it and submitted again (:data:`RESENT` times at most).
     """
     if handle.kind == "inline":  # one at a time: a stop or a full disk ends the loop
         for task in tasks:
             yield _settle(task, handle.executor.submit(execute_task, task, hook, report), ())
         return
-    futures: dict[Future[RunRecord], Task] = {}
-    if handle.kind == "dask":  # each scenario sent once; each task named, never hashed
-        shared: dict[str, Any] = {}
-        token = uuid.uuid4().hex
-        for task in tasks:
-            key = task.fingerprint or fingerprint(task.scenario)
-            if key not in shared:
-                shared[key] = handle.share(task.scenario)
-            name = f"protomesh-run-{token}-{task.key}"
-            args = (shared[key], task.fields(), hook, report)
-            futures[handle.submit_named(name, execute_shared, *args)] = task
-    else:
-        for task in tasks:
-            futures[handle.executor.submit(execute_task, task, hook, report)] = task
-    for future in as_completed(futures):
-        yield _settle(futures[future], future, futures)
+    tasks = list(tasks)
+    held = handle.kind == "dask"  # each scenario handed over once; each task named, not hashed
+    fps = [t.fingerprint or fingerprint(t.scenario) for t in tasks] if held else [""] * len(tasks)
+    scenarios = {fp: t.scenario for fp, t in zip(fps, tasks, strict=True)} if held else {}
+    handle.hand_over(scenarios)  # sent to the workers lacking it only
+    token = uuid.uuid4().hex
+    pending: dict[Future[RunRecord], tuple[Task, str, int]] = {}
+
+    def submit(task: Task, fp: str, resent: int) -> None:
+        if not held:
+            future = handle.executor.submit(execute_task, task, hook, report)
+        else:
+            name = f"protomesh-run-{token}-{task.key}" + (f"-again-{resent}" if resent else "")
+            future = handle.submit_named(name, execute_held, fp, task.fields(), hook, report)
+        pending[future] = (task, fp, resent)
+
+    for task, fp in zip(tasks, fps, strict=True):
+        submit(task, fp, 0)
+    while pending:
+        for future in wait(pending, return_when=FIRST_COMPLETED)[0]:
+            task, fp, resent = pending.pop(future)
+            if resent < RESENT and _missed(future):  # its Dask worker came after
+                handle.hand_over({fp: task.scenario}, keep=scenarios)
+                submit(task, fp, resent + 1)
+            else:
+                yield _settle(task, future, pending)
+
+
+#: how many times a task whose Dask worker did not hold its scenario (it joined, or was
+#: restarted, after the hand-over) is handed it and submitted again
+RESENT = 3
+
+
+def _missed(future: Future[RunRecord]) -> bool:
+    """Whether ``future``'s task failed for want of its scenario on its Dask worker."""
+    return not future.cancelled() and isinstance(future.exception(), ScenarioNotHeld)
 
 
 def _settle(

@@ -1,17 +1,30 @@
-"""The Dask executor: each scenario scattered once, each task submitted under an explicit
-key, so that Dask never names a task by tokenizing (pickling) its arguments; the results
-the bytes a process pool writes."""
+"""The Dask executor: each scenario handed over once to the workers that lack it and held
+there by fingerprint across commands, each task submitted under an explicit key naming
+its scenario by fingerprint, so that Dask never names a task by tokenizing (pickling)
+its arguments; the results the bytes a process pool writes."""
 
 from __future__ import annotations
 
+import pickle
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import sim.experiments.runner as runner
+import sim.experiments.worker as worker
 from sim.experiments.compare import build_tasks, run_compare
-from sim.experiments.runner import Task, execute_task, make_executor
-from sim.experiments.sweep import expand, load_points
+from sim.experiments.runner import (
+    ExecutorHandle,
+    Task,
+    execute_task,
+    make_executor,
+    run_tasks,
+)
+from sim.experiments.sweep import expand, load_points, parse_set
 from sim.scenario import load_scenario
 from sim.scenario.model import Scenario
 from tests.harness.small_mesh import SMALL_FILE as SMALL
@@ -27,10 +40,39 @@ def _heavy(args: tuple[Any, ...]) -> list[str]:
     return found
 
 
-def test_dask_scatters_the_scenario_and_names_every_task(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture()
+def empty_hold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An in-process cluster's workers hold what this process holds: nothing, to start."""
+    monkeypatch.setattr(worker, "_HELD", OrderedDict())
+
+
+@pytest.fixture()
+def cluster() -> Iterator[Any]:
+    """A Dask cluster whose two workers are threads of this process."""
     distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as local:
+        yield local
+
+
+def _points(settings: list[str]) -> tuple[Scenario, list[Any], list[str]]:
+    """The small mesh with ``--set`` ``settings``: scenario, points, its first router."""
+    scenario = load_scenario(SMALL)
+    points = load_points(SMALL, scenario, expand(scenario, [parse_set(t) for t in settings]))
+    return scenario, points[0], scenario.router_names[:1]
+
+
+def _compare(settings: list[str], out: Path, handle: ExecutorHandle) -> bytes:
+    """summary.json of a 2-replication compare of the small mesh into ``out``."""
+    scenario, points, routers = _points(settings)
+    run_compare(scenario, points, routers, 2, out, handle, plots=False)
+    return (out / "summary.json").read_bytes()
+
+
+def test_dask_hands_each_scenario_over_once_and_names_every_task(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, empty_hold: None, cluster: Any
+) -> None:
     client_module = pytest.importorskip("distributed.client")
     tokenized: list[str] = []
     real = client_module.tokenize
@@ -40,26 +82,115 @@ def test_dask_scatters_the_scenario_and_names_every_task(
         return str(real(*args, **kwargs))
 
     monkeypatch.setattr(client_module, "tokenize", spy)
-    scenario = load_scenario(SMALL)
-    points = load_points(SMALL, scenario, expand(scenario, []))[0]
-    routers = scenario.router_names[:1]
-    local = make_executor("local", 1)
-    run_compare(scenario, points, routers, 2, tmp_path / "local", local, plots=False)
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
-    ) as cluster:
-        handle = make_executor("dask", 2, cluster.scheduler_address)
-        try:
-            run_compare(scenario, points, routers, 2, tmp_path / "dask", handle, plots=False)
-            assert tokenized == []  # neither a task nor a scenario was hashed
-            # the spy sees what a plain submit hashes: the task, its scenario inside
-            task = build_tasks(tmp_path / "plain", points, routers, 1)[0]
-            handle.executor.submit(execute_task, task).result()
-            assert tokenized == ["Task"]
-        finally:
-            handle.close()
-    for name in ("summary.json", "summary.csv"):
-        assert (tmp_path / "local" / name).read_bytes() == (tmp_path / "dask" / name).read_bytes()
+    local = _compare([], tmp_path / "local", make_executor("local", 1))
+    handle = make_executor("dask", 2, cluster.scheduler_address)
+    try:
+        assert _compare([], tmp_path / "dask", handle) == local
+        assert tokenized == []  # neither a task nor a scenario was hashed
+        # the spy sees what a plain submit hashes: the task, its scenario inside
+        _, points, routers = _points([])
+        task = build_tasks(tmp_path / "plain", points, routers, 1)[0]
+        handle.executor.submit(execute_task, task).result()
+        assert tokenized == ["Task"]
+    finally:
+        handle.close()
     for rep in range(2):
         run = Path(routers[0], f"rep-{rep}", "trace.jsonl")
         assert (tmp_path / "local" / run).read_bytes() == (tmp_path / "dask" / run).read_bytes()
+
+
+def test_a_cluster_holds_each_scenario_by_its_full_fingerprint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, empty_hold: None, cluster: Any
+) -> None:
+    """Commands on one cluster: a scenario the workers hold is not sent again, and one
+    that differs in any field (here the seed alone: same name, same file) is sent and
+    run as itself, never served what the workers hold for another."""
+    dumped: list[str] = []
+    real = pickle.dumps
+
+    def spy(obj: Any, *args: Any, **kwargs: Any) -> bytes:
+        dumped.extend(_heavy((obj,)))
+        return real(obj, *args, **kwargs)
+
+    monkeypatch.setattr(pickle, "dumps", spy)
+    seeded = ["seed=11"]
+    expected = {
+        "base": _compare([], tmp_path / "local-base", make_executor("local", 1)),
+        "seeded": _compare(seeded, tmp_path / "local-seeded", make_executor("local", 1)),
+    }
+    assert expected["base"] != expected["seeded"] and dumped == []
+    handle = make_executor("dask", 2, cluster.scheduler_address)
+    try:
+        runs = [("base", []), ("base", []), ("seeded", seeded), ("base", [])]
+        sent = []
+        for k, (name, settings) in enumerate(runs):
+            got = _compare(settings, tmp_path / f"dask-{k}", handle)
+            assert got == expected[name], f"command {k} ({name})"
+            sent.append(len(dumped))
+    finally:
+        handle.close()
+    assert sent == [1, 1, 2, 2]  # sent once each: held across commands
+
+
+def _joining(cluster: Any, submitted: threading.Event) -> None:
+    """Add a worker to ``cluster`` once its scheduler has tasks to give it."""
+    while not cluster.scheduler.tasks:
+        if submitted.wait(0.01):
+            break
+    cluster.scale(1)
+
+
+@pytest.mark.parametrize("resent", [3, 0])
+def test_a_worker_that_joins_after_the_hand_over_is_handed_the_scenario(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, empty_hold: None, resent: int
+) -> None:
+    """A cluster with no worker when the scenario is handed over (a scheduler whose
+    workers come later): the tasks find it missing on the worker that joins, are handed it
+    and submitted again, and write what a local run writes. Never submitted again, each
+    is a failed run naming the scenario the worker lacked."""
+    distributed = pytest.importorskip("distributed")
+    monkeypatch.setattr(runner, "RESENT", resent)
+    _, points, routers = _points([])
+    inline = make_executor("local", 1)
+    local = list(run_tasks(build_tasks(tmp_path / "l", points, routers, 2), inline))
+    with distributed.LocalCluster(
+        n_workers=0, threads_per_worker=1, processes=False, dashboard_address=None
+    ) as empty:
+        handle = make_executor("dask", 1, empty.scheduler_address)
+        submitted = threading.Event()
+        joiner = threading.Thread(target=_joining, args=(empty, submitted))
+        joiner.start()
+        try:
+            records = list(run_tasks(build_tasks(tmp_path / "d", points, routers, 2), handle))
+        finally:
+            submitted.set()
+            joiner.join()
+            handle.close()
+    if not resent:
+        assert [r.status for r in records] == ["error", "error"]
+        assert all("ScenarioNotHeld: this worker does not hold" in str(r.error) for r in records)
+        return
+    assert sorted(r.status for r in records) == [r.status for r in local] == ["ok", "ok"]
+    for rep in range(2):
+        run = Path(routers[0], f"rep-{rep}", "trace.jsonl")
+        assert (tmp_path / "l" / run).read_bytes() == (tmp_path / "d" / run).read_bytes()
+
+
+def test_a_worker_forgets_the_least_recently_used_beyond_its_bound(empty_hold: None) -> None:
+    """A worker holds at most :data:`~sim.experiments.worker.HELD_MOST` scenarios, all of
+    the handing command's however many, and forgets the least recently used first."""
+    blob = pickle.dumps(load_scenario(SMALL))
+    names = [f"fp-{k}" for k in range(worker.HELD_MOST + 2)]
+    for name in names[:-1]:
+        worker.hold({name: blob}, [name])
+    assert worker.holding(names) == names[1:-1]  # fp-0 forgotten; asking makes them recent
+    worker.holding(["fp-1"])  # the most recently used now
+    worker.hold({names[-1]: blob}, [names[-1]])
+    assert worker.holding(names) == ["fp-1", *names[3:]]
+    many = [f"command-{k}" for k in range(worker.HELD_MOST + 3)]
+    worker.hold(dict.fromkeys(many, blob), many)  # a command's own: all held
+    assert worker.holding([*names, *many]) == many
+    with pytest.raises(worker.ScenarioNotHeld, match="fingerprint fp-1"):
+        worker.held_scenario("fp-1")
+    with pytest.raises(TypeError, match="under bad"):
+        worker.hold({"bad": pickle.dumps([1])}, [])
