@@ -10,7 +10,7 @@ from sim.native import verify
 
 verify()
 
+from sim.engine.bugs import EngineBug  # noqa: E402
 from sim.engine.simulation import Replication, ReplicationError, World, run_replication  # noqa: E402
-from sim.engine.views import EngineBug  # noqa: E402
 
 __all__ = ["EngineBug", "Replication", "ReplicationError", "World", "run_replication"]

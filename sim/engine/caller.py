@@ -42,6 +42,7 @@ from sim.calculus.mcp import (
     UserPrompt,
     backoff,
 )
+from sim.engine.bugs import EngineBug
 from sim.engine.clock import Later
 from sim.engine.failures import Suspicion
 from sim.engine.invocation import Invocation, Plan
@@ -52,7 +53,7 @@ from sim.engine.routes import RouteService
 from sim.engine.topology import Node
 from sim.engine.trace import js
 from sim.engine.transport import Message, Sends
-from sim.engine.views import EngineBug, ViewRT
+from sim.engine.views import ViewRT
 from sim.mesh.errors import NoRoute
 from sim.mesh.routing import NO_DOWN
 

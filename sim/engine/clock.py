@@ -121,7 +121,7 @@ class Deadlines:
         self.delay = delay
         self._lazy = _simpy41(env)
         self._queue: Any = getattr(env, "_queue", None)
-        self._eid: Any = getattr(env, "_eid", None)
+        self._eid = _insertions(env)
         self._fifo: deque[Timer] = deque()
         self._armed = False
         self._fire_cbs = (self._fire,)
@@ -134,7 +134,7 @@ class Deadlines:
             timer.callbacks = (self._fire_now,)
             env.schedule(timer, NORMAL, self.delay)
             return timer
-        timer = Timer(env._now + self.delay, next(self._eid), value, callback)
+        timer = Timer(env._now + self.delay, self._eid(), value, callback)
         self._fifo.append(timer)
         if not self._armed:
             self._arm()
@@ -198,7 +198,7 @@ class Agenda:
         self._env: Any = env
         self._later = None if _simpy41(env) else scheduler(env)
         self._queue: Any = getattr(env, "_queue", None)
-        self._eid: Any = getattr(env, "_eid", None)
+        self._eid = _insertions(env)
         self._heap: list[tuple[float, int, Appointment]] = []
         self._fire_cbs = (self._fire,)
 
@@ -207,7 +207,7 @@ class Agenda:
         if self._later is not None:  # pragma: no cover - another SimPy
             self._later(delay, value, callback)
             return
-        entry = Appointment(self._env._now + delay, next(self._eid), value, callback)
+        entry = Appointment(self._env._now + delay, self._eid(), value, callback)
         heap = self._heap
         heappush(heap, (entry.due, entry.eid, entry))
         if heap[0][2] is entry:
@@ -224,6 +224,20 @@ class Agenda:
         if heap and not heap[0][2].queued:
             self._put(heap[0][2])
         entry.callback(entry)
+
+
+def _insertions(env: simpy.Environment) -> Callable[[], int]:
+    """SimPy 4.1's next insertion number of ``env`` (its counter's ``__next__``: no look-up
+    of the builtin ``next`` per event), or a function that raises without that counter."""
+    counter = getattr(env, "_eid", None)
+    if counter is None:  # pragma: no cover - another SimPy (the callers never ask then)
+        return _no_insertions
+    bound: Callable[[], int] = counter.__next__
+    return bound
+
+
+def _no_insertions() -> int:  # pragma: no cover - another SimPy
+    raise RuntimeError("this SimPy has no insertion counter (_eid)")
 
 
 def _simpy41(env: simpy.Environment) -> bool:

@@ -13,10 +13,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from sim.calculus.lts import LTS, TAU
+from sim.engine.bugs import EngineBug
 from sim.engine.clock import Timer
 from sim.engine.paths import Path
 from sim.engine.trace import js, owner_fragment, owner_parts, pjs
-from sim.engine.views import EngineBug, Table, ToolRT, ViewRT
+from sim.engine.views import Table, ToolRT, ViewRT
 
 if TYPE_CHECKING:
     from sim.engine.transport import Message

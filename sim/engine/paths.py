@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from sim.engine.bugs import EngineBug
 from sim.engine.recorder import target
 from sim.engine.topology import LinkState, Node, Topology
 from sim.engine.trace import around, js, members, pjs
-from sim.engine.views import EngineBug
 from sim.mesh.graph import ProtocolGraph
 from sim.mesh.route import (
     arrival,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import random
 from collections import deque
+from collections.abc import Callable
 from heapq import heappush
 from typing import Any
 
@@ -60,7 +61,7 @@ class ToolServer:
         self.queue: deque[tuple[Message, float]] = deque()
         self.running: dict[int, Message] = {}
         self._queue: Any = env._queue  # SimPy's event heap (SimPy 4.1, as the transport)
-        self._eid: Any = env._eid  # its insertion counter
+        self._eid: Callable[[], int] = env._eid.__next__  # its next insertion number
         self._done_cbs = (self._done,)
         node.server = self
 
@@ -98,7 +99,7 @@ class ToolServer:
         msg.payload = self.node.epoch
         msg.t = done = now + tool.service()
         msg.callbacks = self._done_cbs
-        heappush(self._queue, (done, NORMAL, next(self._eid), msg))
+        heappush(self._queue, (done, NORMAL, self._eid(), msg))
 
     def _done(self, msg: Message) -> None:
         if msg.payload != self.node.epoch:

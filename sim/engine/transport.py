@@ -171,7 +171,9 @@ class Transport:
         self.env = env
         self.later = later
         self._queue: Any = env._queue  # SimPy's event heap
-        self._eid: Any = env._eid  # its insertion counter
+        #: the next of its insertion numbers (its counter's ``__next__``: no lookup of
+        #: the builtin ``next`` per event)
+        self._eid: Callable[[], int] = env._eid.__next__
         self.rec = recorder
         self.translation_rng = translation
         self._uniform = latency.random  # the jitter's one draw per crossing
@@ -295,7 +297,7 @@ class Transport:
             if delay > 0.0:
                 msg.t += delay
                 msg.callbacks = self._translated_cbs
-                heappush(self._queue, (msg.t, NORMAL, next(self._eid), msg))
+                heappush(self._queue, (msg.t, NORMAL, self._eid(), msg))
                 return
         self._leave(msg)
 
@@ -368,7 +370,7 @@ class Transport:
             for k in range(i + 1, stop):
                 arrivals.append(t)
                 if full:
-                    heappush(queue, (t, NORMAL, next(eid), msg))
+                    heappush(queue, (t, NORMAL, eid(), msg))
                 hop = hops[k]
                 delay = hop.latency
                 rate = hop.rate
@@ -383,7 +385,7 @@ class Transport:
         self.hops += stop - i
         msg.proto = hop.proto
         msg.t = t
-        heappush(self._queue, (t, NORMAL, next(self._eid), msg))
+        heappush(self._queue, (t, NORMAL, self._eid(), msg))
 
     def _struck(self, msg: Message) -> None:
         """A message fault struck ``msg`` on the link it crossed: dropped where it

@@ -36,10 +36,6 @@ def transition_table(lts: LTS) -> Table:
     return tuple(table)
 
 
-class EngineBug(RuntimeError):
-    """The engine tried a transition its LTS does not enable (a bug, never user input)."""
-
-
 class ToolRT:
     """A tool's ground truth, compiled once per replication."""
 

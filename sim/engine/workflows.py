@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import simpy
 
@@ -46,7 +46,7 @@ from sim.calculus.mcp import MAX_FALLBACK_DEPTH
 from sim.calculus.mcp.dialects import Dialect, builtin_dialect
 from sim.engine.clock import Agenda, Later
 from sim.engine.discovery import ToolDiscovery
-from sim.engine.invocation import Invocation
+from sim.engine.invocation import Invocation, Plan
 from sim.engine.paths import Path
 from sim.engine.recorder import Recorder
 from sim.engine.routes import RouteService
@@ -55,11 +55,18 @@ from sim.engine.trace import js, owner_fragment
 from sim.engine.views import ToolRT, ViewRT
 from sim.mesh.errors import NoRoute
 
-# task states
-PENDING, PREPARING, RUNNING, SUCCEEDED, FAILED, CANCELLED, SKIPPED, WAITING = range(8)
-_DONE_OK = (SUCCEEDED, SKIPPED)
-_TERMINAL = (SUCCEEDED, FAILED, CANCELLED, SKIPPED)
-_CODE = {"succeeded": SUCCEEDED, "failed": FAILED, "cancelled": CANCELLED}
+# task states (Final: the compiled engine reads them as constants, not module globals)
+PENDING: Final = 0
+PREPARING: Final = 1
+RUNNING: Final = 2
+SUCCEEDED: Final = 3
+FAILED: Final = 4
+CANCELLED: Final = 5
+SKIPPED: Final = 6
+WAITING: Final = 7
+_DONE_OK: Final = (SUCCEEDED, SKIPPED)
+_TERMINAL: Final = (SUCCEEDED, FAILED, CANCELLED, SKIPPED)
+_CODE: Final = {"succeeded": SUCCEEDED, "failed": FAILED, "cancelled": CANCELLED}
 
 
 class Invoker(Protocol):
@@ -132,7 +139,7 @@ class TaskRT:
         self.counters: Any = None  # the workflow's WorkflowCounters, set by Workflows
         #: its invocations' plans, by view (or by (view, decision) for a policy that
         #: decides per call): :class:`~sim.engine.invocation.Plan`, made by the caller
-        self.plans: dict[Any, Any] = {}
+        self.plans: dict[Any, Plan] = {}
         #: per caller, its path, tool and view for this task once they no longer change
         #: (a static router's route, a view learned: what ``_prepare`` resolves each time)
         self.settled: dict[Any, tuple[Path, str, ViewRT]] = {}
@@ -329,17 +336,17 @@ class Workflows:
                     inst.status, inst.reason = "failed", "blocked"
             self._end(inst)
 
-    def _prepare(self, inst: Instance, task: Any) -> None:
+    def _prepare(self, inst: Instance, task: TaskRT) -> None:
         """Resolve the route and the caller's view, then check known dependencies."""
         inst.state[task.index] = PREPARING
         inst.running += 1
         caller = inst.caller
         settled = task.settled.get(caller)
         if settled is not None:  # what the lines below would find, memoised
-            path, tool, view = settled
-            inst.tool_of[task.index] = tool
+            kept_path, kept_tool, kept_view = settled
+            inst.tool_of[task.index] = kept_tool
             if not (inst.ended or inst.dead):
-                self._ready(inst, task, view, path)
+                self._ready(inst, task, kept_view, kept_path)
             return
         try:
             path = caller.path_for(task.need, task.rho)
@@ -369,7 +376,7 @@ class Workflows:
 
         inst.known.ensure_view(inst, task, task.need, self.tools[tool], path, then)
 
-    def _ready(self, inst: Instance, task: Any, view: ViewRT, path: Path) -> None:
+    def _ready(self, inst: Instance, task: TaskRT, view: ViewRT, path: Path) -> None:
         """The view is known: wait for known dependencies, skip an exclusive, or invoke."""
         state = inst.state
         tools = inst.tool_of
@@ -412,11 +419,11 @@ class Workflows:
 
     # -- outcomes --
 
-    def task_done(self, inst: Instance, task: Any, status: str, reason: str) -> None:
+    def task_done(self, inst: Instance, task: TaskRT, status: str, reason: str) -> None:
         """An invocation (or its last fallback) ended with ``status``."""
         self._task_over(inst, task, _CODE[status], reason)
 
-    def _task_over(self, inst: Instance, task: Any, code: int, reason: str) -> None:
+    def _task_over(self, inst: Instance, task: TaskRT, code: int, reason: str) -> None:
         if inst.ended or inst.dead:
             return
         state = inst.state

@@ -24,7 +24,7 @@ the benchmarks' side-by-side rows). Both engines give byte-identical traces and 
 
 What compiling asks of those modules (mypyc's native classes): no attribute outside
 the class's own; no reflection over ``__slots__``; exceptions derive from ``Exception``
-(``EngineBug``, a ``RuntimeError``, lives in :mod:`sim.engine.views`, not compiled);
+(``EngineBug``, a ``RuntimeError``, lives in :mod:`sim.engine.bugs`, not compiled);
 a collaborator a unit test replaces by a stand-in is typed by a ``Protocol`` (erased:
 not checked at run time). Plug-in bases (routers, approval policies) are not compiled.
 This package imports nothing but the standard library (``setup.py`` loads this module by
@@ -57,6 +57,7 @@ MODULES = (
     "topology",
     "trace",
     "transport",
+    "views",
     "workflows",
 )
 #: mypyc's group: its shared library is the module ``sim.engine.protomesh_engine__mypyc``.

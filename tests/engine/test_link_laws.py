@@ -17,9 +17,9 @@ import pytest
 
 from sim import native
 from sim.engine import run_replication
+from sim.engine.bugs import EngineBug
 from sim.engine.paths import DRAWN, Hop
 from sim.engine.topology import Topology
-from sim.engine.views import EngineBug
 from sim.mesh import DijkstraRouter, ProtocolGraph
 from sim.scenario import parse_scenario
 from sim.scenario.model import Scenario

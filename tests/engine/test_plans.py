@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import random
+from collections.abc import Sequence
 
 import pytest
 from hypothesis import given
@@ -12,7 +13,10 @@ from hypothesis import strategies as st
 
 from sim.calculus.lts import LTS, TAU
 from sim.calculus.mcp import ALL_FIELDS
-from sim.calculus.mcp.dialects import BUILTIN, MCP
+from sim.calculus.mcp.dialects import BUILTIN, MCP, Dialect
+from sim.calculus.mcp.model import Tool, ToolPlus
+from sim.calculus.mcp.view import ToolView
+from sim.engine.bugs import EngineBug
 from sim.engine.invocation import Plan
 from sim.engine.metrics import Metrics
 from sim.engine.paths import Hop
@@ -20,7 +24,7 @@ from sim.engine.randomness import sampler
 from sim.engine.recorder import Recorder
 from sim.engine.topology import LinkState
 from sim.engine.trace import TraceWriter, js, members, owner_fragment, owner_parts
-from sim.engine.views import EngineBug, ToolRT, make_view, transition_table
+from sim.engine.views import ToolRT, ViewRT, make_view, transition_table
 from sim.engine.workflows import WorkflowRT
 from sim.scenario.model import Scenario
 
@@ -50,7 +54,7 @@ def test_the_transition_table_steps_as_the_lts(mesh: Scenario) -> None:
     assert view.table(view.lts(True, MCP)) is view.table(view.lts(True, MCP))
 
 
-def plan_parts(mesh: Scenario, fields: frozenset[str]) -> tuple[WorkflowRT, ToolRT, object]:
+def plan_parts(mesh: Scenario, fields: frozenset[str]) -> tuple[WorkflowRT, ToolRT, ViewRT]:
     wf = WorkflowRT(mesh.workflows[0], ("a",), mesh.dialects())
     tool = ToolRT(mesh.tools[0], sampler(mesh.tools[0].service_time, random.Random(0)))
     return wf, tool, make_view(tool, fields, "never")
@@ -76,22 +80,27 @@ def test_a_plan_without_the_required_argument_says_what_is_missing(mesh: Scenari
     assert plan.validated == -1
 
 
+class Stuck(Dialect):
+    """A dialect whose LTS enables nothing (a broken plug-in)."""
+
+    name = "stuck"
+
+    def lts(
+        self,
+        tool: Tool | ToolPlus | ToolView,
+        *,
+        approval: bool | None = None,
+        error_types: Sequence[str] = (),
+    ) -> LTS:
+        return LTS(1, 0, [])
+
+
 def test_a_plan_refuses_a_label_the_lts_does_not_enable(mesh: Scenario) -> None:
     wf, _, view = plan_parts(mesh, ALL_FIELDS)
-
-    class Stuck:  # a view whose LTS enables nothing
-        tool = view.tool  # type: ignore[attr-defined]
-        labels = view.labels  # type: ignore[attr-defined]
-        required = ()
-
-        def lts(self, gate: bool, sgd: bool) -> LTS:
-            return LTS(1, 0, [])
-
-        def table(self, lts: LTS) -> object:
-            return transition_table(lts)
-
+    task = wf.tasks[0]
+    task.dialect = Stuck()
     with pytest.raises(EngineBug, match=r"'call\(read_it\)' is not enabled in state 0"):
-        Plan(wf.tasks[0], Stuck(), False)  # type: ignore[arg-type]
+        Plan(task, view, False)
 
 
 def test_trace_blocks_end_between_instants_once_full() -> None:
