@@ -63,6 +63,7 @@ from sim.experiments.worker import (
     held_scenario,
     load_scenario,
     run_series,
+    running_inline,
 )
 from sim.scenario.model import Scenario
 
@@ -279,7 +280,8 @@ def _execute(
         "fingerprint": task.fingerprint,
         "version": __version__,
     }
-    kept = built(task.scenario, task.fingerprint)
+    level = task.trace_level or task.scenario.trace.value
+    kept = built(task.scenario, task.fingerprint, checked=level != "off")
     checks = RunChecks(tmp, kept)  # fed the trace as the engine writes it
     try:
         run_replication(
@@ -333,7 +335,6 @@ def _execute(
     if report is not None:  # the simulation is over: the verdicts are written now
         report(task.key, CHECKING)
     world = world_box[0]
-    level = task.trace_level or task.scenario.trace.value
     _write_json(tmp / SERIES_FILE, run_series(world, level, task.scenario, task.rep))
     checks.merge()
     record["status"] = "ok"
@@ -431,8 +432,9 @@ def run_tasks(
     is handed it and submitted again (:data:`RESENT` times at most).
     """
     if handle.kind == "inline":  # one at a time: a stop or a full disk ends the loop
-        for task in tasks:
-            yield _settle(task, handle.executor.submit(execute_task, task, hook, report), ())
+        with running_inline():
+            for task in tasks:
+                yield _settle(task, handle.executor.submit(execute_task, task, hook, report), ())
         return
     tasks = list(tasks)
     held = handle.kind == "dask"  # each scenario handed over once; each task named, not hashed

@@ -172,3 +172,66 @@ def test_a_link_is_encoded_from_its_ends_encodings(a: str, b: str) -> None:
 def test_the_topology_encodes_every_link_as_the_trace_does(outages: Path) -> None:
     topology = Topology(built(load_scenario(outages), "").graph)
     assert topology.links and all(ls.j == js([ls.a, ls.b]) for ls in topology.links.values())
+
+
+def test_runs_run_in_this_process_settle_each_scenario_once_then_unfreeze(
+    outages: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``run`` and ``compare --jobs 1``: what a scenario's runs read is built at once and
+    frozen with the process's heap (at trace level off, no ground truth), so that a run of
+    a large world makes no full collection of its own; the next scenario unfreezes the
+    last one's, collected in full once; all is unfrozen at the end."""
+    import gc
+
+    from sim.conformance import truth as truth_module
+    from sim.experiments.runner import make_executor, run_tasks
+    from sim.longlived import frozen, is_frozen
+
+    scenario = load_scenario(outages)
+    other = scenario.model_copy(update={"seed": scenario.seed + 1})
+    tasks = [
+        Task(scenario, "dijkstra", k, str(tmp_path / f"a{k}"), None, "off", "fp-a") for k in (0, 1)
+    ]
+    tasks.append(Task(other, "dijkstra", 0, str(tmp_path / "b"), None, "protocol", "fp-b"))
+    seen: list[tuple[bool, bool, int]] = []
+    counted: list[int] = []
+
+    def note(phase: str, info: dict[str, int]) -> None:
+        if phase == "start" and info["generation"] == 2:
+            counted.append(1)
+
+    def hook(world: World) -> None:
+        kept = built(world.scenario, "fp-a" if world.scenario is scenario else "fp-b")
+        before = len(counted)
+        with frozen(large=True):  # a run of a large world: the freeze is in place already
+            seen.append((is_frozen(), kept._truth is not None, len(counted) - before))
+
+    real = truth_module.from_scenario
+
+    def checked_only(s: Any) -> Any:
+        assert s is other, "the ground truth was built for a run at trace level off"
+        return real(s)
+
+    monkeypatch.setattr(truth_module, "from_scenario", checked_only)
+    gc.callbacks.append(note)
+    try:
+        records = list(run_tasks(tasks, make_executor("local", 1), hook=hook))
+    finally:
+        gc.callbacks.remove(note)
+    assert [r.status for r in records] == ["ok"] * 3
+    assert seen == [(True, False, 0), (True, False, 0), (True, True, 0)]
+    assert len(counted) == 1  # fp-b: the last scenario unfrozen, collected, then frozen
+    assert not is_frozen() and gc.get_freeze_count() == 0
+
+
+def test_runs_in_this_process_leave_a_freeze_they_found() -> None:
+    from sim.experiments.worker import running_inline
+    from sim.longlived import freeze, is_frozen, unfreeze
+
+    freeze()
+    try:
+        with running_inline():
+            pass
+        assert is_frozen()
+    finally:
+        unfreeze()
