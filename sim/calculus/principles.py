@@ -36,8 +36,6 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from sim.calculus.dataflow import dataflow_evidence
-from sim.calculus.evidence import dependency_evidence
 from sim.calculus.mcp import (
     MCP_PLUS_META,
     Annotations,
@@ -48,7 +46,6 @@ from sim.calculus.mcp import (
     ToolPlus,
 )
 from sim.calculus.schemas import Property, Walked, walk
-from sim.calculus.writes import write_evidence
 
 __all__ = [
     "DEFAULT_MIN_ENTITIES",
@@ -253,6 +250,10 @@ def _check_p2(t: ToolPlus, is_plus: bool, inputs: Sequence[Property]) -> Iterabl
     """One P2 item per tool at most: a finding where the tool writes (declared, or evident
     from its texts, :mod:`sim.calculus.writes`) and no approval requirement is declared; a
     note where nothing settles whether it writes."""
+    # imported here: every command line imports this module (lint's defaults), and only
+    # lint reads the evidence
+    from sim.calculus.writes import write_evidence
+
     ev = write_evidence(t, inputs)
     if is_plus:
         if t.side_effects is None:
@@ -387,6 +388,9 @@ def _check_p4(
     tools: Sequence[tuple[ToolPlus, bool]], schemas: Sequence[Walked], names: set[str]
 ) -> dict[str, list[Finding]]:
     """P4 findings per consumer tool: unknown targets, then undeclared evidenced ones."""
+    from sim.calculus.dataflow import dataflow_evidence  # imported here: see _check_p2
+    from sim.calculus.evidence import dependency_evidence
+
     out: dict[str, list[Finding]] = {}
     declared: set[tuple[str, str, Relation]] = set()
     plus = {t.name: is_plus for t, is_plus in tools}

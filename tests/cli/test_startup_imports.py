@@ -171,7 +171,7 @@ def test_the_probe_sees_what_a_command_imports(tmp_path: Path) -> None:
     assert "pydantic" not in _heavy(_imported(["--version"], tmp_path)[0])
 
 
-@pytest.mark.parametrize("package", ["sim", "sim.calculus"])
+@pytest.mark.parametrize("package", ["sim", "sim.calculus", "sim.view"])
 def test_a_lazy_package_resolves_every_public_name(package: str) -> None:
     """Names are imported on first use: each one in ``__all__`` must be found."""
     import importlib
