@@ -288,7 +288,7 @@ class Caller:
         if not inv.live:
             return
         labels = inv.view.labels
-        now = self.env.now
+        now = self.env._now  # SimPy 4.1's clock, without the property (the hot path)
         approval = self.approval
         if approval.granted():
             inv.take(labels.approve)
@@ -382,7 +382,7 @@ class Caller:
             self._dispatch(inv)
 
     def _error(self, inv: Invocation, error: str, more: str) -> None:
-        now = self.env.now
+        now = self.env._now  # SimPy 4.1's clock, without the property
         rec = self.rec
         agent = self.node.j
         inv.take(label("error", inv.tool.name, error))

@@ -47,6 +47,19 @@ def check_simpy(version: str) -> None:
 check_simpy(simpy.__version__)
 
 
+class Pending:
+    """An engine event that waits on SimPy's queue (a message, a timer, an appointment):
+    what SimPy's ``step`` reads of it, ``callbacks`` (a tuple of functions of the event,
+    set before it is queued; None once popped) and ``_ok``, always True: an engine event
+    never fails. The run loop reads a :class:`Pending` natively when compiled
+    (:mod:`sim.engine.loop`), any other event through Python."""
+
+    __slots__ = ("callbacks",)
+
+    _ok = True
+    callbacks: Any  # each subclass sets it in its constructor
+
+
 class Due:
     """The event SimPy's ``step`` pops: ``callbacks``, ``_ok``, ``_value``."""
 
@@ -77,20 +90,18 @@ def scheduler(env: simpy.Environment) -> Later:
     return later
 
 
-class Timer:
+class Timer(Pending):
     """A timer of :class:`Deadlines`: ``cancel()`` makes it a no-op. SimPy pops it as an
     event (``callbacks``, ``_ok``); its callback receives it (the value is ``_value``)."""
 
-    _ok = True
-
-    __slots__ = ("_value", "callback", "callbacks", "cancelled", "due", "eid")
+    __slots__ = ("_value", "callback", "cancelled", "due", "eid")
 
     def __init__(self, due: float, eid: int, value: Any, callback: Callable[[Any], None]):
         self.due = due
         self.eid = eid
         self._value = value
         self.callback = callback
-        self.callbacks: tuple[Callable[[Timer], None], ...] | None = None
+        self.callbacks = None  # (Timer -> None, ...) once queued
         self.cancelled = False
 
     def cancel(self) -> None:
@@ -163,20 +174,18 @@ class Deadlines:
             timer.callback(timer)
 
 
-class Appointment:
+class Appointment(Pending):
     """An entry of an :class:`Agenda`: SimPy pops it as an event (``callbacks``,
     ``_ok``) once it is queued; its callback receives it (the value is ``_value``)."""
 
-    _ok = True
-
-    __slots__ = ("_value", "callback", "callbacks", "due", "eid", "queued")
+    __slots__ = ("_value", "callback", "due", "eid", "queued")
 
     def __init__(self, due: float, eid: int, value: Any, callback: Callable[[Any], None]):
         self.due = due
         self.eid = eid
         self._value = value
         self.callback = callback
-        self.callbacks: tuple[Callable[[Appointment], None], ...] | None = None
+        self.callbacks = None  # (Appointment -> None, ...) once queued
         self.queued = False
 
 

@@ -1,14 +1,16 @@
 """The run loop: steps SimPy itself, exactly as ``Environment.run(until=event)`` does
 (``Environment.step``'s body inlined: the same events popped in the same order, the same
 callbacks, the same crash of a failed event nobody defused; it reads SimPy 4's
-``_queue`` and writes its ``_now``), so a run the guard does not stop is byte-identical
-to an unguarded one. The budgets of its :class:`~sim.engine.guard.Guard` are looked at
-once every :data:`CHECK_EVERY` events, never per event. While it runs, the objects that
-existed before it are frozen out of the garbage collector's scans
-when the world is large (:func:`sim.longlived.frozen`: it is built by then; a full
-collection comes first), unless someone froze objects already,
-and the collector's youngest generation is collected every :data:`GC_YOUNG` net
-allocations instead of 700; both are undone at the end.
+``_queue`` and writes its ``_now``; the engine's own events, each a
+:class:`~sim.engine.clock.Pending`, are read as that class, the others through Python),
+so a run the guard does not stop is byte-identical to an unguarded one. The budgets of
+its :class:`~sim.engine.guard.Guard` are looked at once every :data:`CHECK_EVERY`
+events, never per event. While it runs, the objects that existed before it are frozen
+out of the garbage collector's scans when the world is large
+(:func:`sim.longlived.frozen`: it is built by then; a full collection comes first),
+unless someone froze objects already, and the collector's youngest generation is
+collected every :data:`GC_YOUNG` net allocations instead of 700; both are undone at the
+end.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from simpy.core import EmptySchedule, StopSimulation
 
+from sim.engine.clock import Pending
 from sim.engine.guard import MEMORY_HEADROOM, Guard, Runaway, resident_bytes, size_text
 from sim.longlived import frozen
 
@@ -78,6 +81,11 @@ def _steps(
                     env._now, _, _, event = heappop(queue)
                 except IndexError:
                     raise EmptySchedule from None
+                if isinstance(event, Pending):  # the engine's own: read natively, never fails
+                    callbacks, event.callbacks = event.callbacks, None
+                    for callback in callbacks:
+                        callback(event)
+                    continue
                 callbacks, event.callbacks = event.callbacks, None
                 for callback in callbacks:
                     callback(event)

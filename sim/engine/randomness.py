@@ -15,6 +15,7 @@ import random
 
 import numpy as np
 
+from sim.engine.sampling import sampler_of
 from sim.scenario.model import Distribution
 from sim.scenario.model.distribution import Sampler as Sampler
 
@@ -57,5 +58,6 @@ class Streams:
 
 def sampler(dist: Distribution, rng: random.Random) -> Sampler:
     """A function drawing one duration (seconds, ≥ 0) of ``dist`` from ``rng``: the
-    scenario's one law (:meth:`sim.scenario.model.Law.sampler`)."""
-    return dist.law().sampler(rng)
+    scenario's one law (:meth:`sim.scenario.model.Law.sampler`), as the compiled engine
+    draws it (:func:`sim.engine.sampling.sampler_of`: the same draws)."""
+    return sampler_of(dist.law(), rng)

@@ -122,7 +122,7 @@ class ToolServer:
         queue = self.queue
         if not queue:
             return
-        now = self.env.now
+        now = self.env._now  # SimPy 4.1's clock, without the property (the hot path)
         while queue and self.busy < self.concurrency:
             msg, at = queue.popleft()
             self._start(msg, at, now)

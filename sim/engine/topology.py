@@ -19,6 +19,7 @@ import random
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from sim.engine.sampling import sampler_of
 from sim.engine.trace import js
 from sim.mesh.graph import ProtocolGraph
 from sim.scenario.model.distribution import Law
@@ -155,7 +156,7 @@ class Topology:
         stream), before any path is compiled: each crossing draws from it."""
         for ls in self.links.values():
             if ls.laws:
-                ls.draws = {p: law.sampler(rng) for p, law in ls.laws.items()}
+                ls.draws = {p: sampler_of(law, rng) for p, law in ls.laws.items()}
 
     def link(self, a: str, b: str) -> LinkState:
         """The link between ``a`` and ``b``."""

@@ -55,27 +55,25 @@ from typing import Any, Protocol
 import simpy
 from simpy.events import NORMAL
 
-from sim.engine.clock import Deadlines, Later
+from sim.engine.clock import Deadlines, Later, Pending
 from sim.engine.paths import Path
 from sim.engine.recorder import Recorder
 from sim.engine.topology import Node
 from sim.engine.trace import pjs
 
 
-class Message:
+class Message(Pending):
     """One message in flight. ``owner`` (an invocation or a discovery) carries the line's
     owner fields in ``owner.frag``; ``on_deliver(msg)`` runs at the destination. While
     it waits on SimPy's queue the message is its own event (``callbacks``, ``_ok``); ``t``
     is the time of its current step (seconds); ``idj``, at level ``full``, its id as its
     lines write it."""
 
-    _ok = True  # what SimPy's step reads of a processed event: it never fails
     idj: str  # set by Transport.send at level full
 
     __slots__ = (
         "arrivals",
         "attempt",
-        "callbacks",
         "fate",
         "i",
         "id",
@@ -101,7 +99,7 @@ class Message:
         t: float = 0.0,
     ) -> None:
         self.t = t
-        self.callbacks: tuple[Callable[[Message], None], ...] | None = None
+        self.callbacks = None  # (Message -> None, ...) while it waits on SimPy's queue
         #: the arrival times at the nodes inside its current stretch (None: one link)
         self.arrivals: list[float] | None = None
         self.id = mid

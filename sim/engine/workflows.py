@@ -274,7 +274,7 @@ class Workflows:
             self._closed()
 
     def _poisson(self, wf: WorkflowRT, gap: float) -> None:
-        if self.env.now + gap >= self.duration:
+        if self.env._now + gap >= self.duration:  # SimPy 4.1's clock (the hot path)
             self._closed()
             return
         self.agenda.later(gap, wf, self._poisson_cb)

@@ -53,6 +53,7 @@ MODULES = (
     "metrics",
     "paths",
     "recorder",
+    "sampling",
     "server",
     "topology",
     "trace",
