@@ -194,3 +194,36 @@ def test_a_worker_forgets_the_least_recently_used_beyond_its_bound(empty_hold: N
         worker.held_scenario("fp-1")
     with pytest.raises(TypeError, match="under bad"):
         worker.hold({"bad": pickle.dumps([1])}, [])
+
+
+@pytest.mark.slow  # 16 s at load 6: two worker processes, each importing the engine
+def test_worker_processes_hold_both_scenarios_and_run_each_as_itself(tmp_path: Path) -> None:
+    """A cluster of worker processes (what a user runs): the scenarios differing only in
+    their seed alternate, each run equal to its local run, and both workers then hold
+    both, by fingerprint; after a restart (fresh workers, holding nothing) they are sent
+    again."""
+    distributed = pytest.importorskip("distributed")
+    from sim.experiments.runner import fingerprint
+
+    seeded = ["seed=11"]
+    expected = {
+        "base": _compare([], tmp_path / "local-base", make_executor("local", 1)),
+        "seeded": _compare(seeded, tmp_path / "local-seeded", make_executor("local", 1)),
+    }
+    fps = [fingerprint(_points(s)[1][0][1]) for s in ([], seeded)]
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as local:
+        handle = make_executor("dask", 2, local.scheduler_address)
+        try:
+            runs = [("base", []), ("seeded", seeded), ("base", [])]
+            for k, (name, settings) in enumerate(runs):
+                got = _compare(settings, tmp_path / f"dask-{k}", handle)
+                assert got == expected[name], f"command {k} ({name})"
+            held = handle.client.run(worker.holding, fps)
+            assert sorted(held.values()) == [fps, fps]
+            handle.client.restart()
+            assert sorted(handle.client.run(worker.holding, fps).values()) == [[], []]
+            assert _compare(seeded, tmp_path / "after", handle) == expected["seeded"]
+        finally:
+            handle.close()
