@@ -5,6 +5,7 @@ its arguments; the results the bytes a process pool writes."""
 
 from __future__ import annotations
 
+import os
 import pickle
 import threading
 from collections import OrderedDict
@@ -16,6 +17,7 @@ import pytest
 
 import sim.experiments.runner as runner
 import sim.experiments.worker as worker
+from sim.engine import World
 from sim.experiments.compare import build_tasks, run_compare
 from sim.experiments.runner import (
     ExecutorHandle,
@@ -227,3 +229,48 @@ def test_worker_processes_hold_both_scenarios_and_run_each_as_itself(tmp_path: P
             assert _compare(seeded, tmp_path / "after", handle) == expected["seeded"]
         finally:
             handle.close()
+
+
+def _exit_on_rep_1(world: World) -> None:
+    """A replication that kills its worker process (as a plug-in calling ``os._exit``)."""
+    if world.rep == 1:
+        os._exit(3)
+
+
+@pytest.mark.slow  # 8 s at load 6: two worker processes, one killed and restarted
+def test_a_worker_killed_by_a_run_is_a_recorded_failure_and_the_other_runs_complete(
+    tmp_path: Path,
+) -> None:
+    """A run that kills its worker process is a failed run naming Dask's reason (Dask told
+    to give up at once: a run the scheduler had queued on that worker dies with it, and is
+    recorded so too); the others, some perhaps on the nanny's fresh worker, which holds
+    nothing until handed the scenario again, write what a local run writes."""
+    distributed = pytest.importorskip("distributed")
+    dask = pytest.importorskip("dask")  # allowed-failures 0: no worker killed twice
+    _, points, routers = _points([])
+    inline = make_executor("local", 1)
+    local = [r.key for r in run_tasks(build_tasks(tmp_path / "l", points, routers, 4), inline)]
+    with (
+        dask.config.set({"distributed.scheduler.allowed-failures": 0}),
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+    ):
+        handle = make_executor("dask", 2, cluster.scheduler_address)
+        try:
+            tasks = build_tasks(tmp_path / "d", points, routers, 4)
+            records = {r.key: r for r in run_tasks(tasks, handle, hook=_exit_on_rep_1)}
+        finally:
+            handle.close()
+    killed = f"{routers[0]}/rep-1"
+    assert records[killed].status == "error" and "KilledWorker" in str(records[killed].error)
+    assert (tmp_path / "d" / routers[0] / "rep-1" / "error.json").exists()
+    ok = [k for k, r in records.items() if r.status == "ok"]
+    assert len(ok) >= 2 and sorted(records) == sorted(local)
+    for key, record in records.items():
+        run = tmp_path / "d" / key
+        if record.status == "ok":
+            trace = Path(key, "trace.jsonl")
+            assert (tmp_path / "l" / trace).read_bytes() == (tmp_path / "d" / trace).read_bytes()
+        else:  # the killed run, or one queued behind it on the same worker
+            assert "KilledWorker" in str(record.error) and (run / "error.json").exists()
