@@ -170,47 +170,40 @@ def _typed(name: str, declared: Any, known: dict[str, tuple[str, ...]]) -> Any:
 
 def _structs(known: Known, extra: Extra = ()) -> tuple[Any, Any]:
     """``(event struct, empty detail)`` of msgspec structs typed by the vocabulary,
-    the strings of ``known`` as literals, the keys of ``extra`` as any value."""
+    the strings of ``known`` as literals, the keys of ``extra`` as any value. The fields
+    are in the order a line writes them (SPEC §5's, and ``detail``'s keys sorted): msgspec
+    then finds each key of a line at the next field it looks at (keyword-only fields:
+    required ones among those with defaults)."""
     values = dict(known)
+    keys = [
+        *(
+            (key, attr, _optional(_typed(key, declared, values)), None)
+            for key, attr, declared in _DETAIL
+        ),
+        *((key, attribute(key), Any, default) for key, default in extra if key not in READ_KEYS),
+    ]
     detail: Any = msgspec.defstruct(
         "MDetail",
         [
-            *(
-                (
-                    attr,
-                    _optional(_typed(key, declared, values)),
-                    msgspec.field(default=None, name=key),
-                )
-                for key, attr, declared in _DETAIL
-            ),
-            *(
-                (attribute(key), Any, msgspec.field(default=default, name=key))
-                for key, default in extra
-                if key not in READ_KEYS
-            ),
+            (attr, typed, msgspec.field(default=default, name=key))
+            for key, attr, typed, default in sorted(keys, key=lambda k: k[0])
         ],
         frozen=True,
         gc=False,
+        kw_only=True,
     )
     detail.__doc__ = "``detail`` decoded by msgspec (the READ_KEYS; other keys ignored)."
     empty = detail()
-    event: Any = msgspec.defstruct(
-        "MEvent",
-        [
-            *(
-                (name, _typed(name, declared, values))
-                for name, declared in _FIELDS
-                if name in REQUIRED
-            ),
-            *(
-                (name, _optional(_typed(name, declared, values)), None)
-                for name, declared in _FIELDS
-                if name not in REQUIRED
-            ),
-            ("detail", detail, empty),
-        ],
-        gc=False,
-    )
+    fields: list[Any] = []
+    for f in FIELDS:
+        typed = _typed(f.name, f.type, values)
+        if f.name == "detail":
+            fields.append(("detail", detail, empty))
+        else:
+            fields.append(
+                (f.name, typed) if f.name in REQUIRED else (f.name, _optional(typed), None)
+            )
+    event: Any = msgspec.defstruct("MEvent", fields, gc=False, kw_only=True)
     event.__doc__ = "One trace event decoded by msgspec (fields typed by the vocabulary)."
     return event, empty
 
