@@ -49,15 +49,19 @@ def dispatch(consumers: Sequence[Consumer]) -> dict[str, tuple[bool, Entry]]:
     return out
 
 
-def rows(
-    table: dict[str, tuple[bool, Entry]], track: bool, lazy: bool
-) -> dict[str, tuple[int, bool, bool, int, bool, Entry]]:
-    """Label → what the loop does with its event: ``(label id, kept by the tracking
-    before the handlers, opens an invocation, after the handlers (0 nothing, 1 the
-    invocation ends, 2 the instance ends), gated, entry)``. Lazily only the openings are
-    kept (an event of an invocation not open fails ``lts``), and nothing ends."""
+#: A label's row in the loop (see :func:`rows`): a list, its count mutated per event.
+Row = list[Any]
+
+
+def rows(table: dict[str, tuple[bool, Entry]], track: bool, lazy: bool) -> dict[str, Row]:
+    """Label → what the loop does with its event: ``[events so far, plain, entry, kept by
+    the tracking before the handlers, opens an invocation, after the handlers (0
+    nothing, 1 the invocation ends, 2 the instance ends), gated]``; ``plain``: nothing
+    but its handlers (not kept, none gated, nothing after: the loop's short path).
+    Lazily only the openings are kept (an event of an invocation not open fails
+    ``lts``), and nothing ends."""
     out = {}
-    for lab, i in LABEL_IDS.items():
+    for lab in LABEL_IDS:
         protocol, opening = lab in PROTOCOL_LABELS, lab in OPENING
         kept = track and protocol and (opening or not lazy)
         after = 0
@@ -65,7 +69,9 @@ def rows(
             after = 1
         elif track and lab == "wf_end":
             after = 2
-        out[lab] = (i, kept, opening, after, *table[lab])
+        gated, entry = table[lab]
+        plain = not (kept or gated or after)
+        out[lab] = [0, plain, entry, kept, opening, after, gated]
     return out
 
 
@@ -82,8 +88,8 @@ class Pass:
     in which a check that reports histories first fails (run it again, keeping them)."""
 
     __slots__ = (
-        "base", "by_label", "counts", "decode", "end", "hist", "history", "last_seq",
-        "last_t", "lazy", "live", "name", "ordered", "plain", "seen", "watched",
+        "base", "by_label", "decode", "end", "hist", "history", "last_seq", "last_t",
+        "lazy", "live", "name", "ordered", "plain", "seen", "watched",
     )  # fmt: skip
 
     def __init__(
@@ -109,7 +115,6 @@ class Pass:
         self.seen, self.end, self.live = tracked.seen, tracked.end, tracked.live
         self.hist = ctx.hist
         self.by_label = rows(table, track, lazy)
-        self.counts = [0] * len(LABEL_IDS)
         self.last_seq = -(1 << 63)
         self.last_t = -float("inf")
         self.name = name
@@ -117,6 +122,11 @@ class Pass:
         self.base = 0  # lines before the next block
         self.plain = decoder()
         self.decode = decode or self.plain
+
+    @property
+    def counts(self) -> list[int]:
+        """The number of events per label id so far."""
+        return [row[0] for row in self.by_label.values()]
 
     def feed(self, block: list[bytes]) -> bool:
         """Feed the lines of ``block`` (the trace's next ones) to the consumers; False when
@@ -129,7 +139,7 @@ class Pass:
             self.plain,
             self.decode,
         )
-        by_label, counts, seen, end = self.by_label, self.counts, self.seen, self.end
+        by_label, seen, end = self.by_label, self.seen, self.end
         history, hist, live = self.history, self.hist, self.live
         last_seq, last_t = self.last_seq, self.last_t
         was_enabled = gc.isenabled()
@@ -156,13 +166,17 @@ class Pass:
                     last_t = t
                 except TypeError:
                     pass
-                lab = ev.label
                 try:
-                    i, kept, opening, after, gated, entry = by_label[lab]
+                    row = by_label[ev.label]
                 except KeyError:
                     where = line_number(block, raw, base)
-                    raise TraceError(name, where, unknown_label(lab)) from None
-                counts[i] += 1
+                    raise TraceError(name, where, unknown_label(ev.label)) from None
+                row[0] += 1
+                if row[1]:  # plain: its handlers alone (most events)
+                    for h in row[2]:
+                        h(ev, raw)
+                    continue
+                _, _, entry, kept, opening, after, gated = row
                 if kept:
                     seen(ev, raw, opening)
                 if gated:
