@@ -66,15 +66,17 @@ class Message(Pending):
     """One message in flight. ``owner`` (an invocation or a discovery) carries the line's
     owner fields in ``owner.frag``; ``on_deliver(msg)`` runs at the destination. While
     it waits on SimPy's queue the message is its own event (``callbacks``, ``_ok``); ``t``
-    is the time of its current step (seconds); ``idj``, at level ``full``, its id as its
-    lines write it."""
+    is the time of its current step (seconds); ``idj`` and ``frag``, at level ``full``,
+    its id as its lines write it and its owner's fields (``owner.frag``, read once)."""
 
     idj: str  # set by Transport.send at level full
+    frag: str  # set by Transport.send at level full
 
     __slots__ = (
         "arrivals",
         "attempt",
         "fate",
+        "frag",
         "i",
         "id",
         "idj",
@@ -218,7 +220,8 @@ class Transport:
         self.in_flight[mid] = msg
         if self.full:
             msg.idj = idj = str(mid)  # written in each of its lines: formatted once
-            self.rec.send(t, owner.frag, idj, path, kind)
+            msg.frag = frag = owner.frag  # so is its owner's part (owner is any type)
+            self.rec.send(t, frag, idj, path, kind)
         if path.steps[0] is not None:
             self._at(msg)
         elif path.last == 0:
@@ -260,7 +263,7 @@ class Transport:
         if self.full:  # the hop lines of the arrivals at the end's instant not popped yet
             start = stop - len(arrivals) - 1
             for k in range(msg.i + 1, i + 1):
-                self.rec.hop(arrivals[k - start - 1], msg.owner.frag, msg.idj, hops[k])
+                self.rec.hop(arrivals[k - start - 1], msg.frag, msg.idj, hops[k])
         msg.i = i
         msg.proto = hops[i].proto
 
@@ -312,7 +315,7 @@ class Transport:
         self.delivered += 1
         # the protocol it arrives in is the path's end (msg.proto, as the trace writes it)
         if self.full:
-            self.rec.deliver(msg.t, msg.owner.frag, msg.id, msg.path, msg.kind)
+            self.rec.deliver(msg.t, msg.frag, msg.id, msg.path, msg.kind)
         msg.on_deliver(msg)
 
     def _leave(self, msg: Message) -> None:
@@ -347,7 +350,7 @@ class Transport:
         t = msg.t
         full = self.full
         if full:
-            self.rec.hop(t, msg.owner.frag, msg.idj, hop)
+            self.rec.hop(t, msg.frag, msg.idj, hop)
         delay = hop.latency
         rate = hop.rate
         if rate:
@@ -404,7 +407,7 @@ class Transport:
             return
         msg.i = i
         msg.callbacks = self._hop_cbs  # the message is queued again, further on
-        self.rec.hop(self.env._now, msg.owner.frag, msg.idj, path.hops[i])
+        self.rec.hop(self.env._now, msg.frag, msg.idj, path.hops[i])
 
     def _arrive(self, msg: Message) -> None:
         """The message reached the end of its stretch (``msg.t`` is now): dropped if the

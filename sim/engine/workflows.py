@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Mapping
+from math import log
 from typing import Any, Final, Protocol
 
 import simpy
@@ -284,7 +285,7 @@ class Workflows:
         rate = wf.rate
         assert rate is not None
         self._arrive(wf)
-        self._poisson(wf, self.rng.expovariate(rate))
+        self._poisson(wf, -log(1.0 - self.rng.random()) / rate)  # expovariate(rate)'s body
 
     def _closed(self) -> None:
         self.arrivals_open -= 1
