@@ -1,6 +1,6 @@
 """What the HTTP serving tests share: ``serve mcp --http 127.0.0.1:0`` (or ``serve a2a``)
-as a subprocess whose URL is read from its stderr (loopback only), and a stop that checks
-its exit."""
+as a process whose URL is read from its stderr (loopback only), and a stop that checks
+its exit. The process is started warm (``tests.harness.warm_sim``) unless ``warm=False``."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tests.harness.paths import REPO
+from tests.harness.warm_sim import warm_sim
 
 URL = re.compile(r"at (http://127\.0\.0\.1:\d+/mcp) ")
 A2A_URL = re.compile(r"over A2A at (http://127\.0\.0\.1:\d+) ")
@@ -22,13 +23,14 @@ A2A_URL = re.compile(r"over A2A at (http://127\.0\.0\.1:\d+) ")
 
 @contextmanager
 def http_server(
-    path: Path, *extra: str, kind: str = "mcp", url: re.Pattern[str] = URL
+    path: Path, *extra: str, kind: str = "mcp", url: re.Pattern[str] = URL, warm: bool = True
 ) -> Iterator[str]:
-    """``serve KIND PATH --http 127.0.0.1:0 EXTRA...`` running; yields the URL ``url``
-    finds on its stderr; on exit stops it with SIGTERM and asserts exit code 0."""
+    """``serve KIND PATH --http 127.0.0.1:0 EXTRA...`` running (started warm, or with
+    ``warm=False`` as ``python -m sim``); yields the URL ``url`` finds on its stderr; on
+    exit stops it with SIGTERM and asserts exit code 0."""
     argv = ["serve", kind, str(path), "--http", "127.0.0.1:0", *extra]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sim", *argv],
+        [*(warm_sim() if warm else [sys.executable, "-m", "sim"]), *argv],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -52,7 +52,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     scenario.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     trace = folder / "trace.jsonl"
     extra = ("--agent", "tickets", "--trace", str(trace))
-    with http_server(scenario, *extra, kind="a2a", url=A2A_URL) as base:
+    with http_server(scenario, *extra, kind="a2a", url=A2A_URL, warm=False) as base:
         yield Served(base, trace, scenario)
 
 

@@ -23,6 +23,7 @@ from sim.conformance.checks.stream import check_trace
 from sim.scenario import load_scenario
 from sim.vocabulary import line_problems
 from tests.harness.mcp_http import REPO, http_server
+from tests.harness.warm_sim import warm_sim
 from tests.harness.wire_tap import frame_errors, http_tap, read_log
 
 TRAIN = REPO / "scenarios" / "train_booking.yaml"
@@ -105,7 +106,7 @@ def test_stdio_client_accepts_once_and_declines_once(
     revision: str, tmp_path: Path, shared_data: Path
 ) -> None:
     trace, wire = tmp_path / "trace.jsonl", tmp_path / "wire.jsonl"
-    serve = [sys.executable, "-m", "sim", "serve", "mcp", str(TRAIN), "--trace", str(trace)]
+    serve = [*warm_sim(), "serve", "mcp", str(TRAIN), "--trace", str(trace)]
     params = StdioServerParameters(
         command=sys.executable,
         args=[str(REPO / "tests" / "harness" / "wire_tap.py"), str(wire), "--", *serve],
@@ -192,10 +193,10 @@ def test_a_client_without_elicitation_is_refused_as_each_revision_prescribes(
     2025-11-25: an isError refusal. Nothing executes; the trace records a deny; the frames
     validate (the error against its own definition)."""
     trace = tmp_path / "trace.jsonl"
-    serve = ["-m", "sim", "serve", "mcp", str(TRAIN), "--trace", str(trace)]
+    serve = [*warm_sim(), "serve", "mcp", str(TRAIN), "--trace", str(trace)]
 
     def tapped(log: Path) -> StdioServerParameters:
-        tap = [str(REPO / "tests" / "harness" / "wire_tap.py"), str(log), "--", sys.executable]
+        tap = [str(REPO / "tests" / "harness" / "wire_tap.py"), str(log), "--"]
         return StdioServerParameters(command=sys.executable, args=[*tap, *serve], cwd=str(REPO))
 
     async def session() -> tuple[Any, Any]:
@@ -225,8 +226,8 @@ def test_a_client_without_elicitation_is_refused_as_each_revision_prescribes(
 
 
 def test_a_forged_request_state_is_rejected(tmp_path: Path) -> None:
-    serve = ["-m", "sim", "serve", "mcp", str(TRAIN)]
-    params = StdioServerParameters(command=sys.executable, args=serve, cwd=str(REPO))
+    command, *serve = [*warm_sim(), "serve", "mcp", str(TRAIN)]
+    params = StdioServerParameters(command=command, args=serve, cwd=str(REPO))
 
     async def elicit(ctx: Any, p: Any) -> mt.ElicitResult:
         return mt.ElicitResult(action="accept")

@@ -7,7 +7,6 @@ stated reason; unknown annotation keys and ``_meta`` kept; no ``execution.taskSu
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from sim import __version__
 from sim.interop.fragments import fragment_from_tools_list
 from sim.interop.tools_list import spec_errors
 from tests.harness.raw_session import RawSession
+from tests.harness.warm_sim import warm_sim
 
 REPO = Path(__file__).resolve().parents[2]
 MODERN_META = {
@@ -56,7 +56,7 @@ def scenario_of(tools: dict[str, Any], tmp_path: Path, name: str) -> Path:
 
 def session(path: Path, requests: list[dict[str, Any]], legacy: bool = True) -> list[Any]:
     """Answers to ``requests`` over a raw stdio session (after initialize if ``legacy``)."""
-    raw = RawSession([sys.executable, "-m", "sim", "serve", "mcp", str(path)])
+    raw = RawSession([*warm_sim(), "serve", "mcp", str(path)])
     answers = []
     try:
         if legacy:

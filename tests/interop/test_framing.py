@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from sim.interop.framing import INVALID_REQUEST, PARSE_ERROR, Rejection, Screen, classify
+from tests.harness.warm_sim import warm_sim
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIO = REPO / "scenarios" / "train_booking.yaml"
@@ -33,10 +34,12 @@ def line(obj: Any) -> bytes:
     return json.dumps(obj).encode() + b"\n"
 
 
-def exchange(frames: list[bytes], *extra: str) -> list[dict[str, Any]]:
-    """Send ``frames`` to a fresh ``serve mcp``, close stdin, return every answer line."""
+def exchange(frames: list[bytes], *extra: str, warm: bool = True) -> list[dict[str, Any]]:
+    """Send ``frames`` to a fresh ``serve mcp`` (started warm, or with ``warm=False`` as
+    ``python -m sim``), close stdin, return every answer line."""
+    sim = warm_sim() if warm else [sys.executable, "-m", "sim"]
     proc = subprocess.run(
-        [sys.executable, "-m", "sim", "serve", "mcp", str(SCENARIO), *extra],
+        [*sim, "serve", "mcp", str(SCENARIO), *extra],
         input=b"".join(frames),
         capture_output=True,
         cwd=REPO,
@@ -154,7 +157,7 @@ def test_an_oversized_frame_is_refused_by_size_and_the_next_line_served() -> Non
 
 
 def test_the_frame_limit_is_configurable() -> None:
-    answers = exchange([line(INIT)], "--max-frame", "64")
+    answers = exchange([line(INIT)], "--max-frame", "64", warm=False)  # a cold start too
     assert answers[0]["error"]["code"] == INVALID_REQUEST
     assert "(limit 64 bytes)" in answers[0]["error"]["message"]
 

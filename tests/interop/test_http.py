@@ -52,7 +52,10 @@ def test_raw_http_requests_get_json_rpc_answers() -> None:
         "Mcp-Method": "tools/call",
         "Mcp-Name": "book_train",
     }
-    with http_server(TRAIN, "--max-frame", "2000") as url, httpx2.Client(timeout=30) as http:
+    with (
+        http_server(TRAIN, "--max-frame", "2000", warm=False) as url,
+        httpx2.Client(timeout=30) as http,
+    ):
         garbage = http.post(url, content=b"{not json", headers=headers)
         assert garbage.json()["error"]["code"] == -32700
         huge = http.post(url, content=b" " * 5000, headers=headers)

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from tests.harness.mcp_http import REPO, http_server
+from tests.harness.warm_sim import warm_sim
 
 TRAIN = REPO / "scenarios" / "train_booking.yaml"
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
@@ -64,7 +65,7 @@ def stdio_answers() -> dict[str, dict[str, Any]]:
     """Every MALFORMED line sent to one ``serve mcp`` over stdio, answered in order."""
     frames = b"".join(body + b"\n" for _, body in MALFORMED)
     done = subprocess.run(
-        [sys.executable, "-m", "sim", "serve", "mcp", str(TRAIN)],
+        [*warm_sim(), "serve", "mcp", str(TRAIN)],
         input=frames,
         capture_output=True,
         cwd=REPO,
@@ -126,7 +127,7 @@ def test_a_header_that_contradicts_the_body_is_a_header_mismatch(url: str) -> No
 def test_stdio_answers_an_older_revision_the_same_way() -> None:
     frame = json.dumps(initialize("2024-11-05")).encode() + b"\n"
     done = subprocess.run(
-        [sys.executable, "-m", "sim", "serve", "mcp", str(TRAIN)],
+        [*warm_sim(), "serve", "mcp", str(TRAIN)],
         input=frame,
         capture_output=True,
         cwd=REPO,

@@ -5,7 +5,6 @@ repository's ``data/mcp_wire/``."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from sim import __version__
 from sim.calculus.mcp import MCP_PLUS_META
 from sim.interop.tools_list import spec_errors
 from tests.harness.raw_session import REPO, RawSession
+from tests.harness.warm_sim import warm_sim
 
 FAILING = """\
 name: always-failing
@@ -50,11 +50,8 @@ tools:
 
 
 def serve(path: Path, *extra: str) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "sim", "serve", "mcp", str(path), "--speed", "instant", *extra],
-        cwd=str(REPO),
-    )
+    command, *args = [*warm_sim(), "serve", "mcp", str(path), "--speed", "instant", *extra]
+    return StdioServerParameters(command=command, args=args, cwd=str(REPO))
 
 
 @pytest.fixture(scope="module")
@@ -167,7 +164,7 @@ def test_frames_have_the_shapes_of_real_servers(
         f for f in time_frames if f.get("result", {}).get("isError") is True and f["id"] == 2
     )
     real_unknown = next(f for f in time_frames if "error" in f)
-    raw = RawSession([sys.executable, "-m", "sim", "serve", "mcp", str(failing)])
+    raw = RawSession([*warm_sim(), "serve", "mcp", str(failing)])
     try:
         init = {k: v for k, v in time_frames[0].items()}
         raw.send(init)
@@ -214,7 +211,7 @@ def test_arg_errors_protocol_gives_the_old_json_rpc_error(failing: Path, shared_
     memory = wire(shared_data, "memory.jsonl")
     real_unknown = next(f for f in wire(shared_data, "time.jsonl") if "error" in f)
     bad = {"name": "reserve", "arguments": {"passenger": 7}}
-    argv = [sys.executable, "-m", "sim", "serve", "mcp", str(failing), "--arg-errors", "protocol"]
+    argv = [*warm_sim(), "serve", "mcp", str(failing), "--arg-errors", "protocol"]
     raw = RawSession(argv)
     try:
         raw.send(memory[0])
@@ -237,9 +234,7 @@ def test_serve_pages_tools_list_and_import_follows_the_cursor() -> None:
     from sim.interop.client import fetch_tools
 
     command = [
-        sys.executable,
-        "-m",
-        "sim",
+        *warm_sim(),
         "serve",
         "mcp",
         str(REPO / "scenarios" / "train_booking.yaml"),

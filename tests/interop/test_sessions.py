@@ -6,7 +6,6 @@ replay is refused, nothing executes, the trace passes ``check``); every ``deny``
 from __future__ import annotations
 
 import json
-import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from sim.conformance.checks.stream import check_trace
 from sim.scenario import load_scenario
 from sim.vocabulary import DENIALS, line_problems
 from tests.harness.mcp_http import REPO, http_server
+from tests.harness.warm_sim import warm_sim
 
 TRAIN = REPO / "scenarios" / "train_booking.yaml"
 USER = {"user_id": "u1"}
@@ -206,8 +206,8 @@ def test_a_policy_that_grants_nothing_asks_nobody(tmp_path: Path) -> None:
     scenario = tmp_path / "never.yaml"
     scenario.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     trace = tmp_path / "trace.jsonl"
-    serve = ["-m", "sim", "serve", "mcp", str(scenario), "--trace", str(trace)]
-    params = StdioServerParameters(command=sys.executable, args=serve, cwd=str(REPO))
+    command, *serve = [*warm_sim(), "serve", "mcp", str(scenario), "--trace", str(trace)]
+    params = StdioServerParameters(command=command, args=serve, cwd=str(REPO))
     asked: list[str] = []
 
     async def elicit(ctx: Any, p: Any) -> mt.ElicitResult:
