@@ -53,7 +53,11 @@ def known_routers(scenario: Scenario | None = None) -> list[str]:
 
 
 def unknown_router(name: str, scenario: Scenario | None = None) -> str | None:
-    """Why ``name`` names no router (with a close match), or None when it does."""
+    """Why ``name`` names no router (with a close match), or None when it does (a
+    built-in or the scenario's own is known without listing the installed packages'
+    entry points)."""
+    if name in BUILTIN_ROUTERS or (scenario is not None and scenario.router(name) is not None):
+        return None
     known = known_routers(scenario)
     if name in known:
         return None
