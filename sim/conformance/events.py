@@ -171,9 +171,9 @@ def _typed(name: str, declared: Any, known: dict[str, tuple[str, ...]]) -> Any:
 def _structs(known: Known, extra: Extra = ()) -> tuple[Any, Any]:
     """``(event struct, empty detail)`` of msgspec structs typed by the vocabulary,
     the strings of ``known`` as literals, the keys of ``extra`` as any value. The fields
-    are in the order a line writes them (SPEC §5's, and ``detail``'s keys sorted): msgspec
-    then finds each key of a line at the next field it looks at (keyword-only fields:
-    required ones among those with defaults)."""
+    are in the order the engine writes them (SPEC §5's; ``detail``'s keys sorted, a
+    message's ``msg`` first): msgspec then finds each key of a line at the next field it
+    looks at (keyword-only fields: required ones among those with defaults)."""
     values = dict(known)
     keys = [
         *(
@@ -186,7 +186,7 @@ def _structs(known: Known, extra: Extra = ()) -> tuple[Any, Any]:
         "MDetail",
         [
             (attr, typed, msgspec.field(default=default, name=key))
-            for key, attr, typed, default in sorted(keys, key=lambda k: k[0])
+            for key, attr, typed, default in sorted(keys, key=lambda k: (k[0] != "msg", k[0]))
         ],
         frozen=True,
         gc=False,
