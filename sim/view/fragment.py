@@ -35,7 +35,7 @@ import msgspec
 
 from sim.json_input import loads_lenient
 from sim.view.mesh import Mesh
-from sim.view.replay import DETAIL_KEYS, Replay, compact, ended_at
+from sim.view.replay import DETAIL_KEYS, Replay, compact, compact_line, ended_at
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -311,7 +311,8 @@ class PagePass:
         kept = self.sample.kept
         for key in sorted(kept):
             for lines in kept[key]:
-                text = encode_events([compact(self._event(raw)) for raw in lines])[1:-1]
+                events = [compact_line(raw) or compact(self._event(raw)) for raw in lines]
+                text = encode_events(events)[1:-1]
                 self.events.write(text + b"\n")
                 self.segments.setdefault(key, []).append([offset, len(text)])
                 offset += len(text) + 1

@@ -1,7 +1,8 @@
 """The replay's detail keys (sim.view.replay.DETAIL_KEYS: a ``wf_end``'s ``status``, a
 flow's ``target``/``host``), decoded by the pass with the line for the page, give the
 page the data it has when they are read from the raw line (a line the pass's decoder
-refuses, or a pass without them)."""
+refuses, or a pass without them); a line decoded straight into its compact form (what
+the events file is written from) is the compact form of its decoded dict."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sim.conformance.checks import Context, run_pass
 from sim.conformance.checks.stream import Checker
@@ -19,7 +22,7 @@ from sim.scenario import load_scenario
 from sim.scenario.model import FailureSpec, Scenario
 from sim.view.fragment import PagePass
 from sim.view.mesh import mesh_from_scenario
-from sim.view.replay import DETAIL_KEYS
+from sim.view.replay import DETAIL_KEYS, compact, compact_line
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -75,3 +78,42 @@ def test_the_keys_decoded_in_the_pass_give_the_page_of_the_raw_lines(
     statuses = got["replay"]["timeline"]["ended"]
     assert {"ended", "None"} <= set(statuses)  # the missing and the null status
     assert got["replay"]["flows"]
+
+
+_scalar = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(1 << 70), 1 << 70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=4)
+)
+_json = st.recursive(
+    _scalar,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+_event = st.fixed_dictionaries(
+    {"t": _json, "seq": _json, "label": _json},
+    optional={
+        k: _json for k in ("rep", "agent", "wf", "inst", "task", "inv", "tool", "proto", "detail")
+    },
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_event, st.sampled_from([None, None, None, "t", "seq", "label"]), st.data())
+def test_a_line_decoded_into_its_compact_form_is_the_compact_form_of_its_dict(
+    event: dict[str, Any], dropped: str | None, data: st.DataObject
+) -> None:
+    # any values, any fields, in any order; one of the three compact reads dropped: refused
+    if dropped is not None:
+        del event[dropped]
+    keys = data.draw(st.permutations(list(event)))
+    raw = json.dumps({k: event[k] for k in keys}).encode()
+    row = compact_line(raw)
+    if dropped is None:
+        assert row == compact(json.loads(raw))
+    else:
+        assert row is None  # then read in full (compact refuses it as before)
