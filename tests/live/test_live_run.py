@@ -16,6 +16,7 @@ import pytest
 from sim.vocabulary.lines import line_problems
 from tests.harness.live_paths import ROOT, TINY
 from tests.harness.live_runs import live, ours
+from tests.harness.warm_sim import warm_sim
 
 
 def test_a_live_run_ends_cleanly_and_leaves_nothing_running(tiny: dict[str, Any]) -> None:
@@ -33,15 +34,7 @@ def test_the_live_trace_is_a_protomesh_trace_the_checks_pass(tiny: dict[str, Any
     assert [p for e in trace for p in line_problems(e, source="live")] == []
     assert all(e["detail"]["wall"].endswith("Z") for e in trace)
     check = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "sim",
-            "check",
-            str(tiny["run"] / "trace.jsonl"),
-            "--scenario",
-            str(TINY),
-        ],
+        [*warm_sim(), "check", str(tiny["run"] / "trace.jsonl"), "--scenario", str(TINY)],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -59,7 +52,7 @@ def test_the_metrics_have_the_keys_of_a_run_and_say_what_was_live(tiny: dict[str
     for key in keys:
         assert key in m, key
     assert m["scenario"] == "live-tiny" and m["router"] == "dijkstra"
-    assert m["live"]["duration"] == 4.0 and m["live"]["speed"] == 1.0
+    assert m["live"]["duration"] == 4.0 and m["live"]["speed"] == 2.0
     assert m["workflows"]["started"] >= 5
     assert m["workflows"]["started"] == sum(e["label"] == "wf_start" for e in tiny["trace"])
 
@@ -175,7 +168,10 @@ def test_bad_options_are_one_line_and_exit_2(tmp_path: Path) -> None:
     done = live(str(TINY), "--router", "nope", "--out", str(tmp_path))
     assert done.returncode == 2
     assert done.stderr.startswith("error: --router: unknown router 'nope'")
-    done = live(str(TINY), "--max-processes", "2", "--out", str(tmp_path))
+    argv = [str(TINY), "--max-processes", "2", "--out", str(tmp_path)]
+    done = subprocess.run(  # the first start above was cold: this one warm
+        [*warm_sim(), "live", *argv], capture_output=True, text=True, cwd=ROOT, timeout=180
+    )
     assert done.returncode == 2
     assert (
         "4 agents need 4 processes, more than this machine hosts (--max-processes 2)" in done.stderr
