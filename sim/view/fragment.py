@@ -27,7 +27,6 @@ import hashlib
 import heapq
 import json
 import os
-import re
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -56,16 +55,16 @@ _fast = msgspec.json.Encoder(order="sorted").encode
 #: ASCII, a ``\\u`` escape, a number below 1e-4 (``0.00001``, Python ``1e-05``) or
 #: in exponent form (``1e16``, Python ``1e+16``; the same threshold otherwise).
 _PRINTABLE = bytes(range(0x20, 0x7F))
-_EXPONENT = re.compile(rb"[0-9][eE]")
+#: every digit as ``0``: a digit followed by ``e``/``E`` (an exponent) is then ``0e``/``0E``,
+#: found by two scans at C speed (a regular expression looks at each byte in turn)
+_ZEROED = bytes.maketrans(b"123456789", b"000000000")
 
 
 def _may_differ(text: bytes) -> bool:
-    return bool(
-        text.translate(None, _PRINTABLE)
-        or b"\\u" in text
-        or b"0.0000" in text
-        or _EXPONENT.search(text) is not None
-    )
+    if text.translate(None, _PRINTABLE) or b"\\u" in text or b"0.0000" in text:
+        return True
+    zeroed = text.translate(_ZEROED)
+    return b"0e" in zeroed or b"0E" in zeroed
 
 
 def encode_events(events: list[Any]) -> bytes:
