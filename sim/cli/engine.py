@@ -229,6 +229,7 @@ def _run(args: argparse.Namespace, shown: dict[str, Any] | None) -> int:
         make_executor,
         run_dir,
         run_tasks,
+        running_inline,
     )
     from sim.experiments.store import FolderBusy, FolderLock, StorageError
     from sim.experiments.sweep import SweepError
@@ -310,7 +311,11 @@ def _run(args: argparse.Namespace, shown: dict[str, Any] | None) -> int:
     finished: list[RunRecord] = []
     read: list[dict[str, Any]] = []  # the finished runs' metrics.json
     try:
-        with stop_on_signals(), FolderLock(base, wait=args.wait):
+        with (
+            stop_on_signals(),
+            FolderLock(base, wait=args.wait),
+            running_inline(handle.kind == "inline"),
+        ):
             progress.start(len(tasks), 0)
             for record in run_tasks(tasks, handle, report=progress.report):
                 finished.append(record)

@@ -66,7 +66,15 @@ from sim.experiments.summary import (
 )
 from sim.experiments.sweep import SweepPoint
 from sim.experiments.verdict import verdict
-from sim.experiments.worker import built, forget, in_memory, kept_page, remember, ship
+from sim.experiments.worker import (
+    built,
+    forget,
+    in_memory,
+    kept_page,
+    remember,
+    running_inline,
+    ship,
+)
 from sim.processes import Stopped
 from sim.scenario.model import Scenario
 
@@ -291,7 +299,7 @@ def _run_locked(
                 drawing.run_kept(task.point, task.router, task.rep)
         # what forked workers inherit stays frozen to the end: this process keeps it too,
         # and the summary's and page's collections need not walk it
-        with inheriting(handle):
+        with inheriting(handle), running_inline(handle.kind == "inline"):
             readied = _ready_to_conclude(handle, left, False)
             for record in run_tasks(todo.todo, handle, hook=hook, report=report):
                 left -= 1

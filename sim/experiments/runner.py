@@ -63,8 +63,8 @@ from sim.experiments.worker import (
     held_scenario,
     load_scenario,
     run_series,
-    running_inline,
 )
+from sim.experiments.worker import running_inline as running_inline  # re-exported
 from sim.scenario.model import Scenario
 
 #: Keys a complete ``metrics.json`` has (a truncated file fails to parse or lacks one).
@@ -432,9 +432,8 @@ def run_tasks(
     is handed it and submitted again (:data:`RESENT` times at most).
     """
     if handle.kind == "inline":  # one at a time: a stop or a full disk ends the loop
-        with running_inline():
-            for task in tasks:
-                yield _settle(task, handle.executor.submit(execute_task, task, hook, report), ())
+        for task in tasks:
+            yield _settle(task, handle.executor.submit(execute_task, task, hook, report), ())
         return
     tasks = list(tasks)
     held = handle.kind == "dask"  # each scenario handed over once; each task named, not hashed

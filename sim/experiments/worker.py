@@ -306,15 +306,17 @@ def built(scenario: Scenario, fp: str, checked: bool = True) -> Built:
 
 
 @contextlib.contextmanager
-def running_inline() -> Iterator[None]:
-    """This process runs its runs itself (``run``, ``compare --jobs 1``): in the block,
-    what :func:`built` builds for a scenario is built at once and frozen out of the
-    collector with all the process holds, once per scenario (as a cluster worker's: the
-    next scenario unfreezes it, collected in full first), instead of the engine's full
-    collection and freeze before each run of a large world (0.05 s a replication on the
-    1,000-agent mesh, 0.15 s on the 10,000-agent one). Unfrozen at the end. Nothing
-    changes when this process keeps what it builds already, or froze its heap."""
-    if _KEEPS[0] or is_frozen():
+def running_inline(inline: bool = True) -> Iterator[None]:
+    """When ``inline`` (this process runs its runs itself: ``run``, ``compare --jobs 1``,
+    the inline executor), in the block what :func:`built` builds for a scenario is built
+    at once and frozen out of the collector with all the process holds, once per
+    scenario (as a cluster worker's: the next scenario unfreezes it, collected in full
+    first), instead of the engine's full collection and freeze before each run of a
+    large world (0.05 s a replication on the 1,000-agent mesh, 0.15 s on the
+    10,000-agent one). Unfrozen at the end. Nothing changes when not ``inline``, when
+    this process keeps what it builds already, or froze its heap. A plain block around
+    the runs' loop, not inside a generator: it ends when the loop does, whatever raised."""
+    if not inline or _KEEPS[0] or is_frozen():
         yield
         return
     _KEEPS[0] = "inline"

@@ -185,6 +185,7 @@ def test_runs_run_in_this_process_settle_each_scenario_once_then_unfreeze(
 
     from sim.conformance import truth as truth_module
     from sim.experiments.runner import make_executor, run_tasks
+    from sim.experiments.worker import running_inline
     from sim.longlived import frozen, is_frozen
 
     scenario = load_scenario(outages)
@@ -215,7 +216,8 @@ def test_runs_run_in_this_process_settle_each_scenario_once_then_unfreeze(
     monkeypatch.setattr(truth_module, "from_scenario", checked_only)
     gc.callbacks.append(note)
     try:
-        records = list(run_tasks(tasks, make_executor("local", 1), hook=hook))
+        with running_inline():
+            records = list(run_tasks(tasks, make_executor("local", 1), hook=hook))
     finally:
         gc.callbacks.remove(note)
     assert [r.status for r in records] == ["ok"] * 3
@@ -224,7 +226,14 @@ def test_runs_run_in_this_process_settle_each_scenario_once_then_unfreeze(
     assert not is_frozen() and gc.get_freeze_count() == 0
 
 
-def test_runs_in_this_process_leave_a_freeze_they_found() -> None:
+def test_runs_in_this_process_leave_a_freeze_they_found_and_end_with_their_block(
+    outages: Path,
+) -> None:
+    """A freeze in place is left as it is; whatever raises in the block, nothing this
+    process built stays frozen after it (a plain block, not a generator's: ``run`` and
+    ``compare`` stopped by a signal leave the process as they found it)."""
+    import gc
+
     from sim.experiments.worker import running_inline
     from sim.longlived import freeze, is_frozen, unfreeze
 
@@ -235,3 +244,11 @@ def test_runs_in_this_process_leave_a_freeze_they_found() -> None:
         assert is_frozen()
     finally:
         unfreeze()
+    with pytest.raises(KeyboardInterrupt), running_inline():
+        built(load_scenario(outages), "fp-stopped")
+        assert is_frozen()
+        raise KeyboardInterrupt
+    assert not is_frozen() and gc.get_freeze_count() == 0
+    with running_inline(inline=False):
+        built(load_scenario(outages), "fp-pool")
+        assert not is_frozen()
