@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+from tests.harness.session_once import built_once
 from tests.harness.small_mesh import SMALL_FILE
 
 #: The default suite draws the same examples on every run and machine (derandomized):
@@ -49,15 +50,20 @@ def train_trace(tmp_path_factory: pytest.TempPathFactory) -> Events:
     """One real replication of train_booking, 300 s (~7,400 events), its gw1 outage moved
     from 600-900 s to 100-200 s so that the trace holds the outage (node_down, drops,
     timeouts, node_up) and its recovery: every label the checks read, at a third of the
-    events of the 1,000 s the outage needs where the scenario places it."""
-    from sim.engine import run_replication
-    from sim.scenario import load_scenario
-    from sim.scenario.model import FailureSpec
+    events of the 1,000 s the outage needs where the scenario places it. Run once per
+    session (``built_once``), read by each worker."""
 
-    out = tmp_path_factory.mktemp("train")
-    outage = FailureSpec.model_validate({"node": "gw1", "at": 100.0, "for": 100.0})
-    scenario = load_scenario(TRAIN).model_copy(update={"duration": 300.0, "failures": [outage]})
-    run_replication(scenario, "dijkstra", 0, out, "full")
+    def build(out: Path) -> None:
+        from sim.engine import run_replication
+        from sim.scenario import load_scenario
+        from sim.scenario.model import FailureSpec
+
+        outage = FailureSpec.model_validate({"node": "gw1", "at": 100.0, "for": 100.0})
+        changes = {"duration": 300.0, "failures": [outage]}
+        out.mkdir(parents=True)
+        run_replication(load_scenario(TRAIN).model_copy(update=changes), "dijkstra", 0, out, "full")
+
+    out = built_once(tmp_path_factory, "train-trace", build)
     lines = (out / "trace.jsonl").read_text(encoding="utf-8").splitlines()
     return [json.loads(line) for line in lines]
 
@@ -203,14 +209,17 @@ SMALL_MESH = SMALL_FILE
 @pytest.fixture(scope="session")
 def small_drawn(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The results of ``compare`` on :data:`SMALL_MESH` in this process (one job, 2
-    replications, figures drawn): read-only for the tests that set it beside another
-    compare or draw its figures again (copy it to change it)."""
-    from sim.cli import main
+    replications, figures drawn), once per session (``built_once``): read-only for the
+    tests that set it beside another compare or draw its figures again (copy it to change
+    it)."""
 
-    out = tmp_path_factory.mktemp("small-drawn") / "out"
-    argv = ["compare", str(SMALL_MESH), "--out", str(out), "--quiet", "--jobs", "1"]
-    assert main([*argv, "--replications", "2"]) == 0
-    return out
+    def build(out: Path) -> None:
+        from sim.cli import main
+
+        argv = ["compare", str(SMALL_MESH), "--out", str(out), "--quiet", "--jobs", "1"]
+        assert main([*argv, "--replications", "2"]) == 0
+
+    return built_once(tmp_path_factory, "small-drawn", build)
 
 
 # --- a small file system of its own (full-disk tests) ---

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.harness.paths import REPO
+from tests.harness.session_once import built_once
 
 TRAIN = REPO / "scenarios" / "train_booking.yaml"
 CHROMIUM = shutil.which("chromium") or (
@@ -42,13 +43,16 @@ SHORT = ["--set", "duration=300", "--set", "failures.0.at=100", "--set", "failur
 @pytest.fixture(scope="session")
 def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``compare`` of train_booking (:data:`SHORT`), one replication per router, in this
-    process: report.html beside report.md (no figures: the page is the same bytes without)."""
-    from sim.cli import main
+    process: report.html beside report.md (no figures: the page is the same bytes without),
+    once per session (``built_once``); the tests add their screenshots beside it."""
 
-    out = tmp_path_factory.mktemp("results") / "train-booking"
-    argv = ["compare", str(TRAIN), "--replications", "1", *SHORT, "--jobs", "1", "--no-plots"]
-    assert main([*argv, "--out", str(out), "--quiet"]) == 0
-    return out
+    def build(out: Path) -> None:
+        from sim.cli import main
+
+        argv = ["compare", str(TRAIN), "--replications", "1", *SHORT, "--jobs", "1"]
+        assert main([*argv, "--no-plots", "--out", str(out), "--quiet"]) == 0
+
+    return built_once(tmp_path_factory, "train-booking", build)
 
 
 class Page:
