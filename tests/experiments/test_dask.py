@@ -5,6 +5,7 @@ its arguments; the results the bytes a process pool writes."""
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import threading
@@ -132,6 +133,28 @@ def test_a_cluster_holds_each_scenario_by_its_full_fingerprint(
     finally:
         handle.close()
     assert sent == [1, 1, 2, 2]  # sent once each: held across commands
+
+
+def test_a_dask_client_keeps_its_heap_frozen_until_it_closes(cluster: Any) -> None:
+    """What a Dask client holds lives to its command's end: frozen out of its collector
+    from its connection to its close (importing ``distributed`` and the page's reading
+    walked a large scenario otherwise); a freeze someone else made is left in place."""
+    from sim.longlived import freeze, is_frozen, unfreeze
+
+    assert not is_frozen()
+    handle = make_executor("dask", 2, cluster.scheduler_address)
+    frozen_while_open = is_frozen() and gc.get_freeze_count() > 0
+    handle.close()
+    assert frozen_while_open and not is_frozen() and gc.get_freeze_count() == 0
+    freeze()
+    try:
+        make_executor("dask", 2, cluster.scheduler_address).close()
+        assert is_frozen()  # not its freeze: left
+    finally:
+        unfreeze()
+    with pytest.raises(ValueError, match="missing port"):  # no client: nothing left frozen
+        make_executor("dask", 2, "tcp://")
+    assert not is_frozen() and gc.get_freeze_count() == 0
 
 
 def _joining(cluster: Any, submitted: threading.Event) -> None:
