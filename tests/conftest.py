@@ -32,6 +32,13 @@ DATA = REPO / "data"
 pytest_plugins = ["tests.harness.browser_page"]
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The warm ``python -m sim``'s zygote ends with the session (tests/harness/warm_sim.py)."""
+    from tests.harness.warm_sim import stop_warm_sim
+
+    stop_warm_sim()
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The repository's ``data/`` folder (real SGD, MCP tool lists, wire captures, MCP schemas)."""

@@ -216,21 +216,28 @@ def warm_sim() -> list[str]:
         if zygote.stdout.readline().strip() != "ready":
             zygote.kill()
             raise RuntimeError(f"the warm sim zygote did not start (exit {zygote.wait()})")
-        atexit.register(_stop, zygote)
+        atexit.register(stop_warm_sim)
         _zygote_process.append((zygote, path))
     _, path = _zygote_process[0]
     return [sys.executable, "-S", __file__, "launch", path]
 
 
-def _stop(zygote: subprocess.Popen[str]) -> None:
+def stop_warm_sim() -> None:
+    """End this process's zygote, if started, and wait for it (its CPU, its commands'
+    with it, is then this process's children's)."""
+    import shutil
     import subprocess
 
-    assert zygote.stdin is not None
-    zygote.stdin.close()  # the lifeline: the zygote returns
-    try:
-        zygote.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        zygote.kill()
+    while _zygote_process:
+        zygote, path = _zygote_process.pop()
+        assert zygote.stdin is not None
+        zygote.stdin.close()  # the lifeline: the zygote returns
+        try:
+            zygote.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            zygote.kill()
+            zygote.wait()
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)  # its socket's folder
 
 
 if __name__ == "__main__":
