@@ -1,6 +1,6 @@
 """Is a change to the engine faster? Paired CPU time of two checkouts, side by side.
 
-``python -m benchmarks.ab OTHER [--rounds N] [--level full|protocol] [--agents N]
+``python -m benchmarks.ab OTHER [--rounds N] [--level full|protocol|off] [--agents N]
 [--instances N]`` runs :func:`benchmarks.bench_engine.engine_hops` (hops per CPU-second
 of the engine's run loop on the generated hop mesh) from this checkout and from
 ``OTHER``, another checkout of the project (``git worktree add /tmp/base HEAD~1``). Each
@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.ab", description=__doc__)
     parser.add_argument("other", type=Path, help="another checkout of the project")
     parser.add_argument("--rounds", type=int, default=16)
-    parser.add_argument("--level", choices=("full", "protocol"), default="full")
+    parser.add_argument("--level", choices=("full", "protocol", "off"), default="full")
     parser.add_argument("--agents", type=int, default=1_000)
     parser.add_argument("--instances", type=int, default=10_000)
     args = parser.parse_args(argv)

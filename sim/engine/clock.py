@@ -19,13 +19,13 @@ An :class:`Agenda` holds callbacks at times of their own (arrivals) with the tim
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from collections.abc import Callable
-from heapq import heappop, heappush
-from typing import Any
+from typing import Any, Final
 
 import simpy
-from simpy.events import NORMAL
+import simpy.events
 
 Later = Callable[[float, Any, Callable[[Any], None]], None]
 
@@ -45,6 +45,15 @@ def check_simpy(version: str) -> None:
 
 
 check_simpy(simpy.__version__)
+
+#: SimPy's priority of an ordinary scheduled event (``simpy.events.NORMAL`` of SimPy 4.1),
+#: and the heap's push and pop: ``Final``, so that the compiled engine reads them as
+#: constants, not from a module's dictionary at each event.
+NORMAL: Final = 1
+heappush: Final = heapq.heappush
+heappop: Final = heapq.heappop
+if simpy.events.NORMAL != NORMAL:  # pragma: no cover - check_simpy refuses such a SimPy
+    raise ImportError(f"SimPy's NORMAL priority is {simpy.events.NORMAL}, not {NORMAL}")
 
 
 class Pending:

@@ -18,13 +18,12 @@ from __future__ import annotations
 import gc
 import math
 import time
-from heapq import heappop
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from simpy.core import EmptySchedule, StopSimulation
 
-from sim.engine.clock import Pending
+from sim.engine.clock import Pending, heappop
 from sim.engine.guard import MEMORY_HEADROOM, Guard, Runaway, resident_bytes, size_text
 from sim.longlived import frozen
 

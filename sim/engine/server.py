@@ -23,13 +23,11 @@ from __future__ import annotations
 import random
 from collections import deque
 from collections.abc import Callable
-from heapq import heappush
 from typing import Any
 
 import simpy
-from simpy.events import NORMAL
 
-from sim.engine.clock import Later
+from sim.engine.clock import NORMAL, Later, heappush
 from sim.engine.invocation import Discovery, Invocation
 from sim.engine.recorder import Recorder
 from sim.engine.topology import Node

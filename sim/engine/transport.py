@@ -48,14 +48,12 @@ from __future__ import annotations
 import random
 from bisect import bisect_right
 from collections.abc import Callable
-from heapq import heappush
 from math import log
 from typing import Any, Protocol
 
 import simpy
-from simpy.events import NORMAL
 
-from sim.engine.clock import Deadlines, Later, Pending
+from sim.engine.clock import NORMAL, Deadlines, Later, Pending, heappush
 from sim.engine.paths import Path
 from sim.engine.recorder import Recorder
 from sim.engine.topology import Node
