@@ -102,7 +102,7 @@ _event = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(_event, st.sampled_from([None, None, None, "t", "seq", "label"]), st.data())
 def test_a_line_decoded_into_its_compact_form_is_the_compact_form_of_its_dict(
     event: dict[str, Any], dropped: str | None, data: st.DataObject
