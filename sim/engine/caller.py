@@ -228,6 +228,7 @@ class Caller:
             depth,
             plan.gate,
             plan,
+            self.rec.enabled,  # its owner fields are read only by the lines written
         )
         inv.state = plan.opened
         now = self.env._now  # SimPy 4.1's clock, without the property (the hot path)

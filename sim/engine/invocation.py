@@ -90,7 +90,9 @@ def _step(lts: LTS, table: Table, view: ViewRT, state: int, lab: str) -> int:
 class Invocation:
     """One invocation of a tool by a caller for a task of an instance; ``gate``: whether
     the caller asks for approval before each execution (the policy's decision for it);
-    ``plan``: its :class:`Plan` (made here when not given)."""
+    ``plan``: its :class:`Plan` (made here when not given); ``written``: whether its
+    lines are written (else, at trace level ``off``, its owner fields ``frag`` are
+    never read and stay empty)."""
 
     __slots__ = (
         "approved",
@@ -134,6 +136,7 @@ class Invocation:
         depth: int,
         gate: bool,
         plan: Plan | None = None,
+        written: bool = True,
     ) -> None:
         if plan is None:
             plan = Plan(task, view, gate)
@@ -161,7 +164,7 @@ class Invocation:
         self.parent = parent
         self.depth = depth
         self.rhoj = plan.rhoj
-        self.frag = f"{plan.head}{instance.id}{plan.mid}{inv_id}{plan.tail}"
+        self.frag = f"{plan.head}{instance.id}{plan.mid}{inv_id}{plan.tail}" if written else ""
         self.timer: Timer | None = None  # the current attempt's timeout
 
     def take(self, lab: str) -> None:
