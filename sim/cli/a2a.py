@@ -232,11 +232,13 @@ def _serve(
         trace=trace,
         log=lambda line: print(f"serve: {line}", file=sys.stderr, flush=True),
     )
-    print(
+    announcement = (
         f"serve: agent {args.agent!r} of {scenario.name!r} ({len(skills)} skills) over A2A at "
-        f"{base} (card {base}/.well-known/agent-card.json; speed {args.speed}, seed {seed})",
-        file=sys.stderr,
-        flush=True,
+        f"{base} (card {base}/.well-known/agent-card.json; speed {args.speed}, seed {seed})"
     )
-    run_app(app, sock, lifespan="off")
+
+    def announce() -> None:
+        print(announcement, file=sys.stderr, flush=True)
+
+    run_app(app, sock, ready=announce, lifespan="off")
     return EXIT_OK

@@ -102,30 +102,45 @@ def serve_http(
     app = server.streamable_http_app(
         host=host, streamable_http_path=ENDPOINT, max_request_body_size=limit
     )
-    ready(f"http://{shown}:{bound}{ENDPOINT}")
+    url = f"http://{shown}:{bound}{ENDPOINT}"
     graceful = STOP_GRACE  # asyncio.timeout(it): uvicorn annotates it as an int
-    run_app(Screened(app, limit), sock, lifespan="on", timeout_graceful_shutdown=graceful)
+    run_app(
+        Screened(app, limit),
+        sock,
+        ready=lambda: ready(url),
+        lifespan="on",
+        timeout_graceful_shutdown=graceful,
+    )
 
 
-def run_app(app: Any, sock: socket.socket, **options: Any) -> None:
+def run_app(
+    app: Any, sock: socket.socket, *, ready: Callable[[], None] = lambda: None, **options: Any
+) -> None:
     """Serve the ASGI ``app`` with uvicorn on the listening ``sock`` until SIGINT or
-    SIGTERM, then return (a stopped server exits 0); ``options`` go to ``uvicorn.Config``."""
+    SIGTERM, then return (a stopped server exits 0); ``ready()`` announces it (a client
+    may stop it from then on); ``options`` go to ``uvicorn.Config``.
+
+    The stop handler is in place before ``ready()``: a signal between the announcement
+    and uvicorn's own handlers (installed when it starts serving) stops the server as soon
+    as it has started, instead of being lost (the server kept running) or killing the
+    process by the signal. Once uvicorn has shut down it raises the signal again with the
+    handler it found, this one: nothing is left to do then."""
     import uvicorn
 
     config = uvicorn.Config(app, log_level="warning", access_log=False, **options)
-    # uvicorn stops gracefully on SIGINT/SIGTERM, then raises the signal again with the
-    # handler it found: a no-op one here, so that a stopped server exits 0
+    server = uvicorn.Server(config)
+
+    def stop(signum: int, frame: Any) -> None:
+        server.should_exit = True  # read by uvicorn after its start-up and on every tick
+
     stops = (signal.SIGINT, signal.SIGTERM)
-    found = {sig: signal.signal(sig, _stopped) for sig in stops}
+    found = {sig: signal.signal(sig, stop) for sig in stops}
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        ready()
+        server.run(sockets=[sock])
     finally:
         for sig, handler in found.items():
             signal.signal(sig, handler)
-
-
-def _stopped(signum: int, frame: Any) -> None:
-    """The handler uvicorn re-raises a stop signal to once it has shut down: nothing left."""
 
 
 def _bound_last_writes() -> None:
