@@ -32,7 +32,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures import FIRST_COMPLETED, Future, as_completed, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
@@ -435,20 +435,21 @@ def run_tasks(
         for task in tasks:
             yield _settle(task, handle.executor.submit(execute_task, task, hook, report), ())
         return
+    if handle.kind != "dask":
+        futures = {handle.executor.submit(execute_task, t, hook, report): t for t in tasks}
+        for future in as_completed(futures):
+            yield _settle(futures[future], future, futures)
+        return
     tasks = list(tasks)
-    held = handle.kind == "dask"  # each scenario handed over once; each task named, not hashed
-    fps = [t.fingerprint or fingerprint(t.scenario) for t in tasks] if held else [""] * len(tasks)
-    scenarios = {fp: t.scenario for fp, t in zip(fps, tasks, strict=True)} if held else {}
-    handle.hand_over(scenarios)  # sent to the workers lacking it only
+    fps = [t.fingerprint or fingerprint(t.scenario) for t in tasks]
+    scenarios = {fp: t.scenario for fp, t in zip(fps, tasks, strict=True)}
+    handle.hand_over(scenarios)  # each sent to the workers lacking it only
     token = uuid.uuid4().hex
     pending: dict[Future[RunRecord], tuple[Task, str, int]] = {}
 
-    def submit(task: Task, fp: str, resent: int) -> None:
-        if not held:
-            future = handle.executor.submit(execute_task, task, hook, report)
-        else:
-            name = f"protomesh-run-{token}-{task.key}" + (f"-again-{resent}" if resent else "")
-            future = handle.submit_named(name, execute_held, fp, task.fields(), hook, report)
+    def submit(task: Task, fp: str, resent: int) -> None:  # named, never hashed
+        name = f"protomesh-run-{token}-{task.key}" + (f"-again-{resent}" if resent else "")
+        future = handle.submit_named(name, execute_held, fp, task.fields(), hook, report)
         pending[future] = (task, fp, resent)
 
     for task, fp in zip(tasks, fps, strict=True):
