@@ -2,10 +2,14 @@
 
 Stops are armed first, before the command line loads (docs/experiments.md#signals): from then
 on, SIGINT or SIGTERM ends the command with one line and exit 130 or 143. A dependency this
-interpreter cannot import ends it with one line saying how to get it, and exit 2.
+interpreter cannot import ends it with one line saying how to get it, and exit 2. Before
+numpy loads, its BLAS is held to one thread (:data:`BLAS_THREADS`) unless the user set
+its count.
 """
 
 from __future__ import annotations
+
+from collections.abc import MutableMapping
 
 from sim.longlived import freeze, long_lived
 from sim.processes import Stopped, ignore_signals, stop_on_signals_from_now
@@ -18,6 +22,20 @@ _PACKAGES = {
     "distributed": "protomesh[dask]",
     "playwright": "protomesh[test]",
 }
+
+
+#: The BLAS thread pools numpy's and SciPy's OpenBLAS start at import, one thread per core,
+#: held to one: the command's parallelism is processes (``--jobs``, Dask), it multiplies no
+#: matrix large enough to share, and the idle threads spin (``run --trace off`` of the
+#: 1,000-agent benchmark mesh: 1.43 to 1.22 s CPU, the same wall time; issue 36). Children
+#: inherit it; a count the user set in the environment wins.
+BLAS_THREADS = {"OPENBLAS_NUM_THREADS": "1"}
+
+
+def one_blas_thread(environ: MutableMapping[str, str]) -> None:
+    """Set :data:`BLAS_THREADS` in ``environ`` where the user did not (before numpy loads)."""
+    for name, count in BLAS_THREADS.items():
+        environ.setdefault(name, count)
 
 
 def missing_dependency(module: str, python: str) -> str:
@@ -33,8 +51,10 @@ def missing_dependency(module: str, python: str) -> str:
 
 def run() -> None:
     """Arm the stops, run the command line, exit with its code."""
+    import os
     import sys
 
+    one_blas_thread(os.environ)
     try:
         stop_on_signals_from_now()
         with long_lived():  # the command line's modules: kept to the end
