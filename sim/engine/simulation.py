@@ -6,7 +6,7 @@ returns the metrics. :class:`Replication` wires the components (each receives wh
 uses, nothing else): kernel → topology → route service → transport → tool servers →
 callers and their tool discovery → workflows → failures. Workflow arrivals stop at
 ``duration``; the run then drains: it stops as soon as no instance is running (never
-before ``duration``), or at the drain cap (:func:`sim.engine.workflows.drain_cap`),
+before ``duration``), or at the drain cap (:func:`drain_cap`),
 where the instances still running end ``failed`` with reason ``drain_cap``. A run past
 its guard's budget raises :class:`~sim.engine.guard.Runaway`, located. An
 exception inside the run becomes a :class:`ReplicationError` naming the scenario, the
@@ -18,6 +18,7 @@ touched per event.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from pathlib import Path as FsPath
@@ -41,7 +42,7 @@ from sim.engine.topology import Node, Topology
 from sim.engine.trace import TraceWriter
 from sim.engine.transport import Transport
 from sim.engine.views import ToolRT, Views
-from sim.engine.workflows import WorkflowRT, Workflows, drain_cap
+from sim.engine.workflows import WorkflowRT, Workflows
 from sim.mesh.graph import ProtocolGraph
 from sim.mesh.registry import make_router
 from sim.mesh.routing import Router
@@ -211,6 +212,17 @@ class Replication:
 
 #: The name the experiment runner, the tests and the benchmarks use.
 World = Replication
+
+
+def drain_cap(world_duration: float, workflows: list[WorkflowRT], max_retry: int) -> float:
+    """The time after which in-flight work is abandoned: enough for every task of the
+    longest workflow to use all its timeouts, retries and backoffs, plus approvals."""
+    longest = 0.0
+    for wf in workflows:
+        per_task = max((t.timeout for t in wf.tasks), default=30.0)
+        attempts = 2 * max_retry + 2
+        longest = max(longest, len(wf.tasks) * attempts * (per_task + 30.0))
+    return world_duration + max(60.0, longest) if math.isfinite(longest) else world_duration
 
 
 class TappedFile:

@@ -35,7 +35,6 @@ skips are decided at once when a task ends or a view arrives.
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Callable, Mapping
 from math import log
@@ -66,7 +65,6 @@ CANCELLED: Final = 5
 SKIPPED: Final = 6
 WAITING: Final = 7
 _DONE_OK: Final = (SUCCEEDED, SKIPPED)
-_TERMINAL: Final = (SUCCEEDED, FAILED, CANCELLED, SKIPPED)
 _CODE: Final = {"succeeded": SUCCEEDED, "failed": FAILED, "cancelled": CANCELLED}
 
 
@@ -498,14 +496,3 @@ class Workflows:
                 inst.status, inst.reason = "failed", "drain_cap"
                 self.rec.metrics.unfinished()
                 self._end(inst)
-
-
-def drain_cap(world_duration: float, workflows: list[WorkflowRT], max_retry: int) -> float:
-    """The time after which in-flight work is abandoned: enough for every task of the
-    longest workflow to use all its timeouts, retries and backoffs, plus approvals."""
-    longest = 0.0
-    for wf in workflows:
-        per_task = max((t.timeout for t in wf.tasks), default=30.0)
-        attempts = 2 * max_retry + 2
-        longest = max(longest, len(wf.tasks) * attempts * (per_task + 30.0))
-    return world_duration + max(60.0, longest) if math.isfinite(longest) else world_duration
