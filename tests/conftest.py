@@ -6,13 +6,16 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import settings
 
 from tests.harness.session_once import built_once
 from tests.harness.small_mesh import SMALL_FILE
+
+if TYPE_CHECKING:
+    from sim.scenario.model import Scenario
 
 #: The default suite draws the same examples on every run and machine (derandomized):
 #: a CI run cannot fail on a drawing nobody can reproduce. ``make fuzz`` loads
@@ -53,22 +56,28 @@ TRAIN = REPO / "scenarios" / "train_booking.yaml"
 
 
 @pytest.fixture(scope="session")
-def train_trace(tmp_path_factory: pytest.TempPathFactory) -> Events:
-    """One real replication of train_booking, 300 s (~7,400 events), its gw1 outage moved
-    from 600-900 s to 100-200 s so that the trace holds the outage (node_down, drops,
-    timeouts, node_up) and its recovery: every label the checks read, at a third of the
-    events of the 1,000 s the outage needs where the scenario places it. Run once per
-    session (``built_once``), read by each worker."""
+def train_scenario() -> Scenario:
+    """train_booking, 300 s, its gw1 outage moved from 600-900 s to 100-200 s: the
+    scenario of :func:`train_trace`."""
+    from sim.scenario import load_scenario
+    from sim.scenario.model import FailureSpec
+
+    outage = FailureSpec.model_validate({"node": "gw1", "at": 100.0, "for": 100.0})
+    return load_scenario(TRAIN).model_copy(update={"duration": 300.0, "failures": [outage]})
+
+
+@pytest.fixture(scope="session")
+def train_trace(tmp_path_factory: pytest.TempPathFactory, train_scenario: Scenario) -> Events:
+    """One real replication of :func:`train_scenario` (~7,400 events): the trace holds the
+    outage (node_down, drops, timeouts, node_up) and its recovery, every label the checks
+    read, at a third of the events of the 1,000 s the outage needs where the scenario
+    places it. Run once per session (``built_once``), read by each worker."""
 
     def build(out: Path) -> None:
         from sim.engine import run_replication
-        from sim.scenario import load_scenario
-        from sim.scenario.model import FailureSpec
 
-        outage = FailureSpec.model_validate({"node": "gw1", "at": 100.0, "for": 100.0})
-        changes = {"duration": 300.0, "failures": [outage]}
         out.mkdir(parents=True)
-        run_replication(load_scenario(TRAIN).model_copy(update=changes), "dijkstra", 0, out, "full")
+        run_replication(train_scenario, "dijkstra", 0, out, "full")
 
     out = built_once(tmp_path_factory, "train-trace", build)
     lines = (out / "trace.jsonl").read_text(encoding="utf-8").splitlines()

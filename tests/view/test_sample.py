@@ -15,24 +15,19 @@ from hypothesis import strategies as st
 
 from sim.conformance.checks import Context, check_trace, run_pass
 from sim.conformance.events import read_blocks
-from sim.scenario import load_scenario
-from sim.scenario.model import FailureSpec, Scenario
+from sim.scenario.model import Scenario
 from sim.view.fragment import PagePass, read_segments
 from sim.view.mesh import mesh_from_scenario
 from sim.view.replay import compact
 from sim.view.violations import groups
 
-REPO = Path(__file__).resolve().parents[2]
-
 Events = list[dict[str, Any]]
 
 
 @pytest.fixture(scope="module")
-def scenario() -> Scenario:
-    """conftest's ``train_trace`` scenario (train_booking, 300 s, gw1 down 100-200 s)."""
-    outage = FailureSpec.model_validate({"node": "gw1", "at": 100.0, "for": 100.0})
-    base = load_scenario(REPO / "scenarios" / "train_booking.yaml")
-    return base.model_copy(update={"duration": 300.0, "failures": [outage]})
+def scenario(train_scenario: Scenario) -> Scenario:
+    """conftest's ``train_scenario``, the scenario of its ``train_trace``."""
+    return train_scenario
 
 
 def _lines(events: Events) -> list[bytes]:
