@@ -134,13 +134,17 @@ class LiveProgress:
             self.since.setdefault(key, self.clock())
 
     def _share(self) -> None:
-        """A manager dict the pool's workers write into, polled by a thread."""
+        """A manager dict the pool's workers write into, polled by a thread. A stop is
+        deferred while the manager starts: raised between its fork and its finaliser's
+        registration, it left a manager nobody could shut down, serving forever, and the
+        command waiting for it at exit (multiprocessing joins its children)."""
         from multiprocessing.managers import SyncManager
 
-        from sim.processes import worker_start
+        from sim.processes import stops_deferred, worker_start
 
         self._manager = SyncManager()
-        self._manager.start(worker_start, (os.getpid(),))
+        with stops_deferred():
+            self._manager.start(worker_start, (os.getpid(),))
         self._shared = self._manager.dict()
         self.report = SharedReporter(self._shared)
         thread = threading.Thread(target=self._poll, daemon=True)

@@ -5,7 +5,12 @@ while runs take their usual time; a run being checked says so."""
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -120,3 +125,45 @@ def test_the_last_run_says_what_comes_next() -> None:
     progress.record(_rec("a/rep-1", 1.0))
     progress.stop()
     assert out.getvalue().endswith("ETA 0:00\nwriting the report\n")
+
+
+#: A real process whose progress manager, as it starts, has its parent sent SIGTERM (from
+#: the manager's initializer: while the parent waits for the manager's address, before
+#: the manager is registered for shutdown), the command's stops armed.
+STOPPED_AS_THE_MANAGER_STARTS = textwrap.dedent(
+    """
+    import os, signal, sys, time
+    import sim.processes as processes
+    from sim.processes import Stopped, stop_on_signals_from_now
+
+    first = processes.worker_start
+
+    def start(parent):
+        os.kill(parent, signal.SIGTERM)
+        first(parent)
+
+    processes.worker_start = start
+    stop_on_signals_from_now()
+    from sim.cli.progress import LiveProgress
+
+    try:
+        LiveProgress(10.0, True, "processes", terminal=False, stream=sys.stderr)
+        time.sleep(30)
+    except Stopped:
+        print("stopped", flush=True)
+    """
+)
+
+
+def test_a_stop_while_the_progress_manager_starts_still_lets_the_command_end() -> None:
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", STOPPED_AS_THE_MANAGER_STARTS],
+            cwd=Path(__file__).resolve().parents[2],
+            capture_output=True,
+            text=True,
+            timeout=60,  # a hang guard, not a timing: the stuck exit never ends
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("stopped while its progress manager started, the process never exited")
+    assert (done.returncode, done.stdout) == (0, "stopped\n"), done.stderr
