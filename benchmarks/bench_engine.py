@@ -17,7 +17,7 @@ so the other processes of a shared machine count less.
    ≤ 2 GB; 1,000,000 in under 5 minutes of CPU and 1 GB.
 3. *compare --jobs 2 against --jobs 1* on ``train_booking`` and ``large_mesh`` (the
    command as a user runs it, in a fresh process, wall seconds: the point is the second
-   core; CPU seconds are shown beside). Targets: ≥ 1.8× and ≥ 1.5×. Alone:
+   core; CPU seconds are shown beside). Target (issue 36): ≥ 1.8× on both. Alone:
    ``python -m benchmarks.bench_engine compare [--quick] [--rounds N] [SCENARIO ...]``.
 
 The generated mesh: :mod:`benchmarks.engine_mesh`.
