@@ -33,8 +33,9 @@ from typing import IO, TYPE_CHECKING, Any
 import msgspec
 
 from sim.json_input import loads_lenient
+from sim.view.compact import compact, compact_line
 from sim.view.mesh import Mesh
-from sim.view.replay import DETAIL_KEYS, Replay, compact, compact_line, ended_at
+from sim.view.replay import DETAIL_KEYS, Replay, ended_at, event_count
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -77,6 +78,19 @@ def encode_events(events: list[Any]) -> bytes:
     if not _may_differ(text):
         return text
     return encode_json(events).encode("ascii")
+
+
+def encode_fragment(data: dict[str, Any]) -> bytes:
+    """:func:`encode_json` of a fragment, as ASCII bytes: msgspec's encoding when it
+    cannot differ, else the standard library's. A ``null`` may stand for a number that
+    is not finite (msgspec's ``null``, the standard library's ``Infinity``): then too."""
+    try:
+        text = _fast(data)
+    except (TypeError, OverflowError, ValueError):
+        return encode_json(data).encode("ascii")
+    if b"null" in text or _may_differ(text):
+        return encode_json(data).encode("ascii")
+    return text
 
 
 InstanceKey = tuple[str, int]
@@ -140,11 +154,17 @@ class Sample:
         self.spare: dict[InstanceKey, list[bytes]] = {}
         self.spare_total = 0
         self.tracked = 0  # instances outside the sample whose lines are kept while open
+        #: the :func:`priority` of the instances :meth:`admit` drew it for, until they join
+        self.drawn: dict[InstanceKey, int] = {}
 
     def admit(self, key: InstanceKey) -> list[bytes] | None:
         """At a new instance's first event: a list to keep its lines in (sampled, or kept
         for ``spare`` while there is room), or None (neither, for good)."""
-        if not self.full or not self.heap or priority(key, self.seed) < -self.heap[0][0]:
+        if not self.full or not self.heap:
+            return []
+        rank = priority(key, self.seed)
+        if rank < -self.heap[0][0]:
+            self.drawn[key] = rank
             return []
         self.left.add(key)
         if self.spare_total < SPARE_EVENTS and self.tracked < SPARE_OPEN:
@@ -171,7 +191,10 @@ class Sample:
         if key not in self.kept:
             self.kept[key] = []
             self.sizes[key] = 0
-            heapq.heappush(self.heap, (-priority(key, self.seed), key))
+            rank = self.drawn.pop(key, None)
+            if rank is None:
+                rank = priority(key, self.seed)
+            heapq.heappush(self.heap, (-rank, key))
         self.kept[key].append(lines)
         self.sizes[key] += len(lines)
         self.total += len(lines)
@@ -346,7 +369,7 @@ class PagePass:
             self._reread(trace, missing)
         self._write()
         instances = [
-            [wf, inst, r[5], r[0], r[1], r[3], r[4], self.segments.get((wf, inst), [])]
+            [wf, inst, r[5], event_count(r), r[1], r[3], r[4], self.segments.get((wf, inst), [])]
             for (wf, inst), r in sorted(indexed.items())
         ]
         return {
@@ -381,7 +404,7 @@ def _instance_key(text: str) -> InstanceKey:
 
 def store(directory: Path, data: dict[str, Any]) -> None:
     """Write ``data`` (a fragment) as ``directory/view.json``."""
-    (directory / VIEW_FILE).write_text(encode_json(data), encoding="utf-8")
+    (directory / VIEW_FILE).write_bytes(encode_fragment(data))
 
 
 def stored(directory: Path, checked_with: str) -> dict[str, Any] | None:

@@ -92,6 +92,11 @@ class Mesh:
             self._laid_out = True
 
     @property
+    def node_count(self) -> int:
+        """The number of drawn nodes (none laid out: what the replay's keys are packed by)."""
+        return len(self._nodes)
+
+    @property
     def laid_out(self) -> bool:
         """Whether the nodes are laid out yet (:attr:`nodes` read)."""
         return self._laid_out

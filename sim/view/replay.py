@@ -42,9 +42,9 @@ MESSAGE_LABELS = frozenset(("send", "hop", "deliver"))
 FLOW_LABELS = ("call", "invoke", "list")
 OUTAGE_LABELS = ("node_down", "link_down", "node_up", "link_up")
 
-#: An instance's record: ``[events, hops, lines kept for the sample or None, start,
-#: end, status, seq of its wf_end, events at its wf_end]`` (the first three mutated per
-#: event).
+#: An instance's record: ``[events but hops, hops, lines kept for the sample or None,
+#: start, end, status, seq of its wf_end, events at its wf_end]`` (the first three
+#: mutated per event; its events are ``rec[0] + rec[1]``: :func:`event_count`).
 Record = list[Any]
 #: What the sample does at an instance's first event (a list to keep its lines in, or
 #: None) and at its end (its lines join the sample, with its status, None at the trace's
@@ -133,7 +133,9 @@ class Replay:
         #: (frame, link, proto) packed as ``(frame * links + link) * protos + proto + 1``
         self.hops: dict[int, int] = {}
         self.translations: dict[tuple[int, int], int] = {}
-        self.flows: dict[tuple[int, int, int, int], int] = {}
+        #: (frame, caller node, server node, proto) packed as
+        #: ``frame * _flow_keys + (caller * nodes + server) * protos + proto + 1``
+        self.flows: dict[int, int] = {}
         self.drops: dict[tuple[int, int], int] = {}
         self.ended: dict[tuple[str, int], int] = {}
         self.down: list[list[Any]] = []
@@ -142,8 +144,12 @@ class Replay:
         self.messages = False
         self._protos = len(mesh.protocols) + 1
         self._links = max(1, len(mesh.links)) * self._protos
+        self._nodes = max(1, mesh.node_count)
+        self._flow_keys = self._nodes * self._nodes * self._protos
         #: (from, to, proto) of a hop → its packed (link, proto), -1 when no link is drawn
         self._hop_ids: dict[tuple[Any, Any, Any], int] = {}
+        #: wf → inst → the record of ``records`` (what each event looks up: no tuple built)
+        self._by_wf: dict[Any, dict[Any, Record]] = {}
         #: any event's handler (its instance's count), a message's, a hop's
         self.count, self._message, self._hop = self._counting()
 
@@ -201,26 +207,30 @@ class Replay:
         """The record of the instance of ``ev``, its first event (admitted to the sample
         or not, once)."""
         wf, inst = ev.wf, ev.inst
-        t = ev.t
-        if wf is None or inst is None:
-            rec = self.records[(wf, inst)] = [0, 0, None, t, None, "open", None, 0]
-            return rec
-        lines = self.admit((wf, inst))
-        rec = self.records[(wf, inst)] = [0, 0, lines, t, None, "open", None, 0]
+        lines = None if wf is None or inst is None else self.admit((wf, inst))
+        rec = self.records[(wf, inst)] = [0, 0, lines, ev.t, None, "open", None, 0]
+        by_inst = self._by_wf.get(wf)
+        if by_inst is None:
+            by_inst = self._by_wf[wf] = {}
+        by_inst[inst] = rec
         return rec
 
     def _counting(self) -> tuple[Handler, Handler, Handler]:
         """The handlers of most events (closures over what they update, the cheapest
         calls): any event (its instance's count, its line kept while sampled), a message
-        (noted), a hop (its instance's hops, its link's count in its frame)."""
-        get, first = self.records.get, self._first
+        (noted), a hop (its instance's hops, its link's count in its frame). An event's
+        record is found by two look-ups (``wf``, then ``inst``: no key built), a hop's
+        link by one (its ends, once per distinct ends)."""
+        by_wf, first = self._by_wf, self._first
         hop_ids, hop_id, hops = self._hop_ids, self._hop_id, self.hops
         links, frame, span = self._links, self.frame, self.span
-        f, lo, hi = 0, 0.0, 0.0  # the frame of the last hop and its times [lo, hi)
+        # the frame of the last hop drawn, its times [lo, hi) and its first packed key
+        f, lo, hi, base = 0, 0.0, 0.0, 0
 
         def on_event(ev: Any, raw: bytes) -> None:
-            rec = get((ev.wf, ev.inst))
-            if rec is None:
+            try:
+                rec = by_wf[ev.wf][ev.inst]
+            except KeyError:
                 rec = first(ev)
             rec[0] += 1
             lines = rec[2]
@@ -229,8 +239,9 @@ class Replay:
 
         def on_message(ev: Any, raw: bytes) -> None:
             self.messages = True
-            rec = get((ev.wf, ev.inst))
-            if rec is None:
+            try:
+                rec = by_wf[ev.wf][ev.inst]
+            except KeyError:
                 rec = first(ev)
             rec[0] += 1
             lines = rec[2]
@@ -238,28 +249,30 @@ class Replay:
                 lines.append(raw)
 
         def on_hop(ev: Any, raw: bytes) -> None:
-            rec = get((ev.wf, ev.inst))
-            if rec is None:
+            try:
+                rec = by_wf[ev.wf][ev.inst]
+            except KeyError:
                 rec = first(ev)
-            rec[0] += 1
-            rec[1] += 1
+            rec[1] += 1  # a hop counts among the instance's events as one of its hops
             lines = rec[2]
             if lines is not None:
                 lines.append(raw)
             d = ev.detail
-            ends = (d.from_, d.to, d.proto or ev.proto)
-            ids = hop_ids.get(ends)
-            if ids is None:
-                ids = hop_id(*ends)
+            try:
+                ids = hop_ids[d.from_, d.to, d.proto or ev.proto]
+            except KeyError:
+                ids = hop_id(d.from_, d.to, d.proto or ev.proto)
             if ids >= 0:
-                nonlocal f, lo, hi
+                nonlocal f, lo, hi, base
                 t = ev.t
                 try:
                     if not lo <= t < hi:  # another frame (t never decreases in a file)
                         f, lo, hi = span(t)
+                        base = f * links
                 except TypeError:  # no t
                     f, lo, hi = frame(t), 0.0, 0.0
-                key = f * links + ids
+                    base = f * links
+                key = base + ids
                 hops[key] = hops.get(key, 0) + 1
 
         return on_event, on_message, on_hop
@@ -271,8 +284,20 @@ class Replay:
             self._hop_ids[(a, b, proto)] = ids
         return ids
 
+    def _record(self, ev: Any) -> Record:
+        """The record of ``ev``'s instance, ``ev`` counted (its line kept while sampled):
+        what :meth:`count` does, for the handlers that do more."""
+        try:
+            rec = self._by_wf[ev.wf][ev.inst]
+        except KeyError:
+            rec = self._first(ev)
+        rec[0] += 1
+        return rec
+
     def on_translate(self, ev: Any, raw: bytes) -> None:
-        self.count(ev, raw)
+        lines = self._record(ev)[2]
+        if lines is not None:
+            lines.append(raw)
         node = self.mesh.node_of(ev.detail.at or ev.agent)
         if node is not None:
             k = (self.frame(ev.t), node)
@@ -281,14 +306,24 @@ class Replay:
     def _flowing(self) -> Handler:
         """The handler of a flow (``call``/``invoke``/``list``): its instance's count, and
         the count of its ``(frame, caller node, server node, proto)`` when it goes from
-        one drawn node to another (the nodes looked up once per ``(agent, server,
-        proto)``, the frame once per frame)."""
-        count, flows, frame, span = self.count, self.flows, self.frame, self.span
-        ends: dict[tuple[Any, Any, Any], tuple[int, int, int] | None] = {}
-        f, lo, hi = 0, 0.0, 0.0  # the frame of the last flow drawn and its times [lo, hi)
+        one drawn node to another (packed as :meth:`_flow_ids` and the frame's first
+        key; the nodes looked up once per ``(agent, server, proto)``, the frame once per
+        frame)."""
+        by_wf, first, flows = self._by_wf, self._first, self.flows
+        frame, span, per_frame = self.frame, self.span, self._flow_keys
+        ends: dict[tuple[Any, Any, Any], int | None] = {}
+        # the frame of the last flow drawn, its times [lo, hi) and its first packed key
+        lo, hi, base = 0.0, 0.0, 0
 
         def on_flow(ev: Any, raw: bytes) -> None:
-            count(ev, raw)
+            try:
+                rec = by_wf[ev.wf][ev.inst]
+            except KeyError:
+                rec = first(ev)
+            rec[0] += 1
+            lines = rec[2]
+            if lines is not None:
+                lines.append(raw)
             d = ev.detail
             try:
                 server = d.target or d.host
@@ -305,29 +340,32 @@ class Replay:
             except TypeError:  # an unhashable server (a trace not the engine's)
                 ids = self._flow_ids(*key)
             if ids is not None:
-                nonlocal f, lo, hi
+                nonlocal lo, hi, base
                 t = ev.t
                 try:
                     if not lo <= t < hi:  # another frame (t never decreases in a file)
                         f, lo, hi = span(t)
+                        base = f * per_frame
                 except TypeError:  # no t
-                    f, lo, hi = frame(t), 0.0, 0.0
-                k = (f, *ids)
+                    lo, hi, base = 0.0, 0.0, frame(t) * per_frame
+                k = base + ids
                 flows[k] = flows.get(k, 0) + 1
 
         return on_flow
 
-    def _flow_ids(self, agent: Any, server: Any, proto: Any) -> tuple[int, int, int] | None:
-        """``(caller node, server node, proto)`` of a flow between two drawn nodes, else
-        None."""
+    def _flow_ids(self, agent: Any, server: Any, proto: Any) -> int | None:
+        """``(caller node, server node, proto)`` of a flow between two drawn nodes,
+        packed as ``(caller * nodes + server) * (protos + 1) + proto + 1``, else None."""
         mesh = self.mesh
         a, b = mesh.node_of(agent), mesh.node_of(server)
         if a is None or b is None or a == b:
             return None
-        return (a, b, mesh.proto_index(proto))
+        return (a * self._nodes + b) * self._protos + mesh.proto_index(proto) + 1
 
     def on_drop(self, ev: Any, raw: bytes) -> None:
-        self.count(ev, raw)
+        lines = self._record(ev)[2]
+        if lines is not None:
+            lines.append(raw)
         node = self.mesh.node_of(ev.agent)
         if node is not None:
             k = (self.frame(ev.t), node)
@@ -346,17 +384,19 @@ class Replay:
             self.down.append([label[:4], thing, rounded(start), rounded(t)])
 
     def on_wf_end(self, ev: Any, raw: bytes) -> None:
-        self.count(ev, raw)
+        rec = self._record(ev)
+        lines = rec[2]
+        if lines is not None:
+            lines.append(raw)
         wf, inst = ev.wf, ev.inst
         if wf is None or inst is None:
             return
-        rec = self.records[(wf, inst)]
         t = self.last_t = self.last_t if ev.t is None else ev.t
         try:
             status = ev.detail.status
         except AttributeError:  # a line the pass's decoder refused
             status = named(raw).status
-        rec[4], rec[6], rec[7] = t, ev.seq, rec[0]
+        rec[4], rec[6], rec[7] = t, ev.seq, rec[0] + rec[1]
         rec[5] = status = "ended" if status is msgspec.UNSET else str(status)
         k = (status, int(t // self.bin))
         self.ended[k] = self.ended.get(k, 0) + 1
@@ -404,11 +444,16 @@ class Replay:
             f, ids = divmod(key, self._links)
             link, proto = divmod(ids, self._protos)
             hops.append([f, link, proto - 1, n])
+        flows = []
+        for key, n in sorted(self.flows.items()):
+            f, ids = divmod(key, self._flow_keys)
+            ends, proto = divmod(ids, self._protos)
+            flows.append([f, *divmod(ends, self._nodes), proto - 1, n])
         return {
             "level": self.level,
             "hops": hops,
             "translations": [[f, ni, n] for (f, ni), n in sorted(self.translations.items())],
-            "flows": [[f, a, b, p, n] for (f, a, b, p), n in sorted(self.flows.items())],
+            "flows": flows,
             "drops": [[f, ni, n] for (f, ni), n in sorted(self.drops.items())],
             "down": self.down,
             "timeline": {"bin": self.bin, "ended": ended},
@@ -417,7 +462,12 @@ class Replay:
 
 def ended_at(rec: Record) -> int | None:
     """The ``seq`` of the instance's ``wf_end`` when no event of it came after, else None."""
-    return rec[6] if rec[6] is not None and rec[7] == rec[0] else None
+    return rec[6] if rec[6] is not None and rec[7] == rec[0] + rec[1] else None
+
+
+def event_count(rec: Record) -> int:
+    """The instance's events (hops among them)."""
+    return int(rec[0] + rec[1])
 
 
 def _thing(e: dict[str, Any]) -> str:
@@ -429,49 +479,3 @@ def _thing(e: dict[str, Any]) -> str:
     if "from" in detail and "to" in detail:
         return "|".join(sorted([str(detail["from"]), str(detail["to"])]))
     return str(e.get("agent"))
-
-
-class _Compact(msgspec.Struct):
-    """The fields of a line :func:`compact` keeps (``owner`` False), any value: the first
-    three required, as :func:`compact` reads them."""
-
-    t: Any
-    seq: Any
-    label: Any
-    agent: Any = None
-    task: Any = None
-    inv: Any = None
-    tool: Any = None
-    proto: Any = None
-    detail: Any = None
-
-
-_compact = msgspec.json.Decoder(_Compact).decode
-
-
-def compact_line(raw: bytes) -> list[Any] | None:
-    """:func:`compact` of the event of the line ``raw``, decoded straight into it (no
-    dict of the line: what the events file is written from); None when the decode
-    refuses the line (then decode it in full and :func:`compact` it)."""
-    try:
-        e = _compact(raw)
-    except msgspec.DecodeError:
-        return None
-    return [e.t, e.seq, e.label, e.agent, e.task, e.inv, e.tool, e.proto, e.detail or {}]
-
-
-def compact(e: dict[str, Any], owner: bool = False) -> list[Any]:
-    """An event as ``[t, seq, label, agent, task, inv, tool, proto, detail]`` (then
-    ``wf, inst`` when ``owner``: an event shown outside its instance's list)."""
-    out = [
-        e["t"],
-        e["seq"],
-        e["label"],
-        e.get("agent"),
-        e.get("task"),
-        e.get("inv"),
-        e.get("tool"),
-        e.get("proto"),
-        e.get("detail") or {},
-    ]
-    return [*out, e.get("wf"), e.get("inst")] if owner else out

@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sim.view.replay import compact
+from sim.view.compact import compact
 
 if TYPE_CHECKING:
     from sim.conformance.checks import Verdict

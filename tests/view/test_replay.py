@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -18,9 +19,10 @@ from sim.conformance.checks import Context, run_pass
 from sim.conformance.checks.stream import Checker
 from sim.conformance.events import read_blocks
 from sim.scenario.model import Scenario
-from sim.view.fragment import PagePass
-from sim.view.mesh import mesh_from_scenario
-from sim.view.replay import DETAIL_KEYS, compact, compact_line
+from sim.view.compact import compact, compact_line
+from sim.view.fragment import PagePass, encode_fragment, encode_json
+from sim.view.mesh import Mesh, mesh_from_scenario
+from sim.view.replay import DETAIL_KEYS, FLOW_LABELS, Replay, event_count
 
 Events = list[dict[str, Any]]
 
@@ -111,3 +113,77 @@ def test_a_line_decoded_into_its_compact_form_is_the_compact_form_of_its_dict(
         assert row == compact(json.loads(raw))
     else:
         assert row is None  # then read in full (compact refuses it as before)
+
+
+def _flows_counted(replay: Replay, events: Events) -> list[list[int]]:
+    """The flows of ``events`` counted from their tuples (what the packed keys stand for)."""
+    mesh, counts = replay.mesh, Counter[tuple[int, int, int, int]]()
+    for e in events:
+        if e["label"] not in FLOW_LABELS:
+            continue
+        a = mesh.node_of(e.get("agent"))
+        b = mesh.node_of(e["detail"].get("target") or e["detail"].get("host"))
+        if a is not None and b is not None and a != b:
+            counts[(replay.frame(e["t"]), a, b, mesh.proto_index(e.get("proto")))] += 1
+    return [[*k, n] for k, n in sorted(counts.items())]
+
+
+def test_the_packed_counts_unpack_to_their_frames_nodes_and_protocols() -> None:
+    # every node to every other (the last node, the first), a protocol no link speaks
+    # (index -1) and the last one, over the run's frames: the packed keys unpack to them
+    agents = [(f"a{i}", "agent", ["P", "Q"]) for i in range(4)]
+    mesh = Mesh(agents, [("a0", "a1", ["P"]), ("a2", "a3", ["Q"])])
+    events: Events = []
+    flows = [("a3", "a0", "Q"), ("a0", "a3", "Z"), ("a1", "a2", "P"), ("a3", "a3", "P")] * 5
+    # both ways along both links, one hop in a protocol no link speaks, one on no link
+    hops = [("a1", "a0", "P"), ("a2", "a3", "Q"), ("a0", "a1", "Z"), ("a0", "a2", "P")] * 5
+    for k, ((a, b, proto), (x, y, hop_proto)) in enumerate(zip(flows, hops, strict=True)):
+        t = 7.0 * k
+        detail = {"target": b} if k % 2 else {"host": b}
+        events.append({"t": t, "seq": 2 * k, "label": "call", "agent": a, "wf": "w",
+                       "inst": k, "proto": proto, "detail": detail})  # fmt: skip
+        hop = {"from": x, "to": y, "proto": hop_proto, "msg": k}
+        events.append({"t": t, "seq": 2 * k + 1, "label": "hop", "agent": a, "wf": "w",
+                       "inst": k, "proto": hop_proto, "detail": hop})  # fmt: skip
+    replay = Replay(mesh, 140.0, set())
+    run_pass(*read_blocks([json.dumps(e).encode() for e in events]), [_Alone(replay)], Context())
+    replay.finish()
+    out = replay.to_json()
+    assert out["flows"] == _flows_counted(replay, events) and len(out["flows"]) == 15
+    counted = Counter[tuple[int, int, int]]()
+    for e in events:
+        link = mesh.link_of(e["detail"].get("from"), e["detail"].get("to"))
+        if e["label"] == "hop" and link is not None:
+            counted[(replay.frame(e["t"]), link, mesh.proto_index(e["proto"]))] += 1
+    assert out["hops"] == [[*k, n] for k, n in sorted(counted.items())] and len(out["hops"]) == 15
+    # each instance: its two events, one of them a hop
+    assert {k: (event_count(r), r[1]) for k, r in replay.instances.items()} == {
+        ("w", k): (2, 1) for k in range(20)
+    }
+
+
+class _Alone:
+    """A replay alone as a consumer of the pass."""
+
+    def __init__(self, replay: Replay) -> None:
+        self.replay = replay
+
+    def handlers(self) -> Any:
+        return self.replay.handlers()
+
+    def end_instance(self, key: Any, invs: Any) -> None:
+        pass
+
+    def end_trace(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [float("inf"), float("-inf"), float("nan"), None, 1e-05, 1e16, "é", "\u2028", "\\u0041"],
+)
+def test_a_fragment_is_encoded_as_the_standard_library_encodes_it(odd: Any) -> None:
+    data = {"b": [1, 2.5, {"z": odd, "a": "x"}], "a": {"n": 0.1, "m": [odd]}, "c": "y"}
+    assert encode_fragment(data) == encode_json(data).encode("ascii")
+    plain = {"b": [1, 2.5, {"z": 3, "a": "x"}], "a": {"n": 0.125}}
+    assert encode_fragment(plain) == encode_json(plain).encode("ascii")

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from sim.conformance.checks import Context, check_trace, run_pass
 from sim.conformance.events import read_blocks
 from sim.scenario.model import Scenario
+from sim.view.compact import compact
 from sim.view.fragment import PagePass, read_segments
 from sim.view.mesh import mesh_from_scenario
-from sim.view.replay import compact
 from sim.view.violations import groups
 
 Events = list[dict[str, Any]]
@@ -78,6 +78,28 @@ def test_the_sample_holds_at_most_cap_events_of_whole_instances(
         assert kept == every  # room for all: nothing left out
     else:
         assert len(kept) < len(every)
+
+
+class _Forgets(dict[Any, int]):
+    """A ``Sample.drawn`` that keeps nothing: every priority drawn again at ``join``."""
+
+    def __setitem__(self, key: Any, value: int) -> None:
+        pass
+
+
+@pytest.mark.parametrize(("cap", "seed"), [(40, 0), (400, 1), (1_500, 2)])
+def test_a_priority_drawn_at_admission_is_the_one_the_sample_keeps(
+    scenario: Scenario, train_trace: Events, cap: int, seed: int
+) -> None:
+    # the priority admit drew is kept for join: the sample of priorities drawn again
+    events = train_trace[:2_000]
+    page = _fed(scenario, events, cap, seed)
+    again = PagePass(mesh_from_scenario(scenario), 300.0, io.BytesIO(), cap=cap, seed=seed)
+    again.sample.drawn = _Forgets()
+    run_pass(*read_blocks(_lines(events)), [again], Context())
+    assert page.sample.full and not page.sample.drawn  # drawn, then joined
+    assert again.fragment([]) == page.fragment([])
+    assert again.events.getvalue() == page.events.getvalue()
 
 
 def test_the_events_file_is_bounded_by_the_cap_not_the_trace(
