@@ -11,15 +11,15 @@ trees, routes) depend on the graph only, which no run changes (a plug-in router 
 built per replication, as ``run`` does); the run-time topology, each replication
 getting a fresh copy (its trace encodings built once); the checks' ground truth (the
 tools' LTSs compiled once); the explorer's mesh the page fragments are built on.
-Kept per thread (Dask may run tasks in threads), one scenario at a time; a process
-pool's worker builds it all at once and freezes it out of its garbage collector, and so
-do a Dask worker in a process of its own (:func:`on_cluster`) and a process running its
-runs itself (``run``, ``compare --jobs 1``: :func:`running_inline`), once per scenario:
-else every run of a large world would make a full collection walking all the worker
-holds (0.2 s a run on the 10,000-agent mesh). At trace level off nothing reads the
-trace: neither the ground truth nor the page's mesh is built. None of it
-changes a run's bytes: replication ``k`` writes what ``run`` writes for it (tested),
-whatever the executor and job count.
+Kept per thread (Dask may run tasks in threads), one scenario at a time (a Dask
+worker's: the :data:`BUILT_MOST` used last); a process pool's worker builds it all at
+once and freezes it out of its garbage collector, and so do a Dask worker in a process
+of its own (:func:`on_cluster`) and a process running its runs itself (``run``,
+``compare --jobs 1``: :func:`running_inline`), once per scenario: else every run of a
+large world would make a full collection walking all the worker holds (0.2 s a run on
+the 10,000-agent mesh). At trace level off nothing reads the trace: neither the ground
+truth nor the page's mesh is built. None of it changes a run's bytes: replication ``k``
+writes what ``run`` writes for it (tested), whatever the executor and job count.
 
 A Dask worker holds the scenarios its client hands over (:func:`hold`) by fingerprint
 across commands (a cluster outlives them): a task names its scenario by fingerprint only
@@ -56,8 +56,9 @@ _LOADED: dict[tuple[str, str], Scenario] = {}
 #: how this process keeps what :func:`built` builds: "" (nothing frozen: the engine
 #: freezes a large world for its run), "pool" (a process pool's worker,
 #: :func:`pool_worker_start`: frozen to its end), "cluster" (a Dask worker in a process
-#: of its own, :func:`on_cluster`: frozen until its next scenario) or "inline" (a process
-#: running its runs itself, :func:`running_inline`: frozen until its next scenario)
+#: of its own, :func:`on_cluster`: frozen until it forgets one of the :data:`BUILT_MOST`
+#: it keeps) or "inline" (a process running its runs itself, :func:`running_inline`:
+#: frozen until its next scenario)
 _KEEPS: list[str] = [""]
 _LOCK = threading.Lock()
 #: per thread: the scenario built last, by fingerprint
@@ -68,6 +69,12 @@ _HELD: OrderedDict[str, Scenario] = OrderedDict()
 #: how many scenarios a worker holds at most; more while one command hands over more (all of
 #: its own are held): a 10,000-agent scenario is about 30 MB in memory, 2.6 MB pickled
 HELD_MOST = 4
+#: how many scenarios' :class:`Built` a Dask worker's thread keeps (the least recently used
+#: forgotten first): a cluster serves commands of several scenarios in turn (a variant and
+#: its base, sweep points), and each rebuilt one cost a worker 1.1 s on the 10,000-agent
+#: mesh (graph, topology, truth, page mesh, a full collection); about 28 MB each there.
+#: Other processes keep one (their command's scenario, one at a time)
+BUILT_MOST = HELD_MOST
 
 
 def ship(scenarios: dict[str, Scenario], folder: Path) -> dict[str, str]:
@@ -272,33 +279,39 @@ def pool_worker_start(parent: int) -> None:
 def on_cluster(client: int, fn: Callable[..., Any], /, *args: Any) -> Any:
     """``fn(*args)`` as a Dask task submitted by process ``client``: a worker in a
     process of its own (not ``client``'s, as an in-process cluster's threads are) keeps
-    what :func:`built` builds frozen out of its collector, until its next scenario."""
+    what :func:`built` builds frozen out of its collector, until it forgets one."""
     if os.getpid() != client:
         _KEEPS[0] = "cluster"
     return fn(*args)
 
 
 def built(scenario: Scenario, fp: str, checked: bool = True) -> Built:
-    """What this thread built for the scenario with fingerprint ``fp`` (built on first
-    use; an empty ``fp`` is never cached). In a process pool's worker, a cluster's and a
-    process running its runs itself (:func:`running_inline`) what the runs read is built
-    at once (:meth:`Built.settle`; ``checked``: the runs' traces are read, at a level
-    that writes lines)."""
-    cache: dict[str, Built] | None = getattr(_LOCAL, "built", None)
+    """What this thread built for the scenario with fingerprint ``fp`` (built on first use;
+    an empty ``fp`` is never cached; a Dask worker's thread keeps :data:`BUILT_MOST`, others
+    one). In a process pool's worker, a cluster's and a process running its runs itself
+    (:func:`running_inline`) what the runs read is built at once (:meth:`Built.settle`;
+    ``checked``: the runs' traces are read, at a level that writes lines)."""
+    cache: OrderedDict[str, Built] | None = getattr(_LOCAL, "built", None)
     if cache is None:
-        cache = _LOCAL.built = {}
+        cache = _LOCAL.built = OrderedDict()
     hit = cache.get(fp) if fp else None
     keeps = _KEEPS[0]
     dropped = False  # the last scenario's, unfrozen: garbage to collect before a freeze
     if hit is None:  # the fingerprint names the scenario's every byte
         if fp:
-            dropped = keeps == "inline" and bool(cache) and is_frozen()
-            cache.clear()  # one scenario at a time per worker thread
-            if keeps == "cluster" or dropped:  # what it froze is collected as usual again
+            most = BUILT_MOST if keeps == "cluster" else 1
+            full = len(cache) >= most
+            while len(cache) >= most:  # the least recently used first
+                cache.popitem(last=False)
+            # what the forgotten one froze is collected as usual again
+            dropped = full and (keeps == "cluster" or (keeps == "inline" and is_frozen()))
+            if dropped:
                 unfreeze()
         hit = Built(scenario, ProtocolGraph.from_scenario(scenario))
         if fp:
             cache[fp] = hit
+    elif fp:
+        cache.move_to_end(fp)
     if fp and keeps:  # also what a forked worker found built by its parent
         collect = keeps == "cluster" or (keeps == "inline" and dropped)
         hit.settle(collect, checked, drawn=keeps != "inline")

@@ -98,6 +98,42 @@ def test_a_worker_builds_graph_and_routers_once_per_scenario(outages: Path) -> N
     assert built(scenario, "") is not built(scenario, "")  # no fingerprint, no reuse
 
 
+def test_a_cluster_worker_keeps_the_scenarios_it_built_last(
+    outages: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Dask worker in a process of its own keeps what it built for the
+    :data:`~sim.experiments.worker.BUILT_MOST` scenarios it ran last: commands of two
+    scenarios in turn rebuild neither, and nothing is unfrozen until one is forgotten (the
+    least recently used), whose world is then rebuilt when it comes back."""
+    import threading
+
+    import sim.experiments.worker as worker
+    from sim.longlived import is_frozen, unfreeze
+
+    monkeypatch.setattr(worker, "_KEEPS", ["cluster"])
+    monkeypatch.setattr(worker, "_LOCAL", threading.local())
+    monkeypatch.setattr(worker, "BUILT_MOST", 2)
+    unfrozen: list[bool] = []
+
+    def counted() -> None:
+        unfrozen.append(True)
+        unfreeze()
+
+    monkeypatch.setattr(worker, "unfreeze", counted)
+    scenario = load_scenario(outages)
+    try:
+        a, b = built(scenario, "fp-a"), built(scenario, "fp-b")
+        assert built(scenario, "fp-a") is a and built(scenario, "fp-b") is b
+        assert a._settled and b._settled and is_frozen() and unfrozen == []
+        assert built(scenario, "fp-a") is a  # the most recently used now
+        assert built(scenario, "fp-c") is not a  # fp-b forgotten: unfrozen, collected
+        assert unfrozen == [True] and is_frozen()
+        assert built(scenario, "fp-a") is a and built(scenario, "fp-b") is not b
+    finally:
+        if is_frozen():
+            unfreeze()
+
+
 def _files(base: Path) -> dict[str, bytes]:
     return {
         str(p.relative_to(base)): p.read_bytes()
