@@ -110,7 +110,8 @@ def smc(args: argparse.Namespace) -> int:
     from sim.engine import ReplicationError
     from sim.experiments.runner import make_executor
     from sim.experiments.smc_job import job_key, job_level, unseen
-    from sim.experiments.smc_runner import MAX_RUNS, Rule, SmcJob, estimate
+    from sim.experiments.smc_runner import MAX_RUNS, RESENT, Rule, SmcJob, estimate
+    from sim.experiments.worker import ScenarioNotHeld
     from sim.mesh.registry import unknown_router
     from sim.processes import Stopped, stop_on_signals
     from sim.scenario import ScenarioError
@@ -173,6 +174,9 @@ def smc(args: argparse.Namespace) -> int:
     except ReplicationError as exc:
         handle.terminate()
         return _bad(f"error: {exc}")
+    except ScenarioNotHeld as exc:  # handed over RESENT + 1 times, never held when run
+        handle.terminate()
+        return _bad(f"error: {exc} (handed it {RESENT + 1} times); no estimate")
     except BrokenProcessPool:  # os._exit in a worker cannot be caught where it runs
         handle.terminate()
         return _bad(

@@ -42,10 +42,16 @@ if TYPE_CHECKING:
     from sim.properties import Monitor, Property, ToolAttributes
     from sim.scenario.model import Scenario
 
+#: A batch's verdicts: per router, per replication, per name of :attr:`SmcJob.names`.
+Verdicts = dict[str, list[tuple[bool, ...]]]
 #: Replications per task sent to a worker.
 BATCH = 64
 #: Default run budget of one (property, router) rule.
 MAX_RUNS = 100_000
+#: how many times a batch whose Dask worker did not hold its scenario (it joined, or was
+#: restarted, after the hand-over) is handed it and submitted again (as ``compare``'s runs:
+#: :data:`sim.experiments.runner.RESENT`)
+RESENT = 3
 
 
 @dataclass(frozen=True)
@@ -63,6 +69,10 @@ class SmcJob:
     def names(self) -> list[str]:
         """What each replication reports on, in order: the properties, then the checks."""
         return [p.name for p in self.properties] + list(self.checks)
+
+    def fields(self) -> tuple[Any, ...]:
+        """Everything but the scenario (small, picklable): :func:`run_held_batch`'s."""
+        return (self.properties, self.level, self.key, self.guard, self.checks)
 
 
 @dataclass
@@ -193,12 +203,22 @@ def _checked(c: Compiled, router: str, rep: int, monitor: Monitor) -> tuple[bool
     return props + tuple(report.verdict(name).ok for name in c.job.checks)
 
 
-def run_batch(
-    job: SmcJob, routers: tuple[str, ...], start: int, stop: int
-) -> dict[str, list[tuple[bool, ...]]]:
+def run_batch(job: SmcJob, routers: tuple[str, ...], start: int, stop: int) -> Verdicts:
     """Replications ``start`` .. ``stop``-1 of each router (a picklable task)."""
     c = compiled(job)
     return {r: [replicate(c, r, k) for k in range(start, stop)] for r in routers}
+
+
+def run_held_batch(
+    fp: str, fields: tuple[Any, ...], routers: tuple[str, ...], start: int, stop: int
+) -> Verdicts:
+    """:func:`run_batch` of the job with :meth:`SmcJob.fields` ``fields`` and the scenario
+    with fingerprint ``fp`` this Dask worker holds (handed over once per command:
+    :meth:`~sim.experiments.executors.ExecutorHandle.hand_over`); raises
+    :class:`~sim.experiments.worker.ScenarioNotHeld` when it holds none."""
+    from sim.experiments.worker import held_scenario
+
+    return run_batch(SmcJob(held_scenario(fp), *fields), routers, start, stop)
 
 
 @dataclass(frozen=True)
@@ -298,8 +318,9 @@ def estimate(
         for r in routers
     }
     window = 1 if handle.kind == "inline" else max(2, 2 * handle.workers)
-    in_flight: deque[tuple[int, int, Future[dict[str, list[tuple[bool, ...]]]]]] = deque()
+    in_flight: deque[tuple[int, int, tuple[str, ...], int, Future[Verdicts]]] = deque()
     submitted = 0
+    submit = _Submitter(job, handle)
 
     def live() -> tuple[str, ...]:
         return tuple(r for r in routers if any(outcomes[n, r].stopped is None for n in names))
@@ -311,12 +332,16 @@ def estimate(
                 break
             while len(in_flight) < window and submitted < rule.max_runs:
                 stop = min(submitted + batch, rule.max_runs)
-                future = handle.executor.submit(run_batch, job, active, submitted, stop)
-                in_flight.append((submitted, stop, future))
+                in_flight.append((submitted, stop, active, 0, submit(active, submitted, stop, 0)))
                 submitted = stop
             if not in_flight:  # pragma: no cover - every rule stops at max_runs
                 break
-            start, _, future = in_flight.popleft()
+            start, stop, ran, resent, future = in_flight.popleft()
+            if resent < RESENT and _missed(future):  # its Dask worker came after
+                handle.hand_over({submit.fp: job.scenario})
+                again = submit(ran, start, stop, resent + 1)
+                in_flight.appendleft((start, stop, ran, resent + 1, again))
+                continue
             got = future.result()
             for r, verdicts in got.items():
                 for i, per_property in enumerate(verdicts):
@@ -327,9 +352,51 @@ def estimate(
             if on_batch is not None:
                 on_batch(start + batch)
     finally:
-        for _, _, pending in in_flight:
+        for *_, pending in in_flight:
             pending.cancel()
     return [outcomes[n, r] for n in names for r in routers]
+
+
+class _Submitter:
+    """Submits a batch to ``handle``: the job with it on a pool; on Dask the job's scenario
+    handed over once (:meth:`~sim.experiments.executors.ExecutorHandle.hand_over`, to the
+    workers lacking it) and each batch carrying its fingerprint, under an explicit key."""
+
+    def __init__(self, job: SmcJob, handle: ExecutorHandle) -> None:
+        self.job = job
+        self.handle = handle
+        self.fp = ""
+        self.token = ""
+        if handle.client is not None:
+            import uuid
+
+            from sim.experiments.runner import fingerprint
+
+            self.fp = fingerprint(job.scenario)
+            self.token = uuid.uuid4().hex
+            handle.hand_over({self.fp: job.scenario})
+
+    def __call__(
+        self, routers: tuple[str, ...], start: int, stop: int, resent: int
+    ) -> Future[Verdicts]:
+        if not self.fp:
+            return self.handle.executor.submit(run_batch, self.job, routers, start, stop)
+        name = f"protomesh-smc-{self.token}-{start}" + (f"-again-{resent}" if resent else "")
+        fields = self.job.fields()
+        return self.handle.submit_named(name, run_held_batch, self.fp, fields, routers, start, stop)
+
+
+def _missed(future: Future[Verdicts]) -> bool:
+    """Whether ``future``'s batch failed for want of its scenario on its Dask worker."""
+    from sim.experiments.worker import ScenarioNotHeld
+
+    try:
+        future.result()
+    except ScenarioNotHeld:
+        return True
+    except BaseException:  # the caller's future.result() raises it
+        return False
+    return False
 
 
 def disjoint(a: Outcome, b: Outcome) -> bool:

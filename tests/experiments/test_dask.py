@@ -297,3 +297,64 @@ def test_a_worker_killed_by_a_run_is_a_recorded_failure_and_the_other_runs_compl
             assert (tmp_path / "l" / trace).read_bytes() == (tmp_path / "d" / trace).read_bytes()
         else:  # the killed run, or one queued behind it on the same worker
             assert "KilledWorker" in str(record.error) and (run / "error.json").exists()
+
+
+def test_smc_on_dask_hands_the_scenario_over_once_for_every_batch(
+    monkeypatch: pytest.MonkeyPatch, empty_hold: None, cluster: Any
+) -> None:
+    """``smc --executor dask``: the scenario is pickled once per command, for the workers
+    lacking it (none for a later command); each batch carries its fingerprint under an
+    explicit key (nothing tokenized); the outcomes are the inline executor's. A batch
+    whose worker does not hold the scenario is handed it and submitted again."""
+    from sim.experiments.smc_runner import Rule, SmcJob, estimate
+    from sim.scenario.properties import compile_properties
+
+    scenario = load_scenario(Path(__file__).resolve().parents[2] / "scenarios/smc_approval.yaml")
+    props = tuple(compile_properties(scenario.properties, scenario))
+    job = SmcJob(scenario, props, "protocol", f"{runner.fingerprint(scenario)}:protocol")
+    rule = Rule(width=0.2)
+    local = [o.to_json() for o in estimate(job, ["dijkstra"], rule, make_executor("local", 1))]
+    assert local[0]["runs"] > 3 * 5  # several batches of 5
+    client_module = pytest.importorskip("distributed.client")
+    seen: list[str] = []
+    real_tokenize, real_dumps = client_module.tokenize, pickle.dumps
+
+    def tokenize(*args: Any, **kwargs: Any) -> str:
+        seen.extend(f"tokenized {n}" for n in _heavy(args) + _jobs(args))
+        return str(real_tokenize(*args, **kwargs))
+
+    def dumps(obj: Any, *args: Any, **kwargs: Any) -> bytes:
+        seen.extend(f"pickled {n}" for n in _heavy((obj,)) + _jobs((obj,)))
+        return real_dumps(obj, *args, **kwargs)
+
+    monkeypatch.setattr(client_module, "tokenize", tokenize)
+    monkeypatch.setattr(pickle, "dumps", dumps)
+    handle = make_executor("dask", 2, cluster.scheduler_address)
+    try:
+        for _ in range(2):  # the second command: the workers hold it already
+            got = estimate(job, ["dijkstra"], rule, handle, batch=5)
+            assert [o.to_json() for o in got] == local
+        assert seen == ["pickled Scenario"]
+        worker._HELD.clear()  # workers restarted: and the command's hand-over is lost
+        skipped: list[Any] = []
+        real_hand_over = handle.hand_over
+        monkeypatch.setattr(
+            handle, "hand_over", lambda s: skipped.append(s) if not skipped else real_hand_over(s)
+        )
+        got = estimate(job, ["dijkstra"], rule, handle, batch=5)
+        assert [o.to_json() for o in got] == local and len(skipped) == 1
+        assert seen == ["pickled Scenario"] * 2  # handed over again, once
+    finally:
+        handle.close()
+
+
+def _jobs(args: tuple[Any, ...]) -> list[str]:
+    """``SmcJob`` for each smc job in ``args`` (one level into tuples)."""
+    from sim.experiments.smc_runner import SmcJob
+
+    return [
+        "SmcJob"
+        for arg in args
+        for item in (arg if isinstance(arg, tuple) else (arg,))
+        if isinstance(item, SmcJob)
+    ]
