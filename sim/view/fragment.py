@@ -71,25 +71,25 @@ def _may_differ(text: bytes) -> bool:
 def encode_events(events: list[Any]) -> bytes:
     """:func:`encode_json` of ``events`` (finite numbers only, as a trace holds), as ASCII
     bytes: msgspec's encoding when it cannot differ, else the standard library's."""
-    try:
-        text = _fast(events)
-    except (TypeError, OverflowError, ValueError):
-        return encode_json(events).encode("ascii")
-    if not _may_differ(text):
-        return text
-    return encode_json(events).encode("ascii")
+    return _encoded(events, nulls=False)
 
 
 def encode_fragment(data: dict[str, Any]) -> bytes:
     """:func:`encode_json` of a fragment, as ASCII bytes: msgspec's encoding when it
     cannot differ, else the standard library's. A ``null`` may stand for a number that
     is not finite (msgspec's ``null``, the standard library's ``Infinity``): then too."""
+    return _encoded(data, nulls=True)
+
+
+def _encoded(value: Any, nulls: bool) -> bytes:
+    """msgspec's encoding of ``value`` if it is :func:`encode_json`'s (``nulls``: a
+    ``null`` in it may differ too), else the standard library's."""
     try:
-        text = _fast(data)
+        text = _fast(value)
     except (TypeError, OverflowError, ValueError):
-        return encode_json(data).encode("ascii")
-    if b"null" in text or _may_differ(text):
-        return encode_json(data).encode("ascii")
+        return encode_json(value).encode("ascii")
+    if (nulls and b"null" in text) or _may_differ(text):
+        return encode_json(value).encode("ascii")
     return text
 
 
