@@ -337,7 +337,7 @@ def estimate(
             if not in_flight:  # pragma: no cover - every rule stops at max_runs
                 break
             start, stop, ran, resent, future = in_flight.popleft()
-            if resent < RESENT and _missed(future):  # its Dask worker came after
+            if submit.fp and resent < RESENT and _missed(future):  # its Dask worker came after
                 handle.hand_over({submit.fp: job.scenario})
                 again = submit(ran, start, stop, resent + 1)
                 in_flight.appendleft((start, stop, ran, resent + 1, again))
@@ -394,7 +394,7 @@ def _missed(future: Future[Verdicts]) -> bool:
         future.result()
     except ScenarioNotHeld:
         return True
-    except BaseException:  # the caller's future.result() raises it
+    except Exception:  # the caller's future.result() raises it (a stop is never caught)
         return False
     return False
 

@@ -170,9 +170,9 @@ def _full_collections(counted: list[int]) -> Callable[[str, dict[str, int]], Non
     return note
 
 
-def _on_a_cluster(path: Path) -> tuple[bool, bool, int, int, bool, bool]:
+def _on_a_cluster(path: Path) -> tuple[bool, bool, int, int, bool, bool, bool]:
     """In a process of its own, as a Dask worker: what :func:`on_cluster` leaves."""
-    from sim.experiments.worker import built, on_cluster
+    from sim.experiments.worker import BUILT_MOST, built, on_cluster
     from sim.longlived import frozen, is_frozen
 
     dead_before = weakref.ref(_Cycle())  # garbage when the first scenario comes
@@ -186,28 +186,38 @@ def _on_a_cluster(path: Path) -> tuple[bool, bool, int, int, bool, bool]:
         with frozen(large=True):  # a run of a large world: the freeze is in place already
             again = len(counted)
         dead_while = weakref.ref(held.pop())
-        on_cluster(os.getppid(), built, load_scenario(path), "fp-b")  # the next scenario
+        for k in range(1, BUILT_MOST):  # the next scenarios: fp-a is still kept, frozen
+            on_cluster(os.getppid(), built, load_scenario(path), f"fp-{k}")
+        kept_while = dead_while() is not None
+        on_cluster(os.getppid(), built, load_scenario(path), "fp-last")  # fp-a forgotten
     finally:
         gc.callbacks.pop()
-    return settled, dead_before() is None, again, len(counted), dead_while() is None, is_frozen()
+    freed = dead_while() is None
+    return settled, dead_before() is None, again, len(counted), kept_while, freed, is_frozen()
 
 
 @pytest.mark.skipif(not FORKS, reason="no fork on this platform")
 def test_a_cluster_worker_settles_each_scenario_once_and_frees_the_last() -> None:
     """A Dask worker in a process of its own builds a scenario's world once and freezes it
     (after a full collection: no garbage frozen), so that a run of a large world makes no
-    full collection of its own (0.2 s each on the 10,000-agent mesh); its next scenario
-    unfreezes the last one's, so what died with it is collected."""
+    full collection of its own (0.2 s each on the 10,000-agent mesh); it keeps the worlds
+    of the :data:`~sim.experiments.worker.BUILT_MOST` scenarios it ran last frozen, and
+    the scenario that makes it forget one unfreezes them, so what died with it is
+    collected."""
+    from sim.experiments.worker import BUILT_MOST
+
     handle = _pool("fork")  # plain workers, as a cluster's: no pool_worker_start
     try:
-        settled, freed_before, again, collections, freed_while, still = handle.executor.submit(
-            _on_a_cluster, SMALL
-        ).result()
+        settled, freed_before, again, collections, kept_while, freed, still = (
+            handle.executor.submit(_on_a_cluster, SMALL).result()
+        )
     finally:
         handle.close()
     assert settled and freed_before
     assert again == 0  # neither the kept scenario nor the run collected in full
-    assert collections == 1 and freed_while and still  # fp-b: unfrozen, collected, frozen
+    assert kept_while  # the scenarios after fp-a, while it is kept, unfreeze nothing
+    # one full collection per new scenario; the one that forgets fp-a frees its garbage
+    assert collections == BUILT_MOST and freed and still
 
 
 def test_an_in_process_cluster_freezes_nothing() -> None:
