@@ -172,9 +172,12 @@ def _full_collections(counted: list[int]) -> Callable[[str, dict[str, int]], Non
 
 def _on_a_cluster(path: Path) -> tuple[bool, bool, int, int, bool, bool, bool]:
     """In a process of its own, as a Dask worker: what :func:`on_cluster` leaves."""
+    from sim.experiments import worker
     from sim.experiments.worker import BUILT_MOST, built, on_cluster
     from sim.longlived import frozen, is_frozen
 
+    # a worker starts with no world kept (not what this forked test process built before)
+    vars(worker._LOCAL).pop("built", None)
     dead_before = weakref.ref(_Cycle())  # garbage when the first scenario comes
     held = [_Cycle()]  # frozen with the first scenario, then garbage
     kept = on_cluster(os.getppid(), built, load_scenario(path), "fp-a")
