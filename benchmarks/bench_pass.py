@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.bench_run import SIZES, mesh_file
-from benchmarks.run import Section, table
+from benchmarks.run import Section, load_note, table
 
 #: Rounds of every part (full size, ``--quick``).
 ROUNDS = {False: 5, True: 2}
@@ -165,11 +165,7 @@ def run(quick: bool, rounds: int | None = None) -> Section:
         f"Trace: `benchmarks.bench_run`'s mesh ({agents} agents, {instances} instances), "
         f"one replication at trace full: {events:,} events, {size / 1e6:.0f} MB, fed in "
         f"turns of 4 MiB, {rounds or ROUNDS[quick]} rounds alternating, medians.",
-        "Load average (1, 5, 15 min) "
-        + ", ".join(f"{x:.2f}" for x in before)
-        + " before, "
-        + ", ".join(f"{x:.2f}" for x in after)
-        + f" after, on {os.cpu_count()} cores.",
+        load_note(before, after),
     ]
     return Section(
         title="run's in-process pass, by part",

@@ -32,7 +32,7 @@ from typing import Any
 
 from benchmarks.bench_engine import ROOT, raw_pingpong
 from benchmarks.engine_mesh import scale_yaml
-from benchmarks.run import Section, table
+from benchmarks.run import Section, load_note, table
 
 #: (agents, instances, rounds) full size and ``--quick``.
 SIZES = {False: (1_000, 21_000, 5), True: (1_000, 4_000, 1)}
@@ -139,11 +139,7 @@ def run(quick: bool, rounds: int | None = None) -> Any:
         f"{rounds or default_rounds} rounds of run full, raw SimPy (1,000 processes, "
         "1,000,000 messages, in this process) and run off, back to back; medians, a ratio "
         "the median of each round's own ratio, the rounds' lowest and highest in brackets.",
-        "Load average (1, 5, 15 min) "
-        + ", ".join(f"{x:.2f}" for x in before)
-        + " before, "
-        + ", ".join(f"{x:.2f}" for x in after)
-        + f" after, on {os.cpu_count()} cores.",
+        load_note(before, after),
     ]
     return Section(
         title="run end to end: hops per CPU-second against raw SimPy",

@@ -87,6 +87,17 @@ def table(header: Sequence[str], rows: Sequence[Sequence[object]], align: str = 
     return "\n".join(lines)
 
 
+def load_note(before: Sequence[float], after: Sequence[float]) -> str:
+    """A section's note of the load averages (1, 5, 15 min) before and after it ran."""
+    return (
+        "Load average (1, 5, 15 min) "
+        + ", ".join(f"{x:.2f}" for x in before)
+        + " before, "
+        + ", ".join(f"{x:.2f}" for x in after)
+        + f" after, on {os.cpu_count()} cores."
+    )
+
+
 # --- discovery and running -------------------------------------------------------------
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from sim.view import Budget, ViewError, build_index, render_page
 from sim.view.mesh import AGGREGATE_ABOVE, Mesh
+from tests.harness.replay_alone import ReplayAlone
 
 
 def _ev(seq: int, t: float, label: str, inst: int | None, **kw: Any) -> dict[str, Any]:
@@ -188,22 +189,6 @@ def _protocol_instance(inst: int, seq: int, t: float) -> list[dict[str, Any]]:
     ]
 
 
-class _Fed:
-    """A replay alone as a consumer of the pass (its handlers; nothing at instance ends)."""
-
-    def __init__(self, replay: Any) -> None:
-        self.replay = replay
-
-    def handlers(self) -> Any:
-        return self.replay.handlers()
-
-    def end_instance(self, key: Any, invs: Any) -> None:
-        pass
-
-    def end_trace(self) -> None:
-        pass
-
-
 def test_a_protocol_level_trace_replays_flows_translations_and_drops(tmp_path: Path) -> None:
     from sim.view.mesh import Mesh as MeshOf
 
@@ -232,7 +217,7 @@ def test_a_protocol_level_trace_replays_flows_translations_and_drops(tmp_path: P
     from sim.view.replay import Replay
 
     replay = Replay(full, 200.0, set())
-    consumer = _Fed(replay)
+    consumer = ReplayAlone(replay)
     run_pass(*read_blocks([json.dumps(e).encode() for e in events]), [consumer], Context())
     replay.finish()
     out = replay.to_json()

@@ -23,6 +23,7 @@ from sim.view.compact import compact, compact_line
 from sim.view.fragment import PagePass, encode_fragment, encode_json
 from sim.view.mesh import Mesh, mesh_from_scenario
 from sim.view.replay import DETAIL_KEYS, FLOW_LABELS, Replay, event_count
+from tests.harness.replay_alone import ReplayAlone
 
 Events = list[dict[str, Any]]
 
@@ -146,7 +147,9 @@ def test_the_packed_counts_unpack_to_their_frames_nodes_and_protocols() -> None:
         events.append({"t": t, "seq": 2 * k + 1, "label": "hop", "agent": a, "wf": "w",
                        "inst": k, "proto": hop_proto, "detail": hop})  # fmt: skip
     replay = Replay(mesh, 140.0, set())
-    run_pass(*read_blocks([json.dumps(e).encode() for e in events]), [_Alone(replay)], Context())
+    run_pass(
+        *read_blocks([json.dumps(e).encode() for e in events]), [ReplayAlone(replay)], Context()
+    )
     replay.finish()
     out = replay.to_json()
     assert out["flows"] == _flows_counted(replay, events) and len(out["flows"]) == 15
@@ -160,22 +163,6 @@ def test_the_packed_counts_unpack_to_their_frames_nodes_and_protocols() -> None:
     assert {k: (event_count(r), r[1]) for k, r in replay.instances.items()} == {
         ("w", k): (2, 1) for k in range(20)
     }
-
-
-class _Alone:
-    """A replay alone as a consumer of the pass."""
-
-    def __init__(self, replay: Replay) -> None:
-        self.replay = replay
-
-    def handlers(self) -> Any:
-        return self.replay.handlers()
-
-    def end_instance(self, key: Any, invs: Any) -> None:
-        pass
-
-    def end_trace(self) -> None:
-        pass
 
 
 @pytest.mark.parametrize(
