@@ -108,9 +108,9 @@ def smc(args: argparse.Namespace) -> int:
     from sim.admission import load_scenario_with_warnings
     from sim.cli.property_verdicts import selection
     from sim.engine import ReplicationError
-    from sim.experiments.runner import make_executor
+    from sim.experiments.runner import RESENT, make_executor
     from sim.experiments.smc_job import job_key, job_level, unseen
-    from sim.experiments.smc_runner import MAX_RUNS, RESENT, Rule, SmcJob, estimate
+    from sim.experiments.smc_runner import MAX_RUNS, Rule, SmcJob, estimate
     from sim.experiments.worker import ScenarioNotHeld
     from sim.mesh.registry import unknown_router
     from sim.processes import Stopped, stop_on_signals

@@ -457,7 +457,7 @@ def run_tasks(
     while pending:
         for future in wait(pending, return_when=FIRST_COMPLETED)[0]:
             task, fp, resent = pending.pop(future)
-            if resent < RESENT and _missed(future):  # its Dask worker came after
+            if resent < RESENT and missed_hand_over(future):  # its Dask worker came after
                 handle.hand_over({fp: task.scenario}, keep=scenarios)
                 submit(task, fp, resent + 1)
             else:
@@ -469,8 +469,9 @@ def run_tasks(
 RESENT = 3
 
 
-def _missed(future: Future[RunRecord]) -> bool:
-    """Whether ``future``'s task failed for want of its scenario on its Dask worker."""
+def missed_hand_over(future: Future[Any]) -> bool:
+    """Whether ``future``'s task failed for want of its scenario on its Dask worker (waits
+    for it: a stop while waiting is raised, never caught)."""
     return not future.cancelled() and isinstance(future.exception(), ScenarioNotHeld)
 
 

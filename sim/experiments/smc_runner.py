@@ -48,10 +48,6 @@ Verdicts = dict[str, list[tuple[bool, ...]]]
 BATCH = 64
 #: Default run budget of one (property, router) rule.
 MAX_RUNS = 100_000
-#: how many times a batch whose Dask worker did not hold its scenario (it joined, or was
-#: restarted, after the hand-over) is handed it and submitted again (as ``compare``'s runs:
-#: :data:`sim.experiments.runner.RESENT`)
-RESENT = 3
 
 
 @dataclass(frozen=True)
@@ -317,6 +313,8 @@ def estimate(
         for n in names
         for r in routers
     }
+    from sim.experiments.runner import RESENT, missed_hand_over
+
     window = 1 if handle.kind == "inline" else max(2, 2 * handle.workers)
     in_flight: deque[tuple[int, int, tuple[str, ...], int, Future[Verdicts]]] = deque()
     submitted = 0
@@ -337,7 +335,7 @@ def estimate(
             if not in_flight:  # pragma: no cover - every rule stops at max_runs
                 break
             start, stop, ran, resent, future = in_flight.popleft()
-            if submit.fp and resent < RESENT and _missed(future):  # its Dask worker came after
+            if submit.fp and resent < RESENT and missed_hand_over(future):  # Dask worker after
                 handle.hand_over({submit.fp: job.scenario})
                 again = submit(ran, start, stop, resent + 1)
                 in_flight.appendleft((start, stop, ran, resent + 1, again))
@@ -384,19 +382,6 @@ class _Submitter:
         name = f"protomesh-smc-{self.token}-{start}" + (f"-again-{resent}" if resent else "")
         fields = self.job.fields()
         return self.handle.submit_named(name, run_held_batch, self.fp, fields, routers, start, stop)
-
-
-def _missed(future: Future[Verdicts]) -> bool:
-    """Whether ``future``'s batch failed for want of its scenario on its Dask worker."""
-    from sim.experiments.worker import ScenarioNotHeld
-
-    try:
-        future.result()
-    except ScenarioNotHeld:
-        return True
-    except Exception:  # the caller's future.result() raises it (a stop is never caught)
-        return False
-    return False
 
 
 def disjoint(a: Outcome, b: Outcome) -> bool:
