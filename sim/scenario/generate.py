@@ -1,9 +1,11 @@
-"""Seeded topologies from networkx generators: the ``topology:`` block.
+"""Seeded topologies: the ``topology:`` block.
 
 :func:`expand` turns a :class:`~sim.scenario.model.TopologySpec` into agents and links
 that the loader appends to the explicit ones *before* the rules run, so every
 generated item is checked like a written one. The same block and seed give the same
-mesh, on every machine (``random.Random`` and networkx's seeded generators only).
+mesh, on every machine (``random.Random`` and networkx's seeded generators only;
+Barabási–Albert grown as networkx grows it, without networkx:
+:mod:`sim.scenario.structure`).
 
 How the mesh is built:
 
@@ -37,8 +39,6 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import networkx as nx
-
 from sim.scenario.diagnostics import FieldPath
 from sim.scenario.model import (
     MAX_MESH_SIZE,
@@ -48,6 +48,7 @@ from sim.scenario.model import (
     LinkSpec,
     TopologySpec,
 )
+from sim.scenario.structure import Structure, barabasi_albert, components, from_networkx
 
 
 class GenerationError(ValueError):
@@ -132,7 +133,7 @@ def check_size(spec: TopologySpec) -> None:
     )
 
 
-def structure(spec: TopologySpec, seed: int) -> nx.Graph:
+def structure(spec: TopologySpec, seed: int) -> Structure:
     """The generator's graph on nodes 0..agents-1 (:func:`check_size` first)."""
     n = spec.agents
     kind = spec.generator
@@ -143,7 +144,9 @@ def structure(spec: TopologySpec, seed: int) -> nx.Graph:
             raise GenerationError(
                 f"barabasi_albert needs m < agents (m={m}, agents={n})", "params", "m"
             )
-        return nx.barabasi_albert_graph(n, m, seed=seed)
+        return barabasi_albert(n, m, seed)
+    import networkx as nx  # only for these generators
+
     if kind == "waxman":
         if n > 5000:
             raise GenerationError(
@@ -153,7 +156,7 @@ def structure(spec: TopologySpec, seed: int) -> nx.Graph:
         graph = nx.waxman_graph(
             n, beta=spec.params.get("beta", 0.4), alpha=spec.params.get("alpha", 0.1), seed=seed
         )
-        return nx.convert_node_labels_to_integers(graph, ordering="sorted")
+        return from_networkx(nx.convert_node_labels_to_integers(graph, ordering="sorted"))
     if kind == "grid":
         rows = spec.params.get("rows")
         cols = spec.params.get("cols")
@@ -166,14 +169,14 @@ def structure(spec: TopologySpec, seed: int) -> nx.Graph:
         if r * c != n:
             raise GenerationError(f"grid needs rows × cols = agents ({r} × {c} ≠ {n})", "params")
         graph = nx.grid_2d_graph(r, c)
-        return nx.convert_node_labels_to_integers(graph, ordering="sorted")
+        return from_networkx(nx.convert_node_labels_to_integers(graph, ordering="sorted"))
     if kind == "erdos_renyi":
         p = spec.params.get("p")
         if p is None:
             p = spec.params.get("degree", 4.0) / max(1, n - 1)
         if not 0 <= p <= 1:
             raise GenerationError(f"erdos_renyi p must be in [0, 1] (got {p:g})", "params")
-        return nx.fast_gnp_random_graph(n, p, seed=seed)
+        return from_networkx(nx.fast_gnp_random_graph(n, p, seed=seed))
     if kind == "random_regular":
         d = _int_param(spec, "degree")
         if d >= n or (d * n) % 2:
@@ -182,12 +185,12 @@ def structure(spec: TopologySpec, seed: int) -> nx.Graph:
                 "params",
                 "degree",
             )
-        return nx.random_regular_graph(d, n, seed=seed)
+        return from_networkx(nx.random_regular_graph(d, n, seed=seed))
     if kind == "watts_strogatz":
         k = _int_param(spec, "k")
         if k >= n:
             raise GenerationError(f"watts_strogatz needs k < agents (k={k})", "params", "k")
-        return nx.watts_strogatz_graph(n, k, spec.params.get("p", 0.1), seed=seed)
+        return from_networkx(nx.watts_strogatz_graph(n, k, spec.params.get("p", 0.1), seed=seed))
     raise GenerationError(f"unknown generator '{kind}'", "generator")
 
 
@@ -224,7 +227,8 @@ def expand(spec: TopologySpec, seed: int, explicit: Sequence[AgentSpec] = ()) ->
 
     # roles: gateways on the hubs, the other types shuffled
     n_gw = max(1, round(spec.gateways * n))
-    by_degree = sorted(range(n), key=lambda v: (-graph.degree(v), v))
+    degree = graph.degrees()
+    by_degree = sorted(range(n), key=lambda v: (-degree[v], v))
     gateways = set(by_degree[:n_gw])
     others = [v for v in range(n) if v not in gateways]
     types = _type_counts(spec, len(others)) if others else []
@@ -283,18 +287,15 @@ def expand(spec: TopologySpec, seed: int, explicit: Sequence[AgentSpec] = ()) ->
         )
 
     sets = [set(s) for s in speaks]
-    edges = [
-        (a, b) for a, b in sorted((min(e), max(e)) for e in graph.edges()) if sets[a] & sets[b]
-    ]
-    kept = nx.Graph()
-    kept.add_nodes_from(range(n))
-    kept.add_edges_from(edges)
+    edges = [(a, b) for a, b in graph.edges if sets[a] & sets[b]]
+    kept = set(edges)
     hub = by_degree[0]
     gw_list = sorted(gateways)
-    for component in sorted(nx.connected_components(kept), key=min):
+    for nodes in components(n, edges):
+        component = set(nodes)
         if hub in component:
             continue
-        member = min(component)
+        member = nodes[0]
         gw = next((g for g in gw_list if g in component), None)
         target = hub if gw is None else gw
         if gw is not None:
@@ -302,9 +303,9 @@ def expand(spec: TopologySpec, seed: int, explicit: Sequence[AgentSpec] = ()) ->
         a, b = min(member, target), max(member, target)
         if member == target:
             continue
-        if not kept.has_edge(a, b):
+        if (a, b) not in kept:
             edges.append((a, b))
-            kept.add_edge(a, b)
+            kept.add((a, b))
     # one sampler per protocol, each drawing from rng as Law.draw does (the same draws)
     latency = {p: latency_of(p).law().sampler(rng) for p in protocols}
     links: list[LinkSpec] = []
