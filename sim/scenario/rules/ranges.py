@@ -65,6 +65,11 @@ def _carries(annotation: Any, seen: frozenset[type]) -> bool:
     return any(_carries(arg, seen) for arg in typing.get_args(annotation))
 
 
+#: Values that hold no Distribution, skipped without a call (a generated mesh's links
+#: hold tens of thousands of plain latencies).
+_PLAIN = (float, int, str, bool, type(None))
+
+
 def _distributions(value: Any, path: FieldPath) -> Iterator[tuple[FieldPath, Distribution]]:
     if isinstance(value, Distribution):
         yield path, value
@@ -73,10 +78,12 @@ def _distributions(value: Any, path: FieldPath) -> Iterator[tuple[FieldPath, Dis
             yield from _distributions(getattr(value, name), (*path, key))
     elif isinstance(value, list | tuple):
         for i, item in enumerate(value):
-            yield from _distributions(item, (*path, i))
+            if not isinstance(item, _PLAIN):
+                yield from _distributions(item, (*path, i))
     elif isinstance(value, dict):
         for key, item in value.items():
-            yield from _distributions(item, (*path, key))
+            if not isinstance(item, _PLAIN):
+                yield from _distributions(item, (*path, key))
 
 
 def _points(dist: Distribution) -> Iterator[tuple[float, FieldPath]]:
