@@ -189,3 +189,14 @@ def test_validate_loads_only_the_calculus_it_needs(validated: Imported) -> None:
         m for m in ("sim.calculus.bisim", "sim.calculus.phi", "sim.properties") if m in modules
     )
     assert not unused, f"`validate` imports {', '.join(unused)}, which it does not need"
+
+
+def test_validate_of_a_barabasi_albert_mesh_imports_no_networkx(tmp_path: Path) -> None:
+    """The large meshes' generator is grown without networkx (sim/scenario/structure.py)."""
+    text = (ROOT / "scenarios/large_mesh.yaml").read_text(encoding="utf-8")
+    assert "agents: 10000" in text and "generator: barabasi_albert" in text
+    small = tmp_path / "small_mesh.yaml"
+    small.write_text(text.replace("agents: 10000", "agents: 200"), encoding="utf-8")
+    modules, done = _imported(["validate", str(small)], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "networkx" not in modules
