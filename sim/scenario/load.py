@@ -162,7 +162,7 @@ def _parse(
         # valid block): references to the agents it would make are not checked either
         known = dataclasses.replace(known, sections=known.sections - {"agents"})
     elif checked.topology is not None:
-        from sim.scenario.generate import GenerationError  # networkx: only for topologies
+        from sim.scenario.generate import GenerationError  # the generators: only for topologies
         from sim.scenario.generate import expand as expand_topology
 
         try:

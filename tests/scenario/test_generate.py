@@ -116,7 +116,7 @@ def test_generated_ids_do_not_clash_with_explicit_ones() -> None:
 
 
 def test_expand_directly() -> None:
-    from sim.scenario.generate import expand  # networkx: not at collection
+    from sim.scenario.generate import expand  # the generators: not at collection
 
     spec = TopologySpec(generator="grid", agents=16, protocols={"MCP": 1.0}, gateways=0.1)
     out = expand(spec, seed=4)
@@ -152,7 +152,7 @@ def test_the_generated_sample_path_is_pinned(law: str) -> None:
     import hashlib
     import json
 
-    from sim.scenario.generate import expand  # networkx: not at collection
+    from sim.scenario.generate import expand  # the generators: not at collection
     from sim.scenario.model import AgentSpec
 
     latency, pinned = PINNED_PATHS[law]

@@ -1,7 +1,7 @@
 """The size of a generated mesh is known before it is generated (issue 38, item 5): the
 estimate of each generator's links is its own count (or its expectation, or a bound), and
 a block past :data:`MAX_MESH_SIZE` is refused at the parameter that drives it, before
-networkx builds anything; a block with its own errors is not generated at all."""
+any graph is built; a block with its own errors is not generated at all."""
 
 from __future__ import annotations
 
