@@ -1,6 +1,7 @@
 """The explorer page in a real browser, shared by the browser tests (a plugin of
-tests/conftest.py, so that one session builds the results and starts Chromium once): the
-system Chromium, headless, from file://, every non-file request aborted.
+tests/conftest.py, so that one session builds the results once and each browser module
+starts Chromium once): the system Chromium, headless, from file://, every non-file request
+aborted.
 
 The page is the one ``compare`` writes for train_booking (one replication per router),
 300 s with the gw1 outage moved from 600-900 s to 100-200 s (:data:`SHORT`): the outage,
@@ -64,11 +65,16 @@ class Page:
         self.blocked: list[str] = []
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def tab() -> Iterator[Page]:
     """The module's one page, in an offline context, every non-file request aborted (and
     counted): each test loads its document into it afresh (:func:`open_page`), a new document
-    that keeps nothing of the test before (the explorer keeps nothing in storage)."""
+    that keeps nothing of the test before (the explorer keeps nothing in storage).
+
+    Module-scoped, not session-scoped: Playwright's sync API leaves its event loop marked
+    running in the worker's thread until it stops, so every later ``asyncio.run`` in that
+    worker (the MCP and A2A tests) would fail while it lives
+    (tests/view/test_browser_isolation.py)."""
     playwright = pytest.importorskip("playwright.sync_api")
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
