@@ -224,7 +224,10 @@ def _salvage_value(
             kept: list[Any] = []
             indices: list[int] = []
             for i, item in enumerate(value):
-                ok, result = _salvage_value(item_type, item, (*path, len(kept)), origin)
+                if len(path) == 1:  # a section of the scenario (its items' names are raw)
+                    ok, result = _salvage_item(item_type, item, (*path, len(kept)), origin)
+                else:
+                    ok, result = _salvage_value(item_type, item, (*path, len(kept)), origin)
                 if ok:
                     kept.append(result)
                     indices.append(i)
@@ -244,6 +247,29 @@ def _salvage_value(
                 return True, entries
             return _container_fits(annotation, entries)
     return False, None
+
+
+def _salvage_item(item_type: Any, item: Any, path: FieldPath, origin: Origin) -> tuple[bool, Any]:
+    """An item of a section list as :func:`_salvage_value` keeps it, or unusable when
+    what was kept of its fields fails its model's own validators (a scheduled failure
+    whose negative `at` was dropped has no start): the list is validated again with its
+    items, and one such item would otherwise empty the whole section, hiding the errors
+    of every other item. Only for the scenario's sections: the names their items declare
+    are taken from the file, not from the salvage (:class:`~sim.scenario.findings.KnownNames`),
+    so a dropped item is still declared; a dropped task would make its id unknown."""
+    try:
+        return True, _adapter(item_type).validate_python(item)
+    except ValidationError:
+        pass
+    ok, result = _salvage_value(item_type, item, path, origin)
+    if ok and isinstance(result, BaseModel):
+        try:
+            _adapter(item_type).validate_python(result)
+        except ValidationError:
+            for key in [key for key in origin if key[: len(path)] == path]:
+                del origin[key]
+            return False, None
+    return ok, result
 
 
 def _container_fits(annotation: Any, salvaged: Any) -> tuple[bool, Any]:
