@@ -162,6 +162,12 @@ def _line(raw: bytes, name: str, lineno: int) -> dict[str, Any]:
     return obj
 
 
+#: OTLP's times are unsigned 64-bit nanoseconds since 1970: the protobuf encoder raises
+#: on a larger one (``--epoch 1e300`` was a traceback from inside the exporter).
+_MAX_NS = 2**64 - 1
+_BEYOND = "beyond OTLP's last time (2**64 - 1 ns since 1970: 2554-07-21)"
+
+
 def wall_ns(text: str) -> int:
     """Unix nanoseconds of an ISO 8601 UTC time (``2026-12-06T21:14:03.118204Z``)."""
     moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -179,9 +185,13 @@ def _clock(lines: Sequence[dict[str, Any]], epoch_ns: int | None, source: str) -
         out: list[int] = []
         for line, w in zip(lines, walls, strict=True):
             try:
-                out.append(wall_ns(str(w)))
+                ns = wall_ns(str(w))
             except ValueError as exc:
                 raise SpanError(f"{source}:{line['_line']}: detail.wall: {exc}") from None
+            if not 0 <= ns <= _MAX_NS:
+                when = "before 1970" if ns < 0 else _BEYOND
+                raise SpanError(f"{source}:{line['_line']}: detail.wall: {w!r} is {when}")
+            out.append(ns)
         return out
     if epoch_ns is None:
         missing = next(x for x, w in zip(lines, walls, strict=True) if not isinstance(w, str))
@@ -189,7 +199,14 @@ def _clock(lines: Sequence[dict[str, Any]], epoch_ns: int | None, source: str) -
             f"{source}:{missing['_line']}: no detail.wall (not a live trace): give --epoch "
             "SECONDS, the Unix time of t = 0"
         )
-    return [epoch_ns + round(float(x["t"]) * 1_000_000) * 1000 for x in lines]
+    out = [epoch_ns + round(float(x["t"]) * 1_000_000) * 1000 for x in lines]
+    for line, ns in zip(lines, out, strict=True):
+        if ns > _MAX_NS:
+            raise SpanError(
+                f"{source}:{line['_line']}: t = {float(line['t']):g} s after --epoch is "
+                f"{_BEYOND}; give a smaller --epoch"
+            )
+    return out
 
 
 def _attrs(detail: Mapping[str, Any]) -> dict[str, Any]:

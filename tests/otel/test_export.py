@@ -195,6 +195,7 @@ def test_bad_input_is_one_line(
         (base, "no detail.wall (not a live trace): give --epoch SECONDS"),
         ([*base, "--epoch", "soon"], "--epoch 'soon': expected Unix seconds"),
         ([*base, "--epoch", "-1"], "expected Unix seconds, at least 0"),
+        ([*base, "--epoch", "1e300"], "beyond OTLP's"),
         ([*base, "--epoch", "0", "--endpoint", "collector:4318"], "expected an http:// or"),
         (
             [

@@ -147,6 +147,28 @@ def test_times_from_wall_when_every_line_has_it(booking: list[dict[str, Any]]) -
         spans(booking, epoch=None)
 
 
+def test_a_time_outside_otlp_s_range_is_an_error_at_its_line(
+    booking: list[dict[str, Any]],
+) -> None:
+    """OTLP times are unsigned 64-bit nanoseconds (up to 2554-07-21): `--epoch 1e300` (or
+    1e11) made the protobuf encoder raise `ValueError: Value out of range` from inside the
+    exporter, a traceback; a time there is now the line's error, as a bad wall is."""
+    top = 2**64 - 1
+    assert spans(booking, epoch=top - 6 * 10**9)  # the last line at 6 s still fits
+    with pytest.raises(SpanError, match=r"^t:2: t = 0.5 s after --epoch is beyond OTLP's"):
+        spans(booking, epoch=top)
+    with pytest.raises(SpanError, match=r"^t:1: t = 0 s after --epoch is beyond OTLP's"):
+        spans(booking, epoch=10**300)
+    for x in booking:
+        x["detail"] = {**x["detail"], "wall": "9999-12-31T23:59:59.000000Z"}
+    with pytest.raises(SpanError, match=r"^t:1: detail.wall: .* beyond OTLP's"):
+        spans(booking, epoch=None)
+    for x in booking:
+        x["detail"] = {**x["detail"], "wall": "1969-12-31T23:59:59.000000Z"}
+    with pytest.raises(SpanError, match=r"^t:1: detail.wall: .* before 1970"):
+        spans(booking, epoch=None)
+
+
 def test_a_traceparent_puts_its_request_in_its_trace(booking: list[dict[str, Any]]) -> None:
     booking[1]["detail"]["traceparent"] = PARENT
     found = spans(booking)
