@@ -157,9 +157,10 @@ def _parse(
     )
     checked = scenario if scenario is not None else salvaged
     n_agents, n_links = len(checked.agents), len(checked.links)
-    if checked.topology is not None and not topology_valid:
+    if not topology_valid:
         # a block with its own errors is not expanded (what salvage kept of it is not a
-        # valid block): references to the agents it would make are not checked either
+        # valid block, or nothing when a required field is wrong, a misspelt generator):
+        # references to the agents it would make are not checked either
         known = dataclasses.replace(known, sections=known.sections - {"agents"})
     elif checked.topology is not None:
         from sim.scenario.generate import GenerationError  # the generators: only for topologies
