@@ -80,6 +80,19 @@ def _int_param(spec: TopologySpec, name: str, default: int | None = None) -> int
     return int(value)
 
 
+def _unit_param(spec: TopologySpec, name: str, default: float, open_low: bool) -> float:
+    """A parameter that lies in [0, 1], or (0, 1] with ``open_low``: the generator is
+    defined on nothing else (waxman's alpha 0 divided by zero inside networkx, a rewiring
+    probability of 1.5 generated a mesh)."""
+    value = spec.params.get(name, default)
+    if not (0 < value <= 1 if open_low else 0 <= value <= 1):
+        span = "(0, 1]" if open_low else "[0, 1]"
+        raise GenerationError(
+            f"{spec.generator} needs params.{name} in {span} (got {value:g})", "params", name
+        )
+    return value
+
+
 def _number(spec: TopologySpec, name: str, default: float) -> float:
     """A parameter for :func:`estimated_links`: its value where it is a number ≥ 0."""
     value = spec.params.get(name, default)
@@ -153,9 +166,9 @@ def structure(spec: TopologySpec, seed: int) -> Structure:
                 "waxman is quadratic in the number of agents: use it up to 5000 agents",
                 "agents",
             )
-        graph = nx.waxman_graph(
-            n, beta=spec.params.get("beta", 0.4), alpha=spec.params.get("alpha", 0.1), seed=seed
-        )
+        alpha = _unit_param(spec, "alpha", 0.1, open_low=True)
+        beta = _unit_param(spec, "beta", 0.4, open_low=True)
+        graph = nx.waxman_graph(n, beta=beta, alpha=alpha, seed=seed)
         return from_networkx(nx.convert_node_labels_to_integers(graph, ordering="sorted"))
     if kind == "grid":
         rows = spec.params.get("rows")
@@ -190,7 +203,8 @@ def structure(spec: TopologySpec, seed: int) -> Structure:
         k = _int_param(spec, "k")
         if k >= n:
             raise GenerationError(f"watts_strogatz needs k < agents (k={k})", "params", "k")
-        return from_networkx(nx.watts_strogatz_graph(n, k, spec.params.get("p", 0.1), seed=seed))
+        p = _unit_param(spec, "p", 0.1, open_low=False)
+        return from_networkx(nx.watts_strogatz_graph(n, k, p, seed=seed))
     raise GenerationError(f"unknown generator '{kind}'", "generator")
 
 
