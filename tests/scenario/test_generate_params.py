@@ -47,6 +47,23 @@ def test_a_parameter_out_of_its_range_is_a_located_error(
 
 
 @pytest.mark.parametrize(
+    ("params", "name", "words"),
+    [
+        # pydantic read true as 1.0 (a mesh generated), .inf as a size of "about nan links"
+        ("{k: 4, p: true}", "p", "must be a number, not the boolean true"),
+        ("{k: .inf, p: 0.1}", "k", "finite number"),
+    ],
+)
+def test_a_parameter_is_a_finite_number(params: str, name: str, words: str) -> None:
+    text = BASE.replace("@GEN@", "watts_strogatz").replace("@PARAMS@", params)
+    with pytest.raises(ScenarioError) as caught:
+        parse_scenario(text)
+    errors = caught.value.errors
+    assert [d.field for d in errors] == [f"topology.params.{name}"], errors
+    assert words in errors[0].message, errors[0].message
+
+
+@pytest.mark.parametrize(
     ("gen", "params"),
     [
         ("waxman", "{alpha: 1, beta: 1}"),

@@ -40,6 +40,7 @@ Count = Annotated[int, Field(ge=0), _NOT_BOOLEAN]
 #: A retry bound: a count the invocation LTS counts exactly (``RETRY_STATES``).
 Retries = Annotated[int, Field(ge=0, le=RETRY_STATES), _NOT_BOOLEAN]
 #: Finite real numbers (booleans, ``.inf`` and ``.nan`` rejected) in a range.
+Finite = Annotated[float, Field(allow_inf_nan=False), _NOT_BOOLEAN]
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False), _NOT_BOOLEAN]
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False), _NOT_BOOLEAN]
 Probability = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False), _NOT_BOOLEAN]

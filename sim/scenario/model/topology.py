@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 from sim.scenario.model.base import (
     Affinity,
     Count,
+    Finite,
     NonNegative,
     Probability,
     Spec,
@@ -82,7 +83,7 @@ class TopologySpec(Spec):
         le=MAX_GENERATED_AGENTS,
         description="Number of generated agents (at most 1,000,000).",
     )
-    params: dict[str, float] = Field(
+    params: dict[str, Finite] = Field(
         default_factory=dict,
         description="Generator parameters: barabasi_albert {m}; waxman {alpha, beta}; grid "
         "{rows, cols}; erdos_renyi {p | degree}; random_regular {degree}; watts_strogatz {k, p}.",
