@@ -48,6 +48,8 @@ class KnownNames:
     sections: frozenset[str] = frozenset({"agents", "tools", "protocols"})
     #: Tool names listed in some agent's ``tools:`` (None: take them from the scenario).
     hosted: set[str] | None = None
+    #: Task ids in the file, by workflow name (tasks whose own fields are invalid too).
+    tasks: dict[str, set[str]] = field(default_factory=dict)
     #: The router names known without a plug-in entry (from the registry, above).
     routers: tuple[str, ...] = field(default_factory=router_names)
 

@@ -61,6 +61,20 @@ def _raw_names(data: Mapping[str, Any], section: str, key: str) -> set[str]:
     return names
 
 
+def _raw_tasks(data: Mapping[str, Any]) -> dict[str, set[str]]:
+    """Task ids by workflow name, as the file gives them (invalid tasks included)."""
+    out: dict[str, set[str]] = {}
+    workflows = data.get("workflows")
+    for wf in workflows if isinstance(workflows, list) else ():
+        if isinstance(wf, dict) and isinstance(wf.get("name"), str):
+            tasks = wf.get("tasks")
+            ids = out.setdefault(wf["name"], set())
+            for task in tasks if isinstance(tasks, list) else ():
+                if isinstance(task, dict) and isinstance(task.get("id"), str):
+                    ids.add(task["id"])
+    return out
+
+
 def _raw_speaks(data: Mapping[str, Any]) -> dict[str, set[str]]:
     raw = data.get("agents")
     speaks: dict[str, set[str]] = {}
@@ -154,6 +168,7 @@ def _parse(
         speaks=_raw_speaks(data),
         sections=_raw_sections(data),
         hosted=_raw_hosted(data),
+        tasks=_raw_tasks(data),
     )
     checked = scenario if scenario is not None else salvaged
     n_agents, n_links = len(checked.agents), len(checked.links)

@@ -224,10 +224,7 @@ def _salvage_value(
             kept: list[Any] = []
             indices: list[int] = []
             for i, item in enumerate(value):
-                if len(path) == 1:  # a section of the scenario (its items' names are raw)
-                    ok, result = _salvage_item(item_type, item, (*path, len(kept)), origin)
-                else:
-                    ok, result = _salvage_value(item_type, item, (*path, len(kept)), origin)
+                ok, result = _salvage_item(item_type, item, (*path, len(kept)), origin)
                 if ok:
                     kept.append(result)
                     indices.append(i)
@@ -250,13 +247,13 @@ def _salvage_value(
 
 
 def _salvage_item(item_type: Any, item: Any, path: FieldPath, origin: Origin) -> tuple[bool, Any]:
-    """An item of a section list as :func:`_salvage_value` keeps it, or unusable when
-    what was kept of its fields fails its model's own validators (a scheduled failure
-    whose negative `at` was dropped has no start): the list is validated again with its
-    items, and one such item would otherwise empty the whole section, hiding the errors
-    of every other item. Only for the scenario's sections: the names their items declare
-    are taken from the file, not from the salvage (:class:`~sim.scenario.findings.KnownNames`),
-    so a dropped item is still declared; a dropped task would make its id unknown."""
+    """A list item as :func:`_salvage_value` keeps it, or unusable when what was kept of
+    its fields fails its model's own validators (a scheduled failure whose negative `at`
+    was dropped has no start, a task names both a tool and a capability): the list is
+    validated again with its items, and one such item would otherwise take the whole
+    list with it (a section, or a workflow's tasks and with them the workflow), hiding
+    the errors of every other item. The names a dropped item declares still count as
+    declared: the rules take them from the file (:class:`~sim.scenario.findings.KnownNames`)."""
     try:
         return True, _adapter(item_type).validate_python(item)
     except ValidationError:
