@@ -227,11 +227,14 @@ def verify(args: argparse.Namespace) -> int:
         return _bad(f"{args.file}: {exc}")
     except ValueError as exc:
         return _bad(f"error: {exc}")
+    from sim.view.violations import workflow_folder
+
     base = args.counterexamples or Path("results") / scenario.name / "verify"
     for wv in results:
+        folder = base / workflow_folder(wv.workflow) / wv.router
         for pv in wv.properties:
             if pv.events is not None:
-                pv.path = _write(base / wv.workflow / wv.router / f"{pv.name}.jsonl", pv.events)
+                pv.path = _write(folder / f"{pv.name}.jsonl", pv.events)
                 pv.confirm = _confirm(args, pv.name, pv.path)
     if args.aut is not None:
         code = _aut(args, scenario, wanted, router)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, unquote
 
 from sim.view.compact import compact
 
@@ -153,6 +154,21 @@ def property_monitor(scenario: Scenario) -> Any:
 VERIFY_DIR = "verify"
 
 
+def workflow_folder(name: str) -> str:
+    """The one path component that holds a workflow's counterexamples: the name itself,
+    or, where it could leave or nest the folder (``/``, ``\\``, ``.``, ``..``, a NUL) or
+    holds a ``%``, the name percent-encoded (a workflow's name is free text: ``../../x``
+    wrote outside the results folder). :func:`workflow_of_folder` reads it back."""
+    if name in ("", ".", "..") or any(c in name for c in "/\\\0%"):
+        return quote(name, safe="") if name not in (".", "..") else name.replace(".", "%2E")
+    return name
+
+
+def workflow_of_folder(folder: str) -> str:
+    """The workflow name :func:`workflow_folder` wrote as ``folder``."""
+    return unquote(folder) if "%" in folder else folder
+
+
 def from_verify(results: Path) -> list[dict[str, Any]]:
     """One group per counterexample trace ``verify`` wrote under ``results``: the shortest
     path of the untimed model that violates the property, its last event offending (the
@@ -164,7 +180,7 @@ def from_verify(results: Path) -> list[dict[str, Any]]:
     base = results / VERIFY_DIR
     out: list[dict[str, Any]] = []
     for path in sorted(base.glob("*/*/*.jsonl")) if base.is_dir() else []:
-        workflow, router = path.parent.parent.name, path.parent.name
+        workflow, router = workflow_of_folder(path.parent.parent.name), path.parent.name
         events = []
         _, blocks = read_blocks(path)  # bounded lines (MAX_LINE), a located TraceError
         for lineno, line in enumerate((raw for block in blocks for raw in block), 1):
