@@ -29,6 +29,7 @@ from sim.calculus.mcp import (
     Retry,
     ToolPlus,
     UserPrompt,
+    excluders,
 )
 from sim.calculus.mcp.dialects import BUILTIN, MCP, Dialect
 from sim.calculus.sgd import EXECUTION_ERROR, Service, intent_lts
@@ -162,12 +163,7 @@ def from_scenario(scenario: Scenario, source: str = "") -> Truth:
     """The ground truth of a loaded scenario."""
     dialects = scenario.dialects()
     descs = {spec.name: spec.descriptor() for spec in scenario.tools}
-    # ExclusiveWith is symmetric: declared on either side, it binds both
-    excluded: dict[str, set[str]] = {}
-    for name, desc in descs.items():
-        for dep in desc.dependencies or ():
-            if dep.relation == Relation.EXCLUSIVE_WITH and dep.tool in descs:
-                excluded.setdefault(dep.tool, set()).add(name)
+    excluded = excluders(descs.values())  # ExclusiveWith binds both tools of a pair
     tools = {
         spec.name: tool_facts(
             descs[spec.name], spec.errors, dialects.values(), excluded.get(spec.name, ())

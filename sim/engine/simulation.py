@@ -41,7 +41,7 @@ from sim.engine.server import ToolServer
 from sim.engine.topology import Node, Topology
 from sim.engine.trace import TraceWriter
 from sim.engine.transport import Transport
-from sim.engine.views import ToolRT, Views
+from sim.engine.views import ToolRT, Views, tools_of
 from sim.engine.workflows import WorkflowRT, Workflows
 from sim.mesh.graph import ProtocolGraph
 from sim.mesh.registry import make_router
@@ -118,9 +118,9 @@ class Replication:
             streams.approvals,
             make_policy(approval),
         )
-        self.tools: dict[str, ToolRT] = {
-            t.name: ToolRT(t, sampler(t.service_time, streams.service)) for t in scenario.tools
-        }
+        self.tools: dict[str, ToolRT] = tools_of(
+            scenario.tools, lambda t: sampler(t.service_time, streams.service)
+        )
         views = Views(approval.mcp_policy.value)
         dialects = scenario.dialects()
         workflows = [

@@ -11,12 +11,20 @@ call, :mod:`sim.approval`), its interned labels and the trace fragments of its l
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from sim.approval import approval
 from sim.calculus.lts import LTS, label
-from sim.calculus.mcp import SERVICE_DOWN, ToolPlus, ToolView, caller_view, knowledge
+from sim.calculus.mcp import (
+    SERVICE_DOWN,
+    ToolPlus,
+    ToolView,
+    caller_view,
+    excluders,
+    knowledge,
+)
 from sim.calculus.mcp.dialects import Dialect
 from sim.engine.randomness import Sampler
 from sim.engine.trace import js
@@ -39,10 +47,12 @@ def transition_table(lts: LTS) -> Table:
 class ToolRT:
     """A tool's ground truth, compiled once per replication."""
 
-    __slots__ = ("error_types", "errors", "j", "name", "service", "truth", "write")
+    __slots__ = ("error_types", "errors", "excluded_by", "j", "name", "service", "truth", "write")
 
     def __init__(self, spec: Any, service: Sampler) -> None:
         self.name: str = spec.name
+        #: the tools that declare this one ExclusiveWith (set with every tool's: :func:`tools_of`)
+        self.excluded_by: frozenset[str] = frozenset()
         self.j = js(spec.name)
         self.truth: ToolPlus = spec.descriptor()
         self.write = approval(self.truth).demanded
@@ -56,6 +66,15 @@ class ToolRT:
                 errors.append((cumulative, name))
         self.errors = tuple(errors)
         self.error_types: tuple[str, ...] = tuple(sorted({*spec.errors, SERVICE_DOWN}))
+
+
+def tools_of(specs: Any, service: Callable[[Any], Sampler]) -> dict[str, ToolRT]:
+    """The tools of a replication by name (``specs``: the scenario's), every one of them
+    knowing the tools that declare it ExclusiveWith; ``service``: each spec's sampler."""
+    tools = {t.name: ToolRT(t, service(t)) for t in specs}
+    for name, by in excluders([t.truth for t in tools.values()]).items():
+        tools[name].excluded_by = by
+    return tools
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +140,7 @@ class ViewRT:
         self._lts: dict[tuple[bool, Dialect], LTS] = {}  # (gate, dialect) → LTS, when first run
         self._tables: dict[int, tuple[LTS, Table]] = {}  # id(LTS) → its transition table
         self.labels = Labels.of(tool.name)
-        known = knowledge(view)
+        known = knowledge(view, tool.excluded_by)
         self.required = known.required
         self.collect: dict[str, str] = {}
         self.requires = known.requires

@@ -12,7 +12,8 @@ caller knows:
   task must have succeeded before the task calling X. A required task that failed, was
   cancelled or skipped fails the waiting task (reason ``dependency``);
 * ``ExclusiveWith``: if its tool is exclusive with a tool a task of the instance already
-  started, the task is skipped (``skip``) and counts as done for ≺.
+  started (declared on either tool: :func:`~sim.calculus.mcp.excluders`), the task is
+  skipped (``skip``) and counts as done for ≺.
 
 Unknown dependencies (a descriptor that lost ``dependencies`` on its way) add no order.
 A failed task (abort, prompt, time-out given up, no route) fails the instance, a denied

@@ -44,6 +44,7 @@ from sim.calculus.mcp import (
     ToolPlus,
     UserPrompt,
     backoff,
+    excluders,
 )
 from sim.live.clock import SceneClock
 from sim.live.envelope import Envelope, Leg, route_json
@@ -114,6 +115,8 @@ class Caller:
         self.scenario = scenario  #: the scenario's name (the instances' trace contexts)
         #: each tool's ground truth (its demand in the approval decision)
         self.truths = truths
+        #: per tool, the tools that declare it ExclusiveWith (both are bound)
+        self.excluded_by = excluders(truths.values())
         self.in_flight = 0  #: exchanges waiting for their reply (late ones included)
         self.views: dict[Any, LiveView] = {}
         self.latest: dict[str, LiveView] = {}
@@ -217,7 +220,12 @@ class Caller:
                 found = [d for d in descriptors if d.values.get("name") == tool]
                 if not found:
                     return "no_tool"
-                view = LiveView(found[0], self.mcp_policy, self.error_types.get(tool, ()))
+                view = LiveView(
+                    found[0],
+                    self.mcp_policy,
+                    self.error_types.get(tool, ()),
+                    self.excluded_by.get(tool, frozenset()),
+                )
                 self.views[(tool, route.path, route.protocols, route.translations, rho)] = view
                 self.latest[tool] = view
                 self.part.event(

@@ -33,16 +33,21 @@ def error_type(text: str, known: frozenset[str]) -> str:
 
 class LiveView:
     """A caller's view of one tool (see the module); ``error_types``: the errors its
-    server can answer (the scenario's, ServiceDown and :data:`TOOL_ERROR`)."""
+    server can answer (the scenario's, ServiceDown and :data:`TOOL_ERROR`);
+    ``excluded_by``: the tools that declare it ExclusiveWith."""
 
     __slots__ = ("_lts", "descriptor", "error_types", "fields", "known", "view")
 
     def __init__(
-        self, descriptor: Descriptor, mcp_policy: str, error_types: tuple[str, ...]
+        self,
+        descriptor: Descriptor,
+        mcp_policy: str,
+        error_types: tuple[str, ...],
+        excluded_by: frozenset[str] = frozenset(),
     ) -> None:
         self.descriptor = descriptor
         self.view: ToolView = descriptor.view(mcp_policy)
-        self.known = knowledge(self.view)
+        self.known = knowledge(self.view, excluded_by)
         self.fields = sorted(descriptor.known)
         self.error_types = tuple(sorted({*error_types, SERVICE_DOWN, TOOL_ERROR}))
         self._lts: dict[tuple[bool, Dialect], LTS] = {}

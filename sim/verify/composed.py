@@ -140,12 +140,13 @@ def why_not(model: Model, tracker: Tracker) -> str:
 
 
 def _watched(model: Model, index: int) -> tuple[int, ...]:
-    """The other tasks whose tool a dependency of one of task ``index``'s tools names."""
+    """The other tasks whose tool a dependency of one of task ``index``'s tools names, or
+    whose tool declares one of them ExclusiveWith."""
     tool = model.tasks[index].tool
     assert tool is not None
-    named = {
-        d.tool for t in callable_tools(model.truth, tool) for d in model.truth[t].dependencies or ()
-    }
+    mine = callable_tools(model.truth, tool)
+    named = {d.tool for t in mine for d in model.truth[t].dependencies or ()}
+    named.update(x for t in mine for x in model.excluded_by.get(t, ()))  # ExclusiveWith
     return tuple(j for j in watchers(model.possible_tools(), named) if j != index)
 
 

@@ -62,6 +62,8 @@ class Steps:
     option_list: list[RouteOption]
     views: dict[tuple[str, frozenset[str]], ToolModel]
     truth: dict[str, ToolPlus]
+    #: per tool, the tools that declare it ExclusiveWith (:func:`~sim.calculus.mcp.excluders`)
+    excluded_by: dict[str, frozenset[str]]
     errors: dict[str, dict[str, Any]]
     mcp_policy: str
     policy: ApprovalPolicy
@@ -78,7 +80,11 @@ class Steps:
         hit = self.views.get(key)
         if hit is None:
             hit = self.views[key] = ToolModel(
-                self.truth[option.tool], option.fields, self.mcp_policy, self.errors[option.tool]
+                self.truth[option.tool],
+                option.fields,
+                self.mcp_policy,
+                self.errors[option.tool],
+                self.excluded_by.get(option.tool, frozenset()),
             )
         return hit
 

@@ -240,12 +240,19 @@ class ToolModel:
         "view",
     )
 
-    def __init__(self, truth: ToolPlus, fields: frozenset[str], mcp_policy: str, errors: Any):
+    def __init__(
+        self,
+        truth: ToolPlus,
+        fields: frozenset[str],
+        mcp_policy: str,
+        errors: Any,
+        excluded_by: frozenset[str] = frozenset(),
+    ):
         self.name = truth.name
         self.truth = truth
         self.fields = fields
         self.view: ToolView = caller_view(truth, fields, mcp_policy)
-        known = knowledge(self.view)
+        known = knowledge(self.view, excluded_by)
         self.required = known.required
         self.requires = known.requires
         self.feeds = known.feeds

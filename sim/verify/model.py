@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from sim.approval import approval, make_policy
-from sim.calculus.mcp import DISCOVERY_ATTEMPTS
+from sim.calculus.mcp import DISCOVERY_ATTEMPTS, excluders
 from sim.mesh.graph import ProtocolGraph
 from sim.mesh.registry import make_router
 from sim.mesh.routing import Router
@@ -117,6 +117,7 @@ class Model(Readiness):
             self.suspicions = suspicion_sets(
                 self.router, self.graph, self.initiator, self._called(), self.truth, suspect_sets
             )
+        self.excluded_by = excluders(self.truth.values())
         self.errors = {name: dict(s.errors) for name, s in specs.items()}
         self.write = {name: approval(self.truth[name]).demanded for name in specs}
         self.raised = {

@@ -24,6 +24,8 @@ from sim.calculus.mcp import (
     ToolsListError,
     UserPrompt,
     caller_view,
+    excluders,
+    knowledge,
     load_tools,
     tool_lts,
     tool_plus_from_mapping,
@@ -270,3 +272,22 @@ def test_tool_lts_of_a_plain_tool_and_of_an_mcp_view() -> None:
     assert not any("ValidationError" in t.label for t in tool_lts(no_required).transitions)
     assert tool_lts(no_required, approval=True).step(2, "approve(now)") is not None
     assert FailureMode("X", Abort()).recovery == Abort()
+
+
+def _declaring(name: str, *pairs: str) -> ToolPlus:
+    deps = [{"tool": p, "relation": "ExclusiveWith"} for p in pairs]
+    return tool_plus_from_mapping({"name": name, "description": f"{name}.", "dependencies": deps})
+
+
+def test_excluders_name_the_tools_that_declare_each_tool_exclusive() -> None:
+    tools = [_declaring("a", "b", "ghost"), _declaring("b"), _declaring("c", "b"), _declaring("d")]
+    # ghost is no tool of the list: left out; d is in no pair
+    assert excluders(tools) == {"b": frozenset({"a", "c"})}
+
+
+def test_a_view_with_dependencies_knows_the_pairs_declared_on_the_other_side() -> None:
+    b = _declaring("b", "z")
+    plus = knowledge(caller_view(b, PROTOCOL_FIELDS["MCP+"]), {"c", "a", "z"})
+    assert plus.exclusive == ("z", "a", "c")  # its own first, then the others by name
+    mcp = knowledge(caller_view(b, PROTOCOL_FIELDS["MCP"]), {"c", "a"})
+    assert mcp.exclusive == ()  # plain MCP keeps no dependencies: no pair is known

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from tests.harness.engine_runs import (
     direct,
     of,
     one_at_a_time,
+    one_sided,
     run,
 )
 
@@ -202,6 +204,40 @@ def test_exclusive_partner_is_skipped(tmp_path: Path) -> None:
     assert of(events, "execute", tool="print_it") == []
     assert of(events, "wf_end")[0]["detail"]["status"] == "succeeded"
     assert m["skips"] == 1
+
+
+def exclusive_violations(tmp_path: Path, text: str) -> int:
+    """The exclusive check's violations on the trace :func:`run` wrote for ``text``."""
+    from sim.conformance.checks.stream import check_trace
+    from sim.scenario.load import parse_scenario
+
+    scenario, _ = parse_scenario(textwrap.dedent(text))
+    return (
+        check_trace(tmp_path / "dijkstra" / "trace.jsonl", scenario).verdict("exclusive").violations
+    )
+
+
+@pytest.mark.parametrize("declared_on", ["send_it", "print_it"])
+def test_an_exclusive_pair_declared_on_one_side_binds_both(
+    tmp_path: Path, declared_on: str
+) -> None:
+    """ExclusiveWith is symmetric (docs/checks/exclusive.md): an MCP+ caller that ran
+    send_it skips print_it whichever of the two declares the pair (declared on send_it
+    alone, the engine ran print_it and the check flagged the instance)."""
+    events, m = run(tmp_path, one_sided("MCP+", declared_on))
+    (skip,) = of(events, "skip")
+    assert skip["task"] == "p" and skip["detail"] == {"exclusive_with": "send_it"}
+    assert of(events, "execute", tool="print_it") == []
+    assert m["skips"] == 1
+    assert exclusive_violations(tmp_path, one_sided("MCP+", declared_on)) == 0
+
+
+def test_a_plain_mcp_caller_knows_no_exclusive_pair(tmp_path: Path) -> None:
+    """MCP's view keeps no dependencies: its caller runs both, and the check flags it."""
+    events, _ = run(tmp_path, one_sided("MCP", "send_it"))
+    assert of(events, "skip") == []
+    assert len(of(events, "execute", tool="print_it")) == 1
+    assert exclusive_violations(tmp_path, one_sided("MCP", "send_it")) == 1
 
 
 def test_tool_server_at_its_concurrency_limit_queues(tmp_path: Path) -> None:

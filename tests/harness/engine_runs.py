@@ -152,3 +152,29 @@ workflows:
 failures:
   - {node: gw1, at: 10, for: 150}
 """
+
+
+def one_sided(protocol: str, declared_on: str) -> str:
+    """One caller running send_it then print_it over ``protocol``, the pair ExclusiveWith
+    declared by ``declared_on`` alone (the other tool declares no dependency)."""
+    other = {"send_it": "print_it", "print_it": "send_it"}[declared_on]
+    extra = "".join(
+        f"\n  - name: {name}\n    description: {name}."
+        + (
+            f"\n    dependencies: [{{tool: {other}, relation: ExclusiveWith}}]"
+            if name == declared_on
+            else ""
+        )
+        for name in ("send_it", "print_it")
+    )
+    text = direct(
+        f"{{{protocol}: 1.0}}",
+        f"{{{protocol}: 1.0}}",
+        f"{{{protocol}: 0.01}}",
+        extra + "\n",
+        times="[0]",
+        tasks="      - {id: s, tool: send_it}\n      - {id: p, tool: print_it, after: [s]}",
+    )
+    return text.replace(
+        "tools: [read_it, write_it]", "tools: [read_it, write_it, send_it, print_it]"
+    )

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from sim.cli import main
+from tests.harness.engine_runs import one_sided
 from tests.harness.verify_runs import REPO, TRAIN, confirm, events, verdicts, verify
 
 PLUS = str(REPO / "scenarios" / "mcp_vs_mcp_plus.yaml")
@@ -247,3 +248,26 @@ def test_the_cli_defaults_are_the_searchs() -> None:
     from sim.verify import MAX_STATES, MAX_SUSPECT_SETS
 
     assert (cli.DEFAULT_MAX_STATES, cli.DEFAULT_SUSPECT_SETS) == (MAX_STATES, MAX_SUSPECT_SETS)
+
+
+@pytest.mark.parametrize("declared_on", ["send_it", "print_it"])
+def test_an_exclusive_pair_declared_on_one_side_binds_both_in_the_model(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, declared_on: str
+) -> None:
+    """As the engine (tests/engine/test_behaviour.py): over MCP+ the caller skips
+    print_it after send_it whichever declares the pair, so ``exclusive`` holds; over
+    plain MCP it knows no pair, and the counterexample is one ``check`` confirms (with
+    the pair declared on send_it alone, the model let both run over MCP+ too)."""
+    verdict = {}
+    for protocol in ("MCP+", "MCP"):
+        path = tmp_path / f"{protocol}.yaml"
+        path.write_text(one_sided(protocol, declared_on), encoding="utf-8")
+        out = tmp_path / protocol
+        _, obj, _ = verify(
+            capsys, str(path), "--property", "exclusive", "--counterexamples", str(out)
+        )
+        found = verdicts(obj)[("w", "exclusive")]
+        verdict[protocol] = found["verdict"]
+        if found["verdict"] == "violated":
+            confirm(capsys, found["counterexample"], str(path), "exclusive")
+    assert verdict == {"MCP+": "holds", "MCP": "violated"}

@@ -45,7 +45,14 @@ from sim.calculus.mcp.parsing import (
     tools_from_list,
     tools_to_list,
 )
-from sim.calculus.mcp.view import Knowledge, ToolView, approval_rule, caller_view, knowledge
+from sim.calculus.mcp.view import (
+    Knowledge,
+    ToolView,
+    approval_rule,
+    caller_view,
+    excluders,
+    knowledge,
+)
 
 __all__ = [
     "ALL_FIELDS",
@@ -79,6 +86,7 @@ __all__ = [
     "approval_rule",
     "backoff",
     "caller_view",
+    "excluders",
     "knowledge",
     "load_tools",
     "mcp_plus_key",

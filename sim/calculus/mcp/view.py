@@ -4,7 +4,7 @@ it)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,9 +97,11 @@ class Knowledge:
     sd_retries: int
 
 
-def knowledge(view: ToolView) -> Knowledge:
+def knowledge(view: ToolView, excluded_by: Collection[str] = ()) -> Knowledge:
     """The :class:`Knowledge` of ``view`` (SPEC §2, §4; unknown fields: nothing required,
-    no dependency, no recovery)."""
+    no dependency, no recovery). ``excluded_by``: the tools that declare this one
+    ExclusiveWith (:func:`excluders`); a view that keeps ``dependencies`` knows them as
+    partners too (the relation binds both tools of a pair), after its own, in name order."""
     d = view.descriptor
     schema = d.input_schema or {}
     deps = d.dependencies or ()
@@ -107,11 +109,28 @@ def knowledge(view: ToolView) -> Knowledge:
     for fm in d.failure_modes or ():
         recovery.setdefault(fm.error, fm.recovery)
     sd = recovery.get(SERVICE_DOWN)
+    exclusive = tuple(x.tool for x in deps if x.relation == Relation.EXCLUSIVE_WITH)
+    if excluded_by and "dependencies" in view.fields:
+        exclusive += tuple(sorted(set(excluded_by) - set(exclusive)))
     return Knowledge(
         tuple(schema.get("required", ()) or ()),
         tuple(x.tool for x in deps if x.relation == Relation.REQUIRES),
         tuple(x.tool for x in deps if x.relation == Relation.PRODUCES_INPUT_FOR),
-        tuple(x.tool for x in deps if x.relation == Relation.EXCLUSIVE_WITH),
+        exclusive,
         recovery,
         sd.n if isinstance(sd, Retry) else 0,
     )
+
+
+def excluders(tools: Iterable[ToolPlus]) -> dict[str, frozenset[str]]:
+    """ExclusiveWith is symmetric (paper §6.4, docs/checks/exclusive.md): declared on either
+    side, it binds both. Per tool named by a declaration among ``tools``, the tools that
+    declare it (its partners its own descriptor may not name); other names are left out."""
+    listed = list(tools)
+    names = {t.name for t in listed}
+    out: dict[str, set[str]] = {}
+    for t in listed:
+        for dep in t.dependencies or ():
+            if dep.relation == Relation.EXCLUSIVE_WITH and dep.tool in names:
+                out.setdefault(dep.tool, set()).add(t.name)
+    return {name: frozenset(by) for name, by in out.items()}
