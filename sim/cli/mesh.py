@@ -135,6 +135,10 @@ def route_command(args: argparse.Namespace) -> int:
             )
     except NoRoute as exc:
         print(f"no route from '{args.source}' to '{args.target}': {exc.reason}", file=sys.stderr)
+        if args.json:  # the same keys, null, and why
+            none = dict.fromkeys(("path", "protocols", "translations", "cost", "hops"))
+            ends = {"router": name, "from": args.source, "to": args.target}
+            print(json.dumps({**ends, **none, "reason": exc.reason}))
         return 1
     except MeshError as exc:
         print(f"{args.file}: {exc}", file=sys.stderr)

@@ -162,10 +162,17 @@ def test_static_router_notes_that_it_ignores_down(capsys: pytest.CaptureFixture[
 def test_no_route_exits_1_with_a_sentence(
     capsys: pytest.CaptureFixture[str], extra: list[str], sentence: str
 ) -> None:
+    """The sentence on stderr; with --json, on stdout the route's keys, each null, and
+    the reason (as ``plan --json`` gives a task without a route): it printed nothing."""
     code, out, err = run(capsys, SHIPPED, "--from", "planner", *extra, "--json")
     assert code == 1
-    assert out == ""
     assert err.strip() == sentence
+    data = json.loads(out)
+    assert list(data) == [*KEYS, "reason"]
+    target = extra[extra.index("--to") + 1]
+    router = extra[extra.index("--router") + 1]
+    ends = {"router": router, "from": "planner", "to": target}
+    assert data == {**ends, **dict.fromkeys(KEYS[3:]), "reason": sentence.split(": ", 1)[1]}
 
 
 def test_no_protocol_path(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
