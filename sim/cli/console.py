@@ -99,8 +99,9 @@ def add_guard_options(p: argparse.ArgumentParser) -> None:
         "--max-events",
         type=_budget(int),
         metavar="N",
-        help="stop a replication after N simulation events with the scenario element that "
-        "drives them, located (default 20,000,000; 0: no limit)",
+        help="stop a replication after N simulation events (at the first multiple of 4,096 "
+        "at or past N) with the scenario element that drives them, located (default "
+        "20,000,000; 0: no limit)",
     )
     p.add_argument(
         "--max-wall",
