@@ -12,6 +12,7 @@ from sim.cli.console import (
     EXIT_BAD_INPUT,
     EXIT_OK,
     TRACE_LEVEL_NAMES,
+    BadInput,
     at_least,
     output_directory,
     positive_number,
@@ -123,7 +124,11 @@ def _live(args: argparse.Namespace) -> int:
             print(f"error: --router: {problem}", file=sys.stderr)
             return EXIT_BAD_INPUT
         names = [args.router]
-    base = output_directory(args.out or Path("results") / f"{scenario.name}-live")
+    try:
+        base = output_directory(args.out or Path("results") / f"{scenario.name}-live")
+    except BadInput as exc:  # a file in the way, a folder that cannot be made: one line
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     level = args.trace or "full"
     say = (lambda line: None) if args.quiet else (lambda line: print(line, file=sys.stderr))
     runs = []
