@@ -60,6 +60,8 @@ def live_runs(args: argparse.Namespace, scenario: Scenario, settings: list[Setti
             f"warning: {folder}: no metrics.json (an unfinished live run?): left out",
             file=sys.stderr,
         )
+    for folder, why in live.interrupted:
+        print(f"warning: {folder}: {why}: left out", file=sys.stderr)
     return live
 
 

@@ -54,6 +54,8 @@ class Live:
     directory: Path
     runs: tuple[LiveRun, ...]
     unfinished: tuple[Path, ...] = ()
+    interrupted: tuple[tuple[Path, str], ...] = ()
+    """The runs stopped before their end (their folder, ``live.interrupted``): left out."""
 
     @property
     def duration(self) -> float:
@@ -79,8 +81,10 @@ def _positive(value: Any) -> bool:
     )
 
 
-def _read_run(path: Path, router: str, name: str, scenario: str) -> LiveRun:
-    """One ``live-<k>/metrics.json``, checked to be a live run of ``scenario``."""
+def _read_run(path: Path, router: str, name: str, scenario: str) -> LiveRun | str:
+    """One ``live-<k>/metrics.json``, checked to be a live run of ``scenario``; for a run
+    that was stopped before its end (a signal, a failure once started: ``live`` keeps
+    what it merged), the header's ``interrupted`` text instead."""
     from sim.json_input import JsonInputError, read_json
 
     try:
@@ -105,6 +109,9 @@ def _read_run(path: Path, router: str, name: str, scenario: str) -> LiveRun:
     header = data.get("live")
     if not isinstance(header, dict):
         raise LiveError(f"{path}: no 'live' header: not the metrics of a live run")
+    stopped = header.get("interrupted")
+    if stopped:
+        return str(stopped)
     duration: Any = header.get("duration")
     if not _positive(duration):
         raise LiveError(
@@ -128,11 +135,18 @@ def read_live(directory: Path, scenario: str) -> Live:
         if match and folder.is_dir() and folder.parent.is_dir():
             found.append((folder.parent.name, int(match.group(1)), folder))
     found.sort()
-    runs = [
-        _read_run(f / METRICS_FILE, router, f.name, scenario)
-        for router, _k, f in found
-        if (f / METRICS_FILE).is_file()
-    ]
+    runs: list[LiveRun] = []
+    interrupted: list[tuple[Path, str]] = []
+    for router, _k, f in found:
+        if (f / METRICS_FILE).is_file():
+            run = _read_run(f / METRICS_FILE, router, f.name, scenario)
+            if isinstance(run, str):
+                interrupted.append((f, run))
+            else:
+                runs.append(run)
+    if not runs and interrupted:
+        stopped = "; ".join(f"{f}: {why}" for f, why in interrupted)
+        raise LiveError(f"{directory}: no finished live run under it ({stopped})")
     if not runs:
         raise LiveError(
             f"{directory}: no <router>/live-<k>/{METRICS_FILE} under it "
@@ -146,7 +160,7 @@ def read_live(directory: Path, scenario: str) -> Live:
                 f"{first.duration:g} s in {first.path}: compare live runs of one duration"
             )
     unfinished = tuple(f for _router, _k, f in found if not (f / METRICS_FILE).is_file())
-    return Live(directory, tuple(runs), unfinished)
+    return Live(directory, tuple(runs), unfinished, tuple(interrupted))
 
 
 def _mean(values: Sequence[float | None]) -> float | None:
