@@ -31,6 +31,7 @@ from typing import Any
 
 import yaml
 
+from sim.calculus.lts import is_label_argument
 from sim.calculus.mcp import (
     MCP_PLUS_META,
     Annotations,
@@ -186,6 +187,12 @@ def imported_tools(data: Any, path: str = "$") -> tuple[ImportedTool, ...]:
     for i, (entry, tool) in enumerate(zip(data["tools"], parsed, strict=True)):
         if tool.name in seen:
             raise InteropError(f"{path}.tools[{i}].name: duplicate tool name {tool.name!r}")
+        if not is_label_argument(tool.name):  # the fragment would not load (rules/tools.py)
+            raise InteropError(
+                f"{path}.tools[{i}].name: tool name {tool.name!r} cannot name a scenario's "
+                "tool: no commas, parentheses, double quotes or spaces (it appears in trace "
+                "labels)"
+            )
         seen.add(tool.name)
         extras: dict[str, Any] = {k: v for k, v in entry.items() if k not in _MODELLED_KEYS}
         notes: list[str] = []
