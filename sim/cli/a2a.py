@@ -139,10 +139,10 @@ def add_serve_a2a(kinds: Any) -> None:
         "a2a",
         help="one agent of a scenario as a real A2A server (tasks; approval as input-required)",
         description="Serve one agent of the scenario as a real A2A server through the official "
-        "a2a-sdk: its card at /.well-known/agent-card.json, JSON-RPC at /a2a (message/send and "
-        'streaming). A message with a DataPart {"skill": NAME, "arguments": {...}} creates '
-        "a task whose work is the tool's simulated behaviour; a tool that needs approval puts "
-        'the task in input-required until the client answers {"approval": "accept"} '
+        "a2a-sdk: its card at /.well-known/agent-card.json, JSON-RPC at /a2a (SendMessage, "
+        'SendStreamingMessage). A message with a DataPart {"skill": NAME, "arguments": {...}} '
+        "creates a task whose work is the tool's simulated behaviour; a tool that needs approval "
+        'puts the task in input-required until the client answers {"approval": "accept"} '
         '(runs) or {"approval": "decline"} (rejected, nothing runs). Runs until SIGINT or '
         "SIGTERM. Exit 0, or 2 on bad input.",
     )

@@ -7,14 +7,14 @@ and card routes). See docs/a2a.md.
   streaming on.
 - A request: a user ``Message`` with a DataPart ``{"skill": NAME, "arguments": {...}}``
   naming one of the tools the agent serves (its own, or its skills' host's). It creates a
-  task (``message/send`` and ``message/stream`` alike): submitted, then the arguments are
+  task (``SendMessage`` and ``SendStreamingMessage`` alike): submitted, then the arguments are
   validated against the tool's input schema (a violation: the task ``failed``), then the
   approval gate: when the scenario's approval policy, on the descriptor as an A2A client
   sees it, asks, the task goes ``input-required`` with a question (a text part and a
   DataPart ``{"approval": {"skill", "arguments", "reason"}}``) and nothing runs. The
   client answers in the same task (``taskId``) with a DataPart ``{"approval": "accept"}``
   or ``{"approval": "decline"}``: accept runs the tool, decline ends the task
-  ``rejected`` (the agent will not do it; nothing executed); ``tasks/cancel`` of a waiting
+  ``rejected`` (the agent will not do it; nothing executed); ``CancelTask`` of a waiting
   task ends it ``canceled``. An answer is used once (the question is gone after it).
 - The work: the tool's simulated behaviour as ``serve mcp`` has it (the same
   :class:`sim.interop.server.Simulation`: service time / ``speed``, an error drawn from
