@@ -48,6 +48,18 @@ class RealServer:
         self.shown = " ".join(live.command) if live.command else str(live.url)
         self.entries: dict[str, Mapping[str, Any]] = {}
         self._kept = Kept(self._open, spawn, closing)
+        self._garbage: list[Exception] = []
+        self._starting: anyio.CancelScope | None = None
+
+    async def _on_message(self, message: Any) -> None:
+        """What the SDK's session cannot read as a message (a stdout line that is not
+        JSON-RPC, bytes that are not UTF-8: the transport's error items) ends the start, as
+        it ends ``import mcp``; once started, the SDK's default (logged, ignored) stands."""
+        if isinstance(message, Exception):
+            self._garbage.append(message)
+            if self._starting is not None:
+                self._starting.cancel()
+        await anyio.lowlevel.checkpoint()
 
     @contextlib.asynccontextmanager
     async def _open(self) -> AsyncIterator[Any]:
@@ -57,7 +69,13 @@ class RealServer:
         from sim import __version__
 
         info = mt.Implementation(name=f"protomesh-live-{self.agent}", version=__version__)
-        async with Client(self._transport(), mode="auto", cache=None, client_info=info) as client:
+        async with Client(
+            self._transport(),
+            mode="auto",
+            cache=None,
+            client_info=info,
+            message_handler=self._on_message,
+        ) as client:
             yield client
 
     @contextlib.asynccontextmanager
@@ -93,9 +111,12 @@ class RealServer:
         import mcp.types as mt
         from pydantic import TypeAdapter
 
+        from sim.interop.client import _describe
+
         raw: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
+        self._starting = anyio.CancelScope()
         try:
-            with anyio.fail_after(OPEN_TIMEOUT):
+            with anyio.fail_after(OPEN_TIMEOUT), self._starting:
                 client = await self._kept.get()
                 tools: list[Any] = []
                 cursor: str | None = None
@@ -113,7 +134,12 @@ class RealServer:
         except RealServerError:
             raise
         except Exception as exc:
-            raise RealServerError(f"{self.shown}: {_why(exc)}") from None
+            if not self._garbage:
+                raise RealServerError(f"{self.shown}: {_why(exc)}") from None
+        finally:
+            self._starting = None
+        if self._garbage:
+            raise RealServerError(f"{self.shown}: {_describe(self._garbage[0])}")
         self.entries = {str(t.get("name")): t for t in tools if isinstance(t, Mapping)}
         missing = [name for name in hosted if name not in self.entries]
         if missing:

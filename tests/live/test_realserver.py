@@ -1,0 +1,53 @@
+"""A real server behind an agent (sim/live/realserver.py) that writes what is not an MCP
+message on its stdout before it answers: the start ends at once, naming the agent, the
+field and what the server wrote, as ``import mcp`` does (docs/interop.md), exit 2, nothing
+left running. Before, bytes that are not UTF-8 made ``live`` wait the whole 60 s start
+timeout and say ``no tools/list within 60 s``, and a line of text was silently ignored."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.harness.live_runs import live, ours
+from tests.live.test_real_servers import SERVER, desk
+
+pytestmark = pytest.mark.slow
+
+NOISY = textwrap.dedent(
+    """
+    import os, sys
+    sys.stdout.buffer.write({line!r})
+    sys.stdout.flush()
+    os.execv(sys.executable, [sys.executable, {server!r}])
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        (b"\xe9\xff not text\n", "the server wrote bytes that are not UTF-8 on its stdout"),
+        (b"hello, I am a banner\n", "not JSON-RPC on the server's stdout"),
+    ],
+)
+def test_a_server_that_writes_garbage_on_stdout_fails_the_start_at_once(
+    tmp_path: Path, line: bytes, said: str
+) -> None:
+    noisy = tmp_path / "noisy_server.py"
+    noisy.write_text(NOISY.format(line=line, server=str(SERVER)))
+    path = desk(tmp_path, {"command": [sys.executable, str(noisy)]})
+    began = time.monotonic()
+    done = live(str(path), "--out", str(tmp_path / "out"), "--quiet", timeout=120)
+    took = time.monotonic() - began
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    (error,) = [x for x in done.stderr.splitlines() if x.startswith("error:")]
+    assert error.startswith("error: agent 'desk' failed to start: ")
+    assert "agents[1].live.command: " in error and said in error, error
+    assert took < 40, f"{took:.1f} s: the start waited for its timeout"
+    assert ours(str(tmp_path)) == [] and ours(str(noisy)) == []
