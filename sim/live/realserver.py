@@ -50,6 +50,22 @@ class RealServer:
         self._kept = Kept(self._open, spawn, closing)
         self._garbage: list[Exception] = []
         self._starting: anyio.CancelScope | None = None
+        self._errlog: Any = None
+        self._stderr = ""
+
+    def _stderr_tail(self) -> str:
+        """``; its stderr: LAST LINE`` of the stdio server's stderr ('' when none)."""
+        from sim.interop.client import _last_line
+
+        errlog = self._errlog
+        if errlog is not None and not errlog.closed:
+            try:
+                errlog.flush()
+                errlog.seek(0)
+                self._stderr = _last_line(errlog.read().decode("utf-8", "replace"))
+            except (OSError, ValueError):
+                pass
+        return f"; its stderr: {self._stderr}" if self._stderr else ""
 
     async def _on_message(self, message: Any) -> None:
         """What the SDK's session cannot read as a message (a stdout line that is not
@@ -91,10 +107,14 @@ class RealServer:
 
             env = server_environment(dict(self.live.env), inherit=False)
             with tempfile.TemporaryFile() as errlog:
-                async with stdio_transport(
-                    launch_argv(self.live.command), env=env, cwd=None, errlog=errlog
-                ) as streams:
-                    yield streams
+                self._errlog = errlog
+                try:
+                    async with stdio_transport(
+                        launch_argv(self.live.command), env=env, cwd=None, errlog=errlog
+                    ) as streams:
+                        yield streams
+                finally:
+                    self._stderr_tail()  # kept for a failure reported after the file closes
         else:
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
@@ -135,7 +155,10 @@ class RealServer:
             raise
         except Exception as exc:
             if not self._garbage:
-                raise RealServerError(f"{self.shown}: {_why(exc)}") from None
+                why = _why(exc)
+                if why.lower() == "connection closed":  # the SDK's words for a stdio EOF
+                    why = "the server closed the connection"
+                raise RealServerError(f"{self.shown}: {why}{self._stderr_tail()}") from None
         finally:
             self._starting = None
         if self._garbage:

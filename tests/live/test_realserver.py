@@ -51,3 +51,18 @@ def test_a_server_that_writes_garbage_on_stdout_fails_the_start_at_once(
     assert "agents[1].live.command: " in error and said in error, error
     assert took < 40, f"{took:.1f} s: the start waited for its timeout"
     assert ours(str(tmp_path)) == [] and ours(str(noisy)) == []
+
+
+def test_a_server_that_exits_at_start_is_named_with_its_stderr(tmp_path: Path) -> None:
+    quits = tmp_path / "quits.py"
+    quits.write_text("import sys\nsys.stderr.write('no licence key, giving up\\n')\nsys.exit(3)\n")
+    path = desk(tmp_path, {"command": [sys.executable, str(quits)]})
+    done = live(str(path), "--out", str(tmp_path / "out"), "--quiet", timeout=120)
+    assert done.returncode == 2, done.stderr
+    (error,) = [x for x in done.stderr.splitlines() if x.startswith("error:")]
+    assert error.startswith("error: agent 'desk' failed to start: "), error
+    assert error.endswith(
+        f"agents[1].live.command: {sys.executable} {quits}: the server closed the connection; "
+        "its stderr: no licence key, giving up"
+    ), error
+    assert ours(str(tmp_path)) == []
