@@ -193,7 +193,7 @@ class LiveAgent:
             approval.latency.law().sampler(stream(seed, run, aid, "approvals")),
             approval.grant_probability,
             stream(seed, run, aid, "grants"),
-            {t.name: tuple(t.errors) for t in scenario.tools},
+            {t.name: _error_types(t) for t in scenario.tools},
             max(timeouts, default=30.0),
             self.spawn,
             {t.name: t.descriptor() for t in scenario.tools},
@@ -210,3 +210,10 @@ class LiveAgent:
             self.downlog,
             self.spawn,
         )
+
+
+def _error_types(tool: Any) -> tuple[str, ...]:
+    """The error types a server of ``tool`` can answer: its simulated ``errors`` and the
+    errors its ``failure_modes`` declare (a real server's ``isError`` text names them,
+    and it has no ``errors`` probabilities)."""
+    return tuple(dict.fromkeys([*tool.errors, *(m.error for m in tool.failure_modes)]))
