@@ -14,71 +14,11 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.harness.live_paths import ROOT
-from tests.harness.live_runs import live, ours
-
-SERVER = ROOT / "tests" / "mcp_servers" / "fastmcp_server.py"
+from tests.harness.live_runs import SERVER, desk, live, ours
 
 #: about 30 s of live meshes: run by `make bench` and by CI (`.ci/run`) beside the default
 #: suite, which keeps the live runs of test_live_run (a mesh, its signals and its faults)
 pytestmark = pytest.mark.slow
-
-
-def desk(tmp_path: Path, entry: dict[str, Any]) -> Path:
-    """A planner that asks a real hotel desk for a forecast, then books a room."""
-    scenario = {
-        "name": "real-desk",
-        "seed": 1,
-        "duration": 3,
-        "routers": ["dijkstra"],
-        "protocols": ["MCP"],
-        "approval": {"latency": {"dist": "constant", "value": 0.05}, "grant_probability": 1.0},
-        "agents": [
-            {"id": "planner", "type": "LLM_AGENT", "protocols": {"MCP": 1.0}},
-            {
-                "id": "desk",
-                "type": "TOOL_SERVER",
-                "protocols": {"MCP": 1.0},
-                "tools": ["get_forecast", "book_room"],
-                "live": entry,
-            },
-        ],
-        "links": [{"between": ["planner", "desk"], "latency": {"MCP": 0.005}}],
-        "tools": [
-            {"name": "get_forecast", "description": "Forecast.", "side_effects": "read"},
-            {
-                "name": "book_room",
-                "description": "Books.",
-                "side_effects": "write",
-                "requires_approval": True,
-            },
-        ],
-        "workflows": [
-            {
-                "name": "stay",
-                "initiator": "planner",
-                "protocol": "MCP",
-                "arrivals": {"times": [0.2, 1.0, 1.8]},
-                "timeout": 10,
-                "tasks": [
-                    {
-                        "id": "sky",
-                        "tool": "get_forecast",
-                        "args": {"city": "Bern", "date": "2026-12-24"},
-                    },
-                    {
-                        "id": "room",
-                        "tool": "book_room",
-                        "args": {"city": "Bern", "nights": 2},
-                        "after": ["sky"],
-                    },
-                ],
-            },
-        ],
-    }
-    path = tmp_path / "desk.yaml"
-    path.write_text(yaml.safe_dump(scenario, sort_keys=False))
-    return path
 
 
 def ran(tmp_path: Path, path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.live_runs import live, ours
-from tests.live.test_real_servers import SERVER, desk
+from tests.harness.live_runs import SERVER, desk, live, ours
 
 pytestmark = pytest.mark.slow
 
