@@ -143,8 +143,9 @@ async def _watch(scope: anyio.CancelScope, stopped: list[int], *, task_status: A
             return
 
 
-def _describe(exc: Exception) -> str:
-    """One line for what the server sent that is not a message."""
+def stdout_garbage(exc: Exception) -> str:
+    """One line for what a stdio server sent on its stdout that is not a message (the
+    transport's error item ``exc``): ``import mcp`` and ``live`` say it the same way."""
     if isinstance(exc, ServerOutputError):
         return str(exc)
     errors = getattr(exc, "errors", None)
@@ -160,7 +161,8 @@ def _describe(exc: Exception) -> str:
     return f"not JSON-RPC on the server's stdout: {detail}"
 
 
-def _last_line(text: str) -> str:
+def last_line(text: str) -> str:
+    """The last non-blank line of a server's stderr, at most 300 characters ('' if none)."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return lines[-1][:300] if lines else ""
 
@@ -281,7 +283,7 @@ async def _exchange(server: Endpoint, revision: Revision, timeout: float, errlog
         if not garbage:
             raise
     if garbage:
-        raise InteropError(_describe(garbage[0]))
+        raise InteropError(stdout_garbage(garbage[0]))
     if listing is None:
         raise InteropError("the exchange was cut short")
     return listing
@@ -364,7 +366,7 @@ def fetch_tools(
             try:
                 errlog.flush()
                 errlog.seek(0)
-                tail = _last_line(errlog.read())
+                tail = last_line(errlog.read())
             except (OSError, ValueError):
                 tail = ""
             return f"; its stderr: {tail}" if tail else ""

@@ -55,14 +55,14 @@ class RealServer:
 
     def _stderr_tail(self) -> str:
         """``; its stderr: LAST LINE`` of the stdio server's stderr ('' when none)."""
-        from sim.interop.client import _last_line
+        from sim.interop.client import last_line
 
         errlog = self._errlog
         if errlog is not None and not errlog.closed:
             try:
                 errlog.flush()
                 errlog.seek(0)
-                self._stderr = _last_line(errlog.read().decode("utf-8", "replace"))
+                self._stderr = last_line(errlog.read().decode("utf-8", "replace"))
             except (OSError, ValueError):
                 pass
         return f"; its stderr: {self._stderr}" if self._stderr else ""
@@ -131,7 +131,7 @@ class RealServer:
         import mcp.types as mt
         from pydantic import TypeAdapter
 
-        from sim.interop.client import _describe
+        from sim.interop.client import stdout_garbage
 
         raw: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
         self._starting = anyio.CancelScope()
@@ -162,7 +162,7 @@ class RealServer:
         finally:
             self._starting = None
         if self._garbage:
-            raise RealServerError(f"{self.shown}: {_describe(self._garbage[0])}")
+            raise RealServerError(f"{self.shown}: {stdout_garbage(self._garbage[0])}")
         self.entries = {str(t.get("name")): t for t in tools if isinstance(t, Mapping)}
         missing = [name for name in hosted if name not in self.entries]
         if missing:
