@@ -35,6 +35,17 @@ DATA = REPO / "data"
 pytest_plugins = ["tests.harness.browser_page"]
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which starts the workers
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Under xdist, the controller starts the session's one warm ``python -m sim`` zygote
+    for its workers, which inherit its name (tests/harness/warm_sim.py): its preload
+    (about 2 s of CPU) is paid once a session, not once a worker."""
+    if session.config.pluginmanager.hasplugin("dsession"):
+        from tests.harness.warm_sim import start_session_zygote
+
+        start_session_zygote()
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     """The warm ``python -m sim``'s zygote ends with the session (tests/harness/warm_sim.py)."""
     from tests.harness.warm_sim import stop_warm_sim

@@ -6,14 +6,19 @@ the MCP SDK's import, saved on each of the suite's servers and clients).
 "serve", "mcp", FILE]`` stood, in ``subprocess``, ``Popen`` or an SDK's stdio client alike.
 Its first word starts this file as a *launcher* (Python without ``site``, the standard
 library only, ~20 ms): it sends its argv, cwd, environment and its fds 0, 1 and 2 to the
-test process's *zygote* (started on the first call, one per pytest process, ended with
-it), which forks a *warden* that forks the command's process. That process takes the fds
-as its stdin, stdout and stderr, the cwd and the environment, and runs ``sim.__main__``
-as ``__main__`` (``runpy``, as ``-m`` does), then ends as the interpreter would: the code of
-``SystemExit``, threads joined, ``atexit`` run, the streams flushed. The launcher forwards
-SIGTERM, SIGINT, SIGHUP and SIGQUIT to it and exits with its code (or dies by its signal);
-if the launcher is killed, the warden kills the command. The exit code, the bytes on the
-streams, the transports (pipes, HTTP on 127.0.0.1) are the real command's.
+session's *zygote*, which forks a *warden* that forks the command's process. That
+process takes the fds as its stdin, stdout and stderr, the cwd and the environment, and
+runs ``sim.__main__`` as ``__main__`` (``runpy``, as ``-m`` does), then ends as the
+interpreter would: the code of ``SystemExit``, threads joined, ``atexit`` run, the
+streams flushed. The launcher forwards SIGTERM, SIGINT, SIGHUP and SIGQUIT to it and exits
+with its code (or dies by its signal); if the launcher is killed, the warden kills the
+command. The exit code, the bytes on the streams, the transports (pipes, HTTP on
+127.0.0.1) are the real command's.
+
+One zygote a session: under xdist the controller starts it as its workers start
+(:func:`start_session_zygote`; they find its socket through :data:`SESSION`) and ends it
+with the session, so its preload (about 2 s of CPU) is paid once, not once a worker; a
+pytest process without workers starts its own on the first call and ends it with itself.
 
 What differs from a cold start, so what stays on ``sys.executable -m sim``: the
 interpreter's start and the import of the command line (tests/cli/test_startup_imports.py,
@@ -149,8 +154,9 @@ def _zygote(path: str) -> None:
     for name in PRELOAD:
         importlib.import_module(name)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    listener.bind(path)
+    listener.bind(path + ".binding")
     listener.listen(64)
+    os.rename(path + ".binding", path)  # the path exists once it is listened on
     print("ready", flush=True)
     while True:
         ready, _, _ = select.select([listener, sys.stdin], [], [])
@@ -192,32 +198,82 @@ def _launch(path: str, argv: list[str]) -> None:
 
 #: this process's zygote, once started, and the path of its socket
 _zygote_process: list[tuple[subprocess.Popen[str], str]] = []
+#: the environment variable naming the session's zygote to the xdist workers:
+#: ``PID:PATH``, its process and its socket (set by :func:`start_session_zygote`)
+SESSION = "WARM_SIM_SESSION"
+#: seconds a worker waits for the session's zygote to listen (its preload: about 2 s)
+_SESSION_WAIT = 120.0
+#: the socket of the session's zygote, once seen listening
+_session: list[str] = []
+
+
+def _start_zygote(stdout: int) -> tuple[subprocess.Popen[str], str]:
+    """A zygote started (not yet ready: its socket's path exists once it listens), ended
+    at this process's exit at the latest."""
+    import atexit
+    import subprocess
+    import tempfile
+
+    from tests.harness.paths import REPO
+
+    path = os.path.join(tempfile.mkdtemp(prefix="warm-sim-"), "zygote")
+    zygote = subprocess.Popen(
+        [sys.executable, __file__, "zygote", path],
+        stdin=subprocess.PIPE,
+        stdout=stdout,
+        cwd=REPO,
+        text=True,
+    )
+    atexit.register(stop_warm_sim)
+    _zygote_process.append((zygote, path))
+    return zygote, path
+
+
+def start_session_zygote() -> None:
+    """Start the session's zygote in the xdist controller, before its workers start: they
+    inherit :data:`SESSION` and launch through it (:func:`warm_sim`); the controller ends
+    it with the session (:func:`stop_warm_sim`)."""
+    import subprocess
+
+    zygote, path = _start_zygote(subprocess.DEVNULL)
+    os.environ[SESSION] = f"{zygote.pid}:{path}"
+
+
+def _session_socket(named: str) -> str:
+    """The socket of the session's zygote ``PID:PATH``, once it listens."""
+    import select
+
+    pid, path = named.split(":", 1)
+    ended = os.pidfd_open(int(pid))  # readable once the zygote has exited
+    try:
+        waited = 0.0
+        while not os.path.exists(path):
+            if select.select([ended], [], [], 0.01)[0]:
+                raise RuntimeError(f"the session's warm sim zygote (pid {pid}) did not start")
+            waited += 0.01
+            if waited > _SESSION_WAIT:
+                raise RuntimeError(f"the session's warm sim zygote is not listening at {path}")
+    finally:
+        os.close(ended)
+    return path
 
 
 def warm_sim() -> list[str]:
-    """The words that start ``python -m sim`` warm (followed by its arguments); starts this
-    process's zygote on the first call."""
+    """The words that start ``python -m sim`` warm (followed by its arguments): through the
+    session's zygote under xdist, else through this process's, started on the first call."""
+    named = os.environ.get(SESSION)
+    if named:  # an xdist worker (or the controller): the controller's zygote
+        if not _session:
+            _session.append(_session_socket(named))
+        return [sys.executable, "-S", __file__, "launch", _session[0]]
     if not _zygote_process:
-        import atexit
         import subprocess
-        import tempfile
 
-        from tests.harness.paths import REPO
-
-        path = os.path.join(tempfile.mkdtemp(prefix="warm-sim-"), "zygote")
-        zygote = subprocess.Popen(
-            [sys.executable, __file__, "zygote", path],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            cwd=REPO,
-            text=True,
-        )
+        zygote, _ = _start_zygote(subprocess.PIPE)
         assert zygote.stdout is not None
         if zygote.stdout.readline().strip() != "ready":
             zygote.kill()
             raise RuntimeError(f"the warm sim zygote did not start (exit {zygote.wait()})")
-        atexit.register(stop_warm_sim)
-        _zygote_process.append((zygote, path))
     _, path = _zygote_process[0]
     return [sys.executable, "-S", __file__, "launch", path]
 
