@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import pytest
 from hypothesis import settings
 
@@ -96,10 +97,15 @@ def train_trace(tmp_path_factory: pytest.TempPathFactory, train_scenario: Scenar
 
 
 def copied(events: Events) -> Events:
-    """A deep copy of JSON events (a JSON round trip: a third of ``copy.deepcopy``'s time
-    on a trace's plain dicts, lists, strings and numbers; floats come back exact)."""
-    copy: Events = json.loads(json.dumps(events))
+    """A deep copy of JSON events (a JSON round trip through msgspec: a third of the
+    standard library's round trip, itself a third of ``copy.deepcopy``'s time, on a trace's
+    plain dicts, lists, strings and numbers; floats come back exact, keys in order)."""
+    copy: Events = _JSON_DECODER.decode(_JSON_ENCODER.encode(events))
     return copy
+
+
+_JSON_ENCODER = msgspec.json.Encoder()
+_JSON_DECODER = msgspec.json.Decoder()
 
 
 @pytest.fixture
