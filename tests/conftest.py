@@ -38,13 +38,13 @@ pytest_plugins = ["tests.harness.browser_page"]
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own, which starts the workers
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """Under xdist, the controller starts the session's one warm ``python -m sim`` zygote
-    for its workers, which inherit its name (tests/harness/warm_sim.py): its preload
+    """Under xdist, the controller hands its workers the session's one warm ``python -m
+    sim`` zygote, started when the first asks (tests/harness/warm_sim.py): its preload
     (about 2 s of CPU) is paid once a session, not once a worker."""
     if session.config.pluginmanager.hasplugin("dsession"):
-        from tests.harness.warm_sim import start_session_zygote
+        from tests.harness.warm_sim import serve_session_zygote
 
-        start_session_zygote()
+        serve_session_zygote()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

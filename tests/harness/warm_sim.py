@@ -15,10 +15,11 @@ with its code (or dies by its signal); if the launcher is killed, the warden kil
 command. The exit code, the bytes on the streams, the transports (pipes, HTTP on
 127.0.0.1) are the real command's.
 
-One zygote a session: under xdist the controller starts it as its workers start
-(:func:`start_session_zygote`; they find its socket through :data:`SESSION`) and ends it
-with the session, so its preload (about 2 s of CPU) is paid once, not once a worker; a
-pytest process without workers starts its own on the first call and ends it with itself.
+One zygote a session: under xdist the controller starts it when a worker first asks for
+it (:func:`serve_session_zygote`: the workers find the controller's socket through
+:data:`SESSION`) and ends it with the session, so its preload (about 2 s of CPU) is paid
+once, not once a worker, and not at all by a session that starts nothing warm; a pytest
+process without workers starts its own on the first call and ends it with itself.
 
 What differs from a cold start, so what stays on ``sys.executable -m sim``: the
 interpreter's start and the import of the command line (tests/cli/test_startup_imports.py,
@@ -154,9 +155,8 @@ def _zygote(path: str) -> None:
     for name in PRELOAD:
         importlib.import_module(name)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    listener.bind(path + ".binding")
+    listener.bind(path)
     listener.listen(64)
-    os.rename(path + ".binding", path)  # the path exists once it is listened on
     print("ready", flush=True)
     while True:
         ready, _, _ = select.select([listener, sys.stdin], [], [])
@@ -198,84 +198,96 @@ def _launch(path: str, argv: list[str]) -> None:
 
 #: this process's zygote, once started, and the path of its socket
 _zygote_process: list[tuple[subprocess.Popen[str], str]] = []
-#: the environment variable naming the session's zygote to the xdist workers:
-#: ``PID:PATH``, its process and its socket (set by :func:`start_session_zygote`)
+#: the environment variable naming, to the xdist workers, the controller's socket that
+#: hands out the session's zygote (set by :func:`serve_session_zygote`)
 SESSION = "WARM_SIM_SESSION"
-#: seconds a worker waits for the session's zygote to listen (its preload: about 2 s)
+#: seconds a worker waits for the controller's answer (the zygote's preload: about 2 s)
 _SESSION_WAIT = 120.0
-#: the socket of the session's zygote, once seen listening
+#: the socket of the session's zygote, once the controller has answered
 _session: list[str] = []
+#: the folder of the controller's socket that answers the workers
+_served: list[str] = []
 
 
-def _start_zygote(stdout: int) -> tuple[subprocess.Popen[str], str]:
-    """A zygote started (not yet ready: its socket's path exists once it listens), ended
-    at this process's exit at the latest."""
-    import atexit
-    import subprocess
+def _own_zygote() -> str:
+    """The socket of this process's zygote, started and waited for on the first call."""
+    if not _zygote_process:
+        import atexit
+        import subprocess
+        import tempfile
+
+        from tests.harness.paths import REPO
+
+        path = os.path.join(tempfile.mkdtemp(prefix="warm-sim-"), "zygote")
+        zygote = subprocess.Popen(
+            [sys.executable, __file__, "zygote", path],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            cwd=REPO,
+            text=True,
+        )
+        assert zygote.stdout is not None
+        if zygote.stdout.readline().strip() != "ready":
+            zygote.kill()
+            raise RuntimeError(f"the warm sim zygote did not start (exit {zygote.wait()})")
+        atexit.register(stop_warm_sim)
+        _zygote_process.append((zygote, path))
+    return _zygote_process[0][1]
+
+
+def serve_session_zygote() -> None:
+    """In the xdist controller, before its workers start (they inherit :data:`SESSION`):
+    a thread answers each worker that asks with the socket of this process's zygote,
+    started on the first ask; the controller ends it with the session
+    (:func:`stop_warm_sim`)."""
     import tempfile
+    import threading
 
-    from tests.harness.paths import REPO
-
-    path = os.path.join(tempfile.mkdtemp(prefix="warm-sim-"), "zygote")
-    zygote = subprocess.Popen(
-        [sys.executable, __file__, "zygote", path],
-        stdin=subprocess.PIPE,
-        stdout=stdout,
-        cwd=REPO,
-        text=True,
-    )
-    atexit.register(stop_warm_sim)
-    _zygote_process.append((zygote, path))
-    return zygote, path
+    folder = tempfile.mkdtemp(prefix="warm-sim-session-")
+    _served.append(folder)  # removed by stop_warm_sim
+    path = os.path.join(folder, "ask")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(16)
+    threading.Thread(target=_hand_out, args=(listener,), daemon=True).start()
+    os.environ[SESSION] = path
 
 
-def start_session_zygote() -> None:
-    """Start the session's zygote in the xdist controller, before its workers start: they
-    inherit :data:`SESSION` and launch through it (:func:`warm_sim`); the controller ends
-    it with the session (:func:`stop_warm_sim`)."""
-    import subprocess
+def _hand_out(listener: socket.socket) -> None:
+    """Answer each connection with the zygote's socket, or ``error: WHY``, one at a time."""
+    while True:
+        conn, _ = listener.accept()
+        with conn:
+            try:
+                answer = _own_zygote()
+            except RuntimeError as exc:  # said to the worker, who raises it
+                answer = f"error: {exc}"
+            conn.sendall(answer.encode())
 
-    zygote, path = _start_zygote(subprocess.DEVNULL)
-    os.environ[SESSION] = f"{zygote.pid}:{path}"
 
-
-def _session_socket(named: str) -> str:
-    """The socket of the session's zygote ``PID:PATH``, once it listens."""
-    import select
-
-    pid, path = named.split(":", 1)
-    ended = os.pidfd_open(int(pid))  # readable once the zygote has exited
-    try:
-        waited = 0.0
-        while not os.path.exists(path):
-            if select.select([ended], [], [], 0.01)[0]:
-                raise RuntimeError(f"the session's warm sim zygote (pid {pid}) did not start")
-            waited += 0.01
-            if waited > _SESSION_WAIT:
-                raise RuntimeError(f"the session's warm sim zygote is not listening at {path}")
-    finally:
-        os.close(ended)
-    return path
+def _ask(path: str) -> str:
+    """The session's zygote's socket, from the controller listening at ``path``."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(_SESSION_WAIT)
+        conn.connect(path)
+        answer = b""
+        while chunk := conn.recv(4096):
+            answer += chunk
+    text = answer.decode()
+    if not text or text.startswith("error: "):
+        raise RuntimeError(text.removeprefix("error: ") or "the controller did not answer")
+    return text
 
 
 def warm_sim() -> list[str]:
     """The words that start ``python -m sim`` warm (followed by its arguments): through the
     session's zygote under xdist, else through this process's, started on the first call."""
     named = os.environ.get(SESSION)
-    if named:  # an xdist worker (or the controller): the controller's zygote
+    if named and not _zygote_process:  # a worker: the controller's zygote
         if not _session:
-            _session.append(_session_socket(named))
+            _session.append(_ask(named))
         return [sys.executable, "-S", __file__, "launch", _session[0]]
-    if not _zygote_process:
-        import subprocess
-
-        zygote, _ = _start_zygote(subprocess.PIPE)
-        assert zygote.stdout is not None
-        if zygote.stdout.readline().strip() != "ready":
-            zygote.kill()
-            raise RuntimeError(f"the warm sim zygote did not start (exit {zygote.wait()})")
-    _, path = _zygote_process[0]
-    return [sys.executable, "-S", __file__, "launch", path]
+    return [sys.executable, "-S", __file__, "launch", _own_zygote()]
 
 
 def stop_warm_sim() -> None:
@@ -294,6 +306,8 @@ def stop_warm_sim() -> None:
             zygote.kill()
             zygote.wait()
         shutil.rmtree(os.path.dirname(path), ignore_errors=True)  # its socket's folder
+    while _served:  # the controller's socket that answered the workers
+        shutil.rmtree(_served.pop(), ignore_errors=True)
 
 
 if __name__ == "__main__":
