@@ -4,7 +4,6 @@ error, never a crash."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -25,6 +24,7 @@ from sim.scenario.compose import (
     Document,
     parse_yaml,
 )
+from tests.harness.warm_sim import warm_sim
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = sorted((ROOT / "scenarios").glob("*.yaml")) + sorted(
@@ -276,12 +276,11 @@ def test_validate_exits_2_with_the_message_and_no_traceback(
     path = Path(name) if name.startswith("/") else tmp_path / name
     if content:
         path.write_bytes(content)
-    done = subprocess.run(
-        [sys.executable, "-m", "sim", "validate", str(path)],
+    done = subprocess.run(  # warm: a real process of its own, the command as it ends
+        [*warm_sim(), "validate", str(path)],
         capture_output=True,
         text=True,
         cwd=ROOT,
-        env={**os.environ, "PYTHONHASHSEED": "0"},
         timeout=60,
         check=False,
     )
