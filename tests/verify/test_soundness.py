@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from sim.engine import run_replication
 from sim.scenario import ScenarioError, parse_scenario
 from sim.verify.model import Model
-from tests.harness.scenario_strategies import scenarios
+from tests.harness.scenario_strategies import scenario_text, scenarios
 from tests.harness.verify_replays import (
     KEPT,
     Key,
@@ -100,7 +100,7 @@ def test_every_simulated_instance_is_a_path_of_the_model(
 ) -> None:
     doc, router = drawn
     try:
-        scenario, _ = parse_scenario(yaml.safe_dump(doc, sort_keys=False), "fuzz.yaml")
+        scenario, _ = parse_scenario(scenario_text(doc), "fuzz.yaml")
     except ScenarioError:
         assume(False)
         return
