@@ -12,8 +12,14 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.harness.live_paths import ROOT, TINY
 from tests.harness.live_runs import live, ours
+
+#: three real live meshes, about 35 s of CPU: run by `make bench` and by CI (`.ci/run`)
+#: with the other slow live tests
+pytestmark = pytest.mark.slow
 
 
 def _interrupted_live_run(out: Path) -> None:
