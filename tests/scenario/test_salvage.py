@@ -28,14 +28,19 @@ failures:
 """
 
 
+def errors(tmp_path: Path, text: str) -> list[tuple[int, str, str]]:
+    """(line, field, message) of each error of the scenario ``text``, in the file's order."""
+    path = tmp_path / "s.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(path)
+    return [(d.line, d.field, d.message) for d in caught.value.errors]
+
+
 def test_a_failure_with_a_bad_start_does_not_hide_the_other_failures_errors(
     tmp_path: Path,
 ) -> None:
-    path = tmp_path / "s.yaml"
-    path.write_text(SCENARIO, encoding="utf-8")
-    with pytest.raises(ScenarioError) as caught:
-        load_scenario(path)
-    got = [(d.line, d.field, d.message) for d in caught.value.errors]
+    got = errors(tmp_path, SCENARIO)
     assert [(line, field) for line, field, _ in got] == [
         (10, "failures[0].at"),
         (11, "failures[1].link"),
@@ -74,11 +79,7 @@ def test_a_task_with_a_bad_form_does_not_hide_its_workflow_s_errors(tmp_path: Pa
     """A task naming both a tool and a capability failed TaskSpec's validator, which made
     its workflow unusable in the salvage: the unknown initiator and the other task's
     unknown tool were not reported. The dropped task's id still counts as declared."""
-    path = tmp_path / "s.yaml"
-    path.write_text(TASKS, encoding="utf-8")
-    with pytest.raises(ScenarioError) as caught:
-        load_scenario(path)
-    got = [(d.line, d.field, d.message) for d in caught.value.errors]
+    got = errors(tmp_path, TASKS)
     assert [(line, field) for line, field, _ in got] == [
         (13, "workflows[0].initiator"),
         (17, "workflows[0].tasks[0].capability"),
