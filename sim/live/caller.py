@@ -405,7 +405,7 @@ class Caller:
                 raise LiveBug(f"{run.tool}: a reply that is not an outcome")
             if outcome.error is not None:
                 known = frozenset(view.error_types)
-                outcome = Outcome(error_type(outcome.text, known), outcome.text)
+                outcome = Outcome(error_type(outcome.text, known, run.tool), outcome.text)
             return attempt, outcome
         now = self.clock.now()
         self.routes.suspect(run.route, now)

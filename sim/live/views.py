@@ -24,9 +24,18 @@ TOOL_ERROR = "ToolError"
 server's free text)."""
 
 
-def error_type(text: str, known: frozenset[str]) -> str:
+#: what the MCP SDK's high-level server (``MCPServer``, FastMCP) writes before the text of
+#: a ``ToolError`` its tool raised: ``Error executing tool NAME: TEXT``
+SDK_TOOL_ERROR = "Error executing tool "
+
+
+def error_type(text: str, known: frozenset[str], tool: str = "") -> str:
     """The error type an ``isError`` text starts with (``Type: ...``), if it is one of
-    ``known``, else :data:`TOOL_ERROR`."""
+    ``known``, else :data:`TOOL_ERROR`; after the SDK's :data:`SDK_TOOL_ERROR` prefix
+    for ``tool``, the type its own text starts with."""
+    prefix = f"{SDK_TOOL_ERROR}{tool}: "
+    if tool and text.startswith(prefix):
+        text = text[len(prefix) :]
     head = text.partition(":")[0].strip()
     return head if head in known else TOOL_ERROR
 
