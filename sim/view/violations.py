@@ -159,8 +159,10 @@ def workflow_folder(name: str) -> str:
     or, where it could leave or nest the folder (``/``, ``\\``, ``.``, ``..``, a NUL) or
     holds a ``%``, the name percent-encoded (a workflow's name is free text: ``../../x``
     wrote outside the results folder). :func:`workflow_of_folder` reads it back."""
-    if name in ("", ".", "..") or any(c in name for c in "/\\\0%"):
-        return quote(name, safe="") if name not in (".", "..") else name.replace(".", "%2E")
+    if name in (".", ".."):  # quote leaves dots as they are
+        return name.replace(".", "%2E")
+    if any(c in name for c in "/\\\0%"):
+        return quote(name, safe="")
     return name
 
 
