@@ -98,11 +98,13 @@ def register(sub: Any) -> None:
 def _live(args: argparse.Namespace) -> int:
     from sim.admission import load_scenario
     from sim.atomic import StorageError
+    from sim.live.forked import warm
     from sim.live.layout import LiveError
     from sim.live.run import live_run
     from sim.processes import stop_on_signals
     from sim.scenario import ScenarioError
 
+    warm()  # the hosts' template imports on the other core while the scenario loads
     source = Path(args.file)
     try:
         scenario = load_scenario(source)

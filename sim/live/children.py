@@ -3,11 +3,13 @@ facts about a process it reads off ``/proc`` and the process's log."""
 
 from __future__ import annotations
 
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sim.live.forked import Forked
 
 __all__ = ["Child", "stderr_tail", "wait_stopped"]
 
@@ -19,7 +21,7 @@ class Child:
     index: int
     agents: list[str]
     fds: list[int]
-    proc: subprocess.Popen[bytes] | None = None
+    proc: Forked | None = None
     ready: bool = False
     idle: bool = False
     warm: bool = False
@@ -27,14 +29,13 @@ class Child:
     stopped: bool = False  # SIGSTOPped
     killed: bool = False
     generation: int = 0
-    errlog: IO[bytes] | None = None
     buffer: bytes = b""
     error: str = ""
     initiator: bool = False
     kills: list[float] = field(default_factory=list)
 
 
-def wait_stopped(proc: subprocess.Popen[bytes] | None, limit: float = 1.0) -> None:
+def wait_stopped(proc: Forked | None, limit: float = 1.0) -> None:
     """Return once ``proc`` is stopped (state ``T`` in ``/proc``), or after ``limit`` s:
     a SIGSTOP takes effect when the process next enters the kernel."""
     if proc is None:

@@ -32,7 +32,6 @@ import selectors
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -147,7 +146,7 @@ class Deployment:
             "out": str(self.out),
             "process": f"p{p.index}-g{p.generation}",
             "generation": p.generation,
-            "agents": [{"id": a, "fd": fd} for a, fd in zip(p.agents, p.fds, strict=True)],
+            "agents": [{"id": a} for a in p.agents],
             "book": self.book,
             "capture": str(self.capture) if self.capture is not None else None,
             # a restarted process serves before its ``go`` arrives: it needs the clock's
@@ -159,23 +158,15 @@ class Deployment:
         return path
 
     def _spawn(self, p: Child) -> None:
+        from sim.live.forked import Forked
+
         path = self._spec(p)
-        p.errlog = open(self.out / "logs" / f"p{p.index}-g{p.generation}.stderr", "wb")  # noqa: SIM115
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "sim.live.host", str(path)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=p.errlog,
-            pass_fds=p.fds,
-            process_group=self.pgid,
-            env=env,
-            close_fds=True,
-        )
+        log = self.out / "logs" / f"p{p.index}-g{p.generation}.stderr"
+        log.write_bytes(b"")
+        proc = Forked(str(path), str(log), p.fds, self.pgid)
         if not self.pgid:
             self.pgid = proc.pid
         p.proc, p.ready, p.idle, p.buffer, p.error = proc, False, False, b"", ""
-        assert proc.stdout is not None
         os.set_blocking(proc.stdout.fileno(), False)
         self.selector.register(proc.stdout, selectors.EVENT_READ, p)
 
@@ -455,9 +446,6 @@ class Deployment:
                 if stream is not None:
                     with contextlib.suppress(OSError):
                         stream.close()
-        for p in self.procs:
-            if p.errlog is not None:
-                p.errlog.close()
         for sock in self.sockets.values():
             sock.close()
         self.sockets.clear()

@@ -1,9 +1,10 @@
 """One process of the live mesh: the agents it hosts, their servers and their callers.
 
-``python -m sim.live.host SPEC.json`` is started by :mod:`sim.live.deploy` (never by a
-user). SPEC names the scenario, the router, the run, the agents of this process with the
-listening socket each inherits (bound by the controller, so a port is never lost between
-binding and serving), the address of every agent of the mesh, and the files to write.
+:func:`main` runs in a process that :mod:`sim.live.deploy` forks from a warm template
+(:mod:`sim.live.forked`), never started by a user. Its SPEC file names the scenario, the
+router, the run, the agents of this process with the listening socket each receives
+(bound by the controller, so a port is never lost between binding and serving), the
+address of every agent of the mesh, and the files to write.
 
 Each agent gets one HTTP server (uvicorn on its socket) whose application holds the MCP
 endpoint (``/mcp``, the SDK's Streamable HTTP), the A2A endpoint and card (``/a2a``,
@@ -102,7 +103,7 @@ class _Server:
 class Host:
     """The agents of one process (see the module)."""
 
-    def __init__(self, spec: dict[str, Any]) -> None:
+    def __init__(self, spec: dict[str, Any], fds: list[int]) -> None:
         from sim.live.agent import LiveAgent
         from sim.mesh.graph import ProtocolGraph
         from sim.mesh.registry import make_router
@@ -130,7 +131,9 @@ class Host:
         index = {a.id: i for i, a in enumerate(scenario.agents)}
         specs = {a.id: a for a in scenario.agents}
         self.agents: list[LiveAgent] = []
-        self.fds: list[int] = []
+        self.fds = list(fds)  #: the agents' listening sockets, in the spec's order
+        if len(self.fds) != len(spec["agents"]):
+            raise ValueError(f"{len(spec['agents'])} agents but {len(self.fds)} sockets")
         for entry in spec["agents"]:
             aid = entry["id"]
             self.agents.append(
@@ -151,7 +154,6 @@ class Host:
                     self.closing,
                 )
             )
-            self.fds.append(int(entry["fd"]))
         self.nodes = {a.id: a.node for a in self.agents}
         self.servers: list[tuple[Any, socket.socket]] = []
         self.workflows = [a.workflows for a in self.agents if a.workflows is not None]
@@ -352,26 +354,22 @@ class _Counting:
             self.host.busy -= 1
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the process described by the SPEC file ``argv[0]``."""
+def main(spec_file: str, fds: list[int]) -> int:
+    """Run the process described by ``spec_file``; ``fds`` are its agents' listening
+    sockets, in the spec's order."""
     from sim.processes import die_with_parent
 
     die_with_parent()
-    args = sys.argv[1:] if argv is None else argv
-    spec = json.loads(Path(args[0]).read_text(encoding="utf-8"))
+    spec = json.loads(Path(spec_file).read_text(encoding="utf-8"))
     import logging
 
     logging.getLogger("mcp").setLevel(logging.CRITICAL)
     logging.getLogger("uvicorn").setLevel(logging.CRITICAL)
     try:
-        host = Host(spec)
+        host = Host(spec, fds)
         anyio.run(host.run)
     except Exception as exc:  # reported to the controller, which names the agent
         sys.stdout.write(json.dumps({"error": f"{type(exc).__name__}: {exc}"}) + "\n")
         sys.stdout.flush()
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    os._exit(main())

@@ -14,27 +14,65 @@ from tests.harness.live_paths import ROOT
 
 
 def live(*args: str, cwd: Path = ROOT, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    """``python -m sim live ARGS``, its environment marked with ARGS (:func:`ours`)."""
     return subprocess.run(
         [sys.executable, "-m", "sim", "live", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=timeout,
+        env=dict(os.environ, **{MARK: " ".join(args)}),
     )
 
 
-def ours(marker: str) -> list[str]:
-    """Processes still running whose command line names ``marker``."""
+MARK = "PROTOMESH_TEST_LIVE"
+"""The environment variable :func:`live` marks its command's processes with."""
+
+
+def ours(marker: str, grace: float = 5.0) -> list[str]:
+    """Processes still running that name ``marker`` in their command line, their
+    environment or an open file (a live run's hosts hold their logs under its output
+    folder; the hosts' template carries the command's environment, which :func:`live`
+    marks with its arguments), once those dying have been given ``grace`` seconds."""
+    import time
+
+    end = time.monotonic() + grace
+    while True:
+        found = [cmd for pid, cmd in _processes() if _names(pid, marker)]
+        if not found or time.monotonic() > end:
+            return found
+        time.sleep(0.05)
+
+
+def _processes() -> list[tuple[str, str]]:
     found = []
     for pid in os.listdir("/proc"):
-        if pid.isdigit():
+        if pid.isdigit() and int(pid) != os.getpid():
             try:
                 cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
             except OSError:
                 continue
-            if marker in cmd and "pytest" not in cmd:
-                found.append(cmd)
+            if cmd and "pytest" not in cmd:
+                found.append((pid, cmd))
     return found
+
+
+def _names(pid: str, marker: str) -> bool:
+    try:
+        if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+            return True
+        if marker.encode() in Path(f"/proc/{pid}/environ").read_bytes():
+            return True
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if marker in os.readlink(f"/proc/{pid}/fd/{fd}"):
+                return True
+        except OSError:
+            continue
+    return False
 
 
 #: a hotel desk written with the MCP SDK's high-level API (nobody's simulation)

@@ -59,7 +59,7 @@ from sim.interop.a2a_card import agent_card as card_of
 from sim.interop.a2a_decoding import decoding, plain
 from sim.live.envelope import ENVELOPE_KEY, Envelope, arriving, request_meta
 from sim.live.payload import Call, Descriptor, Outcome
-from sim.live.wire import Kept, Notice, Receiver, Spawn, Unreachable
+from sim.live.wire import Kept, Notice, Receiver, Spawn, Unreachable, tls
 from sim.live.wire.content import (
     call_from_json,
     call_json,
@@ -269,7 +269,9 @@ class A2aSender:
         import httpx
         from a2a.client import A2ACardResolver, A2AClientError, ClientConfig, ClientFactory
 
-        async with httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, connect=5.0)) as http:
+        async with httpx.AsyncClient(
+            timeout=httpx.Timeout(self.timeout, connect=5.0), verify=tls()
+        ) as http:
             try:
                 card = await A2ACardResolver(http, self.base).get_agent_card()
             except A2AClientError as exc:

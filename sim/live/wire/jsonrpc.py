@@ -20,7 +20,7 @@ import anyio
 
 from sim.live.envelope import ENVELOPE_KEY, Envelope, arriving, request_meta
 from sim.live.payload import Call
-from sim.live.wire import Kept, Notice, Receiver, Spawn, Unreachable
+from sim.live.wire import Kept, Notice, Receiver, Spawn, Unreachable, tls
 from sim.live.wire.content import (
     call_from_json,
     call_json,
@@ -110,7 +110,7 @@ class JsonRpcSender:
     def _open(self) -> Any:
         import httpx
 
-        return httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, connect=5.0))
+        return httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, connect=5.0), verify=tls())
 
     async def warm(self) -> None:
         """The client opened and its connection made (a ``ping``: method not found)."""

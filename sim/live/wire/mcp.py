@@ -38,7 +38,7 @@ from sim.calculus.mcp import MCP_PLUS_META
 from sim.interop.elicitation import APPROVAL_KEY, REQUESTED_SCHEMA
 from sim.live.envelope import ENVELOPE_KEY, Envelope, arriving, request_meta
 from sim.live.payload import Ask, Call, Descriptor, Outcome
-from sim.live.wire import Kept, Notice, Receiver, Spawn, Unreachable
+from sim.live.wire import Kept, Notice, Receiver, Spawn, Unreachable, tls
 
 __all__ = [
     "ENDPOINT",
@@ -285,7 +285,9 @@ class McpSender:
 
         from sim import __version__
 
-        async with httpx2.AsyncClient(timeout=httpx2.Timeout(self.timeout, connect=5.0)) as http:
+        async with httpx2.AsyncClient(
+            timeout=httpx2.Timeout(self.timeout, connect=5.0), verify=tls()
+        ) as http:
             transport = streamable_http_client(self.url, http_client=http)
             info = mt.Implementation(name=f"protomesh-live-{self.agent}", version=__version__)
             async with Client(
