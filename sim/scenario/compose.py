@@ -2,7 +2,8 @@
 
 libyaml's composer is used when PyYAML has it (its marks are PyYAML's), else PyYAML's
 own; malformed YAML is composed again by PyYAML's, so the messages do not depend on
-which one is installed. Top-level ``x-`` keys are free (a place for anchors): their
+which one is installed (PyYAML's, :mod:`sim.scenario.pure_yaml`: linear in depth, as
+libyaml is). Top-level ``x-`` keys are free (a place for anchors): their
 values are never expanded. Every bound below is a located error, never a crash:
 
 * a file is at most :data:`MAX_BYTES` (read with that bound: ``/dev/zero`` is refused);
@@ -21,6 +22,7 @@ from typing import Any
 import yaml
 
 from sim.scenario.diagnostics import Diagnostic, FieldPath, format_path
+from sim.scenario.pure_yaml import PureSafeLoader
 
 Mark = tuple[int, int]  # 1-based (line, column)
 
@@ -34,8 +36,10 @@ MAX_DEPTH = 64
 #: Values that aliases and merge keys may add to the document by expansion.
 MAX_ALIAS_VALUES = 100_000
 
+#: PyYAML's composer (its words for malformed YAML), linear in the depth of flow values.
+PURE_LOADER = PureSafeLoader
 #: libyaml's composer when PyYAML was built with it (marks are the same), else PyYAML's.
-FAST_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+FAST_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", PURE_LOADER)
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
@@ -353,9 +357,9 @@ def _compose(text: str, doc: Document, loader_class: type[Any]) -> yaml.Node | N
         error = exc
     except RecursionError:
         pass
-    if loader_class is not yaml.SafeLoader:
+    if not issubclass(loader_class, yaml.SafeLoader):  # libyaml's: PyYAML's words
         try:
-            return _composed(text, yaml.SafeLoader)
+            return _composed(text, PURE_LOADER)
         except yaml.YAMLError as exc:
             error = exc
         except RecursionError:

@@ -21,6 +21,7 @@ from sim.scenario.compose import (
     MAX_ALIAS_VALUES,
     MAX_BYTES,
     MAX_DEPTH,
+    PURE_LOADER,
     Document,
     parse_yaml,
 )
@@ -33,7 +34,7 @@ SHIPPED = sorted((ROOT / "scenarios").glob("*.yaml")) + sorted(
 MINIMAL = (ROOT / "tests" / "fixtures" / "scenarios" / "minimal.yaml").read_text()
 
 needs_libyaml = pytest.mark.skipif(
-    FAST_LOADER is yaml.SafeLoader, reason="PyYAML is built without libyaml"
+    FAST_LOADER is PURE_LOADER, reason="PyYAML is built without libyaml"
 )
 
 #: Documents that are malformed or odd in the ways the located-error tests use.
@@ -169,7 +170,7 @@ def test_very_deep_nesting_is_refused_not_a_recursion_error(
 
 def test_without_libyaml_deep_nesting_is_still_an_error() -> None:
     doc = Document("s.yaml")
-    assert parse_yaml("x: " + "[" * 5000 + "]" * 5000, doc, yaml.SafeLoader) is None
+    assert parse_yaml("x: " + "[" * 5000 + "]" * 5000, doc, PURE_LOADER) is None
     assert [d.message for d in doc.problems] == [NESTED]
 
 

@@ -1,0 +1,73 @@
+"""A scenario nested thousands of levels deep (sim/scenario/compose.py): libyaml refuses
+it, PyYAML's words are tried, and that retry's cost is linear in the text (PyYAML's own
+scanner walked every open flow level's possible simple key before each token)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml.scanner
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from sim.scenario.compose import PURE_LOADER, Document, parse_yaml
+
+
+class _Counted(yaml.scanner.SimpleKey):
+    """A possible simple key that counts how often the scanner reads it."""
+
+    reads = 0
+
+    def __getattribute__(self, name: str) -> Any:
+        _Counted.reads += 1
+        return super().__getattribute__(name)
+
+
+def _reads(text: str, monkeypatch: pytest.MonkeyPatch, *loader: type[Any]) -> int:
+    monkeypatch.setattr(yaml.scanner, "SimpleKey", _Counted)
+    _Counted.reads = 0
+    doc = Document("deep.yaml")
+    assert parse_yaml(text, doc, *loader) is None
+    assert len(doc.problems) == 1
+    return _Counted.reads
+
+
+@pytest.mark.parametrize("loader", [(), (PURE_LOADER,)], ids=["retry", "without-libyaml"])
+@pytest.mark.parametrize("depth", [1000, 5000])
+def test_the_retry_of_a_deep_flow_reads_each_simple_key_a_bounded_number_of_times(
+    depth: int, loader: tuple[type[Any], ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = "x: " + "[" * depth + "]" * depth + "\n"
+    reads = _reads(text, monkeypatch, *loader)
+    # linear: a bounded number of reads per character (PyYAML read 2,000 to 6,000)
+    assert reads <= 20 * len(text), f"{reads:,} reads of simple keys for {len(text):,} characters"
+
+
+def _tokens(text: str, loader: type[Any]) -> list[Any]:
+    """The tokens ``loader`` scans (kind, value, marks), then its error if any."""
+    out: list[Any] = []
+    try:
+        for token in yaml.scan(text, Loader=loader):
+            marks = (token.start_mark.index, token.end_mark.index)
+            out.append((type(token).__name__, getattr(token, "value", None), marks))
+    except yaml.YAMLError as exc:
+        out.append(("error", type(exc).__name__, str(exc)))
+    return out
+
+
+_PIECES = st.sampled_from(
+    ["[", "]", "{", "}", ", ", ": ", ":", "- ", "? ", "a", "bc", "'q'", '"d"', "#c", "&x ",
+     "*x", "!t ", "\n", "\n  ", "  ", "|\n  s\n", "---\n", "[" * 40, "a" * 1000,
+     "a" * 1100, " " * 16]
+)  # fmt: skip
+
+
+@given(st.lists(_PIECES, max_size=60).map("".join))
+@example("x: 1\na\nb: 2\n")  # a required key gone stale: its line ended
+@example("x: 1\n" + "a" * 1030 + ": 2\n")  # ... it ran past 1,024 characters
+@example("[" * 3 + "a" * 1024 + ": b]]]\n")  # a flow key at the bound, then one past it
+@example("[" * 3 + "a" * 1025 + ": b]]]\n")
+def test_the_pure_loader_scans_as_pyyaml_does(text: str) -> None:
+    """Tokens, marks and errors are PyYAML's own (long keys and lines make keys stale)."""
+    assert _tokens(text, PURE_LOADER) == _tokens(text, yaml.SafeLoader)
