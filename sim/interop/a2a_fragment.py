@@ -6,8 +6,10 @@ agent is an agent, not a tool server) speaking A2A, its capabilities the skills'
 ``c-skills``, the ``TOOL_SERVER`` doing the skills (only a tool server serves calls in a
 scenario), a tool per skill (name = the skill's id, description = the skill's, an open
 object as input schema: a skill declares none; the MCP⁺ fields a card does not carry are
-labelled guesses as for ``import mcp``), linked to ``c`` over A2A. Every field of the card
-the scenario does not model is kept under the top-level key ``x-a2a`` (:data:`A2A_KEY`):
+labelled guesses as for ``import mcp``, except what a skill's tags carry when they are the
+tags ``export a2a`` writes for a tool: ``tool``, its side effect, ``requires-approval``),
+linked to ``c`` over A2A. Every field of the card the scenario does not model is kept
+under the top-level key ``x-a2a`` (:data:`A2A_KEY`):
 ``x-a2a.agents.<id>.card`` the card without its skills, ``.skills`` each skill as the card
 gave it (protobuf JSON: id, name, description, tags, examples, inputModes, outputModes,
 securityRequirements), ``.host`` the skills' host; the card's securitySchemes,
@@ -16,9 +18,10 @@ securityRequirements, capabilities.extensions, provider, signatures, ... are in 
 ``export a2a`` writes a card per agent: an agent with an ``x-a2a`` entry gets its card
 back (its skills: those of its capabilities, in their order, as kept; a capability with
 no kept skill gets a built one; a skill's description is its tool's where the host has
-it); any other agent a card built by :func:`sim.interop.a2a_card.agent_card` (a skill per
-capability, then per hosted tool not among them; an agent with neither offers ``relay``).
-Import then export gives the card back field for field.
+it, and so are its tool tags); any other agent a card built by
+:func:`sim.interop.a2a_card.agent_card` (a skill per capability, then per hosted tool not
+among them, tagged :func:`tool_tags`; an agent with neither offers ``relay``). Import then
+export gives the card back field for field, export then import a tool's carried fields.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from sim.calculus.mcp import ToolsListError, tools_from_list
+from sim.calculus.mcp import MCP_PLUS_META, SideEffect, ToolsListError, tools_from_list
 from sim.interop.a2a_card import (
     RELAY,
     SkillEntry,
@@ -48,6 +51,8 @@ __all__ = [
     "fragment_from_card",
     "read_a2a_extension",
     "scenario_cards",
+    "tags_carry",
+    "tool_tags",
 ]
 
 A2A_KEY = "x-a2a"
@@ -59,6 +64,40 @@ AGENT_TYPES = ("LLM_AGENT", "COORDINATOR")
 OPEN: Mapping[str, Any] = {"type": "object"}
 """The input schema of a tool made from a skill (a skill declares none)."""
 _TOOLS_PATH = re.compile(r"^\$\.tools\[(\d+)\]\.name")
+TOOL_TAG = "tool"
+"""The first tag of a hosted tool's skill (then its side effect, maybe :data:`APPROVAL_TAG`)."""
+APPROVAL_TAG = "requires-approval"
+"""The tag of a hosted tool's skill when the tool requires approval."""
+_SIDE_EFFECTS = frozenset(e.value for e in SideEffect)
+
+
+def tool_tags(tool: Any) -> list[str]:
+    """The tags of a hosted tool's skill: ``tool``, its side effect, ``requires-approval``
+    when it requires approval."""
+    tags = [TOOL_TAG, str(tool.side_effects.value)]
+    if tool.requires_approval:
+        tags.append(APPROVAL_TAG)
+    return tags
+
+
+def tags_carry(tags: Sequence[str]) -> dict[str, Any] | None:
+    """The MCP⁺ fields in a skill's tags when they are exactly :func:`tool_tags`'s shape;
+    None for any other tags (another's card: its tools' fields stay guesses)."""
+    tags = list(tags)
+    side = tags[1] if len(tags) in (2, 3) and tags[0] == TOOL_TAG else None
+    if side in _SIDE_EFFECTS and tags[2:] in ([], [APPROVAL_TAG]):
+        return {"side_effects": side, "requires_approval": len(tags) == 3}
+    return None
+
+
+def _listed(skill: Mapping[str, Any]) -> dict[str, Any]:
+    """A skill as a ``tools/list`` entry, its tags' MCP⁺ fields under ``_meta``."""
+    entry: dict[str, Any] = {"name": skill["id"], "inputSchema": OPEN}
+    entry["description"] = skill.get("description", "")
+    carried = tags_carry(skill.get("tags", ()))
+    if carried is not None:
+        entry["_meta"] = {MCP_PLUS_META: carried}
+    return entry
 
 
 def fragment_from_card(
@@ -81,12 +120,7 @@ def fragment_from_card(
         if skill["id"] in seen:
             raise InteropError(f"{where}: skills[{i}].id: duplicate skill id {skill['id']!r}")
         seen.add(skill["id"])
-    listing = {
-        "tools": [
-            {"name": s["id"], "description": s.get("description", ""), "inputSchema": OPEN}
-            for s in skills
-        ]
-    }
+    listing = {"tools": [_listed(s) for s in skills]}
     try:
         tools = imported_tools(listing)
         received = tools_from_list(listing)
@@ -168,10 +202,7 @@ def _built_skills(agent: Any, tools: Mapping[str, Any]) -> list[SkillEntry]:
         if name in agent.capabilities:
             continue
         tool = tools[name]
-        tags = ["tool", tool.side_effects.value]
-        if tool.requires_approval:
-            tags.append("requires-approval")
-        out.append(SkillEntry(name, name, tool.description or name, tuple(tags)))
+        out.append(SkillEntry(name, name, tool.description or name, tuple(tool_tags(tool))))
     return out
 
 
@@ -193,6 +224,8 @@ def _kept_card(agent: Any, entry: Mapping[str, Any], tools: Mapping[str, Any], w
         tool = tools.get(cap)
         if tool is not None and tool.description:
             skill["description"] = tool.description
+        if tool is not None and tags_carry(skill.get("tags", ())) is not None:
+            skill["tags"] = tool_tags(tool)  # the tool's fields, as edited in the scenario
         skills.append(skill)
     data["skills"] = skills
     return card_from_json(data, where)
