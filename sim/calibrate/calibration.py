@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from sim.calibrate.measure import Measurements, Names, Quantity, measure
 from sim.scenario import load_scenario_with_warnings
+from sim.scenario.compose import plain_data
 from sim.scenario.diagnostics import Diagnostic, FieldPath, format_path
 from sim.scenario.model import Distribution, Scenario
 
@@ -84,7 +83,7 @@ def load(name: str | Path) -> Source:
     load."""
     scenario, warnings = load_scenario_with_warnings(name)
     text = Path(name).read_text(encoding="utf-8")
-    return Source(str(name), text, scenario, yaml.safe_load(text), tuple(warnings))
+    return Source(str(name), text, scenario, plain_data(text), tuple(warnings))
 
 
 def calibrate(

@@ -35,6 +35,7 @@ from sim.calculus.mcp import (
 from sim.interop.errors import InteropError
 from sim.interop.fragments import EXTENSION_KEY, GUESSABLE
 from sim.interop.plus_meta import protocol_entries, simulation_keys
+from sim.scenario.compose import plain_data
 from sim.scenario.model import Scenario, ToolSpec
 
 __all__ = [
@@ -51,7 +52,7 @@ def scenario_extension(path: str | Path, key: str) -> Any:
     """The top-level ``key`` (an ``x-`` extension) of a scenario file, or None; the loader
     ignores ``x-`` keys, so this reads the YAML again (:class:`InteropError` if it cannot)."""
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        data = plain_data(Path(path).read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:  # the scenario loader reported these already
         raise InteropError(f"{path}: cannot read: {exc}") from None
     return data.get(key) if isinstance(data, Mapping) else None

@@ -417,6 +417,16 @@ def parse_yaml(text: str, doc: Document, loader_class: type[Any] = FAST_LOADER) 
     return data
 
 
+def plain_data(text: str) -> Any:
+    """All of YAML ``text`` as plain data, ``x-`` values included (a file read again for
+    them): by libyaml when PyYAML has it, which takes the 1,000 levels the loader lets an
+    ``x-`` value have; nesting past what a composer takes is a :class:`yaml.YAMLError`."""
+    try:
+        return yaml.load(text, Loader=FAST_LOADER)  # a safe loader: libyaml or PyYAML
+    except RecursionError:  # PyYAML's composer without libyaml
+        raise yaml.YAMLError("values nest too deep for PyYAML's composer") from None
+
+
 def locate_field(source: str | None, path: FieldPath) -> str:
     """``file:line:col: field`` of ``path`` in the scenario file ``source`` (its nearest
     ancestor present there), or the field alone when the file cannot be read again."""

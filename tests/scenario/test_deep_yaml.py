@@ -4,6 +4,7 @@ scanner walked every open flow level's possible simple key before each token).""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,6 +12,8 @@ import yaml.scanner
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from sim.cli import main
+from sim.scenario import load_scenario
 from sim.scenario.compose import PURE_LOADER, Document, parse_yaml
 
 
@@ -71,3 +74,22 @@ _PIECES = st.sampled_from(
 def test_the_pure_loader_scans_as_pyyaml_does(text: str) -> None:
     """Tokens, marks and errors are PyYAML's own (long keys and lines make keys stale)."""
     assert _tokens(text, PURE_LOADER) == _tokens(text, yaml.SafeLoader)
+
+
+SHIPPED = Path(__file__).resolve().parents[2] / "scenarios" / "train_booking.yaml"
+
+
+@pytest.mark.parametrize("command", ["mcp", "a2a"])
+def test_a_deep_x_value_is_read_again_without_a_recursion_error(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The loader never expands an ``x-`` value (the 1,000 levels libyaml takes pass);
+    ``export`` reads the file again for its ``x-mcp`` / ``x-a2a`` key."""
+    path = tmp_path / "deep-x.yaml"
+    deep = "[" * 600 + "]" * 600
+    path.write_text(SHIPPED.read_text(encoding="utf-8") + f"x-deep: {deep}\n", encoding="utf-8")
+    load_scenario(path)
+    argv = ["export", command, str(path), "--out", str(tmp_path / "out.json")]
+    if command == "a2a":
+        argv += ["--agent", "tickets"]
+    assert main(argv) == 0, capsys.readouterr().err
