@@ -269,7 +269,7 @@ def _position(text: str, index: int) -> Mark:
     return line, index - (text.rfind("\n", 0, index) + 1) + 1
 
 
-def _reader_diagnostic(exc: yaml.reader.ReaderError, text: str, file: str) -> Diagnostic:
+def reader_diagnostic(exc: yaml.reader.ReaderError, text: str, file: str) -> Diagnostic:
     """A character YAML forbids, located, with the escape that writes it."""
     found = yaml.reader.Reader.NON_PRINTABLE.search(text)
     if found is None:  # not a forbidden character: PyYAML's own words
@@ -365,7 +365,7 @@ def _compose(text: str, doc: Document, loader_class: type[Any]) -> yaml.Node | N
         except RecursionError:
             pass
     if isinstance(error, yaml.reader.ReaderError):
-        doc.problems.append(_reader_diagnostic(error, text, doc.file))
+        doc.problems.append(reader_diagnostic(error, text, doc.file))
     elif isinstance(error, yaml.MarkedYAMLError):
         doc.problems.append(_yaml_diagnostic(error, doc.file))
     elif error is not None:
@@ -415,6 +415,24 @@ def parse_yaml(text: str, doc: Document, loader_class: type[Any] = FAST_LOADER) 
         )
         return None
     return data
+
+
+def composed(text: str) -> yaml.Node | None:
+    """The root node of ``text`` as :func:`parse_yaml` composes it: libyaml's composer,
+    malformed YAML raised in PyYAML's words (libyaml's where PyYAML's composer runs out of
+    stack); nesting past what either composer takes is a :class:`yaml.YAMLError`."""
+    try:
+        return _composed(text, FAST_LOADER)
+    except yaml.YAMLError as exc:
+        error: yaml.YAMLError = exc
+    except RecursionError:  # PyYAML's composer without libyaml
+        raise yaml.YAMLError("values nest too deep for PyYAML's composer") from None
+    if FAST_LOADER is PURE_LOADER:
+        raise error
+    try:
+        return _composed(text, PURE_LOADER)
+    except RecursionError:
+        raise error from None
 
 
 def plain_data(text: str) -> Any:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import ValidationError
 
+from sim.scenario.compose import composed, reader_diagnostic
 from sim.scenario.diagnostics import Diagnostic, FieldPath, ScenarioError, format_path
 from sim.scenario.model.properties import PropertySpec
 
@@ -145,11 +146,14 @@ def load_properties(path: str | Path, scenario: Scenario) -> list[Property]:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise ScenarioError([Diagnostic(file, 1, 1, "<root>", f"cannot read: {reason}")]) from None
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as exc:
-        problem = exc.problem_mark
+        root = composed(text)
+    except yaml.reader.ReaderError as exc:  # a control character: where it stands
+        raise ScenarioError([reader_diagnostic(exc, text, file)]) from None
+    except yaml.YAMLError as exc:  # PyYAML's words, where it stopped (libyaml's if deeper)
+        problem = getattr(exc, "problem_mark", None)
         line, col = (problem.line + 1, problem.column + 1) if problem else (1, 1)
-        raise ScenarioError([Diagnostic(file, line, col, "<root>", str(exc.problem))]) from None
+        reason = str(exc.problem) if isinstance(exc, yaml.MarkedYAMLError) else str(exc)
+        raise ScenarioError([Diagnostic(file, line, col, "<root>", reason)]) from None
     if not isinstance(root, yaml.SequenceNode):
         top = _at(root) if root is not None else (1, 1)
         message = "a properties file is a YAML list of {name, scope, formula}"

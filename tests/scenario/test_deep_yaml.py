@@ -93,3 +93,32 @@ def test_a_deep_x_value_is_read_again_without_a_recursion_error(
     if command == "a2a":
         argv += ["--agent", "tickets"]
     assert main(argv) == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("depth", [600, 5000])
+def test_a_deep_properties_file_is_a_located_error(depth: int, tmp_path: Path) -> None:
+    """``--properties FILE`` was composed by PyYAML alone: a RecursionError, exit 1."""
+    from sim.scenario import ScenarioError
+    from sim.scenario.properties import load_properties
+
+    path = tmp_path / "props.yaml"
+    path.write_text("- " + "[" * depth + "]" * depth + "\n", encoding="utf-8")
+    with pytest.raises(ScenarioError) as info:
+        load_properties(path, load_scenario(SHIPPED))
+    (diag,) = info.value.errors
+    where = (1, 3) if depth == 600 else (1, 1002)  # the item (not a mapping); libyaml stopped
+    assert ((diag.line, diag.column), diag.file) == (where, str(path)), str(diag)
+
+
+def test_a_control_character_in_a_properties_file_is_a_located_error(tmp_path: Path) -> None:
+    """PyYAML's reader refused it before composing: a ReaderError, not a located error."""
+    from sim.scenario import ScenarioError
+    from sim.scenario.properties import load_properties
+
+    path = tmp_path / "props.yaml"
+    path.write_text("- name: x\x07\n", encoding="utf-8")
+    with pytest.raises(ScenarioError) as info:
+        load_properties(path, load_scenario(SHIPPED))
+    (diag,) = info.value.errors
+    assert (diag.line, diag.column) == (1, 10), str(diag)
+    assert diag.message.startswith("character U+0007 is not allowed in YAML text")
