@@ -150,6 +150,7 @@ def _live(args: argparse.Namespace) -> int:
                         drain=args.drain,
                         capture=args.capture,
                         say=say,
+                        warn=lambda line: print(f"warning: {line}", file=sys.stderr),
                     )
                 )
     except LiveError as exc:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
@@ -182,10 +182,16 @@ async def _stop(process: Any) -> None:
 
 @asynccontextmanager
 async def stdio_transport(
-    argv: Sequence[str], *, env: Mapping[str, str], cwd: str | None, errlog: Any
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: str | None,
+    errlog: Any,
+    started: Callable[[Any], None] | None = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """Start ``argv`` (see :func:`launch_argv`) and yield the SDK's ``(read, write)`` stream
-    pair; the server is stopped on the way out, whatever the way."""
+    pair; the server is stopped on the way out, whatever the way. ``started`` is given the
+    server's anyio ``Process`` once it runs (its ``returncode`` tells when it exits)."""
     from mcp.shared.message import SessionMessage
 
     # Shielded: cancelled half-way (a stop while the server starts), asyncio kills the
@@ -195,6 +201,8 @@ async def stdio_transport(
         process = await anyio.open_process(
             list(argv), env=dict(env), cwd=cwd, stderr=errlog, start_new_session=True
         )
+    if started is not None:
+        started(process)
     to_session, read = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write, from_session = anyio.create_memory_object_stream[SessionMessage](0)
 

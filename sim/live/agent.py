@@ -71,6 +71,7 @@ class LiveAgent:
         senders: Callable[[str, str, str], Sender],
         spawn: Spawn,
         closing: Any,
+        say: Callable[..., None] = lambda **status: None,
     ) -> None:
         self.spec = spec
         self.id = aid = spec.id
@@ -103,7 +104,10 @@ class LiveAgent:
         if spec.live is not None and (spec.live.command or spec.live.url):
             from sim.live.realserver import RealServer
 
-            self.real = RealServer(aid, spec.live, spawn, closing)
+            # its death during the run goes to the controller (``server_exit``)
+            self.real = RealServer(
+                aid, spec.live, spawn, closing, lambda record: say(server_exit=record)
+            )
         self.workflows: Any = None
         if any(aid in scenario.initiators_of(wf) for wf in scenario.workflows):
             self.workflows = self._initiator(router)

@@ -17,6 +17,8 @@ agent); :class:`Deployment` owns them:
   ``kill: true`` kills it and starts it again instead; a link outage tells both ends to
   refuse the link. Overlapping outages of one element are one. The controller writes
   ``node_down``, ``node_up``, ``link_down`` and ``link_up`` to its own part of the trace;
+  an agent's real server that dies is recorded (:attr:`Deployment.server_exits`, at the
+  scenario time its process says so) and said once through ``warn``;
 - **the end**: after ``duration`` the run lasts until every initiator's instances are
   over, or until the drain cap, when what still runs ends ``drain_cap``; then every
   stopped process is resumed, the messages in flight are given up to ``QUIET`` wall
@@ -33,7 +35,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -69,8 +71,12 @@ class Deployment:
         overrides: dict[str, Any] | None = None,
         start_timeout: float = 120.0,
         capture: Path | None = None,
+        warn: Callable[[str], None] = lambda line: None,
     ) -> None:
         self.capture = capture
+        self.warn = warn
+        #: the real servers that died during the run: agent, server, t, returncode, stderr
+        self.server_exits: list[dict[str, Any]] = []
         self.source = source
         self.overrides = dict(overrides or {})
         self.scenario = scenario
@@ -240,6 +246,13 @@ class Deployment:
                 from sim.scenario.compose import locate_field
 
                 p.error = f"{locate_field(str(self.source), tuple(field))}: {p.error}"
+        if isinstance(status.get("server_exit"), dict):  # an agent's real server died
+            from sim.live.realserver import server_exit
+
+            t = round(self.clock.now(), 6) if self.part is not None else 0.0  # 0: before go
+            record, warning = server_exit(status["server_exit"], t)
+            self.server_exits.append(record)
+            self.warn(warning)
         if "link" in status:
             key = (tuple(status["link"]), "up" if status.get("up") else "down")
             pending = self.links.get(key)

@@ -18,7 +18,8 @@ The control channel is the process's stdin and stdout, one JSON object a line. I
 "link", "ends": [a, b], "up": bool}``, ``{"cmd": "drain"}`` (the drain cap: what runs
 ends ``drain_cap``), ``{"cmd": "busy"}``, ``{"cmd": "stop"}``. Out: ``{"ready": [...]}``,
 ``{"idle": true}`` (every workflow of the process is over), ``{"busy": n}`` (messages
-and requests in flight here), ``{"stopped": true}``, ``{"error": "..."}``. SIGCONT (the
+and requests in flight here), ``{"server_exit": {...}}`` (an agent's real server died:
+:mod:`sim.live.realserver`), ``{"stopped": true}``, ``{"error": "..."}``. SIGCONT (the
 end of an outage) makes its initiators learn of the outage; SIGTERM stops it like
 ``stop``.
 """
@@ -152,6 +153,7 @@ class Host:
                     self._sender,
                     self._spawn,
                     self.closing,
+                    self.say,
                 )
             )
         self.nodes = {a.id: a.node for a in self.agents}

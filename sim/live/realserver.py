@@ -13,26 +13,69 @@ annotations) with the scenario's MCP⁺ metadata. Each execution is one ``tools/
 an ``isError`` result is an error whose type is the text's first word when it is one of
 the tool's error types, else ``ToolError``. The request's W3C ``traceparent`` goes on to
 the real server in the call's ``_meta["traceparent"]``.
+
+A stdio server that exits during the run (not stopped by protomesh at the run's end) is
+not restarted: its death (its ``returncode``, its last stderr line) is reported once to
+the controller (``report``), which records it in ``metrics.json`` (``live.server_exits``)
+and warns; the call it died in and every later call of its tools fail ``ServiceDown``
+(the text names the server, how it ended and its stderr), the error the tools' declared
+recovery from a service that is down answers (docs/live.md).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+import signal
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
 
-from sim.calculus.mcp import ToolPlus, tool_plus_from_mapping
+from sim.calculus.mcp import SERVICE_DOWN, ToolPlus, tool_plus_from_mapping
 from sim.live.payload import Outcome
 from sim.live.wire import Kept, Spawn
 from sim.scenario.model import LiveSpec, ToolSpec
 
-__all__ = ["RealServer", "RealServerError"]
+__all__ = ["RealServer", "RealServerError", "ended", "server_exit"]
 
 OPEN_TIMEOUT = 60.0
 """Wall seconds a real server has to start and list its tools."""
+WATCH = 0.1
+"""Wall seconds between two looks at whether a stdio server still runs."""
+EXIT_WAIT = 2.0
+"""Wall seconds a call that lost its connection waits to learn whether the server exited."""
+
+
+def ended(returncode: int) -> str:
+    """How a server's process ended, from its ``returncode`` (-N: killed by signal N)."""
+    if returncode >= 0:
+        return f"exited with status {returncode}"
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = f"signal {-returncode}"
+    return f"was killed by {name} (returncode {returncode})"
+
+
+def server_exit(said: Mapping[str, Any], t: float) -> tuple[dict[str, Any], str]:
+    """The controller's record of a real server's death (``metrics.json``'s
+    ``live.server_exits``) from what the agent's process ``said``, at scenario time
+    ``t``, and the warning line that tells the user."""
+    record: dict[str, Any] = {
+        "agent": str(said.get("agent")),
+        "server": str(said.get("server")),
+        "t": t,
+        "returncode": int(said.get("returncode", 0)),
+        "stderr": str(said.get("stderr") or ""),
+    }
+    tail = f"; its stderr: {record['stderr']}" if record["stderr"] else ""
+    warning = (
+        f"agent '{record['agent']}': its real server ({record['server']}) "
+        f"{ended(record['returncode'])} at t={t:g} s{tail}; the calls of its tools fail "
+        "ServiceDown from then on"
+    )
+    return record, warning
 
 
 class RealServerError(Exception):
@@ -42,7 +85,14 @@ class RealServerError(Exception):
 class RealServer:
     """The real server behind one agent (see the module)."""
 
-    def __init__(self, agent: str, live: LiveSpec, spawn: Spawn, closing: anyio.Event) -> None:
+    def __init__(
+        self,
+        agent: str,
+        live: LiveSpec,
+        spawn: Spawn,
+        closing: anyio.Event,
+        report: Callable[[dict[str, Any]], None] = lambda record: None,
+    ) -> None:
         self.agent = agent
         self.live = live
         self.shown = " ".join(live.command) if live.command else str(live.url)
@@ -52,6 +102,12 @@ class RealServer:
         self._starting: anyio.CancelScope | None = None
         self._errlog: Any = None
         self._stderr = ""
+        self._spawn = spawn
+        self._closing = closing
+        self._report = report
+        self._process: Any = None  #: the stdio server's anyio Process, once it runs
+        #: how the stdio server died during the run (None while it runs)
+        self.exited: str | None = None
 
     def _stderr_tail(self) -> str:
         """``; its stderr: LAST LINE`` of the stdio server's stderr ('' when none)."""
@@ -110,7 +166,11 @@ class RealServer:
                 self._errlog = errlog
                 try:
                     async with stdio_transport(
-                        launch_argv(self.live.command), env=env, cwd=None, errlog=errlog
+                        launch_argv(self.live.command),
+                        env=env,
+                        cwd=None,
+                        errlog=errlog,
+                        started=self._started,
                     ) as streams:
                         yield streams
                 finally:
@@ -170,6 +230,47 @@ class RealServer:
             raise RealServerError(
                 f"{self.shown} does not serve {', '.join(missing)} (it serves {served})"
             )
+        if self._process is not None:
+            self._spawn(self._watch)
+
+    # -- a stdio server that dies during the run --
+
+    def _started(self, process: Any) -> None:
+        self._process = process
+
+    async def _watch(self) -> None:
+        """Look at the stdio server every :data:`WATCH` s until the run ends."""
+        while not self._closing.is_set() and self.exited is None:
+            if self._process.returncode is not None:
+                self._died(int(self._process.returncode))
+                return
+            with anyio.move_on_after(WATCH):
+                await self._closing.wait()
+
+    async def _exits(self) -> bool:
+        """Whether the stdio server exited (waiting up to :data:`EXIT_WAIT` s for its
+        returncode: a lost connection comes before its exit status)."""
+        if self._process is None:
+            return False
+        with anyio.move_on_after(EXIT_WAIT):
+            while self._process.returncode is None and not self._closing.is_set():
+                await anyio.sleep(0.01)
+        if self._process.returncode is None or self._closing.is_set():
+            return False
+        self._died(int(self._process.returncode))
+        return True
+
+    def _died(self, returncode: int) -> None:
+        """The server's death, reported once: its calls fail ``ServiceDown`` from now on."""
+        if self.exited is not None:
+            return
+        tail = self._stderr_tail()
+        self.exited = f"{self.shown} {ended(returncode)}{tail}"
+        record = {"agent": self.agent, "server": self.shown, "returncode": returncode}
+        self._report({**record, "stderr": self._stderr})
+
+    def _gone(self) -> Outcome:
+        return Outcome(SERVICE_DOWN, f"{SERVICE_DOWN}: {self.exited}")
 
     def descriptor(self, spec: ToolSpec) -> ToolPlus:
         """The real entry's name, description, schema and annotations with the
@@ -202,15 +303,19 @@ class RealServer:
         import mcp.types as mt
         from pydantic import TypeAdapter
 
+        if self.exited is not None:
+            return self._gone()
         raw: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
-        client = await self._kept.get()
         params: dict[str, Any] = {"name": name, "arguments": dict(arguments)}
         if traceparent is not None:
             params["_meta"] = {"traceparent": traceparent}
         request = mt.CallToolRequest(params=mt.CallToolRequestParams.model_validate(params))
         try:
+            client = await self._kept.get()
             result = await client.session.send_request(request, raw)
         except Exception as exc:
+            if await self._exits():
+                return self._gone()
             return Outcome("ToolError", f"ToolError: {self.shown}: {_why(exc)}")
         content = result.get("content") or []
         text = " ".join(str(c.get("text", "")) for c in content if isinstance(c, Mapping))

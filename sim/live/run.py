@@ -70,10 +70,12 @@ def live_run(
     drain: float = DEFAULT_DRAIN,
     capture: bool = False,
     say: Callable[[str], None] = lambda line: None,
+    warn: Callable[[str], None] = lambda line: None,
 ) -> LiveRun:
     """One live run of ``scenario`` (its duration and seed already chosen) with
     ``router``; raises :class:`LiveError` when it cannot start or go on (what was
-    written so far stays)."""
+    written so far stays). ``say``: the progress; ``warn``: what the user must learn
+    even when quiet (a real server that died during the run)."""
     groups = layout(scenario, max_processes, processes)
     k = next_run(base, router)
     directory = base / router / f"live-{k}"
@@ -84,7 +86,17 @@ def live_run(
     if wire is not None:
         wire.mkdir()
     deployment = Deployment(
-        source, scenario, router, k, scenario.seed, speed, work, groups, overrides, capture=wire
+        source,
+        scenario,
+        router,
+        k,
+        scenario.seed,
+        speed,
+        work,
+        groups,
+        overrides,
+        capture=wire,
+        warn=warn,
     )
     started = datetime.now(UTC)
     wall = time.monotonic()
@@ -139,6 +151,7 @@ def _header(
             "processes": len(deployment.procs),
             "agents": dict(deployment.book),
             "kills": [[a, round(t, 6)] for a, t in deployment.kills],
+            "server_exits": list(deployment.server_exits),
             "machine": _machine(),
         },
     }
