@@ -9,11 +9,15 @@ number under ``DIR/<router>/``: runs accumulate. The processes' own files (their
 specs, logs) are removed once the trace is merged. A run stopped by a signal (or that
 failed once it had started) keeps what it wrote: the trace merged so far and its metrics
 (``live.interrupted`` says why; no checks), and the processes' own files under
-``live-<k>/processes/``.
+``live-<k>/processes/``. A start that failed (or was interrupted before scenario time 0)
+leaves nothing: ``live-<k>`` is removed (and ``<router>/`` when it is left empty), so
+``k`` stays free and nothing is taken for an unfinished run; the error, which names the
+agent and the last line its process wrote on stderr, is what explains it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -80,6 +84,7 @@ def live_run(
     k = next_run(base, router)
     directory = base / router / f"live-{k}"
     work = directory / PROCESS_DIR
+    fresh = not (base / router).exists()
     work.mkdir(parents=True)
     overrides = {"duration": scenario.duration, "seed": scenario.seed}
     wire = directory / "wire" if capture else None
@@ -112,8 +117,12 @@ def live_run(
         stopped = exc
     finally:
         deployment.close()
-    if stopped is not None and not (work / "parts" / "controller.jsonl").exists():
-        raise stopped  # nothing ran: nothing to keep
+        ran = (work / "parts" / "controller.jsonl").exists()  # go() made it
+        if not ran:  # a start that failed, or was stopped: nothing to keep
+            _discard(directory, base / router if fresh else None)
+    if not ran:
+        assert stopped is not None, "go() makes the controller's part"
+        raise stopped
     header = _header(scenario, router, k, trace_level, speed, started, wall, deployment)
     if stopped is not None:  # what ran so far is kept, merged, unchecked
         header["live"]["interrupted"] = str(stopped)
@@ -122,6 +131,15 @@ def live_run(
     metrics = _results(scenario, directory, work, header, trace_level, deployment.kills)
     shutil.rmtree(work, ignore_errors=True)
     return LiveRun(router, directory, metrics)
+
+
+def _discard(directory: Path, made: Path | None) -> None:
+    """Remove what a start that failed wrote: ``directory`` and, when it is left empty,
+    ``made`` (the router's folder, made for this run)."""
+    shutil.rmtree(directory, ignore_errors=True)
+    if made is not None:
+        with contextlib.suppress(OSError):
+            made.rmdir()  # only when empty
 
 
 def _header(
