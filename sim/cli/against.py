@@ -62,6 +62,12 @@ def live_runs(args: argparse.Namespace, scenario: Scenario, settings: list[Setti
         )
     for folder, why in live.interrupted:
         print(f"warning: {folder}: {why}: left out", file=sys.stderr)
+    for run in live.runs:
+        for died in run.died:  # kept: the figures hold the ServiceDown errors that followed
+            print(
+                f"warning: {run.path.parent}: {died} (its later calls failed ServiceDown)",
+                file=sys.stderr,
+            )
     return live
 
 

@@ -37,7 +37,9 @@ class LiveError(ValueError):
 
 @dataclass(frozen=True)
 class LiveRun:
-    """One live run: its router, its folder's name (``live-<k>``), its metrics."""
+    """One live run: its router, its folder's name (``live-<k>``), its metrics; ``died``:
+    the real servers that died during it (``live.server_exits``: the agent, how it
+    ended), kept (the run measured its whole duration) and said."""
 
     router: str
     name: str
@@ -45,6 +47,7 @@ class LiveRun:
     duration: float
     speed: Any
     metrics: Mapping[str, float | None]
+    died: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,21 @@ def _read_run(path: Path, router: str, name: str, scenario: str) -> LiveRun | st
             f"{path}: live.duration: expected a positive number of scenario seconds, "
             f"got {duration!r}"
         )
-    return LiveRun(router, name, path, float(duration), header.get("speed"), flatten(data))
+    died = tuple(_died(e) for e in header.get("server_exits") or () if isinstance(e, dict))
+    speed = header.get("speed")
+    return LiveRun(router, name, path, float(duration), speed, flatten(data), died)
+
+
+def _died(record: Mapping[str, Any]) -> str:
+    """A ``live.server_exits`` entry in words: ``agent 'A': its real server exited with
+    status N at t=T s``."""
+    code, t = record.get("returncode"), record.get("t")
+    if not isinstance(code, int):
+        how = "died"
+    else:
+        how = f"exited with status {code}" if code >= 0 else f"was killed by signal {-code}"
+    at = f" at t={t:g} s" if isinstance(t, int | float) else ""
+    return f"agent '{record.get('agent')}': its real server {how}{at}"
 
 
 def read_live(directory: Path, scenario: str) -> Live:

@@ -2,18 +2,21 @@
 its exit status and its last stderr line are recorded in ``metrics.json`` (``live.
 server_exits``) and said in one warning line; the call it died in and every call after it
 fail ``ServiceDown`` (the server is gone, not a ``ToolError`` of the tool); the run ends
-as runs end (exit 0, checked) and no process is left. Before, nothing said so: the calls
+as runs end (exit 0, checked) and no process is left; ``compare --against`` keeps the run
+and says that its server died. Before, nothing said so: the calls
 failed ``ToolError`` and the run ended with exit 0 and no word of the death."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
+from tests.harness.live_paths import ROOT
 from tests.harness.live_runs import desk, live, ours
 
 #: a hotel desk that dies in its second forecast, saying why on stderr
@@ -74,6 +77,21 @@ def test_a_real_server_that_dies_mid_run_is_recorded_and_its_calls_fail_service_
     assert metrics["workflows"]["succeeded"] == 1 and metrics["workflows"]["failed"] == 2
     assert metrics["conformance"]["ok"], metrics["conformance"]
     assert ours(str(tmp_path)) == [] and ours(str(dying)) == []
+    # compare --against keeps the run (it lasted its duration) and says what happened in it
+    against = ["--against", str(tmp_path / "out"), "--json", "--replications", "1"]
+    compared = subprocess.run(
+        [sys.executable, "-m", "sim", "compare", str(path), *against, "--out", str(tmp_path / "c")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert compared.returncode == 0, compared.stderr
+    said = [x for x in compared.stderr.splitlines() if x.startswith("warning:")]
+    assert said == [
+        f"warning: {run}: agent 'desk': its real server exited with status 3 at "
+        f"t={exit_['t']:g} s (its later calls failed ServiceDown)"
+    ], compared.stderr
 
 
 def test_how_a_server_ended_is_said_from_its_returncode() -> None:
