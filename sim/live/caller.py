@@ -368,7 +368,9 @@ class Caller:
             if outcome.text == _TIMED_OUT:
                 ended = await self._error(run, view, rho, SERVICE_DOWN, cause="timeout")
             else:
-                ended = await self._error(run, view, rho, outcome.error, attempt=attempt)
+                ended = await self._error(
+                    run, view, rho, outcome.error, attempt=attempt, cause=outcome.cause
+                )
             if ended is not None:
                 return ended
             phase = "validate" if run.lts.step(run.state, TAU) is not None else "gate"
@@ -405,7 +407,8 @@ class Caller:
                 raise LiveBug(f"{run.tool}: a reply that is not an outcome")
             if outcome.error is not None:
                 known = frozenset(view.error_types)
-                outcome = Outcome(error_type(outcome.text, known, run.tool), outcome.text)
+                error = error_type(outcome.text, known, run.tool)
+                outcome = Outcome(error, outcome.text, cause=outcome.cause)
             return attempt, outcome
         now = self.clock.now()
         self.routes.suspect(run.route, now)

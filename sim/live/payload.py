@@ -116,12 +116,15 @@ class Ask:
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """A reply to a call: ``error`` None for a success, else the error type; ``text``
-    the content's text; ``ask`` a request for approval instead of an outcome."""
+    the content's text; ``ask`` a request for approval instead of an outcome; ``cause``
+    why an error is no outcome of the tool (``server_exit``: the agent's real server had
+    died), the ``error`` line's ``cause``."""
 
     error: str | None = None
     text: str = ""
     structured: Any = None
     ask: Ask | None = None
+    cause: str | None = None
 
     @property
     def is_error(self) -> bool:

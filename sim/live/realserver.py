@@ -45,6 +45,9 @@ WATCH = 0.1
 """Wall seconds between two looks at whether a stdio server still runs."""
 EXIT_WAIT = 2.0
 """Wall seconds a call that lost its connection waits to learn whether the server exited."""
+SERVER_EXIT = "server_exit"
+"""The ``cause`` of the ``ServiceDown`` a call gets once the server died (no outcome of
+the tool: ``calibrate`` leaves it out of the error probabilities)."""
 
 
 def ended(returncode: int) -> str:
@@ -270,7 +273,7 @@ class RealServer:
         self._report({**record, "stderr": self._stderr})
 
     def _gone(self) -> Outcome:
-        return Outcome(SERVICE_DOWN, f"{SERVICE_DOWN}: {self.exited}")
+        return Outcome(SERVICE_DOWN, f"{SERVICE_DOWN}: {self.exited}", cause=SERVER_EXIT)
 
     def descriptor(self, spec: ToolSpec) -> ToolPlus:
         """The real entry's name, description, schema and annotations with the

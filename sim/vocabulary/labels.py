@@ -220,7 +220,13 @@ _DECLARED: tuple[Label, ...] = (
             _ERROR,
             Key("missing", STRINGS, False, doc="ValidationError: required fields missing"),
             _OPT_ATTEMPT,
-            Key("cause", str, False, doc="'timeout' for a ServiceDown the caller inferred"),
+            Key(
+                "cause",
+                str,
+                False,
+                doc="'timeout' for a ServiceDown the caller inferred; 'server_exit' (live) "
+                "for one answered because the agent's real server had died",
+            ),
         ),
         "invocation",
         protocol=True,

@@ -1,7 +1,8 @@
 """A real server (``live: {command}``) that dies in the middle of a live run: its death,
 its exit status and its last stderr line are recorded in ``metrics.json`` (``live.
 server_exits``) and said in one warning line; the call it died in and every call after it
-fail ``ServiceDown`` (the server is gone, not a ``ToolError`` of the tool); the run ends
+fail ``ServiceDown`` with ``cause`` ``server_exit`` (the server is gone, not a
+``ToolError`` of the tool, nor one of its outcomes); the run ends
 as runs end (exit 0, checked) and no process is left; ``compare --against`` keeps the run
 and says that its server died. Before, nothing said so: the calls
 failed ``ToolError`` and the run ended with exit 0 and no word of the death."""
@@ -70,10 +71,18 @@ def test_a_real_server_that_dies_mid_run_is_recorded_and_its_calls_fail_service_
     assert exit_["stderr"] == "out of memory in the forecast, goodbye"
     trace = [json.loads(x) for x in (run / "trace.jsonl").read_text().splitlines()]
     assert 0.0 < exit_["t"] < max(e["t"] for e in trace)
-    errors = [(e["inst"], e["tool"], e["detail"]["error"]) for e in trace if e["label"] == "error"]
+    errors = [
+        (e["inst"], e["tool"], e["detail"]["error"], e["detail"].get("cause"))
+        for e in trace
+        if e["label"] == "error"
+    ]
     # the first instance ran whole; the second's forecast killed the server; the third's
-    # found it gone: ServiceDown both, never the generic ToolError
-    assert errors == [(1, "get_forecast", "ServiceDown"), (2, "get_forecast", "ServiceDown")]
+    # found it gone: ServiceDown both, never the generic ToolError, and the trace says why
+    # (``cause``: no outcome of the tool, which calibrate leaves out of its error rates)
+    assert errors == [
+        (1, "get_forecast", "ServiceDown", "server_exit"),
+        (2, "get_forecast", "ServiceDown", "server_exit"),
+    ]
     assert metrics["workflows"]["succeeded"] == 1 and metrics["workflows"]["failed"] == 2
     assert metrics["conformance"]["ok"], metrics["conformance"]
     assert ours(str(tmp_path)) == [] and ours(str(dying)) == []

@@ -8,8 +8,8 @@ shared by :mod:`~sim.live.wire.a2a` and :mod:`~sim.live.wire.jsonrpc`.
   carries a field it does not represent;
 - a call: ``{"name", "arguments", "plus": {...}, "answer": {...}}`` (``plus`` only when
   not empty, ``answer`` only when there is one);
-- an outcome: ``{"error", "text"}``, or ``{"ask": {"message", "state"}}`` for a request
-  for approval.
+- an outcome: ``{"error", "text"}`` (and ``"cause"`` when it has one), or ``{"ask":
+  {"message", "state"}}`` for a request for approval.
 
 Each encoder has its decoder; the decoders raise ``KeyError``, ``TypeError`` or
 ``ValueError`` on malformed content.
@@ -76,7 +76,10 @@ def outcome_json(outcome: Outcome) -> dict[str, Any]:
     """The content of a reply to a call."""
     if outcome.ask is not None:
         return {"ask": {"message": outcome.ask.message, "state": outcome.ask.state}}
-    return {"error": outcome.error, "text": outcome.text}
+    out: dict[str, Any] = {"error": outcome.error, "text": outcome.text}
+    if outcome.cause is not None:
+        out["cause"] = outcome.cause
+    return out
 
 
 def outcome_from_json(data: Mapping[str, Any]) -> Outcome:
@@ -84,5 +87,9 @@ def outcome_from_json(data: Mapping[str, Any]) -> Outcome:
     ask = data.get("ask")
     if isinstance(ask, Mapping):
         return Outcome(ask=Ask(str(ask.get("message", "")), str(ask.get("state", ""))))
-    error = data.get("error")
-    return Outcome(None if error is None else str(error), str(data.get("text", "")))
+    error, cause = data.get("error"), data.get("cause")
+    return Outcome(
+        None if error is None else str(error),
+        str(data.get("text", "")),
+        cause=None if cause is None else str(cause),
+    )

@@ -19,8 +19,9 @@ The encoding (tested byte for byte in tests/live/test_wire_mcp.py):
   caller's view of ``side_effects`` and ``requires_approval``, as far as the protocol
   represents them; an approval's answer
   as ``inputResponses["approval"]`` with the ``requestState`` it answers.
-- Results: a ``CallToolResult`` whose text starts with the error type when ``isError``,
-  or an ``InputRequiredResult`` asking for the approval (a form elicitation).
+- Results: a ``CallToolResult`` whose text starts with the error type when ``isError``
+  (``_meta["protomesh/cause"]``: why the error is no outcome of the tool, when it is
+  not), or an ``InputRequiredResult`` asking for the approval (a form elicitation).
 - The envelope (:mod:`sim.live.envelope`) under ``_meta["protomesh/route"]`` of every
   request and result. The server's notice that an execution started is a progress
   notification (progress = the attempt), forwarded by every relay.
@@ -56,6 +57,8 @@ __all__ = [
 ENDPOINT = "/mcp"
 UNKNOWN_KEY = "protomesh/unknown"
 """``_meta`` key of a tools/list entry: the fields its protocol represents but it lost."""
+CAUSE_KEY = "protomesh/cause"
+"""``_meta`` key of a result: why its error is no outcome of the tool (``Outcome.cause``)."""
 REVISION = "2026-07-28"
 #: the metadata fields of MCP⁺ (what a plain MCP entry cannot carry), in written order
 PLUS_META = ("side_effects", "requires_approval", "failure_modes", "dependencies", "summary")
@@ -151,7 +154,7 @@ def call_of(params: Mapping[str, Any], fields: frozenset[str]) -> tuple[Envelope
 
 def result_of(outcome: Outcome, env: Envelope) -> dict[str, Any]:
     """The raw result of ``outcome`` (a CallToolResult or an InputRequiredResult)."""
-    meta = {ENVELOPE_KEY: env.to_json()}
+    meta: dict[str, Any] = {ENVELOPE_KEY: env.to_json()}
     if outcome.ask is not None:
         form = {"mode": "form", "message": outcome.ask.message, "requestedSchema": REQUESTED_SCHEMA}
         return {
@@ -160,6 +163,8 @@ def result_of(outcome: Outcome, env: Envelope) -> dict[str, Any]:
             "requestState": outcome.ask.state,
             "_meta": meta,
         }
+    if outcome.cause is not None:
+        meta[CAUSE_KEY] = outcome.cause
     out: dict[str, Any] = {
         "content": [{"type": "text", "text": outcome.text}],
         "isError": outcome.is_error,
@@ -184,7 +189,9 @@ def outcome_of(result: Mapping[str, Any]) -> tuple[Envelope, Outcome]:
     content = result.get("content") or []
     text = " ".join(str(c.get("text", "")) for c in content if isinstance(c, Mapping))
     error = (text.partition(":")[0].strip() or "Error") if result.get("isError") else None
-    return env, Outcome(error, text, result.get("structuredContent"))
+    cause = meta.get(CAUSE_KEY)
+    structured = result.get("structuredContent")
+    return env, Outcome(error, text, structured, cause=None if cause is None else str(cause))
 
 
 def _silent(env: Envelope, kind: str) -> dict[str, Any]:
