@@ -18,8 +18,8 @@ A stdio server that exits during the run (not stopped by protomesh at the run's 
 not restarted: its death (its ``returncode``, its last stderr line) is reported once to
 the controller (``report``), which records it in ``metrics.json`` (``live.server_exits``)
 and warns; the call it died in and every later call of its tools fail ``ServiceDown``
-(the text names the server, how it ended and its stderr), the error the tools' declared
-recovery from a service that is down answers (docs/live.md).
+(``cause`` ``server_exit``; the text names the server, how it ended and its stderr), the
+error the tools' declared recovery from a service that is down answers (docs/live.md).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from sim.live.payload import Outcome
 from sim.live.wire import Kept, Spawn
 from sim.scenario.model import LiveSpec, ToolSpec
 
-__all__ = ["RealServer", "RealServerError", "ended", "server_exit"]
+__all__ = ["RealServer", "RealServerError", "ended", "lost_connection", "server_exit"]
 
 OPEN_TIMEOUT = 60.0
 """Wall seconds a real server has to start and list its tools."""
@@ -59,6 +59,18 @@ def ended(returncode: int) -> str:
     except ValueError:
         name = f"signal {-returncode}"
     return f"was killed by {name} (returncode {returncode})"
+
+
+def lost_connection(exc: BaseException) -> bool:
+    """Whether a call failed because its connection to the server closed (the SDK's
+    ``CONNECTION_CLOSED``, a stream closed under the session), not by an error the server
+    answered."""
+    import mcp.types as mt
+
+    if isinstance(exc, BaseExceptionGroup):
+        return any(lost_connection(e) for e in exc.exceptions)
+    closed = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
+    return isinstance(exc, closed) or getattr(exc, "code", None) == mt.CONNECTION_CLOSED
 
 
 def server_exit(said: Mapping[str, Any], t: float) -> tuple[dict[str, Any], str]:
@@ -250,14 +262,16 @@ class RealServer:
             with anyio.move_on_after(WATCH):
                 await self._closing.wait()
 
-    async def _exits(self) -> bool:
-        """Whether the stdio server exited (waiting up to :data:`EXIT_WAIT` s for its
-        returncode: a lost connection comes before its exit status)."""
+    async def _exits(self, exc: BaseException) -> bool:
+        """Whether the stdio server exited, the call having failed with ``exc``: after a
+        lost connection (:func:`lost_connection`, which comes before the exit status)
+        waiting up to :data:`EXIT_WAIT` s for its returncode."""
         if self._process is None:
             return False
-        with anyio.move_on_after(EXIT_WAIT):
-            while self._process.returncode is None and not self._closing.is_set():
-                await anyio.sleep(0.01)
+        if lost_connection(exc):
+            with anyio.move_on_after(EXIT_WAIT):
+                while self._process.returncode is None and not self._closing.is_set():
+                    await anyio.sleep(0.01)
         if self._process.returncode is None or self._closing.is_set():
             return False
         self._died(int(self._process.returncode))
@@ -317,7 +331,7 @@ class RealServer:
             client = await self._kept.get()
             result = await client.session.send_request(request, raw)
         except Exception as exc:
-            if await self._exits():
+            if await self._exits(exc):
                 return self._gone()
             return Outcome("ToolError", f"ToolError: {self.shown}: {_why(exc)}")
         content = result.get("content") or []

@@ -110,3 +110,21 @@ def test_how_a_server_ended_is_said_from_its_returncode() -> None:
     assert ended(3) == "exited with status 3"
     assert ended(-9) == "was killed by SIGKILL (returncode -9)"
     assert ended(-200) == "was killed by signal 200 (returncode -200)"
+
+
+def test_only_a_lost_connection_waits_for_the_servers_exit_status() -> None:
+    """A call that failed because the connection closed (the SDK's CONNECTION_CLOSED, a
+    stream closed under it) waits for the server's exit status; any other error (a
+    JSON-RPC error the server answered) is the tool's ToolError at once."""
+    import anyio
+    import mcp.types as mt
+    from mcp.shared.exceptions import MCPError
+
+    from sim.live.realserver import lost_connection
+
+    assert lost_connection(MCPError(code=mt.CONNECTION_CLOSED, message="Connection closed"))
+    assert lost_connection(anyio.ClosedResourceError())
+    assert lost_connection(anyio.BrokenResourceError())
+    assert lost_connection(ExceptionGroup("in a task group", [anyio.EndOfStream()]))
+    assert not lost_connection(MCPError(code=mt.INVALID_PARAMS, message="no such tool"))
+    assert not lost_connection(ValueError("a result that is not JSON"))
