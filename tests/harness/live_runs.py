@@ -25,6 +25,18 @@ def live(*args: str, cwd: Path = ROOT, timeout: float = 180) -> subprocess.Compl
     )
 
 
+def compare_against(scenario: Path, runs: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m sim compare SCENARIO --against RUNS --json --replications 1``."""
+    against = ["--against", str(runs), "--json", "--replications", "1", "--out", str(out)]
+    return subprocess.run(
+        [sys.executable, "-m", "sim", "compare", str(scenario), *against],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
 MARK = "PROTOMESH_TEST_LIVE"
 """The environment variable :func:`live` marks its command's processes with."""
 

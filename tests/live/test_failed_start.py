@@ -7,14 +7,12 @@ metrics.json (an unfinished live run?)"."""
 from __future__ import annotations
 
 import socket
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.harness.live_paths import ROOT
-from tests.harness.live_runs import SERVER, desk, live, ours
+from tests.harness.live_runs import SERVER, compare_against, desk, live, ours
 
 #: two failed starts and one live mesh of about 8 s: run by `make bench` and by CI
 pytestmark = pytest.mark.slow
@@ -46,14 +44,7 @@ def test_a_failed_start_leaves_nothing_that_compare_against_takes_for_a_run(
     assert done.returncode == 0, done.stderr
     # the failed starts took no number: the run that ran is the first
     assert sorted(p.name for p in (out / "dijkstra").iterdir()) == ["live-0"]
-    against = ["--against", str(out), "--json", "--replications", "1"]
-    compared = subprocess.run(
-        [sys.executable, "-m", "sim", "compare", str(good), *against, "--out", str(tmp_path / "c")],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    compared = compare_against(good, out, tmp_path / "c")
     assert compared.returncode == 0, compared.stderr
     assert "warning" not in compared.stderr, compared.stderr
     assert ours(str(tmp_path)) == []

@@ -10,15 +10,13 @@ failed ``ToolError`` and the run ended with exit 0 and no word of the death."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from tests.harness.live_paths import ROOT
-from tests.harness.live_runs import desk, live, ours
+from tests.harness.live_runs import compare_against, desk, live, ours
 
 #: a hotel desk that dies in its second forecast, saying why on stderr
 DYING = textwrap.dedent(
@@ -87,14 +85,7 @@ def test_a_real_server_that_dies_mid_run_is_recorded_and_its_calls_fail_service_
     assert metrics["conformance"]["ok"], metrics["conformance"]
     assert ours(str(tmp_path)) == [] and ours(str(dying)) == []
     # compare --against keeps the run (it lasted its duration) and says what happened in it
-    against = ["--against", str(tmp_path / "out"), "--json", "--replications", "1"]
-    compared = subprocess.run(
-        [sys.executable, "-m", "sim", "compare", str(path), *against, "--out", str(tmp_path / "c")],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    compared = compare_against(path, tmp_path / "out", tmp_path / "c")
     assert compared.returncode == 0, compared.stderr
     said = [x for x in compared.stderr.splitlines() if x.startswith("warning:")]
     assert said == [
