@@ -10,6 +10,7 @@ collector's scans.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 
@@ -53,24 +54,25 @@ MODULES = (
     "a2a.server.tasks",
     "google.protobuf.json_format",
 )
-"""Everything a host imports before it serves (an optional one that is missing is
-skipped: the host that needs it reports it)."""
+"""Everything a host imports before it serves."""
 
 
 def _prepare() -> None:
+    """Each step is a head start only: one that fails (a module missing or broken, a TLS
+    store that cannot load) is skipped, so the template still forks, and the host that
+    needs it fails at that step itself, reported with its agent like any failed start."""
     from sim.processes import die_with_parent
 
     die_with_parent()  # even while it imports: it reads its pipe from protomesh only after
     for name in MODULES:
-        try:
+        with contextlib.suppress(Exception):
             importlib.import_module(name)
-        except ImportError:
-            continue
-    from sim.live.wire import tls
-    from sim.scenario.model import Scenario
+    with contextlib.suppress(Exception):
+        from sim.live.wire import tls
+        from sim.scenario.model import Scenario
 
-    Scenario.model_rebuild(force=True)
-    tls()
+        Scenario.model_rebuild(force=True)
+        tls()
     gc.collect()
     freeze()  # a host's collections never scan what it inherits (and never copy its pages)
 

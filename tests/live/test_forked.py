@@ -100,3 +100,16 @@ def _is_child(pid: int, parent: int) -> bool:
         return _parent(pid) == parent
     except (OSError, ValueError, IndexError):
         return False
+
+
+def test_a_broken_module_does_not_stop_the_template_from_forking(tmp_path: Path) -> None:
+    """The template's imports are a head start only: a module that raises on import (here
+    a broken ``a2a``) is skipped, and the host that needs it reports it itself."""
+    broken = tmp_path / "a2a"
+    broken.mkdir()
+    (broken / "__init__.py").write_text("raise RuntimeError('a broken install')\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]))
+    done = subprocess.run([sys.executable, "-c", "import sim.live.template; import a2a"],
+                          cwd=ROOT, env=env, capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 1 and done.stderr.strip().endswith("RuntimeError: a broken install")
+    assert "sim/live/template.py" not in done.stderr  # raised by the host's own import
