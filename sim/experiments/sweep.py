@@ -29,6 +29,7 @@ import yaml
 
 from sim.admission import load_scenario_with_warnings
 from sim.scenario import ScenarioError
+from sim.scenario.compose import plain_data
 from sim.scenario.diagnostics import Diagnostic, FieldPath
 from sim.scenario.load import REMOVE, Override
 from sim.scenario.model import Scenario
@@ -102,7 +103,7 @@ def parse_set(text: str) -> Setting:
         if not piece.strip():
             raise SweepError(f"--set {text}: empty value")
         try:
-            values.append(yaml.safe_load(piece))
+            values.append(plain_data(piece))
         except yaml.YAMLError as exc:
             raise SweepError(f"--set {text}: cannot read value '{piece}': {exc}") from None
     return Setting(text, path, tuple(values))

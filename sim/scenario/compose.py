@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from sim.scenario.diagnostics import Diagnostic, FieldPath, format_path
-from sim.scenario.pure_yaml import PureSafeLoader
+from sim.scenario.pure_yaml import EXPONENT_FLOAT, FLOAT_TAG, PureSafeLoader, with_exponent_floats
 
 Mark = tuple[int, int]  # 1-based (line, column)
 
@@ -38,8 +38,13 @@ MAX_ALIAS_VALUES = 100_000
 
 #: PyYAML's composer (its words for malformed YAML), linear in the depth of flow values.
 PURE_LOADER = PureSafeLoader
-#: libyaml's composer when PyYAML was built with it (marks are the same), else PyYAML's.
-FAST_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", PURE_LOADER)
+#: libyaml's composer when PyYAML was built with it (marks are the same), else PyYAML's;
+#: both read a plain ``1e12`` as a float, as YAML 1.2 and JSON do (docs/scenario.md).
+FAST_LOADER: type[yaml.SafeLoader] = (
+    with_exponent_floats(type("FastSafeLoader", (yaml.CSafeLoader,), {}))
+    if hasattr(yaml, "CSafeLoader")
+    else PURE_LOADER
+)
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
@@ -253,6 +258,8 @@ class _Construction:
 
     def _key(self, node: yaml.Node, path: FieldPath) -> str | None:
         """A mapping key as a string; None (and a problem) when it is not a scalar."""
+        if node.tag == FLOAT_TAG and EXPONENT_FLOAT.fullmatch(node.value):
+            return str(node.value)  # its text, as before YAML 1.2's floats (``5e-1:``)
         key = self._scalar(node, path) if isinstance(node, yaml.ScalarNode) else None
         if not isinstance(key, str | int | float | bool):
             line, column = _mark(node)

@@ -11,8 +11,9 @@ that prefix only. Its tokens, events, nodes and errors are PyYAML's.
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from yaml.scanner import ScannerError
@@ -20,9 +21,28 @@ from yaml.scanner import ScannerError
 #: How far (in characters) a simple key may run before ``:`` (PyYAML's and YAML's bound).
 _SIMPLE_KEY_LENGTH = 1024
 
+FLOAT_TAG = "tag:yaml.org,2002:float"
+#: A float with an exponent, as YAML 1.2's core schema (and JSON) reads one: ``1e12``,
+#: ``2E-3``, ``1.5e3``. PyYAML's YAML 1.1 resolver wants a dot and a signed exponent, and
+#: reads these as strings; its own floats (``1.0e+3``) match too, harmlessly.
+EXPONENT_FLOAT = re.compile(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+")
 
+_Loader = TypeVar("_Loader", bound=type[Any])
+
+
+def with_exponent_floats(loader: _Loader) -> _Loader:
+    """``loader`` resolving a plain (unquoted) exponent scalar as a float, as YAML 1.2
+    does; a quoted one stays a string. PyYAML copies the resolvers into the class that
+    adds one, so the loader it derives from is unchanged."""
+    pattern = re.compile(f"^(?:{EXPONENT_FLOAT.pattern})$")
+    loader.add_implicit_resolver(FLOAT_TAG, pattern, list("-+0123456789."))
+    return loader
+
+
+@with_exponent_floats
 class PureSafeLoader(yaml.SafeLoader):
-    """:class:`yaml.SafeLoader`, linear in the depth of flow collections."""
+    """:class:`yaml.SafeLoader`, linear in the depth of flow collections, reading
+    ``1e12`` as a float (:func:`with_exponent_floats`)."""
 
     def __init__(self, stream: Any) -> None:
         super().__init__(stream)
