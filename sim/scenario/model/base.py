@@ -24,27 +24,53 @@ MAX_FOLDER_NAME = 100
 BUILTIN_PROTOCOLS: tuple[str, ...] = ("MCP", "MCP+", "A2A", "ANP", "SGD")
 
 
-def _not_boolean(value: Any) -> Any:
-    """YAML's ``true``/``yes``/``on`` are not numbers (pydantic would read them as 1)."""
-    if isinstance(value, bool):
-        raise ValueError(f"must be a number, not the boolean {str(value).lower()}")
-    return value
+def _quoted(value: str) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
-_NOT_BOOLEAN = BeforeValidator(_not_boolean)
+def _reads_as_number(value: str) -> bool:
+    try:
+        float(value.replace("_", ""))
+    except ValueError:
+        return False
+    return True
+
+
+def _number_check(expected: str) -> BeforeValidator:
+    """A number field's check before pydantic's: YAML's ``true``/``yes``/``on`` are not
+    numbers (pydantic would read them as 1), nor is a string, even one that reads as a
+    number (pydantic would read ``"2"`` as 2): the published JSON Schema says number, so
+    an editor flags it (docs/scenario.md, rules checked at load time)."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError(f"must be a number, not the boolean {str(value).lower()}")
+        if isinstance(value, str):
+            hint = " (write the number without quotes)" if _reads_as_number(value) else ""
+            raise ValueError(f"must be {expected}, not a string {_quoted(value)}{hint}")
+        return value
+
+    return BeforeValidator(check)
+
+
+_WHOLE = _number_check("a whole number")
+_NUMBER = _number_check("a number")
 # Constraints come before the validator in each alias, so pydantic keeps them in the
 # JSON Schema (exclusiveMinimum, maximum, ...) for editors.
-#: A whole number (booleans rejected).
-Whole = Annotated[int, _NOT_BOOLEAN]
-Count = Annotated[int, Field(ge=0), _NOT_BOOLEAN]
+#: A whole number (booleans and strings rejected).
+Whole = Annotated[int, _WHOLE]
+Count = Annotated[int, Field(ge=0), _WHOLE]
 #: A retry bound: a count the invocation LTS counts exactly (``RETRY_STATES``).
-Retries = Annotated[int, Field(ge=0, le=RETRY_STATES), _NOT_BOOLEAN]
-#: Finite real numbers (booleans, ``.inf`` and ``.nan`` rejected) in a range.
-Finite = Annotated[float, Field(allow_inf_nan=False), _NOT_BOOLEAN]
-NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False), _NOT_BOOLEAN]
-Positive = Annotated[float, Field(gt=0, allow_inf_nan=False), _NOT_BOOLEAN]
-Probability = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False), _NOT_BOOLEAN]
-Affinity = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False), _NOT_BOOLEAN]
+Retries = Annotated[int, Field(ge=0, le=RETRY_STATES), _WHOLE]
+#: A TCP port a process may listen on.
+Port = Annotated[int, Field(ge=1, le=65535), _WHOLE]
+#: Finite real numbers (booleans, strings, ``.inf`` and ``.nan`` rejected) in a range.
+Finite = Annotated[float, Field(allow_inf_nan=False), _NUMBER]
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False), _NUMBER]
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False), _NUMBER]
+Probability = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False), _NUMBER]
+Affinity = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False), _NUMBER]
 
 
 #: Tags of the unions a value of the scenario may take (a number or a distribution):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from sim.scenario.model.base import Spec, SpecError
+from sim.scenario.model.base import Port, Spec, SpecError
 
 
 class LiveSpec(Spec):
@@ -25,8 +25,8 @@ class LiveSpec(Spec):
     env: dict[str, str] = Field(
         default_factory=dict, description="Environment variables for `command`."
     )
-    port: int | None = Field(
-        None, ge=1, le=65535, description="The loopback port this agent's process listens on."
+    port: Port | None = Field(
+        None, description="The loopback port this agent's process listens on."
     )
 
     @model_validator(mode="after")
