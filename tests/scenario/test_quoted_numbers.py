@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from sim.scenario import ScenarioError, parse_scenario
+from sim.scenario.load import Override
 
 BASE = """\
 name: t
@@ -85,3 +86,31 @@ def test_a_boolean_is_still_refused_as_before() -> None:
     with pytest.raises(ScenarioError) as caught:
         parse_scenario(_text(top="duration: true"))
     assert "must be a number, not the boolean true" in caught.value.errors[0].message
+
+
+GENERATED = """\
+name: gen
+protocols: [MCP]
+agents:
+  - {id: planner, type: LLM_AGENT, protocols: {MCP: 1.0}}
+topology:
+  generator: watts_strogatz
+  agents: 30
+  params: {k: '4', p: 1e-1}
+  protocols: {MCP: 1.0}
+"""
+
+
+def test_a_quoted_generator_parameter_is_refused_an_exponent_one_reads() -> None:
+    with pytest.raises(ScenarioError) as caught:
+        parse_scenario(GENERATED, "g.yaml")
+    (diag,) = caught.value.errors
+    assert str(diag).startswith("g.yaml:8:15: topology.params.k: must be a number, not a string")
+
+
+def test_a_quoted_value_set_on_the_command_line_is_refused() -> None:
+    with pytest.raises(ScenarioError) as caught:
+        parse_scenario(_text(), "t.yaml", [Override(("duration",), "600", "--set duration='600'")])
+    (diag,) = caught.value.errors
+    assert diag.field == "duration" and "not a string '600'" in diag.message, diag
+    assert diag.message.endswith("(with --set duration='600')")
