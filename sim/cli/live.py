@@ -96,6 +96,15 @@ def register(sub: Any) -> None:
 
 
 def _live(args: argparse.Namespace) -> int:
+    from sim.live.forked import cool
+
+    code = _started(args)
+    if code != EXIT_OK:
+        cool()  # refused or failed: not a wait for the template's imports on the way out
+    return code
+
+
+def _started(args: argparse.Namespace) -> int:
     from sim.admission import load_scenario
     from sim.atomic import StorageError
     from sim.live.forked import warm

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from multiprocessing import forkserver, reduction
 from typing import IO, Any
 
-__all__ = ["PRELOAD", "Forked", "receive_sockets", "send_sockets", "warm"]
+__all__ = ["PRELOAD", "Forked", "cool", "receive_sockets", "send_sockets", "warm"]
 
 PRELOAD = ("sim.live.template",)
 """The template's preloaded module: it imports what every host imports, and more."""
@@ -41,6 +41,21 @@ def warm() -> None:
     """Start the template now (it imports :data:`PRELOAD` meanwhile); idempotent."""
     forkserver.set_forkserver_preload(list(PRELOAD))
     forkserver.ensure_running()
+
+
+def cool() -> None:
+    """End the template now, if :func:`warm` started it, and reap it: a command that stops
+    early (bad input) need not wait for its imports. The template holds the command's
+    stderr and notices protomesh's end of its pipe only once :data:`PRELOAD` is imported,
+    so whoever reads that stderr to its end waited seconds after protomesh had exited.
+    Hosts it forked die with it (``PR_SET_PDEATHSIG``)."""
+    server: Any = forkserver._forkserver  # the process's one template
+    pid = getattr(server, "_forkserver_pid", None)
+    if pid is None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    server._stop()  # reap it, close protomesh's end of its pipe, forget it
 
 
 class _Passed:
