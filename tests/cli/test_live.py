@@ -4,6 +4,7 @@ made is one located line and exit 2, as for ``run``, never a traceback."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,3 +23,32 @@ def test_an_output_folder_that_cannot_be_made_is_exit_2(tmp_path: Path, where: s
     assert done.stderr.strip().splitlines()[-1].startswith(f"error: {out}: ")
     assert done.stdout == ""
     assert ours(str(out)) == []  # nothing was started
+
+
+def test_a_refused_live_command_ends_the_template_it_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The template (sim.live.forked) holds the command's stderr while it imports: a
+    refusal ends it rather than leave whoever reads that stderr waiting for its imports."""
+    import os
+    from multiprocessing import forkserver
+
+    from sim.cli import main
+    from sim.live import forked
+
+    server: Any = forkserver._forkserver
+    started: list[int | None] = []
+    warm = forked.warm
+
+    def recorded() -> None:
+        warm()
+        started.append(server._forkserver_pid)
+
+    monkeypatch.setattr(forked, "warm", recorded)
+    code = main(["live", str(TINY), "--router", "nope", "--out", str(tmp_path / "out")])
+    assert code == 2
+    assert capsys.readouterr().err.startswith("error: --router: unknown router 'nope'")
+    assert started and started[0] is not None  # the template was started early...
+    assert server._forkserver_pid is None  # ...and is ended, reaped
+    with pytest.raises(ProcessLookupError):
+        os.kill(started[0], 0)
