@@ -98,7 +98,11 @@ def register(sub: Any) -> None:
 def _live(args: argparse.Namespace) -> int:
     from sim.live.forked import cool
 
-    code = _started(args)
+    try:
+        code = _started(args)
+    except BaseException:  # a stop (SIGINT, SIGTERM) included
+        cool()
+        raise
     if code != EXIT_OK:
         cool()  # refused or failed: not a wait for the template's imports on the way out
     return code
