@@ -37,10 +37,24 @@ BATCH = 200
 """Listening sockets sent to a host in one message."""
 
 
+PARENT = "PROTOMESH_TEMPLATE_PARENT"
+"""The environment variable that tells a starting template protomesh's pid."""
+
+
 def warm() -> None:
-    """Start the template now (it imports :data:`PRELOAD` meanwhile); idempotent."""
+    """Start the template now (it imports :data:`PRELOAD` meanwhile); idempotent. The
+    template is told protomesh's pid (:data:`PARENT`, in its environment only): one that
+    finds its parent already gone when it asks to die with it ends at once."""
     forkserver.set_forkserver_preload(list(PRELOAD))
-    forkserver.ensure_running()
+    before = os.environ.get(PARENT)
+    os.environ[PARENT] = str(os.getpid())
+    try:
+        forkserver.ensure_running()
+    finally:
+        if before is None:
+            os.environ.pop(PARENT, None)
+        else:
+            os.environ[PARENT] = before
 
 
 def cool() -> None:

@@ -13,7 +13,10 @@ from __future__ import annotations
 import contextlib
 import gc
 import importlib
+import os
+import signal
 
+from sim.live.forked import PARENT
 from sim.longlived import freeze
 
 __all__ = ["MODULES"]
@@ -64,6 +67,9 @@ def _prepare() -> None:
     from sim.processes import die_with_parent
 
     die_with_parent()  # even while it imports: it reads its pipe from protomesh only after
+    parent = os.environ.pop(PARENT, "")
+    if parent.isdigit() and os.getppid() != int(parent):  # protomesh died before that
+        os.kill(os.getpid(), signal.SIGKILL)  # as the kernel would have
     for name in MODULES:
         with contextlib.suppress(Exception):
             importlib.import_module(name)

@@ -113,3 +113,34 @@ def test_a_broken_module_does_not_stop_the_template_from_forking(tmp_path: Path)
                           cwd=ROOT, env=env, capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 1 and done.stderr.strip().endswith("RuntimeError: a broken install")
     assert "sim/live/template.py" not in done.stderr  # raised by the host's own import
+
+
+#: A subreaper (so that the orphaned template becomes its child) whose child starts the
+#: template and is SIGKILLed at once, before the template can ask to die with it; it
+#: prints how each orphan ended: the template -9 if it ended itself as the kernel would
+#: have, 0 if it imported everything first and then left through its pipe's end-of-file
+#: (as the resource tracker beside it does).
+ORPHAN = """
+import ctypes, os, signal, sys
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+pid = os.fork()
+if pid == 0:
+    from sim.live.forked import warm
+    warm()
+    os.kill(os.getpid(), signal.SIGKILL)
+os.waitpid(pid, 0)
+while True:
+    try:
+        kid, status = os.wait()
+    except ChildProcessError:
+        break
+    print(os.waitstatus_to_exitcode(status), flush=True)
+"""
+
+
+def test_a_template_whose_protomesh_died_before_it_asked_to_die_with_it_ends_at_once() -> None:
+    done = subprocess.run([sys.executable, "-c", ORPHAN], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    codes = [int(x) for x in done.stdout.split()]
+    assert sorted(codes) == [-signal.SIGKILL, 0], (codes, done.stderr)
