@@ -116,8 +116,8 @@ class Forked:
 
     def __init__(self, spec: str, errlog: str, fds: Sequence[int], pgid: int) -> None:
         warm()
-        host_in, self._in = os.pipe()
-        self._out, host_out = os.pipe()
+        host_in, control = os.pipe()
+        status, host_out = os.pipe()
         mine, theirs = socket.socketpair()
         process = multiprocessing.get_context("forkserver").Process(
             target=_host,
@@ -136,16 +136,20 @@ class Forked:
         )
         try:
             process.start()
-            with mine:
-                send_sockets(mine, fds)
-        finally:
-            for fd in (host_in, host_out):
-                os.close(fd)
+            send_sockets(mine, fds)
+        except BaseException:
+            os.close(control)
+            os.close(status)
+            raise
+        finally:  # the host holds its own copies now
+            os.close(host_in)
+            os.close(host_out)
+            mine.close()
             theirs.close()
         self.process = process
         self.pid: int = process.pid or 0
-        self.stdin: IO[bytes] = open(self._in, "wb")  # noqa: SIM115
-        self.stdout: IO[bytes] = open(self._out, "rb")  # noqa: SIM115
+        self.stdin: IO[bytes] = open(control, "wb")  # noqa: SIM115
+        self.stdout: IO[bytes] = open(status, "rb")  # noqa: SIM115
 
     @property
     def returncode(self) -> int | None:
@@ -191,8 +195,9 @@ def _host(
         os.setpgid(0, 0)
     err = os.open(errlog, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     for fd, std in ((stdin, 0), (stdout, 1), (err, 2)):
-        os.dup2(fd, std)
-        os.close(fd)
+        if fd != std:
+            os.dup2(fd, std)
+            os.close(fd)
     sys.stdin = open(0, closefd=False)  # noqa: SIM115
     sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
     sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115

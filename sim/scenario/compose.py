@@ -355,32 +355,19 @@ def _composed(text: str, loader_class: type[Any]) -> yaml.Node | None:
 
 
 def _compose(text: str, doc: Document, loader_class: type[Any]) -> yaml.Node | None:
-    """The document's root node; malformed YAML is recorded in PyYAML's words (libyaml's
-    when PyYAML's composer runs out of stack on deep nesting)."""
-    error: yaml.YAMLError | None = None
+    """The document's root node (:func:`composed`); malformed YAML is recorded."""
     try:
-        return _composed(text, loader_class)
-    except yaml.YAMLError as exc:
-        error = exc
-    except RecursionError:
-        pass
-    if not issubclass(loader_class, yaml.SafeLoader):  # libyaml's: PyYAML's words
-        try:
-            return _composed(text, PURE_LOADER)
-        except yaml.YAMLError as exc:
-            error = exc
-        except RecursionError:
-            pass
-    if isinstance(error, yaml.reader.ReaderError):
-        doc.problems.append(reader_diagnostic(error, text, doc.file))
-    elif isinstance(error, yaml.MarkedYAMLError):
-        doc.problems.append(_yaml_diagnostic(error, doc.file))
-    elif error is not None:
-        doc.problems.append(Diagnostic(doc.file, 1, 1, "<root>", f"malformed YAML: {error}"))
-    else:
+        return composed(text, loader_class)
+    except TooDeep:
         doc.problems.append(
             Diagnostic(doc.file, 1, 1, "<root>", f"values nest deeper than {MAX_DEPTH} levels")
         )
+    except yaml.reader.ReaderError as exc:
+        doc.problems.append(reader_diagnostic(exc, text, doc.file))
+    except yaml.MarkedYAMLError as exc:
+        doc.problems.append(_yaml_diagnostic(exc, doc.file))
+    except yaml.YAMLError as exc:
+        doc.problems.append(Diagnostic(doc.file, 1, 1, "<root>", f"malformed YAML: {exc}"))
     return None
 
 
@@ -424,22 +411,31 @@ def parse_yaml(text: str, doc: Document, loader_class: type[Any] = FAST_LOADER) 
     return data
 
 
-def composed(text: str) -> yaml.Node | None:
-    """The root node of ``text`` as :func:`parse_yaml` composes it: libyaml's composer,
-    malformed YAML raised in PyYAML's words (libyaml's where PyYAML's composer runs out of
-    stack); nesting past what either composer takes is a :class:`yaml.YAMLError`."""
+class TooDeep(yaml.YAMLError):
+    """Values nested past what PyYAML's composer takes (its stack), where libyaml is not
+    there to say where."""
+
+
+def composed(text: str, loader_class: type[Any] = FAST_LOADER) -> yaml.Node | None:
+    """The root node of ``text`` as :func:`parse_yaml` composes it: ``loader_class``'s
+    composer; malformed YAML raised in PyYAML's words (libyaml's composer retried by
+    PyYAML's, whose error wins unless it runs out of stack: then libyaml's), nesting past
+    what PyYAML's composer takes without libyaml :class:`TooDeep`."""
+    error: yaml.YAMLError | None = None
     try:
-        return _composed(text, FAST_LOADER)
+        return _composed(text, loader_class)
     except yaml.YAMLError as exc:
-        error: yaml.YAMLError = exc
-    except RecursionError:  # PyYAML's composer without libyaml
-        raise yaml.YAMLError("values nest too deep for PyYAML's composer") from None
-    if FAST_LOADER is PURE_LOADER:
-        raise error
-    try:
-        return _composed(text, PURE_LOADER)
+        error = exc
     except RecursionError:
-        raise error from None
+        pass
+    if not issubclass(loader_class, yaml.SafeLoader):  # libyaml's: PyYAML's words
+        try:
+            return _composed(text, PURE_LOADER)
+        except yaml.YAMLError as exc:
+            error = exc
+        except RecursionError:
+            pass
+    raise error if error is not None else TooDeep("values nest too deep for PyYAML's composer")
 
 
 def plain_data(text: str) -> Any:

@@ -50,7 +50,7 @@ def ours(marker: str, grace: float = 5.0) -> list[str]:
 
     end = time.monotonic() + grace
     while True:
-        found = [cmd for pid, cmd in _processes() if _names(pid, marker)]
+        found = [cmd for pid, cmd in _processes() if marker in cmd or _holds(pid, marker)]
         if not found or time.monotonic() > end:
             return found
         time.sleep(0.05)
@@ -69,10 +69,9 @@ def _processes() -> list[tuple[str, str]]:
     return found
 
 
-def _names(pid: str, marker: str) -> bool:
+def _holds(pid: str, marker: str) -> bool:
+    """Whether process ``pid`` has ``marker`` in its environment or an open file's path."""
     try:
-        if marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
-            return True
         if marker.encode() in Path(f"/proc/{pid}/environ").read_bytes():
             return True
         fds = os.listdir(f"/proc/{pid}/fd")

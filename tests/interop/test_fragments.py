@@ -66,25 +66,27 @@ def test_a_saved_tools_list_with_an_unsafe_name_is_refused(
     assert not out.exists()
 
 
+def _import_card(tmp_path: Path, skill: str) -> tuple[int, Path, Path]:
+    """``import a2a`` of a card whose one skill has the id ``skill``: (exit, card, out)."""
+    card = tmp_path / "card.json"
+    card.write_text(json.dumps(_card(skill)))
+    out = tmp_path / "fragment.yaml"
+    return main(["import", "a2a", str(card), "--out", str(out)]), card, out
+
+
 def test_a_card_with_an_unsafe_skill_id_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    card = tmp_path / "card.json"
-    card.write_text(json.dumps(_card("Forecast Now!")))
-    out = tmp_path / "fragment.yaml"
-    assert main(["import", "a2a", str(card), "--out", str(out)]) == 2
+    code, card, out = _import_card(tmp_path, "Forecast Now!")
+    assert code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith(f"error: {card}: skills[0].id: tool name 'Forecast Now!' cannot ")
     assert not out.exists()
 
 
-def test_a_safe_card_still_imports_and_validates(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    card = tmp_path / "card.json"
-    card.write_text(json.dumps(_card("forecast-now")))
-    out = tmp_path / "fragment.yaml"
-    assert main(["import", "a2a", str(card), "--out", str(out)]) == 0
+def test_a_safe_card_still_imports_and_validates(tmp_path: Path) -> None:
+    code, _, out = _import_card(tmp_path, "forecast-now")
+    assert code == 0
     assert main(["validate", str(out)]) == 0
 
 
